@@ -1,0 +1,67 @@
+package cpu
+
+import (
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+type device struct{}
+
+var theDevice core.Device = device{}
+
+func init() {
+	core.Register(core.Registration{Name: "CPU", Devices: func() []core.Device { return []core.Device{theDevice} }})
+}
+
+// NewDevice returns the CPU device (also listed by core.Devices).
+func NewDevice() core.Device { return theDevice }
+
+func (device) Name() string { return "CPU" }
+
+func (device) Description() string {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				if i := strings.IndexByte(line, ':'); i >= 0 {
+					return strings.TrimSpace(line[i+1:])
+				}
+			}
+		}
+	}
+	return runtime.GOARCH + " CPU"
+}
+
+func (device) Type() core.DeviceType { return core.DeviceCPU }
+
+func (device) Memory() (free, total int64) {
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && (f[0] == "MemTotal:" || f[0] == "MemAvailable:") {
+				var kb int64
+				for _, ch := range f[1] {
+					kb = kb*10 + int64(ch-'0')
+				}
+				if f[0] == "MemTotal:" {
+					total = kb * 1024
+				} else {
+					free = kb * 1024
+				}
+			}
+		}
+	}
+	return free, total
+}
+
+func (device) SupportsOp(t *core.Tensor) bool { return supportsNode(t) }
+
+func (device) SupportsBufferType(bt core.BufferType) bool { return bt.IsHost() }
+
+func (device) OffloadOp(*core.Tensor) bool { return false }
+
+func (device) BufferType() core.BufferType { return core.HostBufferType() }
+
+func (device) NewBackend() (core.Backend, error) { return New(Options{}) }

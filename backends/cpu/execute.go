@@ -1,0 +1,49 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// execute runs the planned graph on the pool: every worker walks all nodes, runs those it has a task
+// in, and meets the others at a barrier after each node. Worker 0 polls for abort after each node.
+func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
+	nodes := g.Nodes()
+	errs := &errSlot{}
+	var stopAt atomic.Int64
+	stopAt.Store(int64(len(nodes)))
+	var stopErr error
+	p := b.pool
+	nth := p.n
+	abort := b.abort
+	p.run(func(ith int) {
+		prm := params{ith: ith, nth: nth, work: b.work, pool: p, errs: errs}
+		for i := 0; i < len(nodes); i++ {
+			if int64(i) >= stopAt.Load() {
+				break
+			}
+			n := nodes[i]
+			if !skipNode(n) && ith < pl.tasks[i] {
+				prm.nth = pl.tasks[i]
+				impls[n.Op].compute(&prm, n)
+			}
+			if ith == 0 {
+				if err := errs.get(); err != nil {
+					stopErr = fmt.Errorf("tandem: cpu: node %d %v: %w", i, n, err)
+					stopAt.Store(int64(i + 1))
+				} else if ctx.Err() != nil {
+					stopErr = fmt.Errorf("%w after node %d of %d: %w", ErrAborted, i+1, len(nodes), ctx.Err())
+					stopAt.Store(int64(i + 1))
+				} else if abort != nil && abort() {
+					stopErr = fmt.Errorf("%w after node %d of %d", ErrAborted, i+1, len(nodes))
+					stopAt.Store(int64(i + 1))
+				}
+			}
+			p.barrier.wait()
+		}
+	})
+	return stopErr
+}

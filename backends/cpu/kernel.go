@@ -1,0 +1,85 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// params is what a kernel gets: its worker index, the team size, the shared work buffer and the
+// pool (barrier, chunk counter). Kernels split their work by ith/nth; the barrier between nodes is
+// the only synchronization they can rely on, plus p.barrier() inside a node.
+type params struct {
+	ith, nth int
+	work     []byte
+	pool     *pool
+	errs     *errSlot
+}
+
+func (p *params) barrier() { p.pool.barrier.wait() }
+
+// fail records a runtime error (bad indices and the like); the graph stops after the node.
+func (p *params) fail(err error) { p.errs.set(err) }
+
+type errSlot struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (e *errSlot) set(err error) {
+	e.mu.Lock()
+	if e.err == nil {
+		e.err = err
+	}
+	e.mu.Unlock()
+}
+
+func (e *errSlot) get() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// opImpl is one op's CPU implementation.
+type opImpl struct {
+	// compute runs the node on one worker.
+	compute func(p *params, dst *core.Tensor)
+	// tasks is how many workers the node uses (nil: all of them).
+	tasks func(dst *core.Tensor, nth int) int
+	// work is the shared scratch the node needs for nTasks workers (nil: none).
+	work func(dst *core.Tensor, nTasks int) int64
+	// supports reports whether the kernel handles the node's types and layouts (nil: always).
+	supports func(dst *core.Tensor) bool
+}
+
+var impls [core.OpCount]opImpl
+
+// register installs an op's implementation; kernel files call it from init.
+func register(op core.Op, impl opImpl) {
+	if impls[op].compute != nil {
+		panic(fmt.Sprintf("cpu: op %v registered twice", op))
+	}
+	impls[op] = impl
+}
+
+// single is a tasks function for ops that run on one worker.
+func single(*core.Tensor, int) int { return 1 }
+
+// all is a tasks function for ops that use every worker.
+func all(_ *core.Tensor, nth int) int { return nth }
+
+// rowsTasks uses at most one worker per row.
+func rowsTasks(dst *core.Tensor, nth int) int { return int(max(1, min(int64(nth), dst.NRows()))) }
+
+// supportsNode reports whether the CPU backend can compute t.
+func supportsNode(t *core.Tensor) bool {
+	if t.Op == core.OpNone || t.Op.IsView() {
+		return true
+	}
+	impl := impls[t.Op]
+	if impl.compute == nil {
+		return false
+	}
+	return impl.supports == nil || impl.supports(t)
+}

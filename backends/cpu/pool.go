@@ -1,0 +1,94 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// barrier is a reusable spinning barrier for a fixed number of participants. Waiters spin briefly,
+// then yield, so it stays correct (if slower) with more workers than cores.
+type barrier struct {
+	n     int32
+	count atomic.Int32
+	phase atomic.Uint32
+}
+
+func (b *barrier) wait() {
+	if b.n <= 1 {
+		return
+	}
+	ph := b.phase.Load()
+	if b.count.Add(1) == b.n {
+		b.count.Store(0)
+		b.phase.Add(1)
+		return
+	}
+	for i := 0; b.phase.Load() == ph; i++ {
+		if i > 256 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// job is one graph run handed to every worker.
+type job struct {
+	run func(ith int)
+}
+
+// pool is a persistent set of worker goroutines; the caller of run is worker 0.
+type pool struct {
+	n       int
+	starts  []chan *job
+	done    sync.WaitGroup
+	barrier barrier
+	chunk   atomic.Int64 // shared chunk counter for work-stealing kernels
+	closed  bool
+	exited  sync.WaitGroup
+}
+
+func newPool(n int) *pool {
+	if n < 1 {
+		n = 1
+	}
+	p := &pool{n: n, starts: make([]chan *job, n)}
+	p.barrier.n = int32(n)
+	for i := 1; i < n; i++ {
+		ch := make(chan *job)
+		p.starts[i] = ch
+		p.exited.Add(1)
+		go p.worker(i, ch)
+	}
+	return p
+}
+
+func (p *pool) worker(ith int, ch chan *job) {
+	defer p.exited.Done()
+	for j := range ch {
+		j.run(ith)
+		p.done.Done()
+	}
+}
+
+// run executes f on every worker (f(0) on the calling goroutine) and waits for all of them.
+func (p *pool) run(f func(ith int)) {
+	j := &job{run: f}
+	p.done.Add(p.n - 1)
+	for i := 1; i < p.n; i++ {
+		p.starts[i] <- j
+	}
+	f(0)
+	p.done.Wait()
+}
+
+// close stops the workers and waits until they have exited.
+func (p *pool) close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	for i := 1; i < p.n; i++ {
+		close(p.starts[i])
+	}
+	p.exited.Wait()
+}

@@ -1,0 +1,149 @@
+package core
+
+import "fmt"
+
+// DefaultGraphSize is the node capacity of a graph made with NewGraph(DefaultGraphSize).
+const DefaultGraphSize = 2048
+
+// Graph is a compute graph: nodes in execution order (sources before users) and leafs (tensors with
+// no op that are not parameters). A graph view shares its parent's tensors over a node range.
+type Graph struct {
+	size      int
+	nodes     []*Tensor
+	leafs     []*Tensor
+	visited   map[*Tensor]struct{}
+	useCounts map[*Tensor]int
+	err       error
+}
+
+// NewGraph creates an empty graph that holds at most size nodes and size leafs.
+func NewGraph(size int) *Graph {
+	if size <= 0 {
+		size = DefaultGraphSize
+	}
+	return &Graph{size: size, visited: map[*Tensor]struct{}{}, useCounts: map[*Tensor]int{}}
+}
+
+// Err returns the first error met while building the graph, including construction errors of the
+// contexts its tensors came from.
+func (g *Graph) Err() error { return g.err }
+
+// Size is the graph's capacity.
+func (g *Graph) Size() int { return g.size }
+
+// Nodes returns the nodes in execution order.
+func (g *Graph) Nodes() []*Tensor { return g.nodes }
+
+// Leafs returns the leafs in discovery order.
+func (g *Graph) Leafs() []*Tensor { return g.leafs }
+
+// NNodes is len(Nodes()).
+func (g *Graph) NNodes() int { return len(g.nodes) }
+
+// Node returns node i; negative i counts from the end (-1 is the last node). Out of range gives nil.
+func (g *Graph) Node(i int) *Tensor {
+	if i < 0 {
+		i += len(g.nodes)
+	}
+	if i < 0 || i >= len(g.nodes) {
+		return nil
+	}
+	return g.nodes[i]
+}
+
+// UseCount is the number of times t is a source of a node in the graph.
+func (g *Graph) UseCount(t *Tensor) int { return g.useCounts[t] }
+
+// Contains reports whether t was visited by BuildForwardExpand.
+func (g *Graph) Contains(t *Tensor) bool {
+	_, ok := g.visited[t]
+	return ok
+}
+
+// BuildForwardExpand adds t and everything it depends on, depth first in post-order (sources before
+// users, left to right), skipping tensors already in the graph. Errors (a full graph, a construction
+// error in t's context) are kept in Err.
+func (g *Graph) BuildForwardExpand(t *Tensor) {
+	if g.err != nil {
+		return
+	}
+	if t == nil {
+		g.err = fmt.Errorf("tandem: BuildForwardExpand: nil tensor")
+		return
+	}
+	if t.ctx != nil {
+		if err := t.ctx.Err(); err != nil {
+			g.err = err
+			return
+		}
+	}
+	g.visit(t)
+}
+
+func (g *Graph) visit(t *Tensor) {
+	if _, seen := g.visited[t]; seen {
+		return
+	}
+	g.visited[t] = struct{}{}
+	for _, s := range t.Src {
+		if s == nil {
+			continue
+		}
+		if s.ctx != nil && s.ctx != t.ctx {
+			if err := s.ctx.Err(); err != nil && g.err == nil {
+				g.err = err
+			}
+		}
+		g.visit(s)
+		g.useCounts[s]++
+	}
+	if g.err != nil {
+		return
+	}
+	if t.Op == OpNone && t.Flags&FlagParam == 0 {
+		if len(g.leafs) >= g.size {
+			g.err = fmt.Errorf("tandem: graph is full: more than %d leafs (make a larger graph)", g.size)
+			return
+		}
+		g.leafs = append(g.leafs, t)
+		return
+	}
+	if len(g.nodes) >= g.size {
+		g.err = fmt.Errorf("tandem: graph is full: more than %d nodes (make a larger graph)", g.size)
+		return
+	}
+	g.nodes = append(g.nodes, t)
+}
+
+// View returns a graph over nodes [i0, i1) of g, sharing g's tensors (no leafs). Out-of-range bounds
+// are clamped.
+func (g *Graph) View(i0, i1 int) *Graph {
+	i0 = max(0, min(i0, len(g.nodes)))
+	i1 = max(i0, min(i1, len(g.nodes)))
+	return &Graph{size: i1 - i0, nodes: g.nodes[i0:i1:i1], useCounts: g.useCounts, visited: g.visited, err: g.err}
+}
+
+// NewGraphFromNodes builds a graph whose node list is exactly nodes (in that order) and whose leafs
+// are the op-less sources they reference; used by schedulers to run rewritten splits.
+func NewGraphFromNodes(nodes []*Tensor) *Graph {
+	g := NewGraph(len(nodes) + 1)
+	g.nodes = append([]*Tensor(nil), nodes...)
+	for _, n := range nodes {
+		g.visited[n] = struct{}{}
+	}
+	for _, n := range nodes {
+		for _, s := range n.Src {
+			if s == nil {
+				continue
+			}
+			g.useCounts[s]++
+			if _, ok := g.visited[s]; !ok {
+				g.visited[s] = struct{}{}
+				if s.Op == OpNone {
+					g.leafs = append(g.leafs, s)
+				}
+			}
+		}
+	}
+	return g
+}

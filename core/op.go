@@ -1,0 +1,163 @@
+package core
+
+// Op is the operation that produces a tensor. OpNone marks leafs (data supplied by the user).
+type Op int32
+
+// Operations, in ggml's vocabulary.
+const (
+	OpNone Op = iota
+	OpDup
+	OpAdd
+	OpAdd1
+	OpSub
+	OpMul
+	OpDiv
+	OpSqr
+	OpSqrt
+	OpLog
+	OpSin
+	OpCos
+	OpSum
+	OpSumRows
+	OpMean
+	OpArgmax
+	OpRepeat
+	OpConcat
+	OpNorm
+	OpRMSNorm
+	OpMulMat
+	OpOutProd
+	OpScale
+	OpCpy
+	OpCont
+	OpReshape
+	OpView
+	OpPermute
+	OpTranspose
+	OpGetRows
+	OpSetRows
+	OpDiagMaskInf
+	OpSoftMax
+	OpRope
+	OpClamp
+	OpIm2Col
+	OpPool1D
+	OpPool2D
+	OpArgsort
+	OpLeakyRelu
+	OpUnary
+	OpGLU
+	OpCount
+)
+
+var opNames = [OpCount]string{
+	OpNone: "NONE", OpDup: "DUP", OpAdd: "ADD", OpAdd1: "ADD1", OpSub: "SUB", OpMul: "MUL", OpDiv: "DIV",
+	OpSqr: "SQR", OpSqrt: "SQRT", OpLog: "LOG", OpSin: "SIN", OpCos: "COS", OpSum: "SUM",
+	OpSumRows: "SUM_ROWS", OpMean: "MEAN", OpArgmax: "ARGMAX", OpRepeat: "REPEAT", OpConcat: "CONCAT",
+	OpNorm: "NORM", OpRMSNorm: "RMS_NORM", OpMulMat: "MUL_MAT", OpOutProd: "OUT_PROD", OpScale: "SCALE",
+	OpCpy: "CPY", OpCont: "CONT", OpReshape: "RESHAPE", OpView: "VIEW", OpPermute: "PERMUTE",
+	OpTranspose: "TRANSPOSE", OpGetRows: "GET_ROWS", OpSetRows: "SET_ROWS", OpDiagMaskInf: "DIAG_MASK_INF",
+	OpSoftMax: "SOFT_MAX", OpRope: "ROPE", OpClamp: "CLAMP", OpIm2Col: "IM2COL", OpPool1D: "POOL_1D",
+	OpPool2D: "POOL_2D", OpArgsort: "ARGSORT", OpLeakyRelu: "LEAKY_RELU", OpUnary: "UNARY", OpGLU: "GLU",
+}
+
+// String returns ggml's name of the op ("MUL_MAT", ...).
+func (o Op) String() string {
+	if o >= 0 && o < OpCount {
+		return opNames[o]
+	}
+	return "OP?"
+}
+
+// IsView reports whether the op only reinterprets its source's memory (no computation).
+func (o Op) IsView() bool {
+	return o == OpReshape || o == OpView || o == OpPermute || o == OpTranspose
+}
+
+// CanInplace reports whether the op's kernels tolerate dst sharing memory with a source of the same
+// layout, so that an allocator may reuse a parent's memory for the result (ggml_op_can_inplace).
+func (o Op) CanInplace() bool {
+	switch o {
+	case OpScale, OpDiagMaskInf, OpAdd, OpAdd1, OpSub, OpMul, OpDiv, OpSqr, OpSqrt, OpLog,
+		OpUnary, OpRope, OpRMSNorm, OpSoftMax:
+		return true
+	}
+	return false
+}
+
+// UnaryOp selects the function of an OpUnary node (stored in its first parameter).
+type UnaryOp int32
+
+// Unary functions, ggml's order.
+const (
+	UnaryAbs UnaryOp = iota
+	UnarySgn
+	UnaryNeg
+	UnaryStep
+	UnaryTanh
+	UnaryElu
+	UnaryRelu
+	UnarySigmoid
+	UnaryGelu
+	UnaryGeluQuick
+	UnarySilu
+	UnaryHardswish
+	UnaryHardsigmoid
+	UnaryExp
+	UnaryCount
+)
+
+var unaryNames = [UnaryCount]string{"ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "SIGMOID",
+	"GELU", "GELU_QUICK", "SILU", "HARDSWISH", "HARDSIGMOID", "EXP"}
+
+func (u UnaryOp) String() string {
+	if u >= 0 && u < UnaryCount {
+		return unaryNames[u]
+	}
+	return "UNARY?"
+}
+
+// GLUOp selects the activation of an OpGLU node (first parameter); the second parameter is 1 when
+// the halves are swapped.
+type GLUOp int32
+
+// Gated linear unit variants.
+const (
+	GLUReglu GLUOp = iota
+	GLUGeglu
+	GLUSwiglu
+	GLUCount
+)
+
+var gluNames = [GLUCount]string{"REGLU", "GEGLU", "SWIGLU"}
+
+func (g GLUOp) String() string {
+	if g >= 0 && g < GLUCount {
+		return gluNames[g]
+	}
+	return "GLU?"
+}
+
+// PoolOp selects max or average pooling.
+type PoolOp int32
+
+// Pooling kinds (ggml's values).
+const (
+	PoolMax PoolOp = 0
+	PoolAvg PoolOp = 1
+)
+
+// SortOrder selects the order of ARGSORT.
+type SortOrder int32
+
+// Sort orders (ggml's values).
+const (
+	SortAsc  SortOrder = 0
+	SortDesc SortOrder = 1
+)
+
+// Rope modes (ggml's values).
+const (
+	RopeNormal = 0
+	RopeNeox   = 2
+)

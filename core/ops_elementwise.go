@@ -1,0 +1,191 @@
+package core
+
+func (c *Context) binary(op Op, a, b *Tensor) *Tensor {
+	if err := c.check(op.String(), a, b); err != nil {
+		return c.fail(op.String(), err)
+	}
+	if !c.requireTypes(op.String(), isFloatType, "f32, f16 or bf16", a, b) {
+		return c.placeholder()
+	}
+	if !CanRepeat(b, a) {
+		return c.errorf("%v: %v cannot be broadcast to %v (each dimension of a must be a multiple of b's)", op, b, a)
+	}
+	return c.newOp(op, a.Type, a.Ne, a, b)
+}
+
+// Add returns a + b, b broadcast into a's shape by tiling.
+func (c *Context) Add(a, b *Tensor) *Tensor { return c.binary(OpAdd, a, b) }
+
+// Sub returns a - b, b broadcast into a's shape.
+func (c *Context) Sub(a, b *Tensor) *Tensor { return c.binary(OpSub, a, b) }
+
+// Mul returns a * b elementwise, b broadcast into a's shape.
+func (c *Context) Mul(a, b *Tensor) *Tensor { return c.binary(OpMul, a, b) }
+
+// Div returns a / b elementwise, b broadcast into a's shape.
+func (c *Context) Div(a, b *Tensor) *Tensor { return c.binary(OpDiv, a, b) }
+
+// Add1 adds the single element of b to every element of a.
+func (c *Context) Add1(a, b *Tensor) *Tensor {
+	if err := c.check("ADD1", a, b); err != nil {
+		return c.fail("ADD1", err)
+	}
+	if !c.requireTypes("ADD1", isFloatType, "f32, f16 or bf16", a, b) {
+		return c.placeholder()
+	}
+	if b.NElements() != 1 {
+		return c.errorf("ADD1: %v must have exactly one element", b)
+	}
+	return c.newOp(OpAdd1, a.Type, a.Ne, a, b)
+}
+
+func (c *Context) simple(op Op, a *Tensor) *Tensor {
+	if err := c.check(op.String(), a); err != nil {
+		return c.fail(op.String(), err)
+	}
+	if !c.requireTypes(op.String(), isFloatType, "f32, f16 or bf16", a) {
+		return c.placeholder()
+	}
+	return c.newOp(op, a.Type, a.Ne, a)
+}
+
+// Sqr returns a².
+func (c *Context) Sqr(a *Tensor) *Tensor { return c.simple(OpSqr, a) }
+
+// Sqrt returns √a.
+func (c *Context) Sqrt(a *Tensor) *Tensor { return c.simple(OpSqrt, a) }
+
+// Log returns ln a.
+func (c *Context) Log(a *Tensor) *Tensor { return c.simple(OpLog, a) }
+
+// Sin returns sin a.
+func (c *Context) Sin(a *Tensor) *Tensor { return c.simple(OpSin, a) }
+
+// Cos returns cos a.
+func (c *Context) Cos(a *Tensor) *Tensor { return c.simple(OpCos, a) }
+
+// Scale returns a * s.
+func (c *Context) Scale(a *Tensor, s float32) *Tensor { return c.ScaleBias(a, s, 0) }
+
+// ScaleBias returns a * s + bias.
+func (c *Context) ScaleBias(a *Tensor, s, bias float32) *Tensor {
+	t := c.simple(OpScale, a)
+	if t.Op == OpScale {
+		if a.Type != TypeF32 {
+			return c.errorf("SCALE: %v has type %v, want f32", a, a.Type)
+		}
+		t.SetParamF32(0, s)
+		t.SetParamF32(1, bias)
+	}
+	return t
+}
+
+// Clamp limits every element of a to [lo, hi].
+func (c *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
+	t := c.simple(OpClamp, a)
+	if t.Op == OpClamp {
+		if lo > hi {
+			return c.errorf("CLAMP: min %g > max %g", lo, hi)
+		}
+		t.SetParamF32(0, lo)
+		t.SetParamF32(1, hi)
+	}
+	return t
+}
+
+// LeakyRelu returns a where a > 0, else slope·a.
+func (c *Context) LeakyRelu(a *Tensor, slope float32) *Tensor {
+	t := c.simple(OpLeakyRelu, a)
+	if t.Op == OpLeakyRelu {
+		t.SetParamF32(0, slope)
+	}
+	return t
+}
+
+// Unary applies the unary function u elementwise.
+func (c *Context) Unary(a *Tensor, u UnaryOp) *Tensor {
+	if u < 0 || u >= UnaryCount {
+		return c.errorf("UNARY: unknown function %d", int32(u))
+	}
+	t := c.simple(OpUnary, a)
+	if t.Op == OpUnary {
+		t.Params[0] = int32(u)
+	}
+	return t
+}
+
+// Abs, Sgn, Neg, Step, Tanh, Elu, Relu, Sigmoid, Gelu, GeluQuick, Silu, Hardswish, Hardsigmoid and Exp
+// are the unary functions of ggml.
+func (c *Context) Abs(a *Tensor) *Tensor         { return c.Unary(a, UnaryAbs) }
+func (c *Context) Sgn(a *Tensor) *Tensor         { return c.Unary(a, UnarySgn) }
+func (c *Context) Neg(a *Tensor) *Tensor         { return c.Unary(a, UnaryNeg) }
+func (c *Context) Step(a *Tensor) *Tensor        { return c.Unary(a, UnaryStep) }
+func (c *Context) Tanh(a *Tensor) *Tensor        { return c.Unary(a, UnaryTanh) }
+func (c *Context) Elu(a *Tensor) *Tensor         { return c.Unary(a, UnaryElu) }
+func (c *Context) Relu(a *Tensor) *Tensor        { return c.Unary(a, UnaryRelu) }
+func (c *Context) Sigmoid(a *Tensor) *Tensor     { return c.Unary(a, UnarySigmoid) }
+func (c *Context) Gelu(a *Tensor) *Tensor        { return c.Unary(a, UnaryGelu) }
+func (c *Context) GeluQuick(a *Tensor) *Tensor   { return c.Unary(a, UnaryGeluQuick) }
+func (c *Context) Silu(a *Tensor) *Tensor        { return c.Unary(a, UnarySilu) }
+func (c *Context) Hardswish(a *Tensor) *Tensor   { return c.Unary(a, UnaryHardswish) }
+func (c *Context) Hardsigmoid(a *Tensor) *Tensor { return c.Unary(a, UnaryHardsigmoid) }
+func (c *Context) Exp(a *Tensor) *Tensor         { return c.Unary(a, UnaryExp) }
+
+// GLU applies a gated linear unit. With b nil, a's rows are split in half: act(first)·second
+// (act(second)·first when swapped). With b, the result is act(a)·b (swapped: act(b)·a).
+func (c *Context) GLU(a, b *Tensor, g GLUOp, swapped bool) *Tensor {
+	name := "GLU"
+	if g >= 0 && g < GLUCount {
+		name = g.String()
+	} else {
+		return c.errorf("GLU: unknown variant %d", int32(g))
+	}
+	if err := c.check(name, a); err != nil {
+		return c.fail(name, err)
+	}
+	if !c.requireTypes(name, isFloatType, "f32, f16 or bf16", a) {
+		return c.placeholder()
+	}
+	if !a.IsContiguousRows() {
+		return c.errorf("%s: rows of %v are not contiguous", name, a)
+	}
+	ne := a.Ne
+	var t *Tensor
+	if b == nil {
+		if a.Ne[0]%2 != 0 {
+			return c.errorf("%s: %v has an odd row length, cannot split in half", name, a)
+		}
+		ne[0] /= 2
+		t = c.newOp(OpGLU, a.Type, ne, a)
+	} else {
+		if !SameShape(a, b) || a.Type != b.Type {
+			return c.errorf("%s: %v and %v must have the same shape and type", name, a, b)
+		}
+		if !b.IsContiguousRows() {
+			return c.errorf("%s: rows of %v are not contiguous", name, b)
+		}
+		t = c.newOp(OpGLU, a.Type, ne, a, b)
+	}
+	if t.Op == OpGLU {
+		t.Params[0] = int32(g)
+		if swapped {
+			t.Params[1] = 1
+		}
+	}
+	return t
+}
+
+// Swiglu returns silu(first half)·second half of each row of a.
+func (c *Context) Swiglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUSwiglu, false) }
+
+// Geglu returns gelu(first half)·second half of each row of a.
+func (c *Context) Geglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUGeglu, false) }
+
+// Reglu returns relu(first half)·second half of each row of a.
+func (c *Context) Reglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUReglu, false) }
+
+// SwigluSplit returns silu(a)·b.
+func (c *Context) SwigluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUSwiglu, false) }
+
+// GegluSplit returns gelu(a)·b.
+func (c *Context) GegluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUGeglu, false) }

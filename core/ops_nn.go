@@ -1,0 +1,200 @@
+package core
+
+import "math"
+
+func isF32(t Type) bool { return t == TypeF32 }
+
+// Norm normalizes each row to zero mean and unit variance: (x-mean)/sqrt(var+eps).
+func (c *Context) Norm(a *Tensor, eps float32) *Tensor {
+	if err := c.check("NORM", a); err != nil {
+		return c.fail("NORM", err)
+	}
+	if !c.requireTypes("NORM", isF32, "f32", a) {
+		return c.placeholder()
+	}
+	t := c.newOp(OpNorm, TypeF32, a.Ne, a)
+	t.SetParamF32(0, eps)
+	return t
+}
+
+// RMSNorm scales each row by 1/sqrt(mean(x²)+eps).
+func (c *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
+	if err := c.check("RMS_NORM", a); err != nil {
+		return c.fail("RMS_NORM", err)
+	}
+	if !c.requireTypes("RMS_NORM", isF32, "f32", a) {
+		return c.placeholder()
+	}
+	t := c.newOp(OpRMSNorm, TypeF32, a.Ne, a)
+	t.SetParamF32(0, eps)
+	return t
+}
+
+// SoftMax is the row softmax of a.
+func (c *Context) SoftMax(a *Tensor) *Tensor { return c.SoftMaxExt(a, nil, 1, 0) }
+
+// SoftMaxExt is the row softmax of a*scale + slope·mask. mask (optional, F16 or F32,
+// [ne0, ≥ne1, ne2/k, ne3/l]) is broadcast over dims 2 and 3; with maxBias > 0 the slope is the
+// ALiBi slope of head i2 (mask required), else 1.
+func (c *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor {
+	if err := c.check("SOFT_MAX", a); err != nil {
+		return c.fail("SOFT_MAX", err)
+	}
+	if !c.requireTypes("SOFT_MAX", isF32, "f32", a) {
+		return c.placeholder()
+	}
+	if !a.IsContiguous() {
+		return c.errorf("SOFT_MAX: %v is not contiguous", a)
+	}
+	if mask != nil {
+		switch {
+		case mask.Type != TypeF32 && mask.Type != TypeF16:
+			return c.errorf("SOFT_MAX: mask %v must be f16 or f32", mask)
+		case !mask.IsContiguousRows():
+			return c.errorf("SOFT_MAX: mask %v rows are not contiguous", mask)
+		case mask.Ne[0] != a.Ne[0] || mask.Ne[1] < a.Ne[1]:
+			return c.errorf("SOFT_MAX: mask %v does not cover %v (want ne0 = %d, ne1 ≥ %d)", mask, a, a.Ne[0], a.Ne[1])
+		case mask.Ne[2] == 0 || mask.Ne[3] == 0 || a.Ne[2]%mask.Ne[2] != 0 || a.Ne[3]%mask.Ne[3] != 0:
+			return c.errorf("SOFT_MAX: mask %v does not broadcast over %v", mask, a)
+		}
+	}
+	if maxBias > 0 && mask == nil {
+		return c.errorf("SOFT_MAX: max_bias %g needs a mask", maxBias)
+	}
+	t := c.newOp(OpSoftMax, TypeF32, a.Ne, a, mask)
+	t.SetParamF32(0, scale)
+	t.SetParamF32(1, maxBias)
+	return t
+}
+
+// AlibiSlope is the ALiBi slope of head h out of nHead heads for max_bias (1 when maxBias is 0).
+func AlibiSlope(h, nHead int64, maxBias float32) float32 {
+	if maxBias <= 0 {
+		return 1
+	}
+	nLog2 := int64(1) << uint(math.Floor(math.Log2(float64(nHead))))
+	m0 := math.Pow(2, -float64(maxBias)/float64(nLog2))
+	m1 := math.Pow(2, -float64(maxBias)/2/float64(nLog2))
+	if h < nLog2 {
+		return float32(math.Pow(m0, float64(h+1)))
+	}
+	return float32(math.Pow(m1, float64(2*(h-nLog2)+1)))
+}
+
+// DiagMaskInf sets every element with column > row + nPast to -inf (causal masking).
+func (c *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
+	if err := c.check("DIAG_MASK_INF", a); err != nil {
+		return c.fail("DIAG_MASK_INF", err)
+	}
+	if !c.requireTypes("DIAG_MASK_INF", isF32, "f32", a) {
+		return c.placeholder()
+	}
+	t := c.newOp(OpDiagMaskInf, TypeF32, a.Ne, a)
+	t.Params[0] = int32(nPast)
+	return t
+}
+
+// RopeParams are the parameters of RopeExt beyond the tensors (ggml's names).
+type RopeParams struct {
+	NDims      int     // rotated dimensions (even, ≤ ne0)
+	Mode       int     // RopeNormal or RopeNeox
+	NCtxOrig   int     // original context length (YaRN)
+	FreqBase   float32 // θ base, 10000 by default
+	FreqScale  float32 // position scale (1 = none)
+	ExtFactor  float32 // YaRN extrapolation mix (0 = off)
+	AttnFactor float32 // magnitude scale (1 = none)
+	BetaFast   float32 // YaRN ramp (32)
+	BetaSlow   float32 // YaRN ramp (1)
+}
+
+// Rope rotates a [head_dim, n_head, n_tok, 1] by positions pos (I32 [n_tok]) with base 10000.
+func (c *Context) Rope(a, pos *Tensor, nDims, mode int) *Tensor {
+	return c.RopeExt(a, pos, nil, RopeParams{NDims: nDims, Mode: mode, FreqBase: 10000, FreqScale: 1,
+		AttnFactor: 1, BetaFast: 32, BetaSlow: 1})
+}
+
+// RopeExt is rotary position embedding with ggml's full parameter set; freqFactors (optional, F32
+// [n_dims/2]) divide the per-pair frequencies.
+func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
+	if err := c.check("ROPE", a, pos); err != nil {
+		return c.fail("ROPE", err)
+	}
+	switch {
+	case a.Type != TypeF32 && a.Type != TypeF16:
+		return c.errorf("ROPE: %v must be f32 or f16", a)
+	case pos.Type != TypeI32 || pos.Ne[1] != 1 || pos.Ne[2] != 1 || pos.Ne[3] != 1:
+		return c.errorf("ROPE: positions %v must be an i32 vector", pos)
+	case pos.Ne[0] != a.Ne[2]:
+		return c.errorf("ROPE: %d positions for %d tokens (dimension 2 of %v)", pos.Ne[0], a.Ne[2], a)
+	case p.Mode != RopeNormal && p.Mode != RopeNeox:
+		return c.errorf("ROPE: mode %d is not supported (normal 0 or neox 2)", p.Mode)
+	case p.NDims <= 0 || p.NDims%2 != 0 || int64(p.NDims) > a.Ne[0]:
+		return c.errorf("ROPE: n_dims %d must be even and ≤ %d", p.NDims, a.Ne[0])
+	}
+	if freqFactors != nil && (freqFactors.Type != TypeF32 || freqFactors.Ne[0] < int64(p.NDims/2)) {
+		return c.errorf("ROPE: freq factors %v must be f32 with ≥ %d elements", freqFactors, p.NDims/2)
+	}
+	t := c.newOp(OpRope, a.Type, a.Ne, a, pos, freqFactors)
+	t.Params[1] = int32(p.NDims)
+	t.Params[2] = int32(p.Mode)
+	t.Params[4] = int32(p.NCtxOrig)
+	t.SetParamF32(5, p.FreqBase)
+	t.SetParamF32(6, p.FreqScale)
+	t.SetParamF32(7, p.ExtFactor)
+	t.SetParamF32(8, p.AttnFactor)
+	t.SetParamF32(9, p.BetaFast)
+	t.SetParamF32(10, p.BetaSlow)
+	return t
+}
+
+// RopeParamsOf reads the rope parameters back from a ROPE node.
+func RopeParamsOf(t *Tensor) RopeParams {
+	return RopeParams{NDims: int(t.Params[1]), Mode: int(t.Params[2]), NCtxOrig: int(t.Params[4]),
+		FreqBase: t.ParamF32(5), FreqScale: t.ParamF32(6), ExtFactor: t.ParamF32(7), AttnFactor: t.ParamF32(8),
+		BetaFast: t.ParamF32(9), BetaSlow: t.ParamF32(10)}
+}
+
+// MulMatWeightTypes are the types MulMat accepts for its first operand.
+var mulMatWeightTypes = map[Type]bool{TypeF32: true, TypeF16: true, TypeBF16: true, TypeQ4_0: true, TypeQ4_1: true, TypeQ8_0: true}
+
+// MulMat multiplies a [k, m, ne02, ne03] by b [k, n, ne12, ne13] giving F32 [m, n, ne12, ne13]:
+// result[i, j] = dot(row i of a, row j of b). a is broadcast over dims 2 and 3 (ne12 % ne02 == 0).
+func (c *Context) MulMat(a, b *Tensor) *Tensor {
+	if err := c.check("MUL_MAT", a, b); err != nil {
+		return c.fail("MUL_MAT", err)
+	}
+	switch {
+	case !mulMatWeightTypes[a.Type]:
+		return c.errorf("MUL_MAT: weights %v have unsupported type %v", a, a.Type)
+	case b.Type != TypeF32 && b.Type != a.Type.VecDotType():
+		return c.errorf("MUL_MAT: activations %v must be f32 (or %v)", b, a.Type.VecDotType())
+	case a.Ne[0] != b.Ne[0]:
+		return c.errorf("MUL_MAT: inner dimensions differ: %v vs %v", a, b)
+	case a.Ne[2] == 0 || a.Ne[3] == 0 || b.Ne[2]%a.Ne[2] != 0 || b.Ne[3]%a.Ne[3] != 0:
+		return c.errorf("MUL_MAT: %v cannot be broadcast over the batch of %v", a, b)
+	case a.IsTransposed():
+		return c.errorf("MUL_MAT: weights %v are transposed (use Cont)", a)
+	case a.Nb[0] != a.Type.Size() || b.Nb[0] != b.Type.Size():
+		return c.errorf("MUL_MAT: dimension 0 of %v and %v must be contiguous", a, b)
+	}
+	return c.newOp(OpMulMat, TypeF32, [4]int64{a.Ne[1], b.Ne[1], b.Ne[2], b.Ne[3]}, a, b)
+}
+
+// OutProd is the outer product summed over dim 1: a [m, k, ne02, ne03], b [p, k, ne12, ne13] gives
+// F32 [m, p, ne12, ne13] with result[i, j] = Σ_l a[i, l]·b[j, l].
+func (c *Context) OutProd(a, b *Tensor) *Tensor {
+	if err := c.check("OUT_PROD", a, b); err != nil {
+		return c.fail("OUT_PROD", err)
+	}
+	switch {
+	case !a.Type.CanConvert() || a.Type == TypeI32:
+		return c.errorf("OUT_PROD: %v has unsupported type %v", a, a.Type)
+	case b.Type != TypeF32:
+		return c.errorf("OUT_PROD: %v must be f32", b)
+	case a.Ne[1] != b.Ne[1]:
+		return c.errorf("OUT_PROD: %v and %v differ in dimension 1", a, b)
+	case a.Ne[2] == 0 || a.Ne[3] == 0 || b.Ne[2]%a.Ne[2] != 0 || b.Ne[3]%a.Ne[3] != 0:
+		return c.errorf("OUT_PROD: %v cannot be broadcast over the batch of %v", a, b)
+	}
+	return c.newOp(OpOutProd, TypeF32, [4]int64{a.Ne[0], b.Ne[0], b.Ne[2], b.Ne[3]}, a, b)
+}

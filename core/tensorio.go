@@ -1,0 +1,252 @@
+package core
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+func checkRange(op string, t *Tensor, offset, size int64) error {
+	if t == nil {
+		return fmt.Errorf("tandem: %s: nil tensor", op)
+	}
+	if t.Buffer == nil {
+		return fmt.Errorf("tandem: %s: tensor %v has no memory (allocate it first)", op, t)
+	}
+	if offset < 0 || size < 0 || offset+size > t.NBytes() {
+		return fmt.Errorf("tandem: %s: bytes [%d,%d) out of range for tensor %v of %d bytes",
+			op, offset, offset+size, t, t.NBytes())
+	}
+	return nil
+}
+
+// TensorSet copies data into t's memory starting at byte offset, on whatever device holds it.
+func TensorSet(t *Tensor, data []byte, offset int64) error {
+	if err := checkRange("TensorSet", t, offset, int64(len(data))); err != nil {
+		return err
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return t.Buffer.SetTensor(t, data, offset)
+}
+
+// TensorGet copies len(dst) bytes of t starting at byte offset into dst.
+func TensorGet(t *Tensor, dst []byte, offset int64) error {
+	if err := checkRange("TensorGet", t, offset, int64(len(dst))); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return t.Buffer.GetTensor(t, dst, offset)
+}
+
+// TensorMemset fills size bytes of t from offset with value.
+func TensorMemset(t *Tensor, value byte, offset, size int64) error {
+	if err := checkRange("TensorMemset", t, offset, size); err != nil {
+		return err
+	}
+	if size == 0 {
+		return nil
+	}
+	return t.Buffer.MemsetTensor(t, value, offset, size)
+}
+
+// float32Bytes views float32 values as bytes for transfers.
+func float32Bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	// Safe: the byte slice covers exactly the memory of v and is only read or written as bytes.
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
+}
+
+// Int32Bytes views int32 values as bytes (little endian on the machines tandem supports).
+func int32Bytes(v []int32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	// Safe: the byte slice covers exactly the memory of v.
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
+}
+
+// SetFloat32s writes values into a contiguous F32 tensor, wherever it lives.
+func SetFloat32s(t *Tensor, values []float32) error {
+	if t.Type != TypeF32 || !t.IsContiguous() {
+		return fmt.Errorf("tandem: SetFloat32s: tensor %v is not a contiguous f32 tensor", t)
+	}
+	return TensorSet(t, float32Bytes(values), 0)
+}
+
+// GetFloat32s reads the elements of any tensor as float32 in row-major order, converting from its
+// type (dequantizing) and walking its strides, so views and permuted tensors work.
+func GetFloat32s(t *Tensor) ([]float32, error) {
+	if t.Buffer == nil {
+		return nil, fmt.Errorf("tandem: GetFloat32s: tensor %v has no memory", t)
+	}
+	raw := make([]byte, t.NBytes())
+	if err := TensorGet(t, raw, 0); err != nil {
+		return nil, err
+	}
+	out := make([]float32, t.NElements())
+	if t.NElements() == 0 {
+		return out, nil
+	}
+	switch t.Type {
+	case TypeI64:
+		i := 0
+		forEachRow(t, func(off int64) {
+			for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+				p := off + i0*t.Nb[0]
+				v := int64(0)
+				for k := int64(7); k >= 0; k-- {
+					v = v<<8 | int64(raw[p+k])
+				}
+				out[i] = float32(v)
+				i++
+			}
+		})
+		return out, nil
+	}
+	if !t.Type.CanConvert() {
+		return nil, fmt.Errorf("tandem: GetFloat32s: type %v has no float conversion", t.Type)
+	}
+	bs := t.Type.BlockSize()
+	i := int64(0)
+	forEachRow(t, func(off int64) {
+		if t.IsContiguousRows() {
+			t.Type.traits().toFloat(raw[off:off+t.Type.RowSize(t.Ne[0])], out[i:i+t.Ne[0]])
+			i += t.Ne[0]
+			return
+		}
+		for i0 := int64(0); i0 < t.Ne[0]; i0 += bs {
+			p := off + i0/bs*t.Nb[0]
+			t.Type.traits().toFloat(raw[p:p+t.Type.Size()], out[i:i+bs])
+			i += bs
+		}
+	})
+	return out, nil
+}
+
+// SetFloat32sAny writes row-major float32 values into t of any convertible type (quantizing) and
+// any layout, wherever it lives. It reads t's current bytes first so gaps in a view are kept.
+func SetFloat32sAny(t *Tensor, values []float32) error {
+	if int64(len(values)) != t.NElements() {
+		return fmt.Errorf("tandem: SetFloat32sAny: %d values for tensor %v of %d elements", len(values), t, t.NElements())
+	}
+	if !t.Type.CanConvert() {
+		return fmt.Errorf("tandem: SetFloat32sAny: type %v has no float conversion", t.Type)
+	}
+	if t.Buffer == nil {
+		return fmt.Errorf("tandem: SetFloat32sAny: tensor %v has no memory", t)
+	}
+	raw := make([]byte, t.NBytes())
+	if err := TensorGet(t, raw, 0); err != nil {
+		return err
+	}
+	bs := t.Type.BlockSize()
+	i := int64(0)
+	forEachRow(t, func(off int64) {
+		if t.IsContiguousRows() {
+			t.Type.traits().fromFloat(values[i:i+t.Ne[0]], raw[off:off+t.Type.RowSize(t.Ne[0])])
+			i += t.Ne[0]
+			return
+		}
+		for i0 := int64(0); i0 < t.Ne[0]; i0 += bs {
+			p := off + i0/bs*t.Nb[0]
+			t.Type.traits().fromFloat(values[i:i+bs], raw[p:p+t.Type.Size()])
+			i += bs
+		}
+	})
+	return TensorSet(t, raw, 0)
+}
+
+// SetInt32s writes values into a contiguous I32 tensor.
+func SetInt32s(t *Tensor, values []int32) error {
+	if t.Type != TypeI32 || !t.IsContiguous() {
+		return fmt.Errorf("tandem: SetInt32s: tensor %v is not a contiguous i32 tensor", t)
+	}
+	return TensorSet(t, int32Bytes(values), 0)
+}
+
+// forEachRow calls f with the byte offset of every row (i1, i2, i3 in row-major order).
+func forEachRow(t *Tensor, f func(off int64)) {
+	for i3 := int64(0); i3 < t.Ne[3]; i3++ {
+		for i2 := int64(0); i2 < t.Ne[2]; i2++ {
+			for i1 := int64(0); i1 < t.Ne[1]; i1++ {
+				f(t.rowOffset(i1, i2, i3))
+			}
+		}
+	}
+}
+
+// TensorCopy copies src's bytes into dst; both must have the same layout. It uses the cheapest path
+// the buffers allow: host to device, device to host, device to device, or a bounce through host memory.
+func TensorCopy(src, dst *Tensor) error {
+	if !SameLayout(src, dst) {
+		return fmt.Errorf("tandem: TensorCopy: layouts differ: %v nb %v vs %v nb %v", src, src.Nb, dst, dst.Nb)
+	}
+	if src == dst || src.NBytes() == 0 {
+		return nil
+	}
+	if err := checkRange("TensorCopy (src)", src, 0, src.NBytes()); err != nil {
+		return err
+	}
+	if err := checkRange("TensorCopy (dst)", dst, 0, dst.NBytes()); err != nil {
+		return err
+	}
+	if data := src.Data(); data != nil {
+		return dst.Buffer.SetTensor(dst, data, 0)
+	}
+	if data := dst.Data(); data != nil {
+		return src.Buffer.GetTensor(src, data, 0)
+	}
+	if c, ok := dst.Buffer.(TensorCopier); ok {
+		done, err := c.CopyTensor(src, dst)
+		if err != nil || done {
+			return err
+		}
+	}
+	tmp := make([]byte, src.NBytes())
+	if err := src.Buffer.GetTensor(src, tmp, 0); err != nil {
+		return err
+	}
+	return dst.Buffer.SetTensor(dst, tmp, 0)
+}
+
+// TensorAlloc places t (not a view, not yet allocated) in buf at byte offset, and runs the buffer's
+// InitTensor hook.
+func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
+	if t.Buffer != nil {
+		return fmt.Errorf("tandem: TensorAlloc: tensor %v already has memory", t)
+	}
+	if t.ViewSrc != nil {
+		return fmt.Errorf("tandem: TensorAlloc: tensor %v is a view; use ViewInit", t)
+	}
+	size := buf.Type().AllocSize(t)
+	if offset < 0 || offset+size > buf.Size() {
+		return fmt.Errorf("tandem: TensorAlloc: tensor %v needs bytes [%d,%d) but buffer %s holds %d",
+			t, offset, offset+size, buf.Type().Name(), buf.Size())
+	}
+	t.Buffer, t.Offset = buf, offset
+	if ti, ok := buf.(TensorIniter); ok {
+		return ti.InitTensor(t)
+	}
+	return nil
+}
+
+// ViewInit gives a view the memory of its source (which must be allocated).
+func ViewInit(t *Tensor) error {
+	src := t.ViewSrc
+	if src == nil {
+		return fmt.Errorf("tandem: ViewInit: tensor %v is not a view", t)
+	}
+	if src.Buffer == nil {
+		return fmt.Errorf("tandem: ViewInit: source %v of view %v has no memory", src, t)
+	}
+	t.Buffer, t.Offset = src.Buffer, src.Offset+t.ViewOffs
+	if ti, ok := t.Buffer.(TensorIniter); ok {
+		return ti.InitTensor(t)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/tandem-ml/tandem/core/quant"
+)
+
+// Type is an element type. Its numeric value is ggml's, so GGUF type ids map directly.
+type Type int32
+
+// Element types (ggml's ids).
+const (
+	TypeF32  Type = 0
+	TypeF16  Type = 1
+	TypeQ4_0 Type = 2
+	TypeQ4_1 Type = 3
+	TypeQ8_0 Type = 8
+	TypeQ8_1 Type = 9
+	TypeI8   Type = 24
+	TypeI16  Type = 25
+	TypeI32  Type = 26
+	TypeI64  Type = 27
+	TypeBF16 Type = 30
+)
+
+// typeTraits describes the storage of one type.
+type typeTraits struct {
+	name      string
+	blockSize int64 // elements per block
+	typeSize  int64 // bytes per block
+	quantized bool
+	toFloat   func(src []byte, dst []float32) // reference row conversion; nil for integer types
+	fromFloat func(src []float32, dst []byte) // reference row conversion; nil where not available
+}
+
+// traitTable is indexed by Type; nil entries are unknown types.
+var traitTable [64]*typeTraits
+
+func init() {
+	traitTable[TypeF32] = &typeTraits{name: "f32", blockSize: 1, typeSize: 4, toFloat: f32ToFloat, fromFloat: f32FromFloat}
+	traitTable[TypeF16] = &typeTraits{name: "f16", blockSize: 1, typeSize: 2, toFloat: f16ToFloat, fromFloat: f16FromFloat}
+	traitTable[TypeBF16] = &typeTraits{name: "bf16", blockSize: 1, typeSize: 2, toFloat: bf16ToFloat, fromFloat: bf16FromFloat}
+	traitTable[TypeQ4_0] = &typeTraits{name: "q4_0", blockSize: quant.QK4_0, typeSize: quant.BlockQ4_0Size, quantized: true,
+		toFloat: quant.DequantizeRowQ4_0, fromFloat: quant.QuantizeRowQ4_0}
+	traitTable[TypeQ4_1] = &typeTraits{name: "q4_1", blockSize: quant.QK4_1, typeSize: quant.BlockQ4_1Size, quantized: true,
+		toFloat: quant.DequantizeRowQ4_1, fromFloat: quant.QuantizeRowQ4_1}
+	traitTable[TypeQ8_0] = &typeTraits{name: "q8_0", blockSize: quant.QK8_0, typeSize: quant.BlockQ8_0Size, quantized: true,
+		toFloat: quant.DequantizeRowQ8_0, fromFloat: quant.QuantizeRowQ8_0}
+	traitTable[TypeQ8_1] = &typeTraits{name: "q8_1", blockSize: quant.QK8_1, typeSize: quant.BlockQ8_1Size, quantized: true,
+		toFloat: quant.DequantizeRowQ8_1, fromFloat: quant.QuantizeRowQ8_1}
+	traitTable[TypeI8] = &typeTraits{name: "i8", blockSize: 1, typeSize: 1}
+	traitTable[TypeI16] = &typeTraits{name: "i16", blockSize: 1, typeSize: 2}
+	traitTable[TypeI32] = &typeTraits{name: "i32", blockSize: 1, typeSize: 4, toFloat: i32ToFloat, fromFloat: i32FromFloat}
+	traitTable[TypeI64] = &typeTraits{name: "i64", blockSize: 1, typeSize: 8}
+}
+
+func (t Type) traits() *typeTraits {
+	if t < 0 || int(t) >= len(traitTable) {
+		return nil
+	}
+	return traitTable[t]
+}
+
+// Valid reports whether t is a type tandem knows.
+func (t Type) Valid() bool { return t.traits() != nil }
+
+// String returns ggml's name of the type ("f32", "q4_0", ...).
+func (t Type) String() string {
+	if tr := t.traits(); tr != nil {
+		return tr.name
+	}
+	return fmt.Sprintf("type(%d)", int32(t))
+}
+
+// BlockSize is the number of elements in one block (1 for plain types, 32 for the quantized ones).
+func (t Type) BlockSize() int64 {
+	if tr := t.traits(); tr != nil {
+		return tr.blockSize
+	}
+	return 1
+}
+
+// Size is the number of bytes of one block (of one element for plain types).
+func (t Type) Size() int64 {
+	if tr := t.traits(); tr != nil {
+		return tr.typeSize
+	}
+	return 0
+}
+
+// IsQuantized reports whether t stores elements in scaled blocks.
+func (t Type) IsQuantized() bool {
+	if tr := t.traits(); tr != nil {
+		return tr.quantized
+	}
+	return false
+}
+
+// IsFloat reports whether t is F32, F16 or BF16.
+func (t Type) IsFloat() bool { return t == TypeF32 || t == TypeF16 || t == TypeBF16 }
+
+// RowSize is the number of bytes that n elements of type t occupy; n must be a multiple of BlockSize.
+func (t Type) RowSize(n int64) int64 { return t.Size() * n / t.BlockSize() }
+
+// CanConvert reports whether rows of t convert to and from float32 (ToFloat and FromFloat work).
+func (t Type) CanConvert() bool {
+	tr := t.traits()
+	return tr != nil && tr.toFloat != nil && tr.fromFloat != nil
+}
+
+// ToFloat converts a row of n = len(dst) elements stored as t into float32 with the reference
+// conversion. len(dst) must be a multiple of the block size and src must hold RowSize(len(dst)) bytes.
+func (t Type) ToFloat(src []byte, dst []float32) error {
+	tr := t.traits()
+	if tr == nil || tr.toFloat == nil {
+		return fmt.Errorf("tandem: type %v has no conversion to f32", t)
+	}
+	n := int64(len(dst))
+	if n%tr.blockSize != 0 {
+		return fmt.Errorf("tandem: %d elements is not a whole number of %v blocks (%d)", n, t, tr.blockSize)
+	}
+	if int64(len(src)) < t.RowSize(n) {
+		return fmt.Errorf("tandem: %v row of %d elements needs %d bytes, got %d", t, n, t.RowSize(n), len(src))
+	}
+	tr.toFloat(src[:t.RowSize(n)], dst)
+	return nil
+}
+
+// FromFloat converts float32 values into a row of type t (quantizing with ggml's reference rounding).
+// len(src) must be a multiple of the block size and dst must hold RowSize(len(src)) bytes.
+func (t Type) FromFloat(src []float32, dst []byte) error {
+	tr := t.traits()
+	if tr == nil || tr.fromFloat == nil {
+		return fmt.Errorf("tandem: type %v has no conversion from f32", t)
+	}
+	n := int64(len(src))
+	if n%tr.blockSize != 0 {
+		return fmt.Errorf("tandem: %d elements is not a whole number of %v blocks (%d)", n, t, tr.blockSize)
+	}
+	if int64(len(dst)) < t.RowSize(n) {
+		return fmt.Errorf("tandem: %v row of %d elements needs %d bytes, got %d", t, n, t.RowSize(n), len(dst))
+	}
+	tr.fromFloat(src, dst[:t.RowSize(n)])
+	return nil
+}
+
+// VecDotType is the type the CPU backend converts activations into before a dot product with
+// weights of type t (ggml's vec_dot_type): F32→F32, F16→F16, BF16→BF16, Q4_0/Q8_0→Q8_0, Q4_1→Q8_1.
+func (t Type) VecDotType() Type {
+	switch t {
+	case TypeQ4_0, TypeQ8_0:
+		return TypeQ8_0
+	case TypeQ4_1:
+		return TypeQ8_1
+	}
+	return t
+}
