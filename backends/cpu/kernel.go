@@ -17,7 +17,14 @@ type params struct {
 	errs     *errSlot
 }
 
-func (p *params) barrier() { p.pool.barrier.wait() }
+// barrier waits for the other workers of the node. Only ops that run on every worker of the pool
+// (tasks nil or all) may use it.
+func (p *params) barrier() {
+	if p.nth != p.pool.n {
+		panic("cpu: barrier inside an op that runs on a partial team")
+	}
+	p.pool.barrier.wait()
+}
 
 // fail records a runtime error (bad indices and the like); the graph stops after the node.
 func (p *params) fail(err error) { p.errs.set(err) }

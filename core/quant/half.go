@@ -70,39 +70,35 @@ func FP16ToFP32(h uint16) float32 {
 // smallest subnormal (2^-24) round to zero or to it, ties to even; signs are kept, zeros included.
 // A NaN stays a NaN: sign kept, the quiet bit set and the top 9 payload bits kept. This matches
 // x86 F16C VCVTPS2PH with rounding mode 0, which ggml uses on x86; ggml's portable fallback
-// gives the same result for every non-NaN input (it returns 0x7E00 for every NaN).
+// gives the same result for every non-NaN input (for a NaN it returns 0x7E00 with the sign).
 func FP32ToFP16(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
-	exp := b >> 23 & 0xff
-	mant := b & 0x7fffff
+	a := b & 0x7fffffff
+	if a-0x38800000 < 0x47800000-0x38800000 {
+		// 2^-14 <= |f| < 2^16, the common case: a normal half, or infinity once rounding
+		// carries past 65504. Round to nearest even on the 13 dropped bits, branch-free (the
+		// carry ripples into the exponent), then rebias the exponent from 127 to 15.
+		return sign | uint16((a+0x0fff+(a>>13&1))>>13-112<<10)
+	}
+	return sign | fp32ToFP16Rare(a)
+}
+
+// fp32ToFP16Rare converts the magnitude bits a of a float32 outside [2^-14, 2^16): NaN, infinity
+// and overflow, half subnormals, and values that round to zero.
+func fp32ToFP16Rare(a uint32) uint16 {
 	switch {
-	case exp == 0xff: // inf or NaN
-		if mant == 0 {
-			return sign | 0x7c00
-		}
-		return sign | 0x7e00 | uint16(mant>>13)
-	case exp >= 143: // |f| >= 2^16: beyond every half, infinity
-		return sign | 0x7c00
-	case exp >= 113: // |f| >= 2^-14: a normal half, unless rounding carries into infinity
-		h := uint16(exp-112)<<10 | uint16(mant>>13)
-		rest := mant & 0x1fff
-		if rest > 0x1000 || rest == 0x1000 && h&1 != 0 {
-			h++ // a carry out of the mantissa bumps the exponent, 0x7bff+1 = inf
-		}
-		return sign | h
-	case exp >= 102: // 2^-25 <= |f| < 2^-14: a subnormal half (or the smallest normal after rounding)
-		m := mant | 0x800000    // the 24-bit significand; |f| = m * 2^(exp-150)
-		shift := 126 - exp      // half subnormals count units of 2^-24: h = m >> (126-exp)
-		h := uint16(m >> shift) // shift is 14..24
-		rest := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rest > half || rest == half && h&1 != 0 {
-			h++
-		}
-		return sign | h
-	default: // |f| < 2^-25 (f32 subnormals included): rounds to a signed zero
-		return sign
+	case a > 0x7f800000: // NaN: quiet, keep the top 9 payload bits
+		return 0x7e00 | uint16(a>>13&0x3ff)
+	case a >= 0x47800000: // |f| >= 2^16 or infinity
+		return 0x7c00
+	case a >= 0x33000000: // 2^-25 <= |f| < 2^-14: a subnormal half (or 2^-14 after rounding)
+		exp := a >> 23
+		m := a&0x7fffff | 0x800000 // the 24-bit significand; |f| = m * 2^(exp-150)
+		shift := 126 - exp         // half subnormals count units of 2^-24; shift is 14..24
+		return uint16((m + (1<<(shift-1) - 1) + (m >> shift & 1)) >> shift)
+	default: // |f| < 2^-25, float32 subnormals included: rounds to zero
+		return 0
 	}
 }
 

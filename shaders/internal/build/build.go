@@ -152,8 +152,8 @@ func Validate(name string, spv []byte) error {
 
 // Manifest is the parsed manifest file.
 type Manifest struct {
-	Glslc   string               // glslc version line
-	Entries map[string]Entry     // by variant name
+	Glslc   string           // glslc version line
+	Entries map[string]Entry // by variant name
 	order   []string
 }
 

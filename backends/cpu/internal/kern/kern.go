@@ -104,8 +104,8 @@ func MulF32(dst, a, b []float32) {
 	mulF32(dst, a[:len(dst)], b[:len(dst)])
 }
 
-// MaxF32 returns the largest element of x, or -Inf for an empty x. NaNs are ignored unless
-// all elements are NaN... in which case the result is unspecified (NaN or -Inf).
+// MaxF32 returns the largest element of x, or -Inf for an empty x. The result for an x
+// holding NaNs is unspecified.
 func MaxF32(x []float32) float32 {
 	if len(x) == 0 {
 		return negInf

@@ -1,0 +1,383 @@
+package kern
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// This file holds the pure-Go twins of every kernel. They are always compiled: the
+// dispatchers in kern_amd64.go fall back to them, kern_generic.go uses nothing else, and the
+// tests compare the assembly against them.
+
+var negInf = float32(math.Inf(-1))
+
+func dotF32Go(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func axpyF32Go(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+func scaleF32Go(a float32, x []float32) {
+	for i := range x {
+		x[i] *= a
+	}
+}
+
+func addF32Go(dst, a, b []float32) {
+	a = a[:len(dst)]
+	b = b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+func mulF32Go(dst, a, b []float32) {
+	a = a[:len(dst)]
+	b = b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}
+
+func maxF32Go(x []float32) float32 {
+	m := negInf
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+func dotF16Go(x, y []uint16) float32 {
+	y = y[:len(x)]
+	var s0, s1 float32
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += f16ToF32Go(x[i]) * f16ToF32Go(y[i])
+		s1 += f16ToF32Go(x[i+1]) * f16ToF32Go(y[i+1])
+	}
+	for ; i < len(x); i++ {
+		s0 += f16ToF32Go(x[i]) * f16ToF32Go(y[i])
+	}
+	return s0 + s1
+}
+
+// dotF16F32Go is the dot product of a half row and a float32 row (SgemmF16A's mat-vec path).
+func dotF16F32Go(x []uint16, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1 float32
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += f16ToF32Go(x[i]) * y[i]
+		s1 += f16ToF32Go(x[i+1]) * y[i+1]
+	}
+	for ; i < len(x); i++ {
+		s0 += f16ToF32Go(x[i]) * y[i]
+	}
+	return s0 + s1
+}
+
+func bf16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+func dotBF16Go(x, y []uint16) float32 {
+	y = y[:len(x)]
+	var s0, s1 float32
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += bf16ToF32(x[i]) * bf16ToF32(y[i])
+		s1 += bf16ToF32(x[i+1]) * bf16ToF32(y[i+1])
+	}
+	for ; i < len(x); i++ {
+		s0 += bf16ToF32(x[i]) * bf16ToF32(y[i])
+	}
+	return s0 + s1
+}
+
+// f16ToF32Go converts an IEEE half exactly; NaNs are made quiet (bit 22 set), as VCVTPH2PS does.
+func f16ToF32Go(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch exp {
+	case 0x1f:
+		if mant == 0 {
+			return math.Float32frombits(sign | 0x7f800000)
+		}
+		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
+	case 0:
+		// ±0 and subnormals: mant * 2^-24, exact in float32.
+		f := float32(mant) * (1.0 / (1 << 24))
+		return math.Float32frombits(math.Float32bits(f) | sign)
+	}
+	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
+}
+
+// f32ToF16Go rounds to nearest even with IEEE overflow/underflow; NaNs keep the top payload
+// bits and are made quiet, as VCVTPS2PH does.
+func f32ToF16Go(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23) & 0xff
+	mant := b & 0x7fffff
+	if exp == 0xff {
+		if mant == 0 {
+			return sign | 0x7c00
+		}
+		return sign | 0x7e00 | uint16(mant>>13)
+	}
+	e := exp - 112 // biased half exponent
+	if e >= 0x1f {
+		return sign | 0x7c00
+	}
+	if e <= 0 {
+		// Half subnormal (or zero): value / 2^-24 = m >> (14-e) with the implicit bit.
+		if e < -10 {
+			return sign
+		}
+		m := mant | 0x800000
+		shift := uint(14 - e)
+		q := m >> shift
+		rem := m & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && q&1 == 1) {
+			q++
+		}
+		return sign | uint16(q)
+	}
+	h := uint32(e)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++ // a carry into the exponent is the right answer, up to Inf
+	}
+	return sign | uint16(h)
+}
+
+func f16ToF32RowGo(src []uint16, dst []float32) {
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = f16ToF32Go(h)
+	}
+}
+
+func f32ToF16RowGo(src []float32, dst []uint16) {
+	dst = dst[:len(src)]
+	for i, f := range src {
+		dst[i] = f32ToF16Go(f)
+	}
+}
+
+// roundf is C's roundf: round half away from zero, in float32.
+func roundf(x float32) float32 { return float32(math.Round(float64(x))) }
+
+// cvttInt8 converts an integral float32 to int8 the way gcc's x86 code for `(int8_t)f` does:
+// cvttss2si to int32 (0x80000000 for NaN and out-of-range values) and keep the low byte.
+func cvttInt8(f float32) int8 {
+	if !(f > -2147483648.5 && f < 2147483648) {
+		return 0 // low byte of 0x80000000
+	}
+	return int8(int32(f))
+}
+
+// q8Block quantizes 32 floats the way ggml's quantize_row_q8_0_ref/q8_1_ref do and returns
+// the float32 scale d.
+func q8Block(x []float32, qs []byte) float32 {
+	x = x[:QK]
+	qs = qs[:QK]
+	var amax float32
+	for _, v := range x {
+		av := float32(math.Abs(float64(v)))
+		if !(amax > av) { // C: MAX(amax, av) = amax > av ? amax : av
+			amax = av
+		}
+	}
+	d := amax / 127
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	for j, v := range x {
+		p := v * id
+		qs[j] = byte(cvttInt8(roundf(p)))
+	}
+	return d
+}
+
+func quantizeRowQ8_0Go(x []float32, dst []byte) {
+	nb := len(x) / QK
+	for b := 0; b < nb; b++ {
+		blk := dst[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
+		d := q8Block(x[b*QK:], blk[2:])
+		binary.LittleEndian.PutUint16(blk, f32ToF16Go(d))
+	}
+}
+
+func quantizeRowQ8_1Go(x []float32, dst []byte) {
+	nb := len(x) / QK
+	for b := 0; b < nb; b++ {
+		blk := dst[b*BlockQ8_1Size : (b+1)*BlockQ8_1Size]
+		d := q8Block(x[b*QK:], blk[4:])
+		var sum int32
+		for _, q := range blk[4:] {
+			sum += int32(int8(q))
+		}
+		binary.LittleEndian.PutUint16(blk, f32ToF16Go(d))
+		s := float32(sum) * d
+		binary.LittleEndian.PutUint16(blk[2:], f32ToF16Go(s))
+	}
+}
+
+func halfAt(b []byte, off int) float32 {
+	return f16ToF32Go(binary.LittleEndian.Uint16(b[off:]))
+}
+
+func dotQ8_0Q8_0Go(nb int, x, y []byte) float32 {
+	x = x[:nb*BlockQ8_0Size]
+	y = y[:nb*BlockQ8_0Size]
+	var sum float32
+	for b := 0; b < nb; b++ {
+		xb := x[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
+		yb := y[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
+		var si int32
+		for j := 2; j < BlockQ8_0Size; j++ {
+			si += int32(int8(xb[j])) * int32(int8(yb[j]))
+		}
+		sum += float32(si) * (halfAt(xb, 0) * halfAt(yb, 0))
+	}
+	return sum
+}
+
+func dotQ4_0Q8_0Go(nb int, x, y []byte) float32 {
+	x = x[:nb*BlockQ4_0Size]
+	y = y[:nb*BlockQ8_0Size]
+	var sum float32
+	for b := 0; b < nb; b++ {
+		xb := x[b*BlockQ4_0Size : (b+1)*BlockQ4_0Size]
+		yb := y[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
+		var si int32
+		for j := 0; j < 16; j++ {
+			q := xb[2+j]
+			si += (int32(q&0xf) - 8) * int32(int8(yb[2+j]))
+			si += (int32(q>>4) - 8) * int32(int8(yb[2+16+j]))
+		}
+		sum += float32(si) * (halfAt(xb, 0) * halfAt(yb, 0))
+	}
+	return sum
+}
+
+func dotQ4_1Q8_1Go(nb int, x, y []byte) float32 {
+	x = x[:nb*BlockQ4_1Size]
+	y = y[:nb*BlockQ8_1Size]
+	var sum float32
+	for b := 0; b < nb; b++ {
+		xb := x[b*BlockQ4_1Size : (b+1)*BlockQ4_1Size]
+		yb := y[b*BlockQ8_1Size : (b+1)*BlockQ8_1Size]
+		var si int32
+		for j := 0; j < 16; j++ {
+			q := xb[4+j]
+			si += int32(q&0xf) * int32(int8(yb[4+j]))
+			si += int32(q>>4) * int32(int8(yb[4+16+j]))
+		}
+		sum += float32(si)*(halfAt(xb, 0)*halfAt(yb, 0)) + halfAt(xb, 2)*halfAt(yb, 2)
+	}
+	return sum
+}
+
+// exp: Cody-Waite reduction x = n*ln2 + r, |r| <= ln2/2, and SLEEF's expf polynomial
+// (1 ulp); 2^n is applied as two factors so that subnormal results round only once.
+const (
+	expLog2e = 1.44269504088896341
+	expLn2Hi = 0.693145751953125
+	expLn2Lo = 1.428606765330187045e-06
+	expC0    = 0.000198527617612853646278381
+	expC1    = 0.00139304355252534151077271
+	expC2    = 0.00833336077630519866943359
+	expC3    = 0.0416664853692054748535156
+	expC4    = 0.166666671633720397949219
+	expC5    = 0.5
+	expHi    = 89.0
+	expLo    = -104.0
+)
+
+func expf(x float32) float32 {
+	if x != x {
+		return x
+	}
+	if x > expHi {
+		x = expHi
+	}
+	if x < expLo {
+		x = expLo
+	}
+	n := float32(math.RoundToEven(float64(x * expLog2e)))
+	r := x - n*expLn2Hi
+	r = r - n*expLn2Lo
+	u := float32(expC0)
+	u = u*r + expC1
+	u = u*r + expC2
+	u = u*r + expC3
+	u = u*r + expC4
+	u = u*r + expC5
+	u = 1 + (r*r*u + r)
+	ni := int32(n)
+	e1 := ni >> 1
+	e2 := ni - e1
+	s1 := math.Float32frombits(uint32(e1+127) << 23)
+	s2 := math.Float32frombits(uint32(e2+127) << 23)
+	return u * s1 * s2
+}
+
+func expF32Go(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = expf(x)
+	}
+}
+
+func expSumF32Go(dst, src []float32, sub float32) float32 {
+	dst = dst[:len(src)]
+	var s float32
+	for i, x := range src {
+		e := expf(x - sub)
+		dst[i] = e
+		s += e
+	}
+	return s
+}
+
+func siluF32Go(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = x / (1 + expf(-x))
+	}
+}
+
+const (
+	geluC1 = -1.5957691216057308              // -2*sqrt(2/pi)
+	geluC2 = -1.5957691216057308 * 0.044715 // -2*sqrt(2/pi)*0.044715
+)
+
+func geluF32Go(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		z := x * (geluC1 + geluC2*(x*x))
+		dst[i] = x / (1 + expf(z))
+	}
+}

@@ -1,0 +1,245 @@
+//go:build amd64 && !purego
+
+package kern
+
+import "github.com/klauspost/cpuid/v2"
+
+// useASM selects the AVX2/FMA/F16C assembly kernels. It is a variable only so that tests can
+// exercise the pure-Go paths of the drivers on the same machine.
+var useASM = cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C)
+
+const purego = false
+
+func cpuFeatures() []Feature {
+	c := &cpuid.CPU
+	return []Feature{
+		{"SSE3", c.Supports(cpuid.SSE3)},
+		{"SSSE3", c.Supports(cpuid.SSSE3)},
+		{"AVX", c.Supports(cpuid.AVX)},
+		{"AVX_VNNI", c.Supports(cpuid.AVXVNNI)},
+		{"AVX2", c.Supports(cpuid.AVX2)},
+		{"F16C", c.Supports(cpuid.F16C)},
+		{"FMA", c.Supports(cpuid.FMA3)},
+		{"BMI2", c.Supports(cpuid.BMI2)},
+		{"AVX512F", c.Supports(cpuid.AVX512F)},
+		{"AVX512BW", c.Supports(cpuid.AVX512BW)},
+		{"AVX512_VBMI", c.Supports(cpuid.AVX512VBMI)},
+		{"AVX512_VNNI", c.Supports(cpuid.AVX512VNNI)},
+		{"AVX512_BF16", c.Supports(cpuid.AVX512BF16)},
+		{"AMX_INT8", c.Supports(cpuid.AMXINT8)},
+	}
+}
+
+// Assembly kernels (kern_amd64.s, quant_amd64.s, sgemm_amd64.s, exp_amd64.s). Slices are
+// passed whole and their lengths are trusted: the callers have already checked them.
+
+//go:noescape
+func dotF32AVX2(x, y []float32) float32
+
+//go:noescape
+func axpyF32AVX2(a float32, x, y []float32)
+
+//go:noescape
+func scaleF32AVX2(a float32, x []float32)
+
+//go:noescape
+func addF32AVX2(dst, a, b []float32)
+
+//go:noescape
+func mulF32AVX2(dst, a, b []float32)
+
+//go:noescape
+func maxF32AVX2(x []float32) float32
+
+//go:noescape
+func dotF16AVX2(x, y []uint16) float32
+
+//go:noescape
+func dotF16F32AVX2(x []uint16, y []float32) float32
+
+//go:noescape
+func dotBF16AVX2(x, y []uint16) float32
+
+//go:noescape
+func f16ToF32RowAVX2(src []uint16, dst []float32)
+
+//go:noescape
+func f32ToF16RowAVX2(src []float32, dst []uint16)
+
+//go:noescape
+func quantizeRowQ8_0AVX2(x []float32, dst []byte)
+
+//go:noescape
+func quantizeRowQ8_1AVX2(x []float32, dst []byte)
+
+//go:noescape
+func dotQ8_0Q8_0AVX2(nb int, x, y *byte) float32
+
+//go:noescape
+func dotQ4_0Q8_0AVX2(nb int, x, y *byte) float32
+
+//go:noescape
+func dotQ4_1Q8_1AVX2(nb int, x, y *byte) float32
+
+//go:noescape
+func expF32AVX2(dst, src []float32)
+
+//go:noescape
+func expSumF32AVX2(dst, src []float32, sub float32) float32
+
+//go:noescape
+func siluF32AVX2(dst, src []float32)
+
+//go:noescape
+func geluF32AVX2(dst, src []float32)
+
+func dotF32(x, y []float32) float32 {
+	if useASM {
+		return dotF32AVX2(x, y)
+	}
+	return dotF32Go(x, y)
+}
+
+func axpyF32(a float32, x, y []float32) {
+	if useASM {
+		axpyF32AVX2(a, x, y)
+		return
+	}
+	axpyF32Go(a, x, y)
+}
+
+func scaleF32(a float32, x []float32) {
+	if useASM {
+		scaleF32AVX2(a, x)
+		return
+	}
+	scaleF32Go(a, x)
+}
+
+func addF32(dst, a, b []float32) {
+	if useASM {
+		addF32AVX2(dst, a, b)
+		return
+	}
+	addF32Go(dst, a, b)
+}
+
+func mulF32(dst, a, b []float32) {
+	if useASM {
+		mulF32AVX2(dst, a, b)
+		return
+	}
+	mulF32Go(dst, a, b)
+}
+
+func maxF32(x []float32) float32 {
+	if useASM {
+		return maxF32AVX2(x)
+	}
+	return maxF32Go(x)
+}
+
+func dotF16(x, y []uint16) float32 {
+	if useASM {
+		return dotF16AVX2(x, y)
+	}
+	return dotF16Go(x, y)
+}
+
+func dotF16F32(x []uint16, y []float32) float32 {
+	if useASM {
+		return dotF16F32AVX2(x, y)
+	}
+	return dotF16F32Go(x, y)
+}
+
+func dotBF16(x, y []uint16) float32 {
+	if useASM {
+		return dotBF16AVX2(x, y)
+	}
+	return dotBF16Go(x, y)
+}
+
+func f16ToF32Row(src []uint16, dst []float32) {
+	if useASM {
+		f16ToF32RowAVX2(src, dst)
+		return
+	}
+	f16ToF32RowGo(src, dst)
+}
+
+func f32ToF16Row(src []float32, dst []uint16) {
+	if useASM {
+		f32ToF16RowAVX2(src, dst)
+		return
+	}
+	f32ToF16RowGo(src, dst)
+}
+
+func quantizeRowQ8_0(x []float32, dst []byte) {
+	if useASM {
+		quantizeRowQ8_0AVX2(x, dst)
+		return
+	}
+	quantizeRowQ8_0Go(x, dst)
+}
+
+func quantizeRowQ8_1(x []float32, dst []byte) {
+	if useASM {
+		quantizeRowQ8_1AVX2(x, dst)
+		return
+	}
+	quantizeRowQ8_1Go(x, dst)
+}
+
+func dotQ8_0Q8_0(nb int, x, y []byte) float32 {
+	if useASM {
+		return dotQ8_0Q8_0AVX2(nb, &x[0], &y[0])
+	}
+	return dotQ8_0Q8_0Go(nb, x, y)
+}
+
+func dotQ4_0Q8_0(nb int, x, y []byte) float32 {
+	if useASM {
+		return dotQ4_0Q8_0AVX2(nb, &x[0], &y[0])
+	}
+	return dotQ4_0Q8_0Go(nb, x, y)
+}
+
+func dotQ4_1Q8_1(nb int, x, y []byte) float32 {
+	if useASM {
+		return dotQ4_1Q8_1AVX2(nb, &x[0], &y[0])
+	}
+	return dotQ4_1Q8_1Go(nb, x, y)
+}
+
+func expF32(dst, src []float32) {
+	if useASM {
+		expF32AVX2(dst, src)
+		return
+	}
+	expF32Go(dst, src)
+}
+
+func expSumF32(dst, src []float32, sub float32) float32 {
+	if useASM {
+		return expSumF32AVX2(dst, src, sub)
+	}
+	return expSumF32Go(dst, src, sub)
+}
+
+func siluF32(dst, src []float32) {
+	if useASM {
+		siluF32AVX2(dst, src)
+		return
+	}
+	siluF32Go(dst, src)
+}
+
+func geluF32(dst, src []float32) {
+	if useASM {
+		geluF32AVX2(dst, src)
+		return
+	}
+	geluF32Go(dst, src)
+}

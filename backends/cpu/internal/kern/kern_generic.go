@@ -1,0 +1,65 @@
+//go:build !amd64 || purego
+
+package kern
+
+import (
+	"runtime"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// useASM is always false here: only the pure-Go twins are compiled in.
+var useASM = false
+
+const purego = runtime.GOARCH == "amd64" // on amd64 this file is only built with the tag
+
+func cpuFeatures() []Feature {
+	c := &cpuid.CPU
+	if runtime.GOARCH == "arm64" {
+		return []Feature{
+			{"NEON", c.Supports(cpuid.ASIMD)},
+			{"ARM_FMA", c.Supports(cpuid.ASIMD)},
+			{"FP16_VA", c.Supports(cpuid.ASIMDHP)},
+			{"DOTPROD", c.Supports(cpuid.ASIMDDP)},
+			{"MATMUL_INT8", c.Supports(cpuid.I8MM)},
+			{"SVE", c.Supports(cpuid.SVE)},
+		}
+	}
+	return []Feature{
+		{"SSE3", c.Supports(cpuid.SSE3)},
+		{"SSSE3", c.Supports(cpuid.SSSE3)},
+		{"AVX", c.Supports(cpuid.AVX)},
+		{"AVX_VNNI", c.Supports(cpuid.AVXVNNI)},
+		{"AVX2", c.Supports(cpuid.AVX2)},
+		{"F16C", c.Supports(cpuid.F16C)},
+		{"FMA", c.Supports(cpuid.FMA3)},
+		{"BMI2", c.Supports(cpuid.BMI2)},
+		{"AVX512F", c.Supports(cpuid.AVX512F)},
+		{"AVX512BW", c.Supports(cpuid.AVX512BW)},
+		{"AVX512_VBMI", c.Supports(cpuid.AVX512VBMI)},
+		{"AVX512_VNNI", c.Supports(cpuid.AVX512VNNI)},
+		{"AVX512_BF16", c.Supports(cpuid.AVX512BF16)},
+		{"AMX_INT8", c.Supports(cpuid.AMXINT8)},
+	}
+}
+
+func dotF32(x, y []float32) float32                       { return dotF32Go(x, y) }
+func axpyF32(a float32, x, y []float32)                   { axpyF32Go(a, x, y) }
+func scaleF32(a float32, x []float32)                     { scaleF32Go(a, x) }
+func addF32(dst, a, b []float32)                          { addF32Go(dst, a, b) }
+func mulF32(dst, a, b []float32)                          { mulF32Go(dst, a, b) }
+func maxF32(x []float32) float32                          { return maxF32Go(x) }
+func dotF16(x, y []uint16) float32                        { return dotF16Go(x, y) }
+func dotF16F32(x []uint16, y []float32) float32           { return dotF16F32Go(x, y) }
+func dotBF16(x, y []uint16) float32                       { return dotBF16Go(x, y) }
+func f16ToF32Row(src []uint16, dst []float32)             { f16ToF32RowGo(src, dst) }
+func f32ToF16Row(src []float32, dst []uint16)             { f32ToF16RowGo(src, dst) }
+func quantizeRowQ8_0(x []float32, dst []byte)             { quantizeRowQ8_0Go(x, dst) }
+func quantizeRowQ8_1(x []float32, dst []byte)             { quantizeRowQ8_1Go(x, dst) }
+func dotQ8_0Q8_0(nb int, x, y []byte) float32             { return dotQ8_0Q8_0Go(nb, x, y) }
+func dotQ4_0Q8_0(nb int, x, y []byte) float32             { return dotQ4_0Q8_0Go(nb, x, y) }
+func dotQ4_1Q8_1(nb int, x, y []byte) float32             { return dotQ4_1Q8_1Go(nb, x, y) }
+func expF32(dst, src []float32)                           { expF32Go(dst, src) }
+func expSumF32(dst, src []float32, sub float32) float32   { return expSumF32Go(dst, src, sub) }
+func siluF32(dst, src []float32)                          { siluF32Go(dst, src) }
+func geluF32(dst, src []float32)                          { geluF32Go(dst, src) }

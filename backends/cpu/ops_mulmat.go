@@ -1,0 +1,169 @@
+package cpu
+
+import (
+	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/core/quant"
+)
+
+func init() {
+	register(core.OpMulMat, opImpl{compute: computeMulMat, work: mulMatWork, supports: mulMatSupports})
+}
+
+// vecDot computes the dot product of n elements of a weight row x and an activation row y already
+// in the weight type's vec-dot type.
+type vecDot func(n int, x, y []byte) float32
+
+// refVecDot returns the reference dot product for weight type t.
+func refVecDot(t core.Type) vecDot {
+	switch t {
+	case core.TypeF32:
+		return dotF32Ref
+	case core.TypeF16:
+		return dotF16Ref
+	case core.TypeBF16:
+		return dotBF16Ref
+	case core.TypeQ4_0:
+		return quant.DotQ4_0Q8_0
+	case core.TypeQ4_1:
+		return quant.DotQ4_1Q8_1
+	case core.TypeQ8_0:
+		return quant.DotQ8_0Q8_0
+	}
+	return nil
+}
+
+// dotF32Ref accumulates in float64, as ggml's scalar path does.
+func dotF32Ref(n int, x, y []byte) float32 {
+	a, b := f32s(x)[:n], f32s(y)[:n]
+	var s float64
+	for i := range a {
+		s += float64(a[i] * b[i])
+	}
+	return float32(s)
+}
+
+func dotF16Ref(n int, x, y []byte) float32 {
+	a, b := u16s(x)[:n], u16s(y)[:n]
+	var s float64
+	for i := range a {
+		s += float64(quant.FP16ToFP32(a[i]) * quant.FP16ToFP32(b[i]))
+	}
+	return float32(s)
+}
+
+func dotBF16Ref(n int, x, y []byte) float32 {
+	a, b := u16s(x)[:n], u16s(y)[:n]
+	var s float64
+	for i := range a {
+		s += float64(quant.BF16ToFP32(a[i]) * quant.BF16ToFP32(b[i]))
+	}
+	return float32(s)
+}
+
+func mulMatSupports(dst *core.Tensor) bool {
+	a, b := dst.Src[0], dst.Src[1]
+	return refVecDot(a.Type) != nil && (b.Type == core.TypeF32 || b.Type == a.Type.VecDotType()) &&
+		a.Nb[0] == a.Type.Size() && b.Nb[0] == b.Type.Size() && dst.Nb[0] == 4
+}
+
+// mulMatWork is the size of src1 converted to the vec-dot type (zero when no conversion is needed).
+func mulMatWork(dst *core.Tensor, _ int) int64 {
+	a, b := dst.Src[0], dst.Src[1]
+	vdt := a.Type.VecDotType()
+	if b.Type == vdt {
+		return 0
+	}
+	return vdt.RowSize(b.Ne[0]) * b.Ne[1] * b.Ne[2] * b.Ne[3]
+}
+
+// Chunk sizes of the work-stealing split (ggml's values).
+const (
+	mulMatChunk     = 16
+	mulMatChunkFlat = 64 // when either side has a single row or column
+	mulMatBlock     = 16 // inner tiling of a chunk
+)
+
+// mulMatChunks returns how dst is cut: nchunk0 × nchunk1 chunks of dr0 × dr1 (rows of src0 ×
+// rows of src1), following ggml: 16 (64 for vectors), re-cut per thread when there are fewer than
+// four chunks per thread.
+func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
+	cs := int64(mulMatChunk)
+	if nr0 == 1 || nr1 == 1 {
+		cs = mulMatChunkFlat
+	}
+	nchunk0 = (nr0 + cs - 1) / cs
+	nchunk1 = (nr1 + cs - 1) / cs
+	if nchunk0*nchunk1 < 4*int64(nth) {
+		if nr0 > nr1 {
+			nchunk0, nchunk1 = int64(nth), 1
+		} else {
+			nchunk0, nchunk1 = 1, int64(nth)
+		}
+	}
+	dr0 = (nr0 + nchunk0 - 1) / nchunk0
+	dr1 = (nr1 + nchunk1 - 1) / nchunk1
+	return
+}
+
+// computeMulMat: dst[i0, i1, i2, i3] = dot(src0 row (i0, i2/r2, i3/r3), src1 row (i1, i2, i3)).
+// src1 is first converted to the weight's vec-dot type in the work buffer (each worker its share of
+// rows), then workers claim chunks of dst from a shared atomic counter (seed 001's work stealing).
+func computeMulMat(p *params, dst *core.Tensor) {
+	a, b := dst.Src[0], dst.Src[1]
+	vdt := a.Type.VecDotType()
+	ne00 := a.Ne[0]
+	da, dd := a.Data(), dst.Data()
+
+	// Rows of src1 in vec-dot type: either src1 itself or its converted copy in the work buffer.
+	yData := b.Data()
+	ynb1, ynb2, ynb3 := b.Nb[1], b.Nb[2], b.Nb[3]
+	if b.Type != vdt {
+		rs := vdt.RowSize(b.Ne[0])
+		ynb1, ynb2, ynb3 = rs, rs*b.Ne[1], rs*b.Ne[1]*b.Ne[2]
+		yData = p.work[:rs*b.NRows()]
+		conv := make([]float32, b.Ne[0])
+		r0, r1 := rowRange(b.NRows(), p.ith, p.nth)
+		for ir := r0; ir < r1; ir++ {
+			i1, i2, i3 := unravel(ir, b.Ne)
+			loadRow(b, b.Data(), i1, i2, i3, conv)
+			fromF32(vdt, conv, yData[ir*rs:(ir+1)*rs])
+		}
+	}
+	if p.ith == 0 {
+		p.pool.chunk.Store(int64(p.nth))
+	}
+	p.barrier()
+
+	dot := refVecDot(a.Type)
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	nr0, nr1 := dst.Ne[0], dst.Ne[1]*dst.Ne[2]*dst.Ne[3]
+	nchunk0, nchunk1, dr0, dr1 := mulMatChunks(nr0, nr1, p.nth)
+	total := nchunk0 * nchunk1
+	var tmp [mulMatBlock]float32
+	for cur := int64(p.ith); cur < total; {
+		c0, c1 := cur%nchunk0, cur/nchunk0
+		ir0s, ir0e := dr0*c0, min(dr0*c0+dr0, nr0)
+		ir1s, ir1e := dr1*c1, min(dr1*c1+dr1, nr1)
+		for iir1 := ir1s; iir1 < ir1e; iir1 += mulMatBlock {
+			for iir0 := ir0s; iir0 < ir0e; iir0 += mulMatBlock {
+				for ir1 := iir1; ir1 < min(iir1+mulMatBlock, ir1e); ir1++ {
+					i11, i12, i13 := unravel(ir1, dst.Ne)
+					i02, i03 := i12/r2, i13/r3
+					yoff := i11*ynb1 + i12*ynb2 + i13*ynb3
+					y := yData[yoff:]
+					end := min(iir0+mulMatBlock, ir0e)
+					for ir0 := iir0; ir0 < end; ir0++ {
+						xoff := ir0*a.Nb[1] + i02*a.Nb[2] + i03*a.Nb[3]
+						tmp[ir0-iir0] = dot(int(ne00), da[xoff:], y)
+					}
+					doff := i11*dst.Nb[1] + i12*dst.Nb[2] + i13*dst.Nb[3] + iir0*4
+					copy(f32s(dd[doff:])[:end-iir0], tmp[:end-iir0])
+				}
+			}
+		}
+		if int64(p.nth) >= total {
+			break
+		}
+		cur = p.pool.chunk.Add(1) - 1
+	}
+}
