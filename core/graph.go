@@ -123,27 +123,21 @@ func (g *Graph) View(i0, i1 int) *Graph {
 	return &Graph{size: i1 - i0, nodes: g.nodes[i0:i1:i1], useCounts: g.useCounts, visited: g.visited, err: g.err}
 }
 
-// NewGraphFromNodes builds a graph whose node list is exactly nodes (in that order) and whose leafs
-// are the op-less sources they reference; used by schedulers to run rewritten splits.
-func NewGraphFromNodes(nodes []*Tensor) *Graph {
-	g := NewGraph(len(nodes) + 1)
-	g.nodes = append([]*Tensor(nil), nodes...)
+// NewGraphFromLists builds a graph with exactly the given nodes (in execution order) and leafs; use
+// counts are derived from the nodes' sources. Schedulers use it to run and allocate rewritten graphs.
+func NewGraphFromLists(nodes, leafs []*Tensor) *Graph {
+	g := &Graph{size: max(len(nodes), len(leafs)), nodes: nodes, leafs: leafs,
+		visited: make(map[*Tensor]struct{}, len(nodes)+len(leafs)), useCounts: make(map[*Tensor]int, len(nodes))}
 	for _, n := range nodes {
 		g.visited[n] = struct{}{}
-	}
-	for _, n := range nodes {
 		for _, s := range n.Src {
-			if s == nil {
-				continue
-			}
-			g.useCounts[s]++
-			if _, ok := g.visited[s]; !ok {
-				g.visited[s] = struct{}{}
-				if s.Op == OpNone {
-					g.leafs = append(g.leafs, s)
-				}
+			if s != nil {
+				g.useCounts[s]++
 			}
 		}
+	}
+	for _, l := range leafs {
+		g.visited[l] = struct{}{}
 	}
 	return g
 }

@@ -84,6 +84,9 @@ func supportsNode(t *core.Tensor) bool {
 	if t.Op == core.OpNone || t.Op.IsView() {
 		return true
 	}
+	if t.Op < 0 || t.Op >= core.OpCount {
+		return false
+	}
 	impl := impls[t.Op]
 	if impl.compute == nil {
 		return false

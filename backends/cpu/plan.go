@@ -26,6 +26,9 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 			pl.tasks[i] = 1
 			continue
 		}
+		if n.Op < 0 || n.Op >= core.OpCount {
+			return nil, fmt.Errorf("tandem: cpu: node %d %v: unknown op %d", i, n, int32(n.Op))
+		}
 		impl := &impls[n.Op]
 		if impl.compute == nil {
 			return nil, fmt.Errorf("tandem: cpu: node %d %v: op %v is not implemented on the CPU", i, n, n.Op)

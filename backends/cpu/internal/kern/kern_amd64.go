@@ -243,3 +243,62 @@ func geluF32(dst, src []float32) {
 	}
 	geluF32Go(dst, src)
 }
+
+//go:noescape
+func sgemm6x16AVX2(k int, a, b, c *float32, ldc int, accum int)
+
+//go:noescape
+func packA16AVX2(k8 int, a *float32, lda int, dst *float32)
+
+//go:noescape
+func packA16F16AVX2(k8 int, a *uint16, lda int, dst *float32)
+
+//go:noescape
+func packB6AVX2(k8 int, b *float32, ldb int, dst *float32)
+
+// kernel6x16 runs the micro-kernel on a 6x16 tile of c (row stride ldc).
+func kernel6x16(kb int, ap, bp, c []float32, ldc int, accum bool) {
+	if useASM {
+		// Bounds checks standing in for the assembly's unchecked accesses.
+		_ = ap[kb*gemmNR-1]
+		_ = bp[kb*gemmMR-1]
+		_ = c[(gemmMR-1)*ldc+gemmNR-1]
+		acc := 0
+		if accum {
+			acc = 1
+		}
+		sgemm6x16AVX2(kb, &ap[0], &bp[0], &c[0], ldc, acc)
+		return
+	}
+	kernel6x16Go(kb, ap, bp, c, ldc, accum)
+}
+
+// packAFull packs 8*(kb/8) columns of 16 full A rows and returns kb/8.
+func packAFull(dst []float32, a aSource, off, kb int) int {
+	k8 := kb / 8
+	if !useASM || k8 == 0 {
+		return packAFullGo(dst, a, off, kb)
+	}
+	_ = dst[k8*8*gemmNR-1]
+	last := off + (gemmNR-1)*a.lda + k8*8 - 1
+	if a.f16 != nil {
+		_ = a.f16[last]
+		packA16F16AVX2(k8, &a.f16[off], a.lda, &dst[0])
+	} else {
+		_ = a.f32[last]
+		packA16AVX2(k8, &a.f32[off], a.lda, &dst[0])
+	}
+	return k8
+}
+
+// packBFull packs 8*(kb/8) columns of 6 full B rows and returns kb/8.
+func packBFull(dst []float32, b []float32, ldb, kb int) int {
+	k8 := kb / 8
+	if !useASM || k8 == 0 {
+		return packBFullGo(dst, b, ldb, kb)
+	}
+	_ = dst[k8*8*gemmMR+1] // the 2 floats of slack
+	_ = b[(gemmMR-1)*ldb+k8*8-1]
+	packB6AVX2(k8, &b[0], ldb, &dst[0])
+	return k8
+}

@@ -43,23 +43,31 @@ func cpuFeatures() []Feature {
 	}
 }
 
-func dotF32(x, y []float32) float32                       { return dotF32Go(x, y) }
-func axpyF32(a float32, x, y []float32)                   { axpyF32Go(a, x, y) }
-func scaleF32(a float32, x []float32)                     { scaleF32Go(a, x) }
-func addF32(dst, a, b []float32)                          { addF32Go(dst, a, b) }
-func mulF32(dst, a, b []float32)                          { mulF32Go(dst, a, b) }
-func maxF32(x []float32) float32                          { return maxF32Go(x) }
-func dotF16(x, y []uint16) float32                        { return dotF16Go(x, y) }
-func dotF16F32(x []uint16, y []float32) float32           { return dotF16F32Go(x, y) }
-func dotBF16(x, y []uint16) float32                       { return dotBF16Go(x, y) }
-func f16ToF32Row(src []uint16, dst []float32)             { f16ToF32RowGo(src, dst) }
-func f32ToF16Row(src []float32, dst []uint16)             { f32ToF16RowGo(src, dst) }
-func quantizeRowQ8_0(x []float32, dst []byte)             { quantizeRowQ8_0Go(x, dst) }
-func quantizeRowQ8_1(x []float32, dst []byte)             { quantizeRowQ8_1Go(x, dst) }
-func dotQ8_0Q8_0(nb int, x, y []byte) float32             { return dotQ8_0Q8_0Go(nb, x, y) }
-func dotQ4_0Q8_0(nb int, x, y []byte) float32             { return dotQ4_0Q8_0Go(nb, x, y) }
-func dotQ4_1Q8_1(nb int, x, y []byte) float32             { return dotQ4_1Q8_1Go(nb, x, y) }
-func expF32(dst, src []float32)                           { expF32Go(dst, src) }
-func expSumF32(dst, src []float32, sub float32) float32   { return expSumF32Go(dst, src, sub) }
-func siluF32(dst, src []float32)                          { siluF32Go(dst, src) }
-func geluF32(dst, src []float32)                          { geluF32Go(dst, src) }
+func dotF32(x, y []float32) float32                     { return dotF32Go(x, y) }
+func axpyF32(a float32, x, y []float32)                 { axpyF32Go(a, x, y) }
+func scaleF32(a float32, x []float32)                   { scaleF32Go(a, x) }
+func addF32(dst, a, b []float32)                        { addF32Go(dst, a, b) }
+func mulF32(dst, a, b []float32)                        { mulF32Go(dst, a, b) }
+func maxF32(x []float32) float32                        { return maxF32Go(x) }
+func dotF16(x, y []uint16) float32                      { return dotF16Go(x, y) }
+func dotF16F32(x []uint16, y []float32) float32         { return dotF16F32Go(x, y) }
+func dotBF16(x, y []uint16) float32                     { return dotBF16Go(x, y) }
+func f16ToF32Row(src []uint16, dst []float32)           { f16ToF32RowGo(src, dst) }
+func f32ToF16Row(src []float32, dst []uint16)           { f32ToF16RowGo(src, dst) }
+func quantizeRowQ8_0(x []float32, dst []byte)           { quantizeRowQ8_0Go(x, dst) }
+func quantizeRowQ8_1(x []float32, dst []byte)           { quantizeRowQ8_1Go(x, dst) }
+func dotQ8_0Q8_0(nb int, x, y []byte) float32           { return dotQ8_0Q8_0Go(nb, x, y) }
+func dotQ4_0Q8_0(nb int, x, y []byte) float32           { return dotQ4_0Q8_0Go(nb, x, y) }
+func dotQ4_1Q8_1(nb int, x, y []byte) float32           { return dotQ4_1Q8_1Go(nb, x, y) }
+func expF32(dst, src []float32)                         { expF32Go(dst, src) }
+func expSumF32(dst, src []float32, sub float32) float32 { return expSumF32Go(dst, src, sub) }
+func siluF32(dst, src []float32)                        { siluF32Go(dst, src) }
+func geluF32(dst, src []float32)                        { geluF32Go(dst, src) }
+
+func kernel6x16(kb int, ap, bp, c []float32, ldc int, accum bool) {
+	kernel6x16Go(kb, ap, bp, c, ldc, accum)
+}
+func packAFull(dst []float32, a aSource, off, kb int) int { return packAFullGo(dst, a, off, kb) }
+func packBFull(dst []float32, b []float32, ldb, kb int) int {
+	return packBFullGo(dst, b, ldb, kb)
+}

@@ -1,0 +1,414 @@
+package kern
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// GEMM for ggml's MUL_MAT layout, run by a team of workers.
+//
+// Both operands are row-major over k: A holds m weight rows (A[i*lda+p]), B holds n activation
+// rows (B[j*ldb+p]), and C[j*ldc+i] = Σ_p A[i*lda+p]*B[j*ldb+p] (C has n rows of m).
+//
+// Algorithm (GotoBLAS-style): k is cut into blocks of at most gemmKC. For each block, A is
+// packed into panels of 16 rows laid out p-major (ap[p*16+r]) and B into panels of 6 rows
+// (bp[p*6+r]); a 6x16 register-blocked FMA micro-kernel then computes C tiles (6 activation
+// rows x 16 weight rows), overwriting C in the first k block and accumulating afterwards.
+// Compute tasks are macro tiles of gemmMC activation rows x gemmNC weight rows: inside a task
+// one A panel stays in L1 while the task's B panels (gemmMC*kc floats) stay in L2.
+//
+// Packing and computing are both split into tasks claimed from the shared atomic counter, and
+// phases are pipelined over two scratch buffers: phase t packs k block t and computes k block
+// t-1, so there is one barrier per k block. For n <= gemmSmallN (mat-vec) there is no packing:
+// each task computes dot products of 16 weight rows against the n activation rows.
+const (
+	gemmMR     = 6   // activation rows per micro tile
+	gemmNR     = 16  // weight rows per micro tile
+	gemmKC     = 256 // k block
+	gemmMC     = 96  // activation rows per compute task (multiple of gemmMR)
+	gemmNC     = 256 // weight rows per compute task (multiple of gemmNR)
+	gemmPackA  = 8   // A panels per pack task
+	gemmPackB  = 16  // B panels per pack task
+	gemmSmallN = 3   // n up to this uses the dot-product path
+	gemmDotRow = 16  // weight rows per task in the dot-product path
+	gemmAlign  = 16  // floats of slack for aligning the scratch to 64 bytes
+)
+
+// gemmPlan is the deterministic work split that every worker computes identically.
+type gemmPlan struct {
+	m, n, k    int
+	kc, nblk   int // k block size (multiple of 8 unless it is all of k) and count
+	apan, bpan int // number of 16-row A panels and 6-row B panels
+	nbuf       int // scratch buffers (1 or 2)
+	bufSize    int // floats per buffer for a full k block
+	packTasks  int // per k block: A pack tasks then B pack tasks
+	packATasks int
+	mTasks     int // compute tasks along m (weight rows)
+	nTasks     int // compute tasks along n (activation rows)
+}
+
+func newGemmPlan(m, n, k int) gemmPlan {
+	pl := gemmPlan{m: m, n: n, k: k}
+	pl.nblk = (k + gemmKC - 1) / gemmKC
+	pl.kc = (k + pl.nblk - 1) / pl.nblk
+	if pl.nblk > 1 {
+		pl.kc = (pl.kc + 7) &^ 7
+		pl.nblk = (k + pl.kc - 1) / pl.kc
+	}
+	pl.apan = (m + gemmNR - 1) / gemmNR
+	pl.bpan = (n + gemmMR - 1) / gemmMR
+	pl.nbuf = 2
+	if pl.nblk == 1 {
+		pl.nbuf = 1
+	}
+	pl.bufSize = pl.apan*gemmNR*pl.kc + pl.bpan*bStride(pl.kc)
+	pl.packATasks = (pl.apan + gemmPackA - 1) / gemmPackA
+	pl.packTasks = pl.packATasks + (pl.bpan+gemmPackB-1)/gemmPackB
+	pl.mTasks = (m + gemmNC - 1) / gemmNC
+	pl.nTasks = (n + gemmMC - 1) / gemmMC
+	return pl
+}
+
+// bStride is the size of one packed B panel: 6 floats per k step plus 2 floats of slack that
+// the assembly packer's overlapping 32-byte stores may write.
+func bStride(kc int) int { return gemmMR*kc + 2 }
+
+// SgemmWorkSize returns the number of float32 elements of shared scratch that Sgemm and
+// SgemmF16A need for these sizes (independent of nth, which is accepted for symmetry with
+// ggml's work-size planning). It is 0 for the mat-vec path (n <= 3) and for empty products.
+func SgemmWorkSize(m, n, k, nth int) int {
+	if m <= 0 || n <= 0 || k <= 0 || n <= gemmSmallN {
+		return 0
+	}
+	pl := newGemmPlan(m, n, k)
+	return pl.nbuf*pl.bufSize + gemmAlign
+}
+
+// aSource is the weight operand: float32 or IEEE half rows.
+type aSource struct {
+	f32 []float32
+	f16 []uint16
+	lda int
+}
+
+// Sgemm computes C[j*ldc+i] = Σ_{p<k} A[i*lda+p] * B[j*ldb+p] for i < m, j < n: MUL_MAT with
+// A the m weight rows and B the n activation rows, both row-major over k. C is overwritten
+// (k == 0 gives zeros).
+//
+// It is meant to be called by every worker of a team of nth (ggml style), each with its own
+// ith in [0, nth), all with the same arguments otherwise. Calling protocol:
+//
+//   - Before the first worker enters Sgemm, *counter must be 0 (the caller stores 0 before it
+//     starts the team, or worker 0 stores it and the team passes a barrier). Workers claim
+//     packing and compute tasks with counter.Add(1), so the work is balanced dynamically.
+//     While the team is inside Sgemm nobody else may touch the counter; when all workers have
+//     returned its value is unspecified and it must be reset before it is used again.
+//   - barrier() must block until all nth workers have called it (a reusable team barrier).
+//     Sgemm calls it the same number of times in every worker (once per k block of 256,
+//     none on the mat-vec path n <= 3); it may be nil when nth == 1.
+//   - work is scratch shared by the team (the same slice for every worker) of at least
+//     SgemmWorkSize(m, n, k, nth) floats; its contents on entry do not matter.
+//   - Sgemm does not end with a barrier: C is complete once all nth workers have returned.
+//
+// Requirements (checked, panic otherwise, in every worker alike): lda, ldb >= k; ldc >= m;
+// len(a) >= (m-1)*lda+k, len(b) >= (n-1)*ldb+k, len(c) >= (n-1)*ldc+m. C must not overlap A,
+// B or the scratch. Results do not depend on nth or on which worker ran which task.
+func Sgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	checkGemm("Sgemm", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f32: a, lda: lda}, b, ldb, c, ldc)
+}
+
+// SgemmF16A is Sgemm with the weights A given as IEEE halves (A[i*lda+p] bits); they are
+// converted to float32 while packing (VCVTPH2PS), so the arithmetic is exactly Sgemm's on the
+// converted values. Same protocol, scratch size and requirements as Sgemm.
+func SgemmF16A(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []uint16, lda int, b []float32, ldb int, c []float32, ldc int) {
+	checkGemm("SgemmF16A", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f16: a, lda: lda}, b, ldb, c, ldc)
+}
+
+func checkGemm(op string, nth, m, n, k, la, lda, lb, ldb, lc, ldc int) {
+	switch {
+	case nth < 1:
+		panic("kern." + op + ": nth < 1")
+	case m < 0 || n < 0 || k < 0:
+		panic("kern." + op + ": negative size")
+	case m == 0 || n == 0:
+		return
+	case lda < k || ldb < k || ldc < m:
+		panic("kern." + op + ": leading dimension too small")
+	case la < (m-1)*lda+k || lb < (n-1)*ldb+k || lc < (n-1)*ldc+m:
+		panic("kern." + op + ": operand too short")
+	}
+}
+
+func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b []float32, ldb int, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for j := ith; j < n; j += nth {
+			clear(c[j*ldc : j*ldc+m])
+		}
+		return
+	}
+	if n <= gemmSmallN {
+		gemmDots(counter, m, n, k, a, b, ldb, c, ldc)
+		return
+	}
+	pl := newGemmPlan(m, n, k)
+	if len(work) < pl.nbuf*pl.bufSize+gemmAlign {
+		panic("kern.Sgemm: work shorter than SgemmWorkSize")
+	}
+	// Align the scratch to 64 bytes (the same offset in every worker).
+	off := 0
+	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
+		off = int(64-r) / 4
+	}
+	var bufs [2][]float32
+	for i := 0; i < pl.nbuf; i++ {
+		bufs[i] = work[off+i*pl.bufSize : off+(i+1)*pl.bufSize]
+	}
+
+	var base int64
+	ncomp := pl.mTasks * pl.nTasks
+	for t := 0; t <= pl.nblk; t++ {
+		npack := 0
+		if t < pl.nblk {
+			npack = pl.packTasks
+		}
+		nc := 0
+		if t > 0 {
+			nc = ncomp
+		}
+		total := int64(npack + nc)
+		for {
+			id := counter.Add(1) - 1 - base
+			if id >= total {
+				break
+			}
+			if int(id) < npack {
+				pl.pack(t, int(id), bufs[t%2], a, b, ldb)
+			} else {
+				pl.compute(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
+			}
+		}
+		// Every worker made exactly one failing Add in this phase.
+		base += total + int64(nth)
+		if t < pl.nblk && nth > 1 {
+			barrier()
+		}
+	}
+}
+
+// block returns the start and size of k block t.
+func (pl *gemmPlan) block(t int) (p0, kb int) {
+	p0 = t * pl.kc
+	return p0, min(pl.kc, pl.k-p0)
+}
+
+func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b []float32, ldb int) {
+	p0, kb := pl.block(t)
+	if task < pl.packATasks {
+		for ip := task * gemmPackA; ip < min(pl.apan, (task+1)*gemmPackA); ip++ {
+			i0 := ip * gemmNR
+			dst := buf[ip*gemmNR*kb : (ip+1)*gemmNR*kb]
+			packA(dst, a, i0, min(gemmNR, pl.m-i0), p0, kb)
+		}
+		return
+	}
+	task -= pl.packATasks
+	aSize := pl.apan * gemmNR * kb
+	bs := bStride(kb)
+	for jp := task * gemmPackB; jp < min(pl.bpan, (task+1)*gemmPackB); jp++ {
+		j0 := jp * gemmMR
+		dst := buf[aSize+jp*bs : aSize+(jp+1)*bs]
+		packB(dst, b[j0*ldb+p0:], ldb, min(gemmMR, pl.n-j0), kb)
+	}
+}
+
+// packA packs rows [i0, i0+rows) of A, columns [p0, p0+kb), into a 16-row panel
+// (dst[p*16+r]), zero-filling rows past the end.
+func packA(dst []float32, a aSource, i0, rows, p0, kb int) {
+	lda := a.lda
+	k8 := 0
+	if rows == gemmNR {
+		k8 = packAFull(dst, a, i0*lda+p0, kb)
+	}
+	p := k8 * 8
+	if p == kb {
+		return
+	}
+	for r := 0; r < gemmNR; r++ {
+		if r >= rows {
+			for q := p; q < kb; q++ {
+				dst[q*gemmNR+r] = 0
+			}
+			continue
+		}
+		o := (i0+r)*lda + p0
+		if a.f16 != nil {
+			row := a.f16[o : o+kb]
+			for q := p; q < kb; q++ {
+				dst[q*gemmNR+r] = f16ToF32Go(row[q])
+			}
+		} else {
+			row := a.f32[o : o+kb]
+			for q := p; q < kb; q++ {
+				dst[q*gemmNR+r] = row[q]
+			}
+		}
+	}
+}
+
+// packB packs rows of b (rows <= 6, kb columns, stride ldb) into a 6-row panel
+// (dst[p*6+r]), zero-filling rows past the end.
+func packB(dst []float32, b []float32, ldb, rows, kb int) {
+	k8 := 0
+	if rows == gemmMR {
+		k8 = packBFull(dst, b, ldb, kb)
+	}
+	p := k8 * 8
+	if p == kb {
+		return
+	}
+	for r := 0; r < gemmMR; r++ {
+		if r >= rows {
+			for q := p; q < kb; q++ {
+				dst[q*gemmMR+r] = 0
+			}
+			continue
+		}
+		row := b[r*ldb : r*ldb+kb]
+		for q := p; q < kb; q++ {
+			dst[q*gemmMR+r] = row[q]
+		}
+	}
+}
+
+func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
+	_, kb := pl.block(t)
+	accum := t > 0
+	tm := task % pl.mTasks
+	tn := task / pl.mTasks
+	aSize := pl.apan * gemmNR * kb
+	bs := bStride(kb)
+	ip0, ip1 := tm*gemmNC/gemmNR, min(pl.apan, (tm+1)*gemmNC/gemmNR)
+	jp0, jp1 := tn*gemmMC/gemmMR, min(pl.bpan, (tn+1)*gemmMC/gemmMR)
+	var tmp [gemmMR * gemmNR]float32
+	for ip := ip0; ip < ip1; ip++ {
+		i0 := ip * gemmNR
+		ni := min(gemmNR, pl.m-i0)
+		ap := buf[ip*gemmNR*kb : (ip+1)*gemmNR*kb]
+		for jp := jp0; jp < jp1; jp++ {
+			j0 := jp * gemmMR
+			nj := min(gemmMR, pl.n-j0)
+			bp := buf[aSize+jp*bs : aSize+jp*bs+gemmMR*kb]
+			if ni == gemmNR && nj == gemmMR {
+				kernel6x16(kb, ap, bp, c[j0*ldc+i0:], ldc, accum)
+				continue
+			}
+			kernel6x16(kb, ap, bp, tmp[:], gemmNR, false)
+			for r := 0; r < nj; r++ {
+				dst := c[(j0+r)*ldc+i0 : (j0+r)*ldc+i0+ni]
+				src := tmp[r*gemmNR : r*gemmNR+ni]
+				if accum {
+					for q := range dst {
+						dst[q] += src[q]
+					}
+				} else {
+					copy(dst, src)
+				}
+			}
+		}
+	}
+}
+
+// gemmDots is the mat-vec path: tasks of gemmDotRow weight rows, each weight row dotted with
+// the n (<= 3) activation rows while it is hot in cache.
+func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b []float32, ldb int, c []float32, ldc int) {
+	ntasks := int64((m + gemmDotRow - 1) / gemmDotRow)
+	for {
+		t := counter.Add(1) - 1
+		if t >= ntasks {
+			return
+		}
+		i0 := int(t) * gemmDotRow
+		for i := i0; i < min(m, i0+gemmDotRow); i++ {
+			o := i * a.lda
+			for j := 0; j < n; j++ {
+				bj := b[j*ldb : j*ldb+k]
+				var s float32
+				if a.f16 != nil {
+					s = dotF16F32(a.f16[o:o+k], bj)
+				} else {
+					s = dotF32(a.f32[o:o+k], bj)
+				}
+				c[j*ldc+i] = s
+			}
+		}
+	}
+}
+
+// kernel6x16Go is the pure-Go micro-kernel: the 6x16 C tile at c (row stride ldc) is set
+// (or, with accum, incremented) to Σ_p bp[p*6+r]*ap[p*16+q].
+func kernel6x16Go(kb int, ap, bp, c []float32, ldc int, accum bool) {
+	var acc [gemmMR][gemmNR]float32
+	ap = ap[:kb*gemmNR]
+	bp = bp[:kb*gemmMR]
+	for p := 0; p < kb; p++ {
+		av := (*[gemmNR]float32)(ap[p*gemmNR:])
+		bv := (*[gemmMR]float32)(bp[p*gemmMR:])
+		for r := 0; r < gemmMR; r++ {
+			br := bv[r]
+			row := &acc[r]
+			for q := 0; q < gemmNR; q++ {
+				row[q] += br * av[q]
+			}
+		}
+	}
+	for r := 0; r < gemmMR; r++ {
+		dst := (*[gemmNR]float32)(c[r*ldc:])
+		if accum {
+			for q := 0; q < gemmNR; q++ {
+				dst[q] += acc[r][q]
+			}
+		} else {
+			*dst = acc[r]
+		}
+	}
+}
+
+// packAFullGo packs 16 full rows (row stride a.lda, starting at element off) for the first
+// 8*(kb/8) columns and returns kb/8, like the assembly packer; packA does the rest.
+func packAFullGo(dst []float32, a aSource, off, kb int) int {
+	k8 := kb / 8
+	n := k8 * 8
+	for r := 0; r < gemmNR; r++ {
+		o := off + r*a.lda
+		if a.f16 != nil {
+			row := a.f16[o : o+n]
+			for q, h := range row {
+				dst[q*gemmNR+r] = f16ToF32Go(h)
+			}
+		} else {
+			row := a.f32[o : o+n]
+			for q, v := range row {
+				dst[q*gemmNR+r] = v
+			}
+		}
+	}
+	return k8
+}
+
+// packBFullGo is packAFullGo for a full 6-row B panel.
+func packBFullGo(dst []float32, b []float32, ldb, kb int) int {
+	k8 := kb / 8
+	n := k8 * 8
+	for r := 0; r < gemmMR; r++ {
+		row := b[r*ldb : r*ldb+n]
+		for q, v := range row {
+			dst[q*gemmMR+r] = v
+		}
+	}
+	return k8
+}

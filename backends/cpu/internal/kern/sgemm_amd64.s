@@ -1,0 +1,284 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// SGEMM micro-kernel and panel packing (AVX2 + FMA + F16C).
+//
+// Packed A panel (16 weight rows): ap[p*16 + r] = A[r][p].
+// Packed B panel (6 activation rows): bp[p*6 + r] = B[r][p].
+// The 6x16 tile of C: C[r][q] (row r = activation, 16 contiguous weight columns q) lives in
+// Y4+2r (q 0..7) and Y5+2r (q 8..15).
+
+// STEP(ao, bo): one rank-1 update from ao(SI) (16 floats of A) and bo(DI) (6 floats of B).
+#define STEP(ao, bo) \
+	VMOVUPS      ao(SI), Y0 \
+	VMOVUPS      ao+32(SI), Y1 \
+	VBROADCASTSS bo(DI), Y2 \
+	VBROADCASTSS bo+4(DI), Y3 \
+	VFMADD231PS  Y0, Y2, Y4 \
+	VFMADD231PS  Y1, Y2, Y5 \
+	VFMADD231PS  Y0, Y3, Y6 \
+	VFMADD231PS  Y1, Y3, Y7 \
+	VBROADCASTSS bo+8(DI), Y2 \
+	VBROADCASTSS bo+12(DI), Y3 \
+	VFMADD231PS  Y0, Y2, Y8 \
+	VFMADD231PS  Y1, Y2, Y9 \
+	VFMADD231PS  Y0, Y3, Y10 \
+	VFMADD231PS  Y1, Y3, Y11 \
+	VBROADCASTSS bo+16(DI), Y2 \
+	VBROADCASTSS bo+20(DI), Y3 \
+	VFMADD231PS  Y0, Y2, Y12 \
+	VFMADD231PS  Y1, Y2, Y13 \
+	VFMADD231PS  Y0, Y3, Y14 \
+	VFMADD231PS  Y1, Y3, Y15
+
+#define STOREROW(A0, A1) \
+	VMOVUPS A0, (DX) \
+	VMOVUPS A1, 32(DX) \
+	ADDQ    BX, DX
+
+#define ADDSTOREROW(A0, A1) \
+	VADDPS  (DX), A0, A0 \
+	VADDPS  32(DX), A1, A1 \
+	VMOVUPS A0, (DX) \
+	VMOVUPS A1, 32(DX) \
+	ADDQ    BX, DX
+
+// func sgemm6x16AVX2(k int, a, b, c *float32, ldc int, accum int)
+// C tile (6 rows of ldc floats, 16 columns) = (accum != 0 ? C : 0) + Σ_p b[p*6+r]*a[p*16+q].
+TEXT ·sgemm6x16AVX2(SB), NOSPLIT, $0-48
+	MOVQ   k+0(FP), CX
+	MOVQ   a+8(FP), SI
+	MOVQ   b+16(FP), DI
+	MOVQ   c+24(FP), DX
+	MOVQ   ldc+32(FP), BX
+	SHLQ   $2, BX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	MOVQ   CX, AX
+	SHRQ   $3, AX
+	JZ     gemm_k1
+
+gemm_k8:
+	PREFETCHT0 512(SI)
+	STEP(0, 0)
+	STEP(64, 24)
+	PREFETCHT0 576(SI)
+	STEP(128, 48)
+	STEP(192, 72)
+	PREFETCHT0 640(SI)
+	STEP(256, 96)
+	STEP(320, 120)
+	PREFETCHT0 704(SI)
+	STEP(384, 144)
+	STEP(448, 168)
+	ADDQ       $512, SI
+	ADDQ       $192, DI
+	DECQ       AX
+	JNZ        gemm_k8
+
+gemm_k1:
+	ANDQ $7, CX
+	JZ   gemm_store
+
+gemm_k1_loop:
+	STEP(0, 0)
+	ADDQ $64, SI
+	ADDQ $24, DI
+	DECQ CX
+	JNZ  gemm_k1_loop
+
+gemm_store:
+	MOVQ  accum+40(FP), AX
+	TESTQ AX, AX
+	JNZ   gemm_accum
+	STOREROW(Y4, Y5)
+	STOREROW(Y6, Y7)
+	STOREROW(Y8, Y9)
+	STOREROW(Y10, Y11)
+	STOREROW(Y12, Y13)
+	STOREROW(Y14, Y15)
+	VZEROUPPER
+	RET
+
+gemm_accum:
+	ADDSTOREROW(Y4, Y5)
+	ADDSTOREROW(Y6, Y7)
+	ADDSTOREROW(Y8, Y9)
+	ADDSTOREROW(Y10, Y11)
+	ADDSTOREROW(Y12, Y13)
+	ADDSTOREROW(Y14, Y15)
+	VZEROUPPER
+	RET
+
+// TRANSPOSE8: rows Y0..Y7 (8 floats each) -> columns Y8..Y15 (column c in Y8+c).
+#define TRANSPOSE8 \
+	VUNPCKLPS  Y1, Y0, Y8 \
+	VUNPCKHPS  Y1, Y0, Y9 \
+	VUNPCKLPS  Y3, Y2, Y10 \
+	VUNPCKHPS  Y3, Y2, Y11 \
+	VUNPCKLPS  Y5, Y4, Y12 \
+	VUNPCKHPS  Y5, Y4, Y13 \
+	VUNPCKLPS  Y7, Y6, Y14 \
+	VUNPCKHPS  Y7, Y6, Y15 \
+	VSHUFPS    $0x44, Y10, Y8, Y0 \
+	VSHUFPS    $0xee, Y10, Y8, Y1 \
+	VSHUFPS    $0x44, Y11, Y9, Y2 \
+	VSHUFPS    $0xee, Y11, Y9, Y3 \
+	VSHUFPS    $0x44, Y14, Y12, Y4 \
+	VSHUFPS    $0xee, Y14, Y12, Y5 \
+	VSHUFPS    $0x44, Y15, Y13, Y6 \
+	VSHUFPS    $0xee, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VPERM2F128 $0x20, Y5, Y1, Y9 \
+	VPERM2F128 $0x20, Y6, Y2, Y10 \
+	VPERM2F128 $0x20, Y7, Y3, Y11 \
+	VPERM2F128 $0x31, Y4, Y0, Y12 \
+	VPERM2F128 $0x31, Y5, Y1, Y13 \
+	VPERM2F128 $0x31, Y6, Y2, Y14 \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// STORECOLS(off, stride): column c to off + c*stride (DI).
+#define STORECOLS(off, stride) \
+	VMOVUPS Y8, off(DI) \
+	VMOVUPS Y9, off+stride(DI) \
+	VMOVUPS Y10, off+2*stride(DI) \
+	VMOVUPS Y11, off+3*stride(DI) \
+	VMOVUPS Y12, off+4*stride(DI) \
+	VMOVUPS Y13, off+5*stride(DI) \
+	VMOVUPS Y14, off+6*stride(DI) \
+	VMOVUPS Y15, off+7*stride(DI)
+
+// LOAD8F32(P, Q): rows at P, P+BX, P+2BX, P+R8 into Y0..Y3 and Q.. into Y4..Y7.
+#define LOAD8F32(P, Q) \
+	VMOVUPS (P), Y0 \
+	VMOVUPS (P)(BX*1), Y1 \
+	VMOVUPS (P)(BX*2), Y2 \
+	VMOVUPS (P)(R8*1), Y3 \
+	VMOVUPS (Q), Y4 \
+	VMOVUPS (Q)(BX*1), Y5 \
+	VMOVUPS (Q)(BX*2), Y6 \
+	VMOVUPS (Q)(R8*1), Y7
+
+#define LOAD8F16(P, Q) \
+	VCVTPH2PS (P), Y0 \
+	VCVTPH2PS (P)(BX*1), Y1 \
+	VCVTPH2PS (P)(BX*2), Y2 \
+	VCVTPH2PS (P)(R8*1), Y3 \
+	VCVTPH2PS (Q), Y4 \
+	VCVTPH2PS (Q)(BX*1), Y5 \
+	VCVTPH2PS (Q)(BX*2), Y6 \
+	VCVTPH2PS (Q)(R8*1), Y7
+
+// func packA16AVX2(k8 int, a *float32, lda int, dst *float32)
+// dst[p*16 + r] = a[r*lda + p] for r < 16, p < 8*k8.
+TEXT ·packA16AVX2(SB), NOSPLIT, $0-32
+	MOVQ k8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), BX
+	MOVQ dst+24(FP), DI
+	TESTQ CX, CX
+	JZ   packa_done
+	SHLQ $2, BX
+	LEAQ (BX)(BX*2), R8
+	LEAQ (SI)(BX*4), R9
+	LEAQ (R9)(BX*4), R10
+	LEAQ (R10)(BX*4), R11
+
+packa_loop:
+	LOAD8F32(SI, R9)
+	TRANSPOSE8
+	STORECOLS(0, 64)
+	LOAD8F32(R10, R11)
+	TRANSPOSE8
+	STORECOLS(32, 64)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  packa_loop
+
+packa_done:
+	VZEROUPPER
+	RET
+
+// func packA16F16AVX2(k8 int, a *uint16, lda int, dst *float32)
+// dst[p*16 + r] = f32(a[r*lda + p]) for r < 16, p < 8*k8.
+TEXT ·packA16F16AVX2(SB), NOSPLIT, $0-32
+	MOVQ k8+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), BX
+	MOVQ dst+24(FP), DI
+	TESTQ CX, CX
+	JZ   packah_done
+	SHLQ $1, BX
+	LEAQ (BX)(BX*2), R8
+	LEAQ (SI)(BX*4), R9
+	LEAQ (R9)(BX*4), R10
+	LEAQ (R10)(BX*4), R11
+
+packah_loop:
+	LOAD8F16(SI, R9)
+	TRANSPOSE8
+	STORECOLS(0, 64)
+	LOAD8F16(R10, R11)
+	TRANSPOSE8
+	STORECOLS(32, 64)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  packah_loop
+
+packah_done:
+	VZEROUPPER
+	RET
+
+// func packB6AVX2(k8 int, b *float32, ldb int, dst *float32)
+// dst[p*6 + r] = b[r*ldb + p] for r < 6, p < 8*k8. Each column is written with a 32-byte
+// store, so 2 floats past dst[48*k8] are overwritten (the caller leaves that slack).
+TEXT ·packB6AVX2(SB), NOSPLIT, $0-32
+	MOVQ k8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), BX
+	MOVQ dst+24(FP), DI
+	TESTQ CX, CX
+	JZ   packb_done
+	SHLQ $2, BX
+	LEAQ (BX)(BX*2), R8
+	LEAQ (SI)(BX*4), R9
+
+packb_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y1
+	VMOVUPS (SI)(BX*2), Y2
+	VMOVUPS (SI)(R8*1), Y3
+	VMOVUPS (R9), Y4
+	VMOVUPS (R9)(BX*1), Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	TRANSPOSE8
+	STORECOLS(0, 24)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $192, DI
+	DECQ CX
+	JNZ  packb_loop
+
+packb_done:
+	VZEROUPPER
+	RET

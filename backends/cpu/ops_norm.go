@@ -1,0 +1,76 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// NORM and RMS_NORM, after ggml_compute_forward_norm_f32 / ggml_compute_forward_rms_norm_f32
+// (ggml/src/ggml-cpu/ops.cpp): per row, sums in float64 (ggml_float), the result rounded to float32
+// once. Rows are split among all workers (ggml's n_tasks for both is n_threads). Each row goes
+// through a per-worker f32 scratch row, so any source strides work and dst may alias src0 (the
+// in-place form: same layout, same memory).
+
+func init() {
+	register(core.OpNorm, opImpl{compute: computeNorm, work: normWork, supports: normSupports})
+	register(core.OpRMSNorm, opImpl{compute: computeNorm, work: normWork, supports: normSupports})
+}
+
+func normSupports(dst *core.Tensor) bool {
+	a := dst.Src[0]
+	return a != nil && a.Type == core.TypeF32 && dst.Type == core.TypeF32 && a.Ne == dst.Ne
+}
+
+// normWork: one f32 row per worker.
+func normWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.Ne[0], nTasks) }
+
+func computeNorm(p *params, dst *core.Tensor) {
+	a := dst.Src[0]
+	da, dd := a.Data(), dst.Data()
+	row := scratch(p, dst.Ne[0])
+	eps := float64(dst.ParamF32(0))
+	rms := dst.Op == core.OpRMSNorm
+	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
+	for ir := r0; ir < r1; ir++ {
+		i1, i2, i3 := unravel(ir, dst.Ne)
+		loadRow(a, da, i1, i2, i3, row)
+		if rms {
+			rmsNormRow(row, eps)
+		} else {
+			normRow(row, eps)
+		}
+		storeRow(dst, dd, i1, i2, i3, row)
+	}
+}
+
+// normRow replaces x by (x - mean) / sqrt(var + eps), var the population variance.
+func normRow(x []float32, eps float64) {
+	n := float64(len(x))
+	var sum float64
+	for _, v := range x {
+		sum += float64(v)
+	}
+	mean := sum / n
+	var sum2 float64
+	for _, v := range x {
+		d := float64(v) - mean
+		sum2 += d * d
+	}
+	scale := 1 / math.Sqrt(sum2/n+eps)
+	for i, v := range x {
+		x[i] = float32((float64(v) - mean) * scale)
+	}
+}
+
+// rmsNormRow replaces x by x / sqrt(mean(x²) + eps).
+func rmsNormRow(x []float32, eps float64) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v) * float64(v)
+	}
+	scale := 1 / math.Sqrt(sum/float64(len(x))+eps)
+	for i, v := range x {
+		x[i] = float32(float64(v) * scale)
+	}
+}

@@ -1,0 +1,137 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// ROPE (modes NORMAL and NEOX, f32 and f16), after ggml_compute_forward_rope_flt, rotate_pairs,
+// ggml_rope_cache_init, rope_yarn and rope_yarn_ramp (ggml/src/ggml-cpu/ops.cpp) and
+// ggml_rope_yarn_corr_dims (ggml/src/ggml.c):
+//
+//   - pair k (0 ≤ k < n_dims/2) of token i2 at position p = pos[i2] gets
+//     θ_extrap = p · base^(-2k/n_dims) / freq_factor[k] and θ_interp = freq_scale · θ_extrap;
+//   - without YaRN (ext_factor == 0) θ = θ_interp and mscale = attn_factor; with it
+//     ramp = (1 - clamp((k - lo) / max(0.001, hi - lo), 0, 1)) · ext_factor,
+//     θ = θ_interp·(1 - ramp) + θ_extrap·ramp and mscale = attn_factor·(1 + 0.1·ln(1/freq_scale)),
+//     where lo = max(0, floor(d(beta_fast))), hi = min(n_dims - 1, ceil(d(beta_slow))) and
+//     d(b) = n_dims · ln(n_ctx_orig / (2π·b)) / (2 ln base);
+//   - NORMAL rotates (x[2k], x[2k+1]), NEOX rotates (x[k], x[k + n_dims/2]), by
+//     (x0·cos θ - x1·sin θ, x0·sin θ + x1·cos θ)·mscale; elements n_dims..ne0-1 are copied.
+//
+// ggml builds θ by repeated float32 multiplication; here the per-token cache is built in float64
+// (then stored as float32 cos/sin), and the rotation is done in float64, which is at least as
+// accurate. Rows (i1, i2, i3) are split among all workers (ggml: n_threads); each row is converted
+// to an f32 scratch row, rotated, and stored back, so any strides work and dst may alias a.
+
+func init() {
+	register(core.OpRope, opImpl{compute: computeRope, work: ropeWork, supports: ropeSupports})
+}
+
+func ropeSupports(dst *core.Tensor) bool {
+	a, pos, ff := dst.Src[0], dst.Src[1], dst.Src[2]
+	rp := core.RopeParamsOf(dst)
+	switch {
+	case a == nil || pos == nil:
+		return false
+	case a.Type != core.TypeF32 && a.Type != core.TypeF16:
+		return false
+	case dst.Type != a.Type || dst.Ne != a.Ne:
+		return false
+	case pos.Type != core.TypeI32 || pos.Ne[0] < a.Ne[2]:
+		return false
+	case rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox:
+		return false
+	case rp.NDims <= 0 || rp.NDims%2 != 0 || int64(rp.NDims) > a.Ne[0]:
+		return false
+	case ff != nil && (ff.Type != core.TypeF32 || ff.Ne[0] < int64(rp.NDims/2)):
+		return false
+	}
+	return true
+}
+
+// ropeWork: one row plus the cos/sin cache (n_dims values) per worker.
+func ropeWork(dst *core.Tensor, nTasks int) int64 {
+	return scratchBytes(dst.Ne[0]+int64(core.RopeParamsOf(dst).NDims), nTasks)
+}
+
+// ropeCorrDims returns YaRN's [lo, hi] correction range (ggml_rope_yarn_corr_dims).
+func ropeCorrDims(nDims, nCtxOrig int, base, betaFast, betaSlow float32) (float64, float64) {
+	dim := func(nRot float32) float64 {
+		return float64(nDims) * math.Log(float64(nCtxOrig)/(float64(nRot)*2*math.Pi)) / (2 * math.Log(float64(base)))
+	}
+	lo := math.Max(0, math.Floor(dim(betaFast)))
+	hi := math.Min(float64(nDims-1), math.Ceil(dim(betaSlow)))
+	return lo, hi
+}
+
+// ropeRamp is rope_yarn_ramp for pair k.
+func ropeRamp(lo, hi float64, k int) float64 {
+	y := (float64(k) - lo) / math.Max(0.001, hi-lo)
+	return 1 - math.Min(1, math.Max(0, y))
+}
+
+// ropeCache fills cache[2k], cache[2k+1] with mscale·cos θ_k and mscale·sin θ_k for position pos.
+func ropeCache(cache []float32, pos float64, rp *core.RopeParams, lo, hi float64, ff *core.Tensor, dff []byte) {
+	thetaScale := math.Pow(float64(rp.FreqBase), -2/float64(rp.NDims))
+	freqScale := float64(rp.FreqScale)
+	ext := float64(rp.ExtFactor)
+	mscale := float64(rp.AttnFactor)
+	if ext != 0 {
+		mscale *= 1 + 0.1*math.Log(1/freqScale)
+	}
+	theta := pos
+	for k := 0; k < rp.NDims/2; k++ {
+		extrap := theta
+		if ff != nil {
+			extrap /= float64(getF32(dff, int64(k)*ff.Nb[0]))
+		}
+		th := freqScale * extrap
+		if ext != 0 {
+			mix := ropeRamp(lo, hi, k) * ext
+			th = th*(1-mix) + extrap*mix
+		}
+		cache[2*k] = float32(math.Cos(th) * mscale)
+		cache[2*k+1] = float32(math.Sin(th) * mscale)
+		theta *= thetaScale
+	}
+}
+
+func computeRope(p *params, dst *core.Tensor) {
+	a, pos, ff := dst.Src[0], dst.Src[1], dst.Src[2]
+	da, dd, dp := a.Data(), dst.Data(), pos.Data()
+	var dff []byte
+	if ff != nil {
+		dff = ff.Data()
+	}
+	rp := core.RopeParamsOf(dst)
+	nDims := int64(rp.NDims)
+	ne0 := dst.Ne[0]
+	buf := scratch(p, ne0+nDims)
+	row, cache := buf[:ne0], buf[ne0:ne0+nDims]
+	lo, hi := ropeCorrDims(rp.NDims, rp.NCtxOrig, rp.FreqBase, rp.BetaFast, rp.BetaSlow)
+	neox := rp.Mode == core.RopeNeox
+	half := nDims / 2
+	cached := int64(-1)
+	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
+	for ir := r0; ir < r1; ir++ {
+		i1, i2, i3 := unravel(ir, dst.Ne)
+		if i2 != cached {
+			ropeCache(cache, float64(i32s(dp[i2*pos.Nb[0]:])[0]), &rp, lo, hi, ff, dff)
+			cached = i2
+		}
+		loadRow(a, da, i1, i2, i3, row)
+		for k := int64(0); k < half; k++ {
+			j0, j1 := 2*k, 2*k+1
+			if neox {
+				j0, j1 = k, k+half
+			}
+			c, s := float64(cache[2*k]), float64(cache[2*k+1])
+			x0, x1 := float64(row[j0]), float64(row[j1])
+			row[j0] = float32(x0*c - x1*s)
+			row[j1] = float32(x0*s + x1*c)
+		}
+		storeRow(dst, dd, i1, i2, i3, row)
+	}
+}

@@ -1,0 +1,84 @@
+package scheduler
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// Dump writes the current plan: each split's backend, nodes and copied inputs; with verbose, every
+// node with its assignment, the reason for it, and its sources' backends.
+func (s *Scheduler) Dump(w io.Writer, verbose bool) {
+	if s.plan == nil {
+		fmt.Fprintln(w, "scheduler: no plan")
+		return
+	}
+	s.dumpPlan(w, s.plan, verbose)
+}
+
+// dump prints the plan to stderr when TANDEM_SCHED_DEBUG is set (2: verbose).
+func (s *Scheduler) dump(p *plan, _ *core.Graph) { s.dumpPlan(os.Stderr, p, s.debug > 1) }
+
+func (s *Scheduler) dumpPlan(w io.Writer, p *plan, verbose bool) {
+	name := func(id int) string {
+		if id < 0 {
+			return "NULL"
+		}
+		return s.backends[id].Name()
+	}
+	for i, sp := range p.splits {
+		var in []string
+		for _, c := range sp.inputs {
+			in = append(in, fmt.Sprintf("%s (%s, from %s)", orName(c.src), sizeStr(c.src.NBytes()), name(c.srcBackend)))
+		}
+		fmt.Fprintf(w, "## SPLIT #%d: %s # %d nodes, %d inputs: [%s] deps %v\n", i, name(sp.backend), len(sp.nodes), len(sp.inputs), strings.Join(in, ", "), sp.deps)
+		if !verbose {
+			continue
+		}
+		for k, n := range sp.users {
+			if n.Op.IsView() {
+				continue
+			}
+			cause := ""
+			if p.cause != nil {
+				cause = p.cause[n]
+			}
+			fmt.Fprintf(w, "  node #%4d %-12s %-24s %8s [%-8s %-6s]", sp.start+k, n.Op, trunc(orName(n), 24), sizeStr(n.NBytes()), name(p.assign[n]), cause)
+			for j, src := range sp.nodes[k].Src {
+				if src == nil {
+					continue
+				}
+				orig := n.Src[j]
+				fmt.Fprintf(w, " %s [%s]", trunc(orName(src), 20), name(p.assign[orig]))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func orName(t *core.Tensor) string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return fmt.Sprintf("%v", t.Op)
+}
+
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func sizeStr(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}

@@ -1,0 +1,91 @@
+package scheduler_test
+
+import (
+	"fmt"
+
+	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/core"
+)
+
+// fakeGPU is a device whose memory is not host memory as far as the CPU backend knows (IsHost
+// false, so every crossing needs a copy), whose supported ops are a table, and whose kernels are
+// the CPU kernels run on that memory. It lets scheduler logic and copies be tested without a GPU.
+type fakeGPU struct {
+	name    string
+	ops     map[core.Op]bool
+	bt      *fakeBufType
+	offload bool
+}
+
+type fakeBufType struct {
+	dev   *fakeGPU
+	align int64
+}
+
+func newFakeGPU(name string, ops ...core.Op) *fakeGPU {
+	d := &fakeGPU{name: name, ops: map[core.Op]bool{}}
+	for _, op := range ops {
+		d.ops[op] = true
+	}
+	d.bt = &fakeBufType{dev: d, align: 64}
+	return d
+}
+
+func (d *fakeGPU) Name() string                { return d.name }
+func (d *fakeGPU) Description() string         { return "fake GPU for tests" }
+func (d *fakeGPU) Type() core.DeviceType       { return core.DeviceGPU }
+func (d *fakeGPU) Memory() (int64, int64)      { return 1 << 30, 1 << 30 }
+func (d *fakeGPU) BufferType() core.BufferType { return d.bt }
+func (d *fakeGPU) OffloadOp(*core.Tensor) bool { return d.offload }
+func (d *fakeGPU) SupportsOp(t *core.Tensor) bool {
+	return t.Op == core.OpNone || t.Op.IsView() || d.ops[t.Op]
+}
+func (d *fakeGPU) SupportsBufferType(bt core.BufferType) bool { return bt == core.BufferType(d.bt) }
+func (d *fakeGPU) NewBackend() (core.Backend, error) {
+	c, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		return nil, err
+	}
+	return &fakeBackend{dev: d, cpu: c}, nil
+}
+
+func (bt *fakeBufType) Name() string                   { return bt.dev.name }
+func (bt *fakeBufType) Alignment() int64               { return bt.align }
+func (bt *fakeBufType) MaxSize() int64                 { return 0 }
+func (bt *fakeBufType) AllocSize(t *core.Tensor) int64 { return t.NBytes() }
+func (bt *fakeBufType) IsHost() bool                   { return false }
+func (bt *fakeBufType) Device() core.Device            { return bt.dev }
+func (bt *fakeBufType) Alloc(size int64) (core.Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("negative size")
+	}
+	return core.NewHostBuffer(bt, size), nil
+}
+
+type fakeBackend struct {
+	dev   *fakeGPU
+	cpu   *cpu.Backend
+	nodes int // nodes computed, for tests
+}
+
+func (b *fakeBackend) Name() string                       { return b.dev.name }
+func (b *fakeBackend) Device() core.Device                { return b.dev }
+func (b *fakeBackend) DefaultBufferType() core.BufferType { return b.dev.bt }
+func (b *fakeBackend) Synchronize() error                 { return nil }
+func (b *fakeBackend) Close() error                       { return b.cpu.Close() }
+func (b *fakeBackend) GraphCompute(g *core.Graph) error {
+	for _, n := range g.Nodes() {
+		if n.Op != core.OpNone && !n.Op.IsView() {
+			if !b.dev.SupportsOp(n) {
+				return fmt.Errorf("fake GPU asked to run unsupported %v", n)
+			}
+			for _, s := range n.Src {
+				if s != nil && s.Buffer != nil && !b.dev.SupportsBufferType(s.Buffer.Type()) {
+					return fmt.Errorf("fake GPU asked to read %v from %s memory", s, s.Buffer.Type().Name())
+				}
+			}
+			b.nodes++
+		}
+	}
+	return b.cpu.GraphCompute(g)
+}

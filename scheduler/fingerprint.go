@@ -1,0 +1,66 @@
+package scheduler
+
+import "github.com/tandem-ml/tandem/core"
+
+// nodeRecord is what a plan depends on for one node or leaf.
+type nodeRecord struct {
+	t      *core.Tensor
+	op     core.Op
+	typ    core.Type
+	ne, nb [4]int64
+	params [core.MaxOpParams]int32
+	src    [core.MaxSrc]*core.Tensor
+	view   *core.Tensor
+	flags  core.Flags
+	buf    core.Buffer // leafs: where the data lives (a moved weight changes the plan)
+}
+
+// fingerprint is a copy of everything in a graph that a plan depends on. Two graphs with the same
+// fingerprint get the same plan, so a changed graph behind the same node count is always re-planned.
+type fingerprint struct {
+	nodes, leafs []nodeRecord
+	pins         int
+}
+
+func record(t *core.Tensor, withBuf bool) nodeRecord {
+	r := nodeRecord{t: t, op: t.Op, typ: t.Type, ne: t.Ne, nb: t.Nb, params: t.Params, src: t.Src, view: t.ViewSrc, flags: t.Flags}
+	if withBuf {
+		r.buf = t.Buffer
+	}
+	return r
+}
+
+func takeFingerprint(g *core.Graph, s *Scheduler) fingerprint {
+	fp := fingerprint{nodes: make([]nodeRecord, g.NNodes()), leafs: make([]nodeRecord, len(g.Leafs())), pins: len(s.pins)}
+	for i, n := range g.Nodes() {
+		fp.nodes[i] = record(n, false)
+	}
+	for i, l := range g.Leafs() {
+		fp.leafs[i] = record(l, true)
+	}
+	return fp
+}
+
+// matches reports whether g (with the plan's own memory assignments ignored) is the graph fp was
+// taken from.
+func (fp *fingerprint) matches(g *core.Graph, s *Scheduler, owned func(*core.Tensor) bool) bool {
+	nodes, leafs := g.Nodes(), g.Leafs()
+	if len(nodes) != len(fp.nodes) || len(leafs) != len(fp.leafs) || fp.pins != len(s.pins) {
+		return false
+	}
+	for i, n := range nodes {
+		if fp.nodes[i] != record(n, false) {
+			return false
+		}
+	}
+	for i, l := range leafs {
+		r := record(l, !owned(l))
+		if owned(l) {
+			r.buf = fp.leafs[i].buf
+		}
+		if fp.leafs[i] != r {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,206 @@
+// Package scheduler splits one compute graph across several backends (a GPU first, the CPU last),
+// copies the tensors that cross from one backend's memory to another's, allocates every split's
+// memory with the graph allocator, and runs the splits — concurrently where they do not depend on
+// each other.
+package scheduler
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/tandem-ml/tandem/alloc"
+	"github.com/tandem-ml/tandem/core"
+)
+
+// MaxBackends bounds the number of backends of one scheduler (ggml's GGML_SCHED_MAX_BACKENDS).
+const MaxBackends = 16
+
+// EvalCallback observes nodes as they are computed. It is first called with ask = true: returning
+// true asks to see that node after it has run. It is then called with ask = false once the node's
+// data is ready; returning false there stops the whole graph (GraphCompute returns ErrStopped).
+type EvalCallback func(t *core.Tensor, ask bool) bool
+
+// ErrStopped is returned when an eval callback stops the graph.
+var ErrStopped = fmt.Errorf("tandem: scheduler: stopped by the eval callback")
+
+// Options configure a Scheduler.
+type Options struct {
+	// GraphSize is the largest graph (nodes) the scheduler plans for; 0 means core.DefaultGraphSize.
+	GraphSize int
+	// BufferTypes overrides the compute buffer type per backend (nil entries: the backend's default).
+	BufferTypes []core.BufferType
+	// OpOffload lets a higher-priority backend take an op whose weights live in host memory when its
+	// device asks for it (Device.OffloadOp), copying the weights for each run.
+	OpOffload bool
+	// Sequential runs splits one after another even when they are independent (as ggml does).
+	Sequential bool
+}
+
+// Scheduler runs graphs across backends. Use it from one goroutine at a time.
+type Scheduler struct {
+	backends []core.Backend
+	bufts    []core.BufferType
+	opts     Options
+	galloc   *alloc.GraphAllocator
+	debug    int
+
+	pins map[*core.Tensor]int // user assignments (SetTensorBackend)
+
+	plan     *plan // the current plan, nil after Reset
+	allocked bool
+	evalCB   EvalCallback
+
+	stats Stats
+
+	async struct {
+		mu   sync.Mutex
+		done chan struct{}
+		err  error
+	}
+}
+
+// Stats count the scheduler's work since it was created.
+type Stats struct {
+	Plans      int   // assignments + splits computed
+	Reserves   int   // graph allocator reservations (buffer sizing)
+	Runs       int   // graph computations
+	Copies     int   // input copies performed
+	CopyBytes  int64 // bytes copied between backends
+	CopySkips  int   // input copies skipped because the source had not changed
+	Concurrent int   // splits started while another split was running
+}
+
+// New creates a scheduler over backends in priority order; the last one must be a CPU backend.
+func New(backends []core.Backend, opts Options) (*Scheduler, error) {
+	if len(backends) == 0 {
+		return nil, fmt.Errorf("tandem: scheduler: no backends")
+	}
+	if len(backends) > MaxBackends {
+		return nil, fmt.Errorf("tandem: scheduler: %d backends, at most %d", len(backends), MaxBackends)
+	}
+	for i, b := range backends {
+		if b == nil {
+			return nil, fmt.Errorf("tandem: scheduler: backend %d is nil", i)
+		}
+	}
+	last := backends[len(backends)-1]
+	if last.Device() == nil || last.Device().Type() != core.DeviceCPU {
+		return nil, fmt.Errorf("tandem: scheduler: the last backend must be the CPU (got %s); list backends in priority order, CPU last", last.Name())
+	}
+	if opts.BufferTypes != nil && len(opts.BufferTypes) != len(backends) {
+		return nil, fmt.Errorf("tandem: scheduler: %d buffer types for %d backends", len(opts.BufferTypes), len(backends))
+	}
+	if opts.GraphSize <= 0 {
+		opts.GraphSize = core.DefaultGraphSize
+	}
+	s := &Scheduler{backends: backends, opts: opts, pins: map[*core.Tensor]int{}}
+	s.bufts = make([]core.BufferType, len(backends))
+	for i, b := range backends {
+		bt := b.DefaultBufferType()
+		if opts.BufferTypes != nil && opts.BufferTypes[i] != nil {
+			bt = opts.BufferTypes[i]
+		}
+		if !b.Device().SupportsBufferType(bt) {
+			return nil, fmt.Errorf("tandem: scheduler: backend %s cannot use buffer type %s", b.Name(), bt.Name())
+		}
+		s.bufts[i] = bt
+	}
+	s.galloc = alloc.NewGraphAllocator(s.bufts...)
+	switch os.Getenv("TANDEM_SCHED_DEBUG") {
+	case "1":
+		s.debug = 1
+	case "2":
+		s.debug = 2
+	}
+	return s, nil
+}
+
+// NBackends is the number of backends.
+func (s *Scheduler) NBackends() int { return len(s.backends) }
+
+// Backend returns backend i.
+func (s *Scheduler) Backend(i int) core.Backend { return s.backends[i] }
+
+// BufferType returns the compute buffer type of backend i.
+func (s *Scheduler) BufferType(i int) core.BufferType { return s.bufts[i] }
+
+// BufferSize is the size of backend i's compute buffer.
+func (s *Scheduler) BufferSize(i int) int64 { return s.galloc.BufferSize(i) }
+
+// Stats returns the scheduler's counters.
+func (s *Scheduler) Stats() Stats { return s.stats }
+
+// SetEvalCallback installs (or with nil removes) a callback that observes computed nodes.
+func (s *Scheduler) SetEvalCallback(cb EvalCallback) { s.evalCB = cb }
+
+// SetTensorBackend pins t to backend b (which must be one of the scheduler's). The pin applies from
+// the next plan; a pinned node whose backend cannot run it is an error at planning time.
+func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
+	id := s.backendIndex(b)
+	if id < 0 {
+		return fmt.Errorf("tandem: scheduler: backend %s is not one of this scheduler's", b.Name())
+	}
+	if old, ok := s.pins[t]; !ok || old != id {
+		s.pins[t] = id
+		s.plan = nil
+	}
+	return nil
+}
+
+// TensorBackend returns the backend t is assigned to in the current plan (or pinned to), or nil.
+func (s *Scheduler) TensorBackend(t *core.Tensor) core.Backend {
+	if s.plan != nil {
+		if id, ok := s.plan.assign[t]; ok && id >= 0 {
+			return s.backends[id]
+		}
+	}
+	if id, ok := s.pins[t]; ok {
+		return s.backends[id]
+	}
+	return nil
+}
+
+func (s *Scheduler) backendIndex(b core.Backend) int {
+	for i, x := range s.backends {
+		if x == b {
+			return i
+		}
+	}
+	return -1
+}
+
+// NSplits is the number of splits of the current plan.
+func (s *Scheduler) NSplits() int {
+	if s.plan == nil {
+		return 0
+	}
+	return len(s.plan.splits)
+}
+
+// NCopies is the number of tensor copies between backends the current plan makes per run (the
+// inputs of all splits).
+func (s *Scheduler) NCopies() int {
+	if s.plan == nil {
+		return 0
+	}
+	return len(s.plan.copies)
+}
+
+// Reset forgets the current plan and allocation (the next graph is planned afresh). Tensors the
+// scheduler allocated lose their memory.
+func (s *Scheduler) Reset() {
+	_ = s.Synchronize()
+	if s.plan != nil {
+		s.plan.release()
+	}
+	s.plan = nil
+	s.allocked = false
+}
+
+// Close releases the scheduler's compute buffers. It does not close the backends.
+func (s *Scheduler) Close() error {
+	s.Reset()
+	s.galloc.Free()
+	return nil
+}
