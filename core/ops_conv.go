@@ -72,8 +72,11 @@ func (c *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 	if im.Op != OpIm2Col {
 		return im
 	}
+	// The product is [OL·N, OC] with OL fastest, then N: reshape to [OL, N, OC] and swap the last
+	// two. (ggml reshapes straight to [OL, OC, N], which mixes batches when N > 1.)
 	r := c.MulMat(c.Reshape2D(im, im.Ne[0], im.Ne[2]*im.Ne[1]), c.Reshape2D(a, a.Ne[0]*a.Ne[1], a.Ne[2]))
-	return c.Reshape3D(r, im.Ne[1], a.Ne[2], im.Ne[2])
+	r = c.Reshape3D(r, im.Ne[1], im.Ne[2], a.Ne[2])
+	return c.Cont(c.Permute(r, 0, 2, 1, 3))
 }
 
 // Conv2D convolves b [W, H, IC, N] with kernel a [KW, KH, IC, OC], giving [OW, OH, OC, N]; built

@@ -50,6 +50,23 @@ func TestNNSoftMaxHand(t *testing.T) {
 	}
 }
 
+func TestNNSoftMaxNaN(t *testing.T) {
+	// A NaN anywhere in a row makes the whole row NaN (as in ggml, whose sum becomes NaN), also when
+	// everything else in the row is -inf; other rows are unaffected.
+	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
+	got := nnRunExact(t, "softmax NaN rows", func(t *testing.T, ctx *core.Context) *core.Tensor {
+		a := ctx.NewTensor2D(core.TypeF32, 3, 3)
+		nnSet(t, a, []float32{nan, 1, 2, nan, inf, inf, 0, 0, 0})
+		return ctx.SoftMax(a)
+	})
+	for i, v := range got[:6] {
+		if !math.IsNaN(float64(v)) {
+			t.Fatalf("softmax NaN rows: element %d = %v, want NaN (%v)", i, v, got)
+		}
+	}
+	nnClose(t, "softmax NaN rows", got[6:], []float64{1.0 / 3, 1.0 / 3, 1.0 / 3}, 1e-7)
+}
+
 // nnAlibiSlope is the ALiBi slope of head h (ggml_compute_forward_soft_max_f32's formula).
 func nnAlibiSlope(h, nHead int64, maxBias float64) float64 {
 	if maxBias <= 0 {
@@ -127,6 +144,7 @@ func TestNNSoftMaxRandom(t *testing.T) {
 		{ne: [4]int64{16, 4, 5, 1}, maskType: core.TypeF32, mne: [4]int64{16, 4, 5, 1}, scale: 1, maxBias: 8, causal: true},
 		{ne: [4]int64{9, 5, 8, 1}, maskType: core.TypeF32, mne: [4]int64{9, 5, 1, 1}, scale: 1, maxBias: 8, layout: "row-gaps"},
 		{ne: [4]int64{9, 5, 3, 2}, maskType: core.TypeF16, mne: [4]int64{9, 5, 3, 2}, scale: 1, layout: "row-gaps"},
+		{ne: [4]int64{9, 3, 4, 2}, maskType: core.TypeF32, mne: [4]int64{9, 3, 2, 1}, scale: 1}, // tiled over heads (i2 % ne12)
 	}
 	for ci, c := range cases {
 		for _, inplace := range []bool{false, true} {
