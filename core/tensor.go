@@ -134,7 +134,9 @@ func (t *Tensor) IsEmpty() bool { return t.NElements() == 0 }
 func (t *Tensor) IsContiguous() bool { return t.isContiguousN(0) }
 
 // IsContiguousRows reports whether each row is dense (dims ≥ 1 may have gaps).
-func (t *Tensor) IsContiguousRows() bool { return t.Ne[0] == t.Type.BlockSize() || t.Nb[0] == t.Type.Size() }
+func (t *Tensor) IsContiguousRows() bool {
+	return t.Ne[0] == t.Type.BlockSize() || t.Nb[0] == t.Type.Size()
+}
 
 // isContiguousN reports whether dims above n are dense (n = 0: fully contiguous), ignoring
 // dimensions of size 1 as ggml does.

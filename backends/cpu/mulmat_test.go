@@ -278,4 +278,3 @@ func BenchmarkPoolOverhead(b *testing.B) {
 		})
 	}
 }
-
