@@ -32,7 +32,7 @@ type eltBuild func(t *testing.T, ctx *core.Context, rng *rand.Rand) (*core.Tenso
 // output in row-major element (block) order, as eltRaw reads them.
 type eltRawBuild func(t *testing.T, ctx *core.Context, rng *rand.Rand) (*core.Tensor, []byte)
 
-func eltCtx() *core.Context { return core.NewContext(core.ContextParams{MemSize: 64 << 20}) }
+func eltCtx() *core.Context { return core.NewContext(core.ContextParams{MemSize: 4 << 20}) }
 
 func eltRng() *rand.Rand { return rand.New(rand.NewPCG(0x5eed, 0x7a4de)) }
 
@@ -196,9 +196,9 @@ func eltSource(t *testing.T, ctx *core.Context, rng *rand.Rand, typ core.Type, n
 		x = ctx.NewTensor(typ, ne[:]...)
 		base = x
 	case "perm":
-		// base's axes (ne2, ne0, ne3, ne1) go to positions 2, 0, 3, 1.
-		base = ctx.NewTensor(typ, ne[2], ne[0], ne[3], ne[1])
-		x = ctx.Permute(base, 2, 0, 3, 1)
+		// base's axes (ne1, ne0, ne3, ne2) go to positions 1, 0, 3, 2: dim 0 strides by a row.
+		base = ctx.NewTensor(typ, ne[1], ne[0], ne[3], ne[2])
+		x = ctx.Permute(base, 1, 0, 3, 2)
 	case "view":
 		bs := typ.BlockSize()
 		base = ctx.NewTensor(typ, ne[0]+bs, ne[1]+1, ne[2], ne[3])

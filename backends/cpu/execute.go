@@ -27,14 +27,11 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 			}
 			n := nodes[i]
 			if !skipNode(n) && ith < pl.tasks[i] {
-				prm.nth = pl.tasks[i]
+				prm.nth, prm.node = pl.tasks[i], i
 				impls[n.Op].compute(&prm, n)
 			}
 			if ith == 0 {
-				if err := errs.get(); err != nil {
-					stopErr = fmt.Errorf("tandem: cpu: node %d %v: %w", i, n, err)
-					stopAt.Store(int64(i + 1))
-				} else if ctx.Err() != nil {
+				if ctx.Err() != nil {
 					stopErr = fmt.Errorf("%w after node %d of %d: %w", ErrAborted, i+1, len(nodes), ctx.Err())
 					stopAt.Store(int64(i + 1))
 				} else if abort != nil && abort() {
@@ -43,7 +40,15 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 				}
 			}
 			p.barrier.wait()
+			// Errors of node i were all recorded before the barrier; later nodes' errors carry a
+			// larger index, so every worker takes the same decision here.
+			if at, _ := errs.failedAt(); at >= 0 && at <= i {
+				break
+			}
 		}
 	})
+	if at, err := errs.failedAt(); err != nil {
+		return fmt.Errorf("tandem: cpu: node %d %v: %w", at, nodes[at], err)
+	}
 	return stopErr
 }

@@ -12,6 +12,7 @@ import (
 // the only synchronization they can rely on, plus p.barrier() inside a node.
 type params struct {
 	ith, nth int
+	node     int // index of the node being computed
 	work     []byte
 	pool     *pool
 	errs     *errSlot
@@ -27,25 +28,32 @@ func (p *params) barrier() {
 }
 
 // fail records a runtime error (bad indices and the like); the graph stops after the node.
-func (p *params) fail(err error) { p.errs.set(err) }
+func (p *params) fail(err error) { p.errs.set(p.node, err) }
 
+// errSlot keeps the first error by node order. Workers compare the failing node with the node they
+// just finished after the barrier, so all of them stop at the same node.
 type errSlot struct {
-	mu  sync.Mutex
-	err error
+	mu   sync.Mutex
+	node int
+	err  error
 }
 
-func (e *errSlot) set(err error) {
+func (e *errSlot) set(node int, err error) {
 	e.mu.Lock()
-	if e.err == nil {
-		e.err = err
+	if e.err == nil || node < e.node {
+		e.node, e.err = node, err
 	}
 	e.mu.Unlock()
 }
 
-func (e *errSlot) get() error {
+// failedAt returns the node of the first error (or -1) and the error.
+func (e *errSlot) failedAt() (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.err
+	if e.err == nil {
+		return -1, nil
+	}
+	return e.node, e.err
 }
 
 // opImpl is one op's CPU implementation.

@@ -14,7 +14,8 @@ import (
 // the copy). Here GET_ROWS splits dst rows among workers; SET_ROWS gives each destination row to
 // one worker (by its flat index modulo the team size) and every worker walks all source rows in
 // order, so repeated indices resolve as in a sequential loop — the last source row wins — whatever
-// the thread count.
+// the thread count. In both, worker 0 itself meets every index, so a bad one is reported by it
+// (deterministically the first in row-major order).
 
 func init() {
 	register(core.OpGetRows, opImpl{compute: computeGetRows, tasks: rowsTasks, work: getRowsWork, supports: getRowsSupports})
@@ -61,14 +62,24 @@ func computeGetRows(p *params, dst *core.Tensor) {
 	if !same && !dstDirect {
 		buf = scratch(p, ne0)
 	}
+	// Worker 0 checks every index first, so the error is the first bad index in row-major order
+	// whatever the thread count, and it is recorded before worker 0 finishes the node.
+	if p.ith == 0 {
+		for ir := int64(0); ir < dst.NRows(); ir++ {
+			i10, i11, i12 := unravel(ir, dst.Ne)
+			if r := eltIndex(b, db, i10, i11, i12); r < 0 || r >= a.Ne[1] {
+				p.fail(fmt.Errorf("GET_ROWS: index %d at [%d,%d,%d] of %v is out of range: %v has %d rows",
+					r, i10, i11, i12, b, a, a.Ne[1]))
+				return
+			}
+		}
+	}
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {
 		i10, i11, i12 := unravel(ir, dst.Ne)
 		r := eltIndex(b, db, i10, i11, i12)
 		if r < 0 || r >= a.Ne[1] {
-			p.fail(fmt.Errorf("GET_ROWS: index %d at [%d,%d,%d] of %v is out of range: %v has %d rows",
-				r, i10, i11, i12, b, a, a.Ne[1]))
-			return
+			return // worker 0 reports it
 		}
 		doff := eltRowOff(dst, i10, i11, i12)
 		switch {
