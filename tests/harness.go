@@ -1,0 +1,312 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/core"
+)
+
+// Case is one op test: Build makes the inputs and the op in a metadata-only context and returns the
+// tensor to check. Every other non-view node is checked too.
+type Case struct {
+	Name  string
+	Build func(ctx *core.Context) *core.Tensor
+	// Init fills an input (a leaf); nil means uniform [-1, 1) (quantized through the reference
+	// quantizer), which suits most ops.
+	Init func(t *core.Tensor, r *rand.Rand) error
+	// MaxNMSE is the error limit; 0 means 1e-7.
+	MaxNMSE float64
+}
+
+// Result is the outcome of one case on one backend.
+type Result struct {
+	Case        string
+	Backend     string
+	Supported   bool
+	Passed      bool
+	NMSE        float64
+	Problem     string
+	CheckedNode string
+}
+
+// sentinelBytes separate tensors in the buffers under test; out-of-bounds writes change them.
+const sentinelBytes = 4096
+
+// Run runs c on backend be and on a fresh CPU reference backend and compares them.
+func Run(c Case, be core.Backend, seed uint64) Result {
+	res := Result{Case: c.Name, Backend: be.Name()}
+	test, err := newInstance(c, be.DefaultBufferType())
+	if err != nil {
+		res.Problem = err.Error()
+		return res
+	}
+	defer test.free()
+	for _, n := range test.g.Nodes() {
+		if !be.Device().SupportsOp(n) {
+			return res // unsupported: not a failure
+		}
+	}
+	res.Supported = true
+	ref, err := newInstance(c, core.HostBufferType())
+	if err != nil {
+		res.Problem = "reference: " + err.Error()
+		return res
+	}
+	defer ref.free()
+
+	r := rand.New(rand.NewPCG(seed, 0x7a5e))
+	for i, l := range ref.inputs {
+		if err := initInput(c, l, r); err != nil {
+			res.Problem = fmt.Sprintf("init %v: %v", l, err)
+			return res
+		}
+		raw := make([]byte, l.NBytes())
+		if err := core.TensorGet(l, raw, 0); err != nil {
+			res.Problem = err.Error()
+			return res
+		}
+		if err := core.TensorSet(test.inputs[i], raw, 0); err != nil {
+			res.Problem = err.Error()
+			return res
+		}
+	}
+	// Outputs start as NaN bytes on the device so unwritten elements show.
+	for _, n := range test.g.Nodes() {
+		if !n.Op.IsView() && n.ViewSrc == nil {
+			_ = core.TensorMemset(n, 0xff, 0, n.NBytes())
+		}
+	}
+	refCPU, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		res.Problem = err.Error()
+		return res
+	}
+	defer refCPU.Close()
+	if err := refCPU.GraphCompute(ref.g); err != nil {
+		res.Problem = "reference compute: " + err.Error()
+		return res
+	}
+	if err := be.GraphCompute(test.g); err != nil {
+		res.Problem = "compute: " + err.Error()
+		return res
+	}
+	if err := be.Synchronize(); err != nil {
+		res.Problem = "synchronize: " + err.Error()
+		return res
+	}
+	if p := test.checkSentinels(); p != "" {
+		res.Problem = p
+		return res
+	}
+	limit := c.MaxNMSE
+	if limit == 0 {
+		limit = 1e-7
+	}
+	for i, n := range test.g.Nodes() {
+		if n.Op.IsView() {
+			continue
+		}
+		m := ref.g.Nodes()[i]
+		a, err := core.GetFloat32s(n)
+		if err != nil {
+			res.Problem = fmt.Sprintf("read %v: %v", n, err)
+			return res
+		}
+		b, err := core.GetFloat32s(m)
+		if err != nil {
+			res.Problem = fmt.Sprintf("read reference %v: %v", m, err)
+			return res
+		}
+		e, problem := compare(a, b)
+		res.CheckedNode = n.String()
+		if problem != "" {
+			res.Problem = fmt.Sprintf("node %d %v: %s", i, n, problem)
+			return res
+		}
+		res.NMSE = max(res.NMSE, e)
+		if e > limit {
+			res.Problem = fmt.Sprintf("node %d %v: NMSE %.3g > %.3g", i, n, e, limit)
+			return res
+		}
+	}
+	res.Passed = true
+	return res
+}
+
+// compare applies ggml's rules: no NaN on either side, infinities must match in sign, then NMSE of
+// the finite values with b as the reference.
+func compare(a, b []float32) (float64, string) {
+	if len(a) != len(b) {
+		return 0, fmt.Sprintf("%d values vs %d", len(a), len(b))
+	}
+	var num, den float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		if math.IsNaN(x) || math.IsNaN(y) {
+			if math.IsNaN(x) && math.IsNaN(y) {
+				continue
+			}
+			return 0, fmt.Sprintf("NaN at %d: got %v want %v", i, a[i], b[i])
+		}
+		if math.IsInf(x, 0) || math.IsInf(y, 0) || math.Abs(x) == math.MaxFloat32 || math.Abs(y) == math.MaxFloat32 {
+			if math.Signbit(x) != math.Signbit(y) || math.IsInf(x, 0) != math.IsInf(y, 0) && math.Abs(x) != math.Abs(y) {
+				return 0, fmt.Sprintf("infinity mismatch at %d: got %v want %v", i, a[i], b[i])
+			}
+			continue
+		}
+		d := x - y
+		num += d * d
+		den += y * y
+	}
+	if den == 0 {
+		return num, ""
+	}
+	return num / den, ""
+}
+
+func initInput(c Case, t *core.Tensor, r *rand.Rand) error {
+	if c.Init != nil {
+		return c.Init(t, r)
+	}
+	return Uniform(t, r, -1, 1)
+}
+
+// Uniform fills t with uniform values in [lo, hi) (quantized for quantized types; indices for I32
+// are drawn in [lo, hi) too).
+func Uniform(t *core.Tensor, r *rand.Rand, lo, hi float32) error {
+	v := make([]float32, t.NElements())
+	for i := range v {
+		v[i] = lo + r.Float32()*(hi-lo)
+	}
+	if t.Type == core.TypeI32 {
+		iv := make([]int32, len(v))
+		for i := range v {
+			iv[i] = int32(math.Floor(float64(v[i])))
+		}
+		return core.SetInt32s(t, iv)
+	}
+	return core.SetFloat32sAny(t, v)
+}
+
+// instance is one built copy of a case, allocated in one buffer with sentinels between tensors.
+type instance struct {
+	ctx       *core.Context
+	g         *core.Graph
+	inputs    []*core.Tensor
+	buf       core.Buffer
+	sentinels []sentinel
+}
+
+type sentinel struct {
+	off  int64
+	data []byte
+}
+
+func newInstance(c Case, bt core.BufferType) (*instance, error) {
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	out := c.Build(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	g := core.NewGraph(core.DefaultGraphSize)
+	g.BuildForwardExpand(out)
+	if err := g.Err(); err != nil {
+		return nil, err
+	}
+	in := &instance{ctx: ctx, g: g}
+	// Lay out every non-view tensor of the context with a sentinel gap before and after it.
+	align := bt.Alignment()
+	off := int64(sentinelBytes)
+	offs := map[*core.Tensor]int64{}
+	var order []*core.Tensor
+	for _, t := range ctx.Tensors() {
+		if t.ViewSrc != nil || !g.Contains(t) {
+			continue
+		}
+		off = core.AlignUp(off, align)
+		offs[t] = off
+		order = append(order, t)
+		off += core.AlignUp(bt.AllocSize(t), align) + sentinelBytes
+	}
+	buf, err := bt.Alloc(off)
+	if err != nil {
+		return nil, err
+	}
+	in.buf = buf
+	pattern := func(k int) []byte {
+		p := make([]byte, sentinelBytes)
+		for i := range p {
+			p[i] = byte(0xA5 ^ (i*7 + k))
+		}
+		return p
+	}
+	in.sentinels = append(in.sentinels, sentinel{0, pattern(0)})
+	for k, t := range order {
+		if err := core.TensorAlloc(buf, t, offs[t]); err != nil {
+			return nil, err
+		}
+		// The gap after each tensor is at least sentinelBytes long (see the layout above).
+		in.sentinels = append(in.sentinels, sentinel{offs[t] + t.NBytes(), pattern(k + 1)})
+	}
+	for _, t := range ctx.Tensors() {
+		if t.ViewSrc != nil && t.Buffer == nil && t.ViewSrc.Buffer != nil {
+			if err := core.ViewInit(t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, l := range g.Leafs() {
+		in.inputs = append(in.inputs, l)
+	}
+	for _, s := range in.sentinels {
+		if err := writeRaw(buf, s.off, s.data); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// writeRaw and readRaw reach arbitrary bytes of a buffer through a scratch tensor placed there.
+func writeRaw(buf core.Buffer, off int64, data []byte) error {
+	t := scratchTensor(buf, off, int64(len(data)))
+	return buf.SetTensor(t, data, 0)
+}
+
+func readRaw(buf core.Buffer, off int64, n int64) ([]byte, error) {
+	t := scratchTensor(buf, off, n)
+	out := make([]byte, n)
+	return out, buf.GetTensor(t, out, 0)
+}
+
+func scratchTensor(buf core.Buffer, off, n int64) *core.Tensor {
+	t := &core.Tensor{Type: core.TypeI8, Ne: [4]int64{n, 1, 1, 1}, Nb: [4]int64{1, n, n, n}}
+	t.Buffer, t.Offset = buf, off
+	return t
+}
+
+func (in *instance) checkSentinels() string {
+	for _, s := range in.sentinels {
+		got, err := readRaw(in.buf, s.off, int64(len(s.data)))
+		if err != nil {
+			return "reading sentinel: " + err.Error()
+		}
+		if !bytes.Equal(got, s.data) {
+			for i := range got {
+				if got[i] != s.data[i] {
+					return fmt.Sprintf("out-of-bounds write: sentinel byte at buffer offset %d changed", s.off+int64(i))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func (in *instance) free() {
+	if in.buf != nil {
+		in.buf.Free()
+	}
+}
