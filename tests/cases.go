@@ -14,7 +14,6 @@ const (
 	nmseSoftMax = 1e-6
 )
 
-
 // Cases returns the op table: every op of the foundation in F32 on odd shapes, views, permuted and
 // broadcast inputs, and MUL_MAT/GET_ROWS/CPY over the weight types.
 func Cases() []Case {
@@ -230,7 +229,6 @@ func indicesOr(n int) func(t *core.Tensor, r *rand.Rand) error {
 		return Uniform(t, r, -1, 1)
 	}
 }
-
 
 // binaryInit keeps MUL and DIV operands near 1, as ggml's harness does.
 func binaryInit(op string) func(t *core.Tensor, r *rand.Rand) error {

@@ -110,4 +110,3 @@ func TestHarnessCatchesWrongResults(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
-
