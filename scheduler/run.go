@@ -267,4 +267,3 @@ func (s *Scheduler) computeSplit(sp *split) error {
 	}
 	return nil
 }
-

@@ -9,7 +9,7 @@
 // Specialization: constant 0 = workgroup size (default 256).
 // Dispatch: any grid; threads walk the elements with a grid-stride loop.
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Src0 { float data_a[]; };
 layout(std430, binding = 1) readonly buffer Src1 { float data_b[]; };

@@ -5,7 +5,9 @@
 // are f32. Suited to matrix-vector products (few B columns); larger products get
 // a tiled kernel.
 //
-// Defines: A_F32, A_F16, A_Q4_0, A_Q4_1 or A_Q8_0.
+// Defines: A_F32, A_F16, A_Q4_0, A_Q4_1 or A_Q8_0; REDUCE_SUBGROUP to reduce
+// with subgroupAdd (needs subgroup arithmetic in compute shaders) instead of a
+// shared-memory tree.
 // Bindings: 0 = A, 1 = B, 2 = dst.
 // Specialization: constant 0 = workgroup size (power of two, default 32).
 // Dispatch: x = rows (M), y = B columns (N), z = batches (ne12*ne13); each
@@ -19,8 +21,12 @@
 #define A_BINDING 0
 #include "dequant.glsl"
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
-layout(constant_id = 0) const uint BLOCK_SIZE = 32;
+#if defined(REDUCE_SUBGROUP)
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+
+layout(local_size_x = 32, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
+#define BLOCK_SIZE gl_WorkGroupSize.x
 
 layout(std430, binding = 1) readonly buffer BufB { float data_b[]; };
 layout(std430, binding = 2) writeonly buffer BufD { float data_d[]; };
@@ -38,7 +44,39 @@ layout(push_constant) uniform Params {
     uint r2, r3;                 // broadcast ratios ne12/ne02, ne13/ne03
 } p;
 
-shared float partial[BLOCK_SIZE];
+shared float partial[gl_WorkGroupSize.x];
+
+// reduce returns the sum of v over the workgroup in thread 0 (other threads:
+// unspecified). With REDUCE_SUBGROUP: subgroupAdd, then one shared-memory pass
+// over the subgroup sums; otherwise a shared-memory tree.
+float reduce(float v, uint tid) {
+#if defined(REDUCE_SUBGROUP)
+    v = subgroupAdd(v);
+    if (gl_SubgroupInvocationID == 0u) {
+        partial[gl_SubgroupID] = v;
+    }
+    barrier();
+    if (tid == 0u) {
+        for (uint i = 1u; i < gl_NumSubgroups; i++) {
+            v += partial[i];
+        }
+    }
+    barrier();
+    return v;
+#else
+    partial[tid] = v;
+    barrier();
+    for (uint s = BLOCK_SIZE / 2u; s > 0u; s >>= 1) {
+        if (tid < s) {
+            partial[tid] += partial[tid + s];
+        }
+        barrier();
+    }
+    v = partial[0];
+    barrier();
+    return v;
+#endif
+}
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -66,18 +104,10 @@ void main() {
                     sum += a_load1(a_row, k) * data_b[b_row + k];
                 }
 #endif
-                partial[tid] = sum;
-                barrier();
-                for (uint s = BLOCK_SIZE / 2u; s > 0u; s >>= 1) {
-                    if (tid < s) {
-                        partial[tid] += partial[tid + s];
-                    }
-                    barrier();
-                }
+                sum = reduce(sum, tid);
                 if (tid == 0u) {
-                    data_d[d_batch + col * p.nb1 + row] = partial[0];
+                    data_d[d_batch + col * p.nb1 + row] = sum;
                 }
-                barrier();
             }
         }
     }

@@ -251,7 +251,8 @@ func ExpSumF32(dst, src []float32, sub float32) float32 {
 	return expSumF32(dst[:len(src)], src, sub)
 }
 
-// SiluF32 computes dst[i] = x/(1+exp(-x)) for x = src[i]. dst may alias src exactly.
+// SiluF32 computes dst[i] = x/(1+exp(-x)) for x = src[i]. dst may alias src exactly. For
+// x < -88.7 (exact results under 3e-37 in magnitude) the result is -0.
 func SiluF32(dst, src []float32) {
 	checkLen("SiluF32", len(src), len(dst))
 	if len(src) == 0 {
@@ -263,7 +264,8 @@ func SiluF32(dst, src []float32) {
 // GeluF32 computes ggml's tanh-approximated GELU,
 // dst[i] = 0.5*x*(1+tanh(sqrt(2/pi)*x*(1+0.044715*x²))), evaluated in the equivalent and
 // cancellation-free form x/(1+exp(-2*sqrt(2/pi)*x*(1+0.044715*x²))). (ggml's CPU backend by
-// default reads GELU from an f16 table; this is its exact-formula variant.)
+// default reads GELU from an f16 table; this is its exact-formula variant.) For x below
+// about -10 (exact results under 3e-38 in magnitude) the result is -0.
 func GeluF32(dst, src []float32) {
 	checkLen("GeluF32", len(src), len(dst))
 	if len(src) == 0 {

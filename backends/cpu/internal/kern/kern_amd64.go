@@ -302,3 +302,36 @@ func packBFull(dst []float32, b []float32, ldb, kb int) int {
 	packB6AVX2(k8, &b[0], ldb, &dst[0])
 	return k8
 }
+
+//go:noescape
+func dot4F32AVX2(k int, a *float32, lda int, x *float32, out *float32)
+
+//go:noescape
+func dot4F16F32AVX2(k8 int, a *uint16, lda int, x *float32, out *float32)
+
+// dot4 sets out[r] = Σ_{p<k} A[off+r*lda+p]*x[p] for r < 4 (k >= 1).
+func dot4(a aSource, off, k int, x []float32, out *[4]float32) {
+	if !useASM {
+		dot4Go(a, off, k, x, out)
+		return
+	}
+	_ = x[k-1]
+	last := off + 3*a.lda + k - 1
+	if a.f16 == nil {
+		_ = a.f32[last]
+		dot4F32AVX2(k, &a.f32[off], a.lda, &x[0], &out[0])
+		return
+	}
+	_ = a.f16[last]
+	k8 := k / 8
+	*out = [4]float32{}
+	if k8 > 0 {
+		dot4F16F32AVX2(k8, &a.f16[off], a.lda, &x[0], &out[0])
+	}
+	for r := 0; r < 4; r++ {
+		row := a.f16[off+r*a.lda : off+r*a.lda+k]
+		for p := k8 * 8; p < k; p++ {
+			out[r] += f16ToF32Go(row[p]) * x[p]
+		}
+	}
+}

@@ -71,3 +71,5 @@ func packAFull(dst []float32, a aSource, off, kb int) int { return packAFullGo(d
 func packBFull(dst []float32, b []float32, ldb, kb int) int {
 	return packBFullGo(dst, b, ldb, kb)
 }
+
+func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Go(a, off, k, x, out) }

@@ -405,19 +405,19 @@ func TestF32ToF16(t *testing.T) {
 		{0, 0}, {float32(math.Copysign(0, -1)), 0x8000},
 		{1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff}, {65519.99, 0x7bff}, {65520, 0x7c00},
 		{-65520, 0xfc00}, {1e10, 0x7c00}, {float32(math.Inf(1)), 0x7c00}, {float32(math.Inf(-1)), 0xfc00},
-		{1 + p2(-11), 0x3c00},               // tie, round to even (down)
-		{1 + 3*p2(-11), 0x3c02},             // tie, round to even (up)
-		{1 + p2(-11) + p2(-20), 0x3c01},     // just above the tie
-		{p2(-24), 0x0001},                   // smallest subnormal
-		{p2(-25), 0x0000},                   // tie with zero: even
-		{p2(-25) + p2(-40), 0x0001},         // above the tie
-		{3 * p2(-25), 0x0002},               // 1.5 ulp: tie to even
-		{p2(-14), 0x0400},                   // smallest normal
-		{1023.5 * p2(-24), 0x0400},          // tie between the largest subnormal and 2^-14
-		{1022.5 * p2(-24), 0x03fe},          // tie to even, stays subnormal
-		{-p2(-24) * 0.75, 0x8001},           // rounds up to the smallest subnormal
-		{p2(-126), 0},                       // f32 normal min
-		{math.Float32frombits(1), 0},        // f32 subnormal
+		{1 + p2(-11), 0x3c00},           // tie, round to even (down)
+		{1 + 3*p2(-11), 0x3c02},         // tie, round to even (up)
+		{1 + p2(-11) + p2(-20), 0x3c01}, // just above the tie
+		{p2(-24), 0x0001},               // smallest subnormal
+		{p2(-25), 0x0000},               // tie with zero: even
+		{p2(-25) + p2(-40), 0x0001},     // above the tie
+		{3 * p2(-25), 0x0002},           // 1.5 ulp: tie to even
+		{p2(-14), 0x0400},               // smallest normal
+		{1023.5 * p2(-24), 0x0400},      // tie between the largest subnormal and 2^-14
+		{1022.5 * p2(-24), 0x03fe},      // tie to even, stays subnormal
+		{-p2(-24) * 0.75, 0x8001},       // rounds up to the smallest subnormal
+		{p2(-126), 0},                   // f32 normal min
+		{math.Float32frombits(1), 0},    // f32 subnormal
 		{math.Float32frombits(0x80000001), 0x8000},
 	}
 	for _, c := range cases {

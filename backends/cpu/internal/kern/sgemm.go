@@ -323,28 +323,48 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 	}
 }
 
-// gemmDots is the mat-vec path: tasks of gemmDotRow weight rows, each weight row dotted with
-// the n (<= 3) activation rows while it is hot in cache.
+// gemmDots is the mat-vec path: tasks of gemmDotRow weight rows; four weight rows at a time
+// are dotted with each of the n (<= 3) activation rows (four concurrent memory streams).
 func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b []float32, ldb int, c []float32, ldc int) {
 	ntasks := int64((m + gemmDotRow - 1) / gemmDotRow)
+	var out [4]float32
 	for {
 		t := counter.Add(1) - 1
 		if t >= ntasks {
 			return
 		}
 		i0 := int(t) * gemmDotRow
-		for i := i0; i < min(m, i0+gemmDotRow); i++ {
+		i1 := min(m, i0+gemmDotRow)
+		i := i0
+		for ; i+4 <= i1; i += 4 {
+			for j := 0; j < n; j++ {
+				dot4(a, i*a.lda, k, b[j*ldb:j*ldb+k], &out)
+				copy(c[j*ldc+i:j*ldc+i+4], out[:])
+			}
+		}
+		for ; i < i1; i++ {
 			o := i * a.lda
 			for j := 0; j < n; j++ {
 				bj := b[j*ldb : j*ldb+k]
-				var s float32
 				if a.f16 != nil {
-					s = dotF16F32(a.f16[o:o+k], bj)
+					c[j*ldc+i] = dotF16F32(a.f16[o:o+k], bj)
 				} else {
-					s = dotF32(a.f32[o:o+k], bj)
+					c[j*ldc+i] = dotF32(a.f32[o:o+k], bj)
 				}
-				c[j*ldc+i] = s
 			}
+		}
+	}
+}
+
+// dot4Go is the pure-Go dot4: out[r] = Σ_{p<k} A[off+r*lda+p]*x[p] for r < 4.
+func dot4Go(a aSource, off, k int, x []float32, out *[4]float32) {
+	x = x[:k]
+	for r := 0; r < 4; r++ {
+		o := off + r*a.lda
+		if a.f16 != nil {
+			out[r] = dotF16F32Go(a.f16[o:o+k], x)
+		} else {
+			out[r] = dotF32Go(a.f32[o:o+k], x)
 		}
 	}
 }

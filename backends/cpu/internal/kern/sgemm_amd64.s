@@ -282,3 +282,170 @@ packb_loop:
 packb_done:
 	VZEROUPPER
 	RET
+
+// 8 ones then 8 zeros: 8 dwords loaded at dotTailMask+32-4*r mask the first r lanes.
+DATA dotTailMask<>+0(SB)/8, $0xffffffffffffffff
+DATA dotTailMask<>+8(SB)/8, $0xffffffffffffffff
+DATA dotTailMask<>+16(SB)/8, $0xffffffffffffffff
+DATA dotTailMask<>+24(SB)/8, $0xffffffffffffffff
+DATA dotTailMask<>+32(SB)/8, $0
+DATA dotTailMask<>+40(SB)/8, $0
+DATA dotTailMask<>+48(SB)/8, $0
+DATA dotTailMask<>+56(SB)/8, $0
+GLOBL dotTailMask<>(SB), RODATA|NOPTR, $64
+
+// HSUM4: X0 = [hsum Y0, hsum Y1, hsum Y2, hsum Y3].
+#define HSUM4 \
+	VHADDPS      Y1, Y0, Y0 \
+	VHADDPS      Y3, Y2, Y2 \
+	VHADDPS      Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0
+
+// func dot4F32AVX2(k int, a *float32, lda int, x *float32, out *float32)
+// out[r] = Σ_{p<k} a[r*lda+p]*x[p] for r < 4.
+TEXT ·dot4F32AVX2(SB), NOSPLIT, $0-40
+	MOVQ   k+0(FP), CX
+	MOVQ   a+8(FP), SI
+	MOVQ   lda+16(FP), BX
+	MOVQ   x+24(FP), DI
+	MOVQ   out+32(FP), DX
+	SHLQ   $2, BX
+	LEAQ   (SI)(BX*2), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   CX, AX
+	SHRQ   $4, AX
+	JZ     dot4_8
+
+dot4_16:
+	VMOVUPS     (DI), Y8
+	VMOVUPS     32(DI), Y9
+	VFMADD231PS (SI), Y8, Y0
+	VFMADD231PS 32(SI), Y9, Y4
+	VFMADD231PS (SI)(BX*1), Y8, Y1
+	VFMADD231PS 32(SI)(BX*1), Y9, Y5
+	VFMADD231PS (R8), Y8, Y2
+	VFMADD231PS 32(R8), Y9, Y6
+	VFMADD231PS (R8)(BX*1), Y8, Y3
+	VFMADD231PS 32(R8)(BX*1), Y9, Y7
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, DI
+	DECQ        AX
+	JNZ         dot4_16
+
+dot4_8:
+	TESTQ $8, CX
+	JZ    dot4_tail
+	VMOVUPS     (DI), Y8
+	VFMADD231PS (SI), Y8, Y0
+	VFMADD231PS (SI)(BX*1), Y8, Y1
+	VFMADD231PS (R8), Y8, Y2
+	VFMADD231PS (R8)(BX*1), Y8, Y3
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $32, DI
+
+dot4_tail:
+	ANDQ $7, CX
+	JZ   dot4_done
+	LEAQ dotTailMask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU     (AX), Y10
+	VMASKMOVPS  (DI), Y10, Y8
+	VMASKMOVPS  (SI), Y10, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VMASKMOVPS  (SI)(BX*1), Y10, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VMASKMOVPS  (R8), Y10, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VMASKMOVPS  (R8)(BX*1), Y10, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+dot4_done:
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	HSUM4
+	VMOVUPS X0, (DX)
+	VZEROUPPER
+	RET
+
+// func dot4F16F32AVX2(k8 int, a *uint16, lda int, x *float32, out *float32)
+// out[r] = Σ_{p<8*k8} f32(a[r*lda+p])*x[p] for r < 4 (the caller adds the k%8 tail).
+TEXT ·dot4F16F32AVX2(SB), NOSPLIT, $0-40
+	MOVQ   k8+0(FP), CX
+	MOVQ   a+8(FP), SI
+	MOVQ   lda+16(FP), BX
+	MOVQ   x+24(FP), DI
+	MOVQ   out+32(FP), DX
+	SHLQ   $1, BX
+	LEAQ   (SI)(BX*2), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   CX, AX
+	SHRQ   $1, AX
+	JZ     dot4h_8
+
+dot4h_16:
+	VMOVUPS     (DI), Y8
+	VMOVUPS     32(DI), Y9
+	VCVTPH2PS   (SI), Y10
+	VCVTPH2PS   16(SI), Y11
+	VCVTPH2PS   (SI)(BX*1), Y12
+	VCVTPH2PS   16(SI)(BX*1), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y11, Y9, Y4
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y13, Y9, Y5
+	VCVTPH2PS   (R8), Y10
+	VCVTPH2PS   16(R8), Y11
+	VCVTPH2PS   (R8)(BX*1), Y12
+	VCVTPH2PS   16(R8)(BX*1), Y13
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y11, Y9, Y6
+	VFMADD231PS Y12, Y8, Y3
+	VFMADD231PS Y13, Y9, Y7
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $64, DI
+	DECQ        AX
+	JNZ         dot4h_16
+
+dot4h_8:
+	TESTQ $1, CX
+	JZ    dot4h_done
+	VMOVUPS     (DI), Y8
+	VCVTPH2PS   (SI), Y10
+	VCVTPH2PS   (SI)(BX*1), Y12
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y12, Y8, Y1
+	VCVTPH2PS   (R8), Y10
+	VCVTPH2PS   (R8)(BX*1), Y12
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y12, Y8, Y3
+
+dot4h_done:
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	HSUM4
+	VMOVUPS X0, (DX)
+	VZEROUPPER
+	RET

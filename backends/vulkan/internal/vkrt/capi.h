@@ -309,15 +309,19 @@ TDM_EXACT(tdm_buffer_copy, VkBufferCopy);
 static void *tdm_lib;
 static tdm_pfn_gipa tdm_gipa;
 
-// tdm_load opens the Vulkan loader and finds vkGetInstanceProcAddr. On failure it
-// writes a reason into err and returns 0.
-static int tdm_load(char *err, size_t errlen) {
+// tdm_load opens the Vulkan loader (path, or libvulkan.so.1 then libvulkan.so
+// when path is NULL) and finds vkGetInstanceProcAddr. On failure it writes a
+// reason into err and returns 0.
+static int tdm_load(const char *path, char *err, size_t errlen) {
     if (tdm_gipa) {
         return 1;
     }
-    const char *names[] = {"libvulkan.so.1", "libvulkan.so"};
+    const char *defaults[] = {"libvulkan.so.1", "libvulkan.so"};
+    const char *one[] = {path};
+    const char **names = path ? one : defaults;
+    size_t n = path ? 1 : 2;
     const char *last = "unknown error";
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    for (size_t i = 0; i < n; i++) {
         void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (!lib) {
             const char *e = dlerror();

@@ -1,0 +1,475 @@
+package alloc
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// ErrNeedReserve is returned (wrapped) by AllocGraph when the graph no longer matches the plan and
+// the allocator has several buffers: the caller must call ReserveN with the buffer ids (the
+// scheduler does), or use AllocGraphN.
+var ErrNeedReserve = errors.New("tandem: alloc: graph changed since the last reserve; call ReserveN")
+
+// GraphAllocator plans and allocates the memory of compute graphs (ggml's gallocr). It simulates the
+// graph's execution order: leafs and inputs first, then each node, freeing a tensor once its last
+// consumer and its last view are done (outputs are never freed), and letting in-place-capable ops
+// take over a parent's memory when the parent is owned here, has the node's layout, is not an
+// output and this node is its last user. Each buffer id has a buffer type; ids with the same buffer
+// type share one logical buffer (several chunk buffers when the type has a maximum size). Buffers
+// are tagged BufferUsageCompute and only grow.
+//
+// Where it differs from ggml:
+//   - The plan is keyed by a fingerprint of the whole graph (ops, shapes, strides, flags, sources,
+//     views, buffer ids, which tensors are pre-allocated), not by node positions: a graph that changed
+//     behind the same node count is re-planned (ggml reuses a stale plan, llama.cpp #28448), while a
+//     rebuilt graph of the same structure reuses the plan.
+//   - The free lists and the number of chunks grow instead of asserting.
+//   - Several placements are tried and the smallest kept: ggml's own (so the result is never larger
+//     than ggml's), an offline "largest first" placement that knows every lifetime in advance, and
+//     both again with in-place reuse through a view at offset 0 (ggml has that rule but its ownership
+//     test never admits a view).
+//   - Tensors placed by this allocator in an earlier AllocGraph are placed again; only tensors whose
+//     Buffer belongs to someone else (weights, user allocations) are left alone.
+//   - A tensor computed in place must share its parent's buffer type.
+//
+// A GraphAllocator is not safe for concurrent use.
+type GraphAllocator struct {
+	bts     []core.BufferType
+	allocOf []int           // buffer id → id of the first buffer id with the same type (its allocator)
+	align   []int64         // per allocator
+	dyn     []*DynAllocator // per allocator (nil for ids that share an earlier id's allocator)
+	bufs    [][]core.Buffer // per allocator: one buffer per chunk
+	owned   []core.Buffer   // every buffer this allocator ever created (current and replaced)
+
+	keepInputs bool
+
+	ids     map[*core.Tensor]int32
+	scratch *graphInfo
+	cur     *planData
+	spare   *planData
+	st      simState
+	sims    [2]simResult
+	cands   [4]placement
+	off     offline
+	idBuf   [2][]int32
+	candOK  [4]bool
+
+	replans   int
+	replanned bool
+}
+
+// planData is one complete plan: its fingerprint and where every slot goes.
+type planData struct {
+	gi        *graphInfo
+	tslot     []int32 // per record
+	slotAddr  []Addr
+	slotAlloc []int32
+	chunks    [][]int64 // per allocator
+	lb        []int64   // per allocator
+	policy    string
+	valid     bool
+}
+
+// NewGraphAllocator returns a graph allocator with one buffer id per buffer type given (at least
+// one). Ids with the same buffer type share memory, as in ggml_gallocr_new_n.
+func NewGraphAllocator(bufferTypes ...core.BufferType) *GraphAllocator {
+	if len(bufferTypes) == 0 {
+		bufferTypes = []core.BufferType{core.HostBufferType()}
+	}
+	n := len(bufferTypes)
+	ga := &GraphAllocator{
+		bts:     append([]core.BufferType(nil), bufferTypes...),
+		allocOf: make([]int, n),
+		align:   make([]int64, n),
+		dyn:     make([]*DynAllocator, n),
+		bufs:    make([][]core.Buffer, n),
+		scratch: &graphInfo{},
+		cur:     &planData{gi: &graphInfo{}},
+		spare:   &planData{gi: &graphInfo{}},
+	}
+	for i, bt := range ga.bts {
+		ga.allocOf[i] = i
+		for j := 0; j < i; j++ {
+			if ga.bts[j] == bt {
+				ga.allocOf[i] = j
+				break
+			}
+		}
+		a := ga.allocOf[i]
+		if a == i {
+			ga.dyn[i] = NewDynAllocator(bt.Alignment(), bt.MaxSize())
+			ga.align[i] = ga.dyn[i].Alignment()
+		}
+	}
+	for i := range ga.bts {
+		ga.align[i] = ga.align[ga.allocOf[i]]
+		if ga.dyn[i] == nil {
+			ga.dyn[i] = ga.dyn[ga.allocOf[i]]
+		}
+	}
+	return ga
+}
+
+// NumBuffers is the number of buffer ids.
+func (ga *GraphAllocator) NumBuffers() int { return len(ga.bts) }
+
+// SetKeepInputs makes tensors flagged as inputs live until the end of the graph, like outputs (never
+// freed, never overwritten in place). By default, as in ggml, an input gets memory of its own at the
+// start of the graph and is released after its last use. Changing it invalidates the plan.
+func (ga *GraphAllocator) SetKeepInputs(keep bool) { ga.keepInputs = keep }
+
+// Replans counts the plans made so far (by Reserve, ReserveN, and AllocGraph when the graph no
+// longer matched the plan).
+func (ga *GraphAllocator) Replans() int { return ga.replans }
+
+// Replanned reports whether the last Reserve/AllocGraph call made a new plan.
+func (ga *GraphAllocator) Replanned() bool { return ga.replanned }
+
+// Reserve plans g with every tensor in buffer id 0 and allocates (or grows) the buffers to fit.
+// Tensors get no memory yet; AllocGraph places them.
+func (ga *GraphAllocator) Reserve(g *core.Graph) error { return ga.ReserveN(g, nil, nil) }
+
+// ReserveN plans g with node i in buffer id nodeBufferIDs[i] and leaf i in leafBufferIDs[i] (nil:
+// all 0), then allocates or grows the buffers to fit the plan. A buffer id whose plan holds nothing
+// still gets a (possibly empty) buffer, so views into it can be initialised.
+func (ga *GraphAllocator) ReserveN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) error {
+	ga.replanned = false
+	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
+	if err != nil {
+		return err
+	}
+	if err := ga.analyze(g, nIDs, lIDs, ga.scratch); err != nil {
+		return err
+	}
+	ga.plan(ga.scratch)
+	ga.commit()
+	return ga.ensureBuffers()
+}
+
+// ReserveSizeN plans g like ReserveN but allocates nothing and keeps the current plan; it returns
+// the bytes each buffer id would need (0 for ids sharing an earlier id's buffer).
+func (ga *GraphAllocator) ReserveSizeN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) ([]int64, error) {
+	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ga.analyze(g, nIDs, lIDs, ga.scratch); err != nil {
+		return nil, err
+	}
+	ga.plan(ga.scratch)
+	sizes := make([]int64, len(ga.bts))
+	for id := range ga.bts {
+		if ga.allocOf[id] == id {
+			for _, c := range ga.spare.chunks[id] {
+				sizes[id] += c
+			}
+		}
+	}
+	ga.spare.valid = false
+	return sizes, nil
+}
+
+// AllocGraph gives every tensor of g that needs memory its place in the buffers: planned tensors
+// their planned offset, views their source's memory. Tensors whose Buffer belongs to someone else
+// are left alone. When g no longer matches the plan it is re-planned first with one buffer id; with
+// several it returns ErrNeedReserve (use ReserveN or AllocGraphN).
+func (ga *GraphAllocator) AllocGraph(g *core.Graph) error {
+	ga.replanned = false
+	var nIDs, lIDs []int32
+	if ga.cur.valid && g != nil && len(ga.cur.gi.nodeIDs) == len(g.Nodes()) && len(ga.cur.gi.leafIDs) == len(g.Leafs()) {
+		nIDs, lIDs = ga.cur.gi.nodeIDs, ga.cur.gi.leafIDs // compare under the plan's buffer ids
+	}
+	gi := ga.scratch
+	if err := ga.analyze(g, nIDs, lIDs, gi); err != nil {
+		return err
+	}
+	if !ga.cur.valid || !gi.sameAs(ga.cur.gi) {
+		if len(ga.bts) > 1 {
+			return fmt.Errorf("%w (graph of %d nodes, %d leafs)", ErrNeedReserve, len(g.Nodes()), len(g.Leafs()))
+		}
+		ga.plan(gi)
+		ga.commit()
+		if err := ga.ensureBuffers(); err != nil {
+			return err
+		}
+	}
+	return ga.place(ga.cur, gi.ts)
+}
+
+// AllocGraphN is AllocGraph with explicit buffer ids: it re-plans (and grows the buffers) whenever g
+// or the ids differ from the plan.
+func (ga *GraphAllocator) AllocGraphN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) error {
+	ga.replanned = false
+	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
+	if err != nil {
+		return err
+	}
+	gi := ga.scratch
+	if err := ga.analyze(g, nIDs, lIDs, gi); err != nil {
+		return err
+	}
+	if !ga.cur.valid || !gi.sameAs(ga.cur.gi) {
+		ga.plan(gi)
+		ga.commit()
+		if err := ga.ensureBuffers(); err != nil {
+			return err
+		}
+	}
+	return ga.place(ga.cur, gi.ts)
+}
+
+// BufferSize is the size of buffer id's memory (the sum of its chunk buffers), 0 when the id shares
+// an earlier id's buffer type or nothing is allocated yet.
+func (ga *GraphAllocator) BufferSize(id int) int64 {
+	if id < 0 || id >= len(ga.bts) || ga.allocOf[id] != id {
+		return 0
+	}
+	var s int64
+	for _, b := range ga.bufs[id] {
+		if b != nil {
+			s += b.Size()
+		}
+	}
+	return s
+}
+
+// Buffers returns buffer id's chunk buffers (nil for ids sharing an earlier id's buffer).
+func (ga *GraphAllocator) Buffers(id int) []core.Buffer {
+	if id < 0 || id >= len(ga.bts) || ga.allocOf[id] != id {
+		return nil
+	}
+	return append([]core.Buffer(nil), ga.bufs[id]...)
+}
+
+// BufferType returns buffer id's buffer type.
+func (ga *GraphAllocator) BufferType(id int) core.BufferType { return ga.bts[id] }
+
+// Stats describes the current plan.
+type Stats struct {
+	// Policy names the placement that won: "ggml" (ggml's best fit), "offline" (largest first), with
+	// "+view" when in-place reuse through views was used.
+	Policy string
+	// Planned is, per buffer id, the bytes the plan needs (0 for ids sharing an earlier id's buffer).
+	Planned []int64
+	// LowerBound is, per buffer id, the largest sum of live tensor bytes at any point of the plan's
+	// execution order: no placement of the same lifetimes can use less.
+	LowerBound []int64
+	// Chunks is, per buffer id, the number of chunk buffers the plan uses.
+	Chunks []int
+	// InPlace is the number of tensors computed in their parent's memory.
+	InPlace int
+}
+
+// Stats reports on the current plan (zero values before the first plan).
+func (ga *GraphAllocator) Stats() Stats {
+	p := ga.cur
+	s := Stats{Planned: make([]int64, len(ga.bts)), LowerBound: make([]int64, len(ga.bts)), Chunks: make([]int, len(ga.bts))}
+	if !p.valid {
+		return s
+	}
+	s.Policy = p.policy
+	for id := range ga.bts {
+		if ga.allocOf[id] != id {
+			continue
+		}
+		for _, c := range p.chunks[id] {
+			s.Planned[id] += c
+		}
+		s.Chunks[id] = len(p.chunks[id])
+		s.LowerBound[id] = p.lb[id]
+	}
+	seen := map[int32]int{}
+	for _, sl := range p.tslot {
+		if sl >= 0 {
+			seen[sl]++
+		}
+	}
+	for _, n := range seen {
+		s.InPlace += n - 1
+	}
+	return s
+}
+
+// Free releases the buffers and forgets the plan. The allocator can be used again.
+func (ga *GraphAllocator) Free() error {
+	var first error
+	for a := range ga.bufs {
+		for _, b := range ga.bufs[a] {
+			if b != nil {
+				if err := b.Free(); err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+		ga.bufs[a] = nil
+	}
+	ga.cur.valid = false
+	ga.spare.valid = false
+	return first
+}
+
+func (ga *GraphAllocator) owns(b core.Buffer) bool {
+	for _, o := range ga.owned {
+		if o == b {
+			return true
+		}
+	}
+	return false
+}
+
+func (ga *GraphAllocator) convertIDs(nodeIDs, leafIDs []int) ([]int32, []int32, error) {
+	conv := func(k int, ids []int, what string) ([]int32, error) {
+		if ids == nil {
+			return nil, nil
+		}
+		out := ga.idBuf[k][:0]
+		for i, id := range ids {
+			if id < 0 || id >= len(ga.bts) {
+				return nil, fmt.Errorf("tandem: alloc: %s %d has buffer id %d, want 0..%d", what, i, id, len(ga.bts)-1)
+			}
+			out = append(out, int32(id))
+		}
+		ga.idBuf[k] = out
+		return out, nil
+	}
+	n, err := conv(0, nodeIDs, "node")
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := conv(1, leafIDs, "leaf")
+	return n, l, err
+}
+
+// plan computes the candidate plans for gi and leaves the smallest in ga.spare (with gi).
+func (ga *GraphAllocator) plan(gi *graphInfo) {
+	nAlloc := len(ga.bts)
+	best, bestSim, name := -1, -1, ""
+	ga.candOK = [4]bool{}
+	try := func(k, simIdx int, label string) {
+		ga.candOK[k] = true
+		if best < 0 || ga.cands[k].total < ga.cands[best].total {
+			best, bestSim, name = k, simIdx, label
+		}
+	}
+	ga.simulate(gi, false, &ga.st, &ga.sims[0])
+	ga.placeOnline(&ga.sims[0], &ga.cands[0])
+	try(0, 0, "ggml")
+	if ga.placeOffline(&ga.sims[0], &ga.cands[1], &ga.off) {
+		try(1, 0, "offline")
+	}
+	ga.simulate(gi, true, &ga.st, &ga.sims[1])
+	if ga.sims[1].viewRe > 0 {
+		ga.placeOnline(&ga.sims[1], &ga.cands[2])
+		try(2, 1, "ggml+view")
+		if ga.placeOffline(&ga.sims[1], &ga.cands[3], &ga.off) {
+			try(3, 1, "offline+view")
+		}
+	}
+
+	p := ga.spare
+	sr := &ga.sims[bestSim]
+	pl := &ga.cands[best]
+	p.tslot = append(p.tslot[:0], sr.tslot...)
+	p.slotAddr = append(p.slotAddr[:0], pl.addr...)
+	p.slotAlloc = p.slotAlloc[:0]
+	for _, s := range sr.slots {
+		p.slotAlloc = append(p.slotAlloc, s.alloc)
+	}
+	if len(p.chunks) < nAlloc {
+		p.chunks = make([][]int64, nAlloc)
+	}
+	for a := 0; a < nAlloc; a++ {
+		p.chunks[a] = append(p.chunks[a][:0], pl.chunks[a]...)
+	}
+	p.lb = ga.lowerBound(sr, p.lb)
+	p.policy = name
+	p.valid = true
+	// the plan owns gi from now on; the caller's scratch becomes the old plan's description
+	if p.gi != gi {
+		old := p.gi
+		p.gi = gi
+		ga.scratch = old
+	}
+}
+
+// commit makes the plan in ga.spare the current one.
+func (ga *GraphAllocator) commit() {
+	ga.cur, ga.spare = ga.spare, ga.cur
+	ga.spare.valid = false
+	ga.replans++
+	ga.replanned = true
+}
+
+// ensureBuffers allocates or grows every chunk buffer the current plan needs.
+func (ga *GraphAllocator) ensureBuffers() error {
+	p := ga.cur
+	for a := range ga.bts {
+		if ga.allocOf[a] != a {
+			continue
+		}
+		need := p.chunks[a]
+		if len(need) == 0 {
+			need = []int64{0}
+		}
+		for c, size := range need {
+			if c < len(ga.bufs[a]) && ga.bufs[a][c] != nil && ga.bufs[a][c].Size() >= size {
+				continue
+			}
+			if c < len(ga.bufs[a]) && ga.bufs[a][c] != nil {
+				if err := ga.bufs[a][c].Free(); err != nil {
+					p.valid = false
+					return fmt.Errorf("tandem: alloc: freeing %s buffer to grow it: %w", ga.bts[a].Name(), err)
+				}
+				ga.bufs[a][c] = nil
+			}
+			b, err := allocBuffer(ga.bts[a], size)
+			if err != nil {
+				p.valid = false
+				return err
+			}
+			b.SetUsage(core.BufferUsageCompute)
+			for len(ga.bufs[a]) <= c {
+				ga.bufs[a] = append(ga.bufs[a], nil)
+			}
+			ga.bufs[a][c] = b
+			ga.owned = append(ga.owned, b)
+		}
+	}
+	return nil
+}
+
+// place puts the tensors ts (indexed like the plan's records) where plan p says.
+func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
+	recs := p.gi.recs
+	for i := range recs {
+		r := &recs[i]
+		t := ts[i]
+		if sl := p.tslot[i]; sl >= 0 {
+			at := p.slotAddr[sl]
+			buf := ga.bufs[p.slotAlloc[sl]][at.Chunk]
+			t.Buffer = nil
+			if err := core.TensorAlloc(buf, t, at.Offset); err != nil {
+				return fmt.Errorf("tandem: alloc: placing %v: %w", t, err)
+			}
+			continue
+		}
+		if r.view {
+			if t.Buffer == nil || ga.owns(t.Buffer) {
+				t.Buffer, t.Offset = nil, 0
+				if t.ViewSrc.Buffer != nil {
+					if err := core.ViewInit(t); err != nil {
+						return fmt.Errorf("tandem: alloc: view %v: %w", t, err)
+					}
+				}
+			}
+			continue
+		}
+		if !r.ext && t.Buffer != nil {
+			// placed by an earlier plan but not by this one: drop the stale place
+			t.Buffer, t.Offset = nil, 0
+		}
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package kern
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// Benchmarks report GFLOPS (2 flops per multiply-add) or GB/s of operand bytes read.
+// Keep runs short on the shared 2-core machine, e.g.
+//
+//	go test -run '^$' -bench 'Sgemm|Gonum' -benchtime 3x ./backends/cpu/internal/kern
+
+var sinkF32 float32
+
+func reportGFLOPS(b *testing.B, flopsPerOp float64) {
+	b.ReportMetric(flopsPerOp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+}
+
+func reportGBs(b *testing.B, bytesPerOp float64) {
+	b.ReportMetric(bytesPerOp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+func benchImpls(b *testing.B, f func(b *testing.B)) {
+	b.Run("asm", func(b *testing.B) {
+		if !useASM {
+			b.Skip("no asm kernels")
+		}
+		f(b)
+	})
+	b.Run("go", func(b *testing.B) { withASM(false, func() { f(b) }) })
+}
+
+func BenchmarkDotF32(b *testing.B) {
+	r := newRand(1)
+	x, y := randF32(r, 4096, -1, 1), randF32(r, 4096, -1, 1)
+	benchImpls(b, func(b *testing.B) {
+		for b.Loop() {
+			sinkF32 += DotF32(x, y)
+		}
+		reportGFLOPS(b, 2*4096)
+	})
+}
+
+func BenchmarkDotF16(b *testing.B) {
+	x, y := make([]uint16, 4096), make([]uint16, 4096)
+	for i := range x {
+		x[i], y[i] = f32ToF16Go(float32(i%7)*0.1), f32ToF16Go(float32(i%5)*0.2)
+	}
+	benchImpls(b, func(b *testing.B) {
+		for b.Loop() {
+			sinkF32 += DotF16(x, y)
+		}
+		reportGFLOPS(b, 2*4096)
+	})
+}
+
+func BenchmarkF16ToF32Row(b *testing.B) {
+	for _, n := range []int{4096, 4 << 20} {
+		src, dst := make([]uint16, n), make([]float32, n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				for b.Loop() {
+					F16ToF32Row(src, dst)
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			})
+		})
+	}
+}
+
+func BenchmarkF32ToF16Row(b *testing.B) {
+	src, dst := randF32(newRand(1), 4096, -10, 10), make([]uint16, 4096)
+	benchImpls(b, func(b *testing.B) {
+		for b.Loop() {
+			F32ToF16Row(src, dst)
+		}
+		b.ReportMetric(4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	})
+}
+
+func BenchmarkQuantizeRowQ8_0(b *testing.B) {
+	x := randF32(newRand(1), 4096, -3, 3)
+	dst := make([]byte, 4096/32*BlockQ8_0Size)
+	benchImpls(b, func(b *testing.B) {
+		for b.Loop() {
+			QuantizeRowQ8_0(x, dst)
+		}
+		b.ReportMetric(4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	})
+}
+
+func BenchmarkExpF32(b *testing.B) {
+	x := randF32(newRand(1), 4096, -20, 20)
+	dst := make([]float32, 4096)
+	benchImpls(b, func(b *testing.B) {
+		for b.Loop() {
+			ExpF32(dst, x)
+		}
+		b.ReportMetric(4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	})
+}
+
+// Quantized dots: one 4096-element row pair (in cache) and 16Mi elements (memory-bound),
+// Gop/s counted as 2 per element, GB/s of both rows.
+func BenchmarkQuantDot(b *testing.B) {
+	r := newRand(2)
+	for _, q := range qdots {
+		for _, n := range []int{4096, 16 << 20} {
+			nb := n / QK
+			one := func() uint16 { return 0x2c00 }
+			x, y := q.genX(r, nb, one), q.genY(r, nb, one)
+			b.Run(fmt.Sprintf("%s/%d", q.name, n), func(b *testing.B) {
+				benchImpls(b, func(b *testing.B) {
+					for b.Loop() {
+						sinkF32 += q.fast(n, x, y)
+					}
+					reportGFLOPS(b, 2*float64(n))
+					reportGBs(b, float64(len(x)+len(y)))
+				})
+			})
+		}
+	}
+}
+
+// runSgemmTeam runs one Sgemm with nth goroutines.
+func runSgemmTeam(nth int, work []float32, m, n, k int, a, bm, c []float32) {
+	runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+		Sgemm(ith, nth, barrier, counter, work, m, n, k, a, k, bm, k, c, m)
+	})
+}
+
+func benchSgemm(b *testing.B, m, n, k, nth int) {
+	r := newRand(3)
+	a := randF32(r, m*k, -1, 1)
+	bm := randF32(r, n*k, -1, 1)
+	c := make([]float32, m*n)
+	work := make([]float32, SgemmWorkSize(m, n, k, nth))
+	for b.Loop() {
+		runSgemmTeam(nth, work, m, n, k, a, bm, c)
+	}
+	reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
+}
+
+// BenchmarkSgemm: square GEMMs and the mat-vec shape (n = 1), 1 and 2 workers.
+func BenchmarkSgemm(b *testing.B) {
+	for _, s := range [][3]int{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1, 4096}} {
+		for _, nth := range []int{1, 2} {
+			b.Run(fmt.Sprintf("m%d_n%d_k%d/th%d", s[0], s[1], s[2], nth), func(b *testing.B) {
+				benchSgemm(b, s[0], s[1], s[2], nth)
+			})
+		}
+	}
+}
+
+func BenchmarkSgemmF16A(b *testing.B) {
+	for _, s := range [][3]int{{2048, 2048, 2048}, {4096, 1, 4096}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, nth := range []int{1, 2} {
+			b.Run(fmt.Sprintf("m%d_n%d_k%d/th%d", m, n, k, nth), func(b *testing.B) {
+				r := newRand(4)
+				a := make([]uint16, m*k)
+				for i := range a {
+					a[i] = f32ToF16Go(2*r.Float32() - 1)
+				}
+				bm := randF32(r, n*k, -1, 1)
+				c := make([]float32, m*n)
+				work := make([]float32, SgemmWorkSize(m, n, k, nth))
+				for b.Loop() {
+					runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+						SgemmF16A(ith, nth, barrier, counter, work, m, n, k, a, k, bm, k, c, m)
+					})
+				}
+				reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
+			})
+		}
+	}
+}
+
+// BenchmarkGonumSgemm is the baseline: gonum's pure-Go blas32.Gemm on the same 1024³
+// problem (C = B·Aᵀ), with GOMAXPROCS 1 and 2 (gonum parallelizes internally).
+func BenchmarkGonumSgemm(b *testing.B) {
+	const m, n, k = 1024, 1024, 1024
+	r := newRand(3)
+	a := blas32.General{Rows: m, Cols: k, Stride: k, Data: randF32(r, m*k, -1, 1)}
+	bm := blas32.General{Rows: n, Cols: k, Stride: k, Data: randF32(r, n*k, -1, 1)}
+	c := blas32.General{Rows: n, Cols: m, Stride: m, Data: make([]float32, m*n)}
+	for _, procs := range []int{1, 2} {
+		b.Run(fmt.Sprintf("m%d_n%d_k%d/procs%d", m, n, k, procs), func(b *testing.B) {
+			old := runtime.GOMAXPROCS(procs)
+			defer runtime.GOMAXPROCS(old)
+			for b.Loop() {
+				blas32.Gemm(blas.NoTrans, blas.Trans, 1, bm, a, 0, c)
+			}
+			reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
+		})
+	}
+}

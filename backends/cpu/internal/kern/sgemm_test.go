@@ -1,0 +1,270 @@
+package kern
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// teamBarrier is a reusable barrier for nth goroutines (generation counting).
+type teamBarrier struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int
+	left int
+	gen  int
+}
+
+func newTeamBarrier(n int) *teamBarrier {
+	b := &teamBarrier{n: n, left: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *teamBarrier) wait() {
+	b.mu.Lock()
+	gen := b.gen
+	b.left--
+	if b.left == 0 {
+		b.left = b.n
+		b.gen++
+		b.cond.Broadcast()
+	} else {
+		for gen == b.gen {
+			b.cond.Wait()
+		}
+	}
+	b.mu.Unlock()
+}
+
+// runTeam runs f on nth goroutines the way a ggml-style thread pool would: a shared counter
+// set to 0 before the team starts, a shared barrier, each worker with its own ith.
+func runTeam(nth int, f func(ith int, barrier func(), counter *atomic.Int64)) {
+	var counter atomic.Int64
+	counter.Store(0)
+	bar := newTeamBarrier(nth)
+	var wg sync.WaitGroup
+	for ith := 0; ith < nth; ith++ {
+		wg.Add(1)
+		go func(ith int) {
+			defer wg.Done()
+			f(ith, bar.wait, &counter)
+		}(ith)
+	}
+	wg.Wait()
+}
+
+type gemmCase struct {
+	m, n, k, lda, ldb, ldc int
+}
+
+// gemmCheck runs Sgemm (or SgemmF16A) with nth workers on random data and compares with a
+// float64 reference. C starts as NaN (it must be overwritten), the padding columns of C
+// (ldc > m) must stay untouched, and the scratch starts as NaN and misaligned.
+func gemmCheck(t *testing.T, c gemmCase, nth int, f16 bool, seed uint64) {
+	t.Helper()
+	r := newRand(seed)
+	m, n, k := c.m, c.n, c.k
+	a := randF32(r, max(0, (m-1)*c.lda+k), -1, 1)
+	var ah []uint16
+	if f16 {
+		ah = make([]uint16, len(a))
+		for i := range a {
+			ah[i] = f32ToF16Go(a[i])
+			a[i] = f16ToF32Go(ah[i])
+		}
+	}
+	b := randF32(r, max(0, (n-1)*c.ldb+k), -1, 1)
+	cl := max(0, (n-1)*c.ldc+m)
+	cm := make([]float32, cl+3)
+	nan := float32(math.NaN())
+	for i := range cm {
+		cm[i] = nan
+	}
+	const pad = float32(777)
+	for j := 0; j < n; j++ {
+		for i := m; i < c.ldc && j*c.ldc+i < cl; i++ {
+			cm[j*c.ldc+i] = pad
+		}
+	}
+	cs := cm[:cl]
+	ws := SgemmWorkSize(m, n, k, nth)
+	work := make([]float32, ws+1)
+	for i := range work {
+		work[i] = nan
+	}
+	runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+		if f16 {
+			SgemmF16A(ith, nth, barrier, counter, work[1:], m, n, k, ah, c.lda, b, c.ldb, cs, c.ldc)
+		} else {
+			Sgemm(ith, nth, barrier, counter, work[1:], m, n, k, a, c.lda, b, c.ldb, cs, c.ldc)
+		}
+	})
+	ref := make([]float64, 0, m*n)
+	got := make([]float64, 0, m*n)
+	for j := 0; j < n; j++ {
+		for i := 0; i < m; i++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				s += float64(a[i*c.lda+p]) * float64(b[j*c.ldb+p])
+			}
+			g := cs[j*c.ldc+i]
+			if g != g {
+				t.Fatalf("%+v nth=%d: C[%d,%d] is NaN (not written)", c, nth, j, i)
+			}
+			ref = append(ref, s)
+			got = append(got, float64(g))
+		}
+		for i := m; i < c.ldc && j*c.ldc+i < cl; i++ {
+			if cs[j*c.ldc+i] != pad {
+				t.Fatalf("%+v nth=%d: padding C[%d,%d] overwritten", c, nth, j, i)
+			}
+		}
+	}
+	for i := cl; i < len(cm); i++ {
+		if cm[i] == cm[i] {
+			t.Fatalf("%+v: wrote past the end of C", c)
+		}
+	}
+	// f32 accumulation of k products: NMSE ~ k * 2^-48; allow 1e-10.
+	if e := nmse(ref, got); e > 1e-10 || (k == 0 && e != 0) {
+		t.Fatalf("%+v nth=%d f16=%v: nmse %g", c, nth, f16, e)
+	}
+}
+
+var gemmDims = []int{1, 2, 5, 17, 33, 65, 127}
+
+func TestSgemmShapes(t *testing.T) {
+	dims := gemmDims
+	if raceEnabled {
+		dims = []int{1, 5, 17, 33}
+	}
+	for _, nth := range []int{1, 2, 3} {
+		for _, m := range dims {
+			for _, n := range dims {
+				for _, k := range dims {
+					gemmCheck(t, gemmCase{m, n, k, k, k, m}, nth, false, uint64(m*10000+n*100+k))
+				}
+			}
+		}
+	}
+}
+
+func TestSgemmLarger(t *testing.T) {
+	cases := []gemmCase{
+		{300, 200, 129, 129, 129, 300},
+		{70, 50, 600, 603, 601, 75}, // three k blocks, padded leading dimensions
+		{16, 6, 256, 256, 256, 16},  // exactly one tile
+		{32, 12, 520, 520, 520, 32}, // k blocks of 264 and 256
+		{33, 4, 9, 9, 9, 33},        // smallest n on the packed path
+		{100, 3, 77, 80, 79, 101},   // mat-vec path, n = 3
+		{1000, 1, 1000, 1000, 1000, 1000},
+		{0, 5, 5, 5, 5, 1},
+		{5, 0, 5, 5, 5, 5},
+		{7, 9, 0, 1, 1, 7}, // k == 0: C = 0
+	}
+	if raceEnabled {
+		cases = []gemmCase{{70, 50, 600, 603, 601, 75}, {33, 4, 9, 9, 9, 33}, {100, 3, 77, 80, 79, 101}, {7, 9, 0, 1, 1, 7}}
+	}
+	for _, c := range cases {
+		for _, nth := range []int{1, 2, 3} {
+			gemmCheck(t, c, nth, false, 7)
+			gemmCheck(t, c, nth, true, 8)
+		}
+	}
+}
+
+func TestSgemmF16AShapes(t *testing.T) {
+	dims := []int{1, 5, 17, 65}
+	for _, nth := range []int{1, 2} {
+		for _, m := range dims {
+			for _, n := range dims {
+				for _, k := range []int{1, 8, 33, 300} {
+					gemmCheck(t, gemmCase{m, n, k, k + 1, k, m}, nth, true, uint64(m*10000+n*100+k))
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmGoKernel runs the drivers with the pure-Go micro-kernel and packers (the purego
+// path) on the same machine.
+func TestSgemmGoKernel(t *testing.T) {
+	withASM(false, func() {
+		for _, c := range []gemmCase{{33, 17, 65, 65, 65, 33}, {70, 50, 600, 603, 601, 75}, {20, 3, 40, 40, 40, 20}} {
+			for _, nth := range []int{1, 2} {
+				gemmCheck(t, c, nth, false, 9)
+				gemmCheck(t, c, nth, true, 10)
+			}
+		}
+	})
+}
+
+// TestSgemmDeterministic: results do not depend on nth (each C element has one owner per k
+// block and the k blocks are summed in order).
+func TestSgemmDeterministic(t *testing.T) {
+	r := newRand(30)
+	m, n, k := 130, 70, 700
+	a := randF32(r, m*k, -1, 1)
+	b := randF32(r, n*k, -1, 1)
+	var first []float32
+	for _, nth := range []int{1, 2, 3, 4} {
+		c := make([]float32, m*n)
+		work := make([]float32, SgemmWorkSize(m, n, k, nth))
+		runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+			Sgemm(ith, nth, barrier, counter, work, m, n, k, a, k, b, k, c, m)
+		})
+		if first == nil {
+			first = c
+			continue
+		}
+		for i := range c {
+			if c[i] != first[i] {
+				t.Fatalf("nth=%d differs from nth=1 at %d", nth, i)
+			}
+		}
+	}
+}
+
+func TestSgemmPanics(t *testing.T) {
+	a := make([]float32, 100)
+	for name, f := range map[string]func(){
+		"short a":   func() { Sgemm(0, 1, nil, new(atomic.Int64), nil, 10, 1, 10, a[:90], 10, a, 10, a, 10) },
+		"small lda": func() { Sgemm(0, 1, nil, new(atomic.Int64), nil, 2, 1, 10, a, 9, a, 10, a, 10) },
+		"no work":   func() { Sgemm(0, 1, nil, new(atomic.Int64), nil, 8, 8, 8, a, 8, a, 8, a, 8) },
+		"nth 0":     func() { Sgemm(0, 0, nil, new(atomic.Int64), nil, 1, 1, 1, a, 1, a, 1, a, 1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func ExampleSgemm() {
+	// C (2 activation rows x 3 weight rows) = B (2x4) · Aᵀ (A is 3x4), with 2 workers.
+	a := []float32{1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1}
+	b := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	c := make([]float32, 6)
+	m, n, k, nth := 3, 2, 4, 2
+	work := make([]float32, SgemmWorkSize(m, n, k, nth))
+	var counter atomic.Int64 // 0 before the team starts
+	bar := newTeamBarrier(nth)
+	var wg sync.WaitGroup
+	for ith := 0; ith < nth; ith++ {
+		wg.Add(1)
+		go func(ith int) {
+			defer wg.Done()
+			Sgemm(ith, nth, bar.wait, &counter, work, m, n, k, a, k, b, k, c, m)
+		}(ith)
+	}
+	wg.Wait()
+	fmt.Println(c)
+	// Output: [1 2 10 5 6 26]
+}

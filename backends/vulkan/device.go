@@ -1,0 +1,133 @@
+//go:build cgo && !novulkan
+
+package vulkan
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
+	"github.com/tandem-ml/tandem/core"
+)
+
+// device is one usable Vulkan physical device; its logical device is created
+// on first use and shared by every backend and buffer on it.
+type device struct {
+	index    int
+	name     string
+	info     *vkrt.DeviceInfo
+	buft     *bufferType
+	hostBuft *bufferType
+
+	mu     sync.Mutex
+	vd     *vkrt.Device
+	err    error
+	closed bool
+}
+
+var (
+	_ core.Device          = (*device)(nil)
+	_ core.HostBufferTyper = (*device)(nil)
+	_ core.FeatureLister   = (*device)(nil)
+)
+
+func newDevice(i int, info *vkrt.DeviceInfo) *device {
+	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), info: info}
+	d.buft = &bufferType{dev: d, kind: vkrt.DeviceBuffer, name: d.name}
+	d.hostBuft = &bufferType{dev: d, kind: vkrt.HostBuffer, name: d.name + "_Host"}
+	return d
+}
+
+// open returns the logical device, creating it on first use.
+func (d *device) open() (*vkrt.Device, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("tandem: vulkan: %s was shut down: %w", d.name, vkrt.ErrClosed)
+	}
+	if d.vd == nil && d.err == nil {
+		state.mu.Lock()
+		inst := state.inst
+		state.mu.Unlock()
+		opts := vkrt.DeviceOptions{ForceStaging: os.Getenv("TANDEM_VK_FORCE_STAGING") == "1"}
+		d.vd, d.err = inst.NewDevice(d.info.Index, opts)
+		if d.err != nil {
+			d.err = fmt.Errorf("tandem: vulkan: opening %s (%s): %w", d.name, d.info.Name, d.err)
+		}
+	}
+	return d.vd, d.err
+}
+
+func (d *device) close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.vd == nil {
+		return nil
+	}
+	err := d.vd.Close()
+	d.vd = nil
+	return err
+}
+
+func (d *device) Name() string { return d.name }
+
+func (d *device) Description() string { return d.info.String() }
+
+// Type maps Vulkan device types: discrete and virtual GPUs are core.DeviceGPU,
+// integrated GPUs core.DeviceIGPU, and software (CPU) or other devices
+// core.DeviceAccel: usable when asked for, never preferred over the CPU backend.
+func (d *device) Type() core.DeviceType {
+	switch d.info.Type {
+	case vkrt.DeviceTypeDiscreteGPU, vkrt.DeviceTypeVirtualGPU:
+		return core.DeviceGPU
+	case vkrt.DeviceTypeIntegratedGPU:
+		return core.DeviceIGPU
+	}
+	return core.DeviceAccel
+}
+
+// Memory reports the device-local heaps' size as both free and total (no
+// memory-budget query yet).
+func (d *device) Memory() (free, total int64) {
+	n := int64(d.info.DeviceLocalMemory())
+	return n, n
+}
+
+func (d *device) SupportsOp(t *core.Tensor) bool { return supportsOp(d, t) }
+
+// SupportsBufferType accepts only the device's own memory, as ggml does: the
+// scheduler copies other tensors in.
+func (d *device) SupportsBufferType(bt core.BufferType) bool { return bt == core.BufferType(d.buft) }
+
+// OffloadOp is false: the current kernels are not fast enough to be worth
+// copying weights for.
+func (d *device) OffloadOp(*core.Tensor) bool { return false }
+
+func (d *device) BufferType() core.BufferType { return d.buft }
+
+// HostBufferType is pinned (host-visible, coherent) memory of the device:
+// host memory for the CPU backend that the GPU can copy from directly.
+func (d *device) HostBufferType() core.BufferType { return d.hostBuft }
+
+func (d *device) NewBackend() (core.Backend, error) { return New(d.index) }
+
+func (d *device) Features() []core.Feature {
+	i := d.info
+	b := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
+	return []core.Feature{
+		{Name: "VULKAN_VERSION", Value: i.Version()},
+		{Name: "DRIVER", Value: i.DriverName},
+		{Name: "SUBGROUP_SIZE", Value: fmt.Sprint(i.Subgroup.Size)},
+		{Name: "FP16", Value: b(i.Features.ShaderFloat16)},
+		{Name: "STORAGE_16BIT", Value: b(i.Features.StorageBuffer16BitAccess)},
+		{Name: "INT8", Value: b(i.Features.ShaderInt8)},
+		{Name: "MAX_STORAGE_BUFFER_RANGE", Value: fmt.Sprint(i.Limits.MaxStorageBufferRange)},
+	}
+}

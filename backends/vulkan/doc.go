@@ -1,0 +1,23 @@
+// Package vulkan is tandem's Vulkan compute backend: core.Device, core.BufferType,
+// core.Buffer and core.Backend on top of the low-level runtime in internal/vkrt
+// and the SPIR-V of package shaders.
+//
+//	ok, why := vulkan.Available()      // false (with the reason) without loader, driver or cgo
+//	be, err := vulkan.New(0)           // backend on device "Vulkan0"
+//	defer be.Close()
+//
+// Devices are the usable Vulkan physical devices (Vulkan 1.2, a compute queue),
+// discrete GPUs first, then integrated, virtual, other and CPU (software, e.g.
+// lavapipe) devices; TANDEM_VK_VISIBLE_DEVICES=i,j,... (physical indices as
+// vulkaninfo lists them) selects and orders them instead. They are registered
+// with core as "Vulkan0", "Vulkan1", ... Software devices report core.DeviceAccel
+// so that core.InitBest prefers the CPU backend over them.
+//
+// Environment: TANDEM_VK_VALIDATE=1 enables the Khronos validation layer
+// (messages: ValidationMessages); TANDEM_VK_FORCE_STAGING=1 never maps device
+// memory (every transfer goes through a staging buffer); TANDEM_VK_LOADER
+// overrides the loader library.
+//
+// Without cgo, or with the build tag novulkan, the package compiles to a stub
+// whose Available reports why and whose New returns an error.
+package vulkan

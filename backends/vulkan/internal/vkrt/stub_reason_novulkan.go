@@ -1,0 +1,5 @@
+//go:build novulkan
+
+package vkrt
+
+const reason = "tandem was built with the novulkan tag"

@@ -1,0 +1,198 @@
+//go:build cgo && !novulkan
+
+package vulkan
+
+import (
+	"fmt"
+
+	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
+	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/shaders"
+)
+
+// pipelineFor returns vd's cached pipeline for the shader variant name.
+func pipelineFor(vd *vkrt.Device, name string, bindings int, push uint32, spec ...uint32) (*vkrt.Pipeline, error) {
+	spv, err := shaders.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	return vd.Pipeline(vkrt.PipelineDesc{Name: name, SPIRV: spv, Bindings: bindings, PushSize: push, Spec: spec})
+}
+
+// fitsBinding reports whether t can be bound as one storage buffer (its span
+// plus the worst-case misalignment within maxStorageBufferRange).
+func fitsBinding(d *device, t *core.Tensor) bool {
+	l := d.info.Limits
+	return t.NBytes()+int64(l.MinStorageBufferOffsetAlignment) <= int64(l.MaxStorageBufferRange)
+}
+
+// supportsOp reports whether the kernels of this package compute t.
+func supportsOp(d *device, t *core.Tensor) bool {
+	switch {
+	case t.Op == core.OpNone || t.Op.IsView():
+		return true
+	case !fitsBinding(d, t):
+		return false
+	}
+	for _, s := range t.Src {
+		if s != nil && !fitsBinding(d, s) {
+			return false
+		}
+	}
+	switch t.Op {
+	case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv:
+		a, b := t.Src[0], t.Src[1]
+		return a.Type == core.TypeF32 && b.Type == core.TypeF32 && t.Type == core.TypeF32 &&
+			core.CanRepeat(b, a) && t.Ne == a.Ne
+	case core.OpMulMat:
+		a, b := t.Src[0], t.Src[1]
+		if _, ok := mulMatTypes[a.Type]; !ok || b.Type != core.TypeF32 || t.Type != core.TypeF32 {
+			return false
+		}
+		if a.Type != core.TypeF32 && !d.info.Features.StorageBuffer16BitAccess {
+			return false
+		}
+		return a.Nb[0] == a.Type.Size() && b.Nb[0] == 4 && t.Nb[0] == 4 &&
+			a.Ne[0]%a.Type.BlockSize() == 0 && b.Ne[2]%a.Ne[2] == 0 && b.Ne[3]%a.Ne[3] == 0
+	}
+	return false
+}
+
+// mulMatTypes maps the weight types of MUL_MAT to their shader name part and
+// the unit (bytes) the shader addresses them in.
+var mulMatTypes = map[core.Type]struct {
+	name string
+	unit int64
+}{
+	core.TypeF32:  {"f32", 4},
+	core.TypeF16:  {"f16", 2},
+	core.TypeQ4_0: {"q4_0", 2},
+	core.TypeQ4_1: {"q4_1", 2},
+	core.TypeQ8_0: {"q8_0", 2},
+}
+
+func (b *Backend) encode(c *vkrt.Commands, n *core.Tensor) error {
+	if !supportsOp(b.dev, n) {
+		return fmt.Errorf("op %v with types %v not supported by the Vulkan backend", n.Op, srcTypes(n))
+	}
+	switch n.Op {
+	case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv:
+		return b.encodeBinary(c, n)
+	case core.OpMulMat:
+		return b.encodeMulMat(c, n)
+	}
+	return fmt.Errorf("op %v not implemented", n.Op)
+}
+
+func srcTypes(n *core.Tensor) []core.Type {
+	var ts []core.Type
+	for _, s := range n.Src {
+		if s != nil {
+			ts = append(ts, s.Type)
+		}
+	}
+	return append(ts, n.Type)
+}
+
+// u32 converts a size known to fit (supportsOp bounds every tensor by
+// maxStorageBufferRange) to uint32.
+func u32(v int64) uint32 { return uint32(v) }
+
+// groups returns the workgroup count for n items of per items each, capped by
+// the device limit of dimension dim (shaders loop over the rest).
+func (b *Backend) groups(n, per int64, dim int) uint32 {
+	g := (n + per - 1) / per
+	return uint32(min(g, int64(b.vd.Info().Limits.MaxComputeWorkGroupCount[dim])))
+}
+
+const (
+	binaryPushSize = 24 * 4
+	binaryWG       = 256
+)
+
+var binaryShaders = map[core.Op]string{core.OpAdd: "add_f32", core.OpSub: "sub_f32", core.OpMul: "mul_f32", core.OpDiv: "div_f32"}
+
+func (b *Backend) encodeBinary(c *vkrt.Commands, n *core.Tensor) error {
+	p, err := b.pipeline(binaryShaders[n.Op], 3, binaryPushSize, binaryWG)
+	if err != nil {
+		return err
+	}
+	x, y := n.Src[0], n.Src[1]
+	ox, err := b.bindTensor(x, 4)
+	if err != nil {
+		return err
+	}
+	oy, err := b.bindTensor(y, 4)
+	if err != nil {
+		return err
+	}
+	od, err := b.bindTensor(n, 4)
+	if err != nil {
+		return err
+	}
+	if err := b.sync(c, od, ox, oy); err != nil {
+		return err
+	}
+	pc := b.push.Reset()
+	for i := range 4 {
+		pc.U32(u32(n.Ne[i]))
+	}
+	for i := range 4 {
+		pc.U32(u32(x.Nb[i] / 4))
+	}
+	for i := range 4 {
+		pc.U32(u32(y.Ne[i]))
+	}
+	for i := range 4 {
+		pc.U32(u32(y.Nb[i] / 4))
+	}
+	for i := range 4 {
+		pc.U32(u32(n.Nb[i] / 4))
+	}
+	pc.U32(ox.offs, oy.offs, od.offs, u32(n.NElements()))
+	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), binaryWG, 0), 1, 1}, pc.Bytes(), ox.bind, oy.bind, od.bind)
+}
+
+const mulMatVecPushSize = 19 * 4
+
+func (b *Backend) encodeMulMat(c *vkrt.Commands, n *core.Tensor) error {
+	a, x := n.Src[0], n.Src[1]
+	mt := mulMatTypes[a.Type]
+	name := "mul_mat_vec_" + mt.name + "_f32"
+	info := b.vd.Info()
+	wg := min(max(info.Subgroup.Size, 32), 128)
+	if info.Type != vkrt.DeviceTypeCPU && info.Subgroup.Operations&vkrt.SubgroupArithmetic != 0 && info.Subgroup.Stages&0x20 != 0 {
+		name += "_subgroup"
+	}
+	p, err := b.pipeline(name, 3, mulMatVecPushSize, wg)
+	if err != nil {
+		return err
+	}
+	oa, err := b.bindTensor(a, mt.unit)
+	if err != nil {
+		return err
+	}
+	ox, err := b.bindTensor(x, 4)
+	if err != nil {
+		return err
+	}
+	od, err := b.bindTensor(n, 4)
+	if err != nil {
+		return err
+	}
+	if err := b.sync(c, od, oa, ox); err != nil {
+		return err
+	}
+	// A strides in units of the shader's array (floats, halves or 16-bit words).
+	au := mt.unit
+	nbatch := x.Ne[2] * x.Ne[3]
+	pc := b.push.Reset()
+	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]), u32(x.Ne[1]), u32(nbatch))
+	pc.U32(oa.offs, ox.offs, od.offs)
+	pc.U32(u32(a.Nb[1]/au), u32(a.Nb[2]/au), u32(a.Nb[3]/au))
+	pc.U32(u32(x.Nb[1]/4), u32(x.Nb[2]/4), u32(x.Nb[3]/4))
+	pc.U32(u32(n.Nb[1]/4), u32(n.Nb[2]/4), u32(n.Nb[3]/4))
+	pc.U32(u32(x.Ne[2]), u32(x.Ne[2]/a.Ne[2]), u32(x.Ne[3]/a.Ne[3]))
+	grid := [3]uint32{b.groups(a.Ne[1], 1, 0), b.groups(x.Ne[1], 1, 1), b.groups(nbatch, 1, 2)}
+	return c.Dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
+}

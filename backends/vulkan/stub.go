@@ -1,0 +1,34 @@
+//go:build !cgo || novulkan
+
+package vulkan
+
+import (
+	"errors"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// ErrUnavailable is returned by New when Vulkan cannot be used.
+var ErrUnavailable = errors.New("tandem: vulkan: " + reason)
+
+// Available reports whether a usable Vulkan device exists; it never does in
+// this build.
+func Available() (bool, string) { return false, reason }
+
+// DeviceCount returns the number of usable Vulkan devices: 0 in this build.
+func DeviceCount() int { return 0 }
+
+// Devices returns the usable Vulkan devices: none in this build.
+func Devices() []core.Device { return nil }
+
+// Backend is the Vulkan backend; this build cannot create one.
+type Backend struct{ core.Backend }
+
+// New fails in this build.
+func New(i int) (*Backend, error) { return nil, ErrUnavailable }
+
+// ValidationMessages returns nothing in this build.
+func ValidationMessages() []string { return nil }
+
+// Shutdown does nothing in this build.
+func Shutdown() error { return nil }

@@ -1,0 +1,5 @@
+//go:build novulkan
+
+package vulkan
+
+const reason = "built with the novulkan tag"
