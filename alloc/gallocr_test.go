@@ -81,7 +81,9 @@ func runNoReuse(be core.Backend, seed uint64, o genOpts) (outs, ins [][]uint32, 
 	if err != nil {
 		return nil, nil, err
 	}
-	defer buf.Free()
+	if buf != nil { // nil when every tensor already had memory
+		defer buf.Free()
+	}
 	if err := gg.setInputs(); err != nil {
 		return nil, nil, err
 	}

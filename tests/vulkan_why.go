@@ -1,4 +1,11 @@
 package tests
 
+import "github.com/tandem-ml/tandem/backends/vulkan"
+
 // vulkanWhy says why no Vulkan device is present.
-func vulkanWhy() string { return "the Vulkan backend is not built into this package yet" }
+func vulkanWhy() string {
+	if ok, why := vulkan.Available(); !ok {
+		return why
+	}
+	return "Vulkan is available but registered no device"
+}

@@ -39,23 +39,51 @@ func supportsOp(d *device, t *core.Tensor) bool {
 			return false
 		}
 	}
-	switch t.Op {
-	case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv:
-		a, b := t.Src[0], t.Src[1]
-		return a.Type == core.TypeF32 && b.Type == core.TypeF32 && t.Type == core.TypeF32 &&
-			core.CanRepeat(b, a) && t.Ne == a.Ne
-	case core.OpMulMat:
-		a, b := t.Src[0], t.Src[1]
-		if _, ok := mulMatTypes[a.Type]; !ok || b.Type != core.TypeF32 || t.Type != core.TypeF32 {
-			return false
-		}
-		if a.Type != core.TypeF32 && !d.info.Features.StorageBuffer16BitAccess {
-			return false
-		}
-		return a.Nb[0] == a.Type.Size() && b.Nb[0] == 4 && t.Nb[0] == 4 &&
-			a.Ne[0]%a.Type.BlockSize() == 0 && b.Ne[2]%a.Ne[2] == 0 && b.Ne[3]%a.Ne[3] == 0
+	if t.Op < 0 || t.Op >= core.OpCount || vkOps[t.Op].encode == nil {
+		return false
 	}
-	return false
+	return vkOps[t.Op].supports(d, t)
+}
+
+// vkOp is one op's Vulkan implementation: whether the device runs a node, and how to record it.
+type vkOp struct {
+	supports func(d *device, t *core.Tensor) bool
+	encode   func(b *Backend, c *vkrt.Commands, n *core.Tensor) error
+}
+
+var vkOps [core.OpCount]vkOp
+
+// registerOp installs an op's implementation; each op family's file calls it from init.
+func registerOp(op core.Op, impl vkOp) {
+	if vkOps[op].encode != nil {
+		panic(fmt.Sprintf("vulkan: op %v registered twice", op))
+	}
+	vkOps[op] = impl
+}
+
+func init() {
+	for _, op := range []core.Op{core.OpAdd, core.OpSub, core.OpMul, core.OpDiv} {
+		registerOp(op, vkOp{supports: supportsBinary, encode: (*Backend).encodeBinary})
+	}
+	registerOp(core.OpMulMat, vkOp{supports: supportsMulMat, encode: (*Backend).encodeMulMat})
+}
+
+func supportsBinary(d *device, t *core.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	return a.Type == core.TypeF32 && b.Type == core.TypeF32 && t.Type == core.TypeF32 &&
+		core.CanRepeat(b, a) && t.Ne == a.Ne
+}
+
+func supportsMulMat(d *device, t *core.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	if _, ok := mulMatTypes[a.Type]; !ok || b.Type != core.TypeF32 || t.Type != core.TypeF32 {
+		return false
+	}
+	if a.Type != core.TypeF32 && !d.info.Features.StorageBuffer16BitAccess {
+		return false
+	}
+	return a.Nb[0] == a.Type.Size() && b.Nb[0] == 4 && t.Nb[0] == 4 &&
+		a.Ne[0]%a.Type.BlockSize() == 0 && b.Ne[2]%a.Ne[2] == 0 && b.Ne[3]%a.Ne[3] == 0
 }
 
 // mulMatTypes maps the weight types of MUL_MAT to their shader name part and
@@ -75,13 +103,7 @@ func (b *Backend) encode(c *vkrt.Commands, n *core.Tensor) error {
 	if !supportsOp(b.dev, n) {
 		return fmt.Errorf("op %v with types %v not supported by the Vulkan backend", n.Op, srcTypes(n))
 	}
-	switch n.Op {
-	case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv:
-		return b.encodeBinary(c, n)
-	case core.OpMulMat:
-		return b.encodeMulMat(c, n)
-	}
-	return fmt.Errorf("op %v not implemented", n.Op)
+	return vkOps[n.Op].encode(b, c, n)
 }
 
 func srcTypes(n *core.Tensor) []core.Type {

@@ -44,32 +44,14 @@ type Variant struct {
 	Defines []string // "NAME" or "NAME=VALUE", passed to glslc as -D
 }
 
-// Variants lists every shader variant that is generated and embedded.
-var Variants = variants()
+// Variants lists every shader variant that is generated and embedded, sorted by name. Each shader
+// family registers its variants from its own file with Register.
+var Variants []Variant
 
-func variants() []Variant {
-	var vs []Variant
-	for _, op := range []string{"add", "sub", "mul", "div"} {
-		vs = append(vs, Variant{
-			Name:    op + "_f32",
-			Source:  "binary.comp",
-			Defines: []string{"OP_" + strings.ToUpper(op)},
-		})
-	}
-	for _, t := range []string{"f32", "f16", "q4_0", "q4_1", "q8_0"} {
-		// Shared-memory reduction (any device) and subgroupAdd reduction
-		// (devices with subgroup arithmetic in compute shaders).
-		vs = append(vs, Variant{
-			Name:    "mul_mat_vec_" + t + "_f32",
-			Source:  "mul_mat_vec.comp",
-			Defines: []string{"A_" + strings.ToUpper(t)},
-		}, Variant{
-			Name:    "mul_mat_vec_" + t + "_f32_subgroup",
-			Source:  "mul_mat_vec.comp",
-			Defines: []string{"A_" + strings.ToUpper(t), "REDUCE_SUBGROUP"},
-		})
-	}
-	return vs
+// Register adds shader variants; call it from init in the file that describes a shader family.
+func Register(vs ...Variant) {
+	Variants = append(Variants, vs...)
+	sort.Slice(Variants, func(i, j int) bool { return Variants[i].Name < Variants[j].Name })
 }
 
 // Flags returns the glslc command-line arguments (without output path) for v.

@@ -1,0 +1,19 @@
+package build
+
+import "strings"
+
+func init() {
+	for _, t := range []string{"f32", "f16", "q4_0", "q4_1", "q8_0"} {
+		// Shared-memory reduction (any device) and subgroupAdd reduction
+		// (devices with subgroup arithmetic in compute shaders).
+		Register(Variant{
+			Name:    "mul_mat_vec_" + t + "_f32",
+			Source:  "mul_mat_vec.comp",
+			Defines: []string{"A_" + strings.ToUpper(t)},
+		}, Variant{
+			Name:    "mul_mat_vec_" + t + "_f32_subgroup",
+			Source:  "mul_mat_vec.comp",
+			Defines: []string{"A_" + strings.ToUpper(t), "REDUCE_SUBGROUP"},
+		})
+	}
+}
