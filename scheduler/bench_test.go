@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"testing"
 
+	"github.com/tandem-ml/tandem/alloc"
 	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/scheduler"
 )
@@ -18,15 +19,23 @@ func BenchmarkPlanAlloc(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	wctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	w := wctx.NewTensor2D(core.TypeF32, 64, 8)
+	if _, err := alloc.AllocCtxTensorsFromBufferType(wctx, dev.bt); err != nil {
+		b.Fatal(err)
+	}
+	w.Buffer.SetUsage(core.BufferUsageWeights)
 	build := func() *core.Graph {
 		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
 		x := ctx.NewTensor2D(core.TypeF32, 64, 8).SetInput()
 		y := x
 		for i := 0; i < 2000; i++ {
-			switch i % 4 {
-			case 0, 1:
+			switch i % 8 {
+			case 0:
+				y = ctx.Add(y, w) // weights on the GPU pull the region there
+			case 1, 2, 4, 5, 6:
 				y = ctx.Add(y, x)
-			case 2:
+			case 3:
 				y = ctx.Mul(y, x)
 			default:
 				y = ctx.Sqrt(y) // CPU only: forces splits

@@ -87,6 +87,7 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 	nodes := g.Nodes()
 	copyOf := map[copyKey]*copyItem{}
 	var cur *split
+	shadows := make([]core.Tensor, len(nodes))
 	mapped := func(t *core.Tensor) *core.Tensor {
 		if sh, ok := p.shadow[t]; ok {
 			return sh
@@ -94,7 +95,7 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 		return t
 	}
 	for i, n := range nodes {
-		sh := new(core.Tensor)
+		sh := &shadows[i]
 		*sh = *n
 		for j, src := range n.Src {
 			if src != nil {
@@ -150,7 +151,7 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 					c = &copyItem{src: mapped(src), srcBackend: sb, backend: cur.backend, leaf: src.Op == core.OpNone}
 					c.dst = p.ctx.NewTensor(src.Type, src.Ne[:]...)
 					c.dst.Nb = src.Nb
-					c.dst.SetName(fmt.Sprintf("%s#%s", s.backends[cur.backend].Name(), src.Name))
+					c.dst.SetName(s.backends[cur.backend].Name() + "#" + src.Name)
 					if c.leaf {
 						// Copies of constants persist between runs so unchanged ones are not copied again.
 						c.dst.Flags |= core.FlagOutput
@@ -250,15 +251,37 @@ func (p *plan) computeDeps() {
 		acc[i].reads.normalize()
 		acc[i].writes.normalize()
 	}
+	// Ancestor sets as bitsets: a split already ordered after i (through another dependency) needs
+	// no check against i, so an alternating chain of splits costs O(1) checks per split.
+	words := (len(p.splits) + 63) / 64
+	anc := make([][]uint64, len(p.splits))
 	for j := range p.splits {
-		p.splits[j].deps = p.splits[j].deps[:0]
-		for i := 0; i < j; i++ {
-			if p.splits[i].backend == p.splits[j].backend ||
-				acc[i].writes.overlaps(&acc[j].reads) || acc[i].writes.overlaps(&acc[j].writes) ||
-				acc[i].reads.overlaps(&acc[j].writes) {
-				p.splits[j].deps = append(p.splits[j].deps, i)
+		sp := p.splits[j]
+		sp.deps = sp.deps[:0]
+		anc[j] = make([]uint64, words)
+		addDep := func(i int) {
+			sp.deps = append(sp.deps, i)
+			anc[j][i/64] |= 1 << (i % 64)
+			for w := range anc[j] {
+				anc[j][w] |= anc[i][w]
 			}
 		}
+		for i := j - 1; i >= 0; i-- {
+			if p.splits[i].backend == sp.backend {
+				addDep(i) // the previous split on the same backend
+				break
+			}
+		}
+		for i := j - 1; i >= 0; i-- {
+			if anc[j][i/64]&(1<<(i%64)) != 0 {
+				continue
+			}
+			if acc[i].writes.overlaps(&acc[j].reads) || acc[i].writes.overlaps(&acc[j].writes) ||
+				acc[i].reads.overlaps(&acc[j].writes) {
+				addDep(i)
+			}
+		}
+		sort.Ints(sp.deps)
 	}
 }
 
