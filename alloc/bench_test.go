@@ -57,25 +57,29 @@ func BenchmarkAllocGraph5000(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.NNodes()), "ns/node")
 }
 
-// Compute buffer size of a transformer layer against the live-set lower bound (and against ggml).
+// Compute buffer size of a transformer layer (llama-7B shapes, 512 tokens) against the live-set
+// lower bound and against ggml; with a 40 MiB maximum buffer size the plan needs two chunks.
 func BenchmarkTransformerBufferRatio(b *testing.B) {
 	g, err := buildTransformer(llama7B, &fakeBT{name: "weights", align: 32})
 	if err != nil {
 		b.Fatal(err)
 	}
-	bt := &fakeBT{name: "compute", align: 32}
-	var st Stats
-	for b.Loop() {
-		ga := NewGraphAllocator(bt)
-		if err := ga.Reserve(g); err != nil {
-			b.Fatal(err)
-		}
-		st = ga.Stats()
+	for _, bt := range []*fakeBT{{name: "align32", align: 32}, {name: "max40MiB", align: 256, maxSize: 40 << 20}} {
+		b.Run(bt.name, func(b *testing.B) {
+			var st Stats
+			for b.Loop() {
+				ga := NewGraphAllocator(bt)
+				if err := ga.Reserve(g); err != nil {
+					b.Fatal(err)
+				}
+				st = ga.Stats()
+			}
+			ggml, _ := ggmlPlanSize(g, bt)
+			b.ReportMetric(float64(st.Planned[0])/float64(st.LowerBound[0]), "size/lowerbound")
+			b.ReportMetric(float64(st.Planned[0])/float64(ggml), "size/ggml")
+			b.ReportMetric(float64(st.Planned[0])/(1<<20), "MiB")
+		})
 	}
-	ggml, _ := ggmlPlanSize(g, bt)
-	b.ReportMetric(float64(st.Planned[0])/float64(st.LowerBound[0]), "size/lowerbound")
-	b.ReportMetric(float64(st.Planned[0])/float64(ggml), "size/ggml")
-	b.ReportMetric(float64(st.Planned[0])/(1<<20), "MiB")
 }
 
 // Random graphs: total planned bytes against the lower bound and ggml.

@@ -58,6 +58,7 @@ type GraphAllocator struct {
 
 	replans   int
 	replanned bool
+	err       error // from the constructor (a nil buffer type)
 }
 
 // planData is one complete plan: its fingerprint and where every slot goes.
@@ -90,6 +91,11 @@ func NewGraphAllocator(bufferTypes ...core.BufferType) *GraphAllocator {
 		spare:   &planData{gi: &graphInfo{}},
 	}
 	for i, bt := range ga.bts {
+		if bt == nil {
+			ga.err = fmt.Errorf("tandem: alloc: NewGraphAllocator: buffer type %d is nil", i)
+			ga.bts[i] = core.HostBufferType() // keeps the other methods safe; every plan fails
+			bt = ga.bts[i]
+		}
 		ga.allocOf[i] = i
 		for j := 0; j < i; j++ {
 			if ga.bts[j] == bt {
@@ -177,6 +183,9 @@ func (ga *GraphAllocator) ReserveSizeN(g *core.Graph, nodeBufferIDs, leafBufferI
 // several it returns ErrNeedReserve (use ReserveN or AllocGraphN).
 func (ga *GraphAllocator) AllocGraph(g *core.Graph) error {
 	ga.replanned = false
+	if ga.err != nil {
+		return ga.err
+	}
 	var nIDs, lIDs []int32
 	if ga.cur.valid && g != nil && len(ga.cur.gi.nodeIDs) == len(g.Nodes()) && len(ga.cur.gi.leafIDs) == len(g.Leafs()) {
 		nIDs, lIDs = ga.cur.gi.nodeIDs, ga.cur.gi.leafIDs // compare under the plan's buffer ids
@@ -320,6 +329,9 @@ func (ga *GraphAllocator) owns(b core.Buffer) bool {
 }
 
 func (ga *GraphAllocator) convertIDs(nodeIDs, leafIDs []int) ([]int32, []int32, error) {
+	if ga.err != nil {
+		return nil, nil, ga.err
+	}
 	conv := func(k int, ids []int, what string) ([]int32, error) {
 		if ids == nil {
 			return nil, nil

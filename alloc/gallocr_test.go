@@ -97,12 +97,11 @@ func runNoReuse(be core.Backend, seed uint64, o genOpts) (outs, ins [][]uint32, 
 		}
 		outs = append(outs, b)
 	}
-	for i, t := range gg.inputs {
+	for i := range gg.inputs {
 		b := make([]uint32, len(gg.values[i]))
 		for j, v := range gg.values[i] {
 			b[j] = math.Float32bits(v)
 		}
-		_ = t
 		ins = append(ins, b)
 	}
 	return outs, ins, nil
