@@ -64,12 +64,11 @@ func (s *Scheduler) AllocGraph(g *core.Graph) error {
 	for _, l := range g.Leafs() {
 		before[l] = l.Buffer != nil
 	}
-	if err := s.galloc.ReserveN(p.aGraph, p.nodeIDs, p.leafIDs); err != nil {
+	if err := s.galloc.AllocGraphN(p.aGraph, p.nodeIDs, p.leafIDs); err != nil {
 		return fmt.Errorf("tandem: scheduler: allocating compute buffers: %w", err)
 	}
-	s.stats.Reserves++
-	if err := s.galloc.AllocGraph(p.aGraph); err != nil {
-		return fmt.Errorf("tandem: scheduler: placing tensors: %w", err)
+	if s.galloc.Replanned() {
+		s.stats.Reserves++
 	}
 	p.adopt(g, before)
 	p.computeDeps()
