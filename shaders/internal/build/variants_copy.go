@@ -1,0 +1,44 @@
+package build
+
+import "strings"
+
+// Copy and row-gather/scatter shaders: cpy.comp (element copies and conversions),
+// cpy_quant.comp (quantize on write), get_rows.comp and set_rows.comp.
+func init() {
+	def := func(side, t string) string { return side + "_" + strings.ToUpper(t) }
+	Register(
+		Variant{Name: "cpy_u32", Source: "cpy.comp", Defines: []string{"RAW32"}},
+		Variant{Name: "cpy_u16", Source: "cpy.comp", Defines: []string{"RAW16"}},
+	)
+	// Converting copies (ggml's rule: a quantized source needs a float destination;
+	// i32 converts only to and from f32).
+	conv := map[string][]string{
+		"f32":  {"f16", "bf16", "i32"},
+		"f16":  {"f32", "bf16"},
+		"bf16": {"f32", "f16"},
+		"i32":  {"f32"},
+		"q4_0": {"f32", "f16", "bf16"},
+		"q4_1": {"f32", "f16", "bf16"},
+		"q8_0": {"f32", "f16", "bf16"},
+	}
+	for src, dsts := range conv {
+		for _, dst := range dsts {
+			Register(Variant{Name: "cpy_" + src + "_" + dst, Source: "cpy.comp", Defines: []string{def("SRC", src), def("DST", dst)}})
+		}
+	}
+	for _, src := range []string{"f32", "f16", "bf16"} {
+		for _, dst := range []string{"q4_0", "q4_1", "q8_0"} {
+			Register(Variant{Name: "cpy_" + src + "_" + dst, Source: "cpy_quant.comp", Defines: []string{def("SRC", src), def("DST", dst)}})
+		}
+	}
+	for _, src := range []string{"f32", "f16", "bf16", "i32", "q4_0", "q4_1", "q8_0"} {
+		dst := "f32"
+		if src == "i32" {
+			dst = "i32"
+		}
+		Register(Variant{Name: "get_rows_" + src, Source: "get_rows.comp", Defines: []string{def("SRC", src), def("DST", dst)}})
+	}
+	for _, dst := range []string{"f32", "f16", "bf16", "q4_0", "q4_1", "q8_0"} {
+		Register(Variant{Name: "set_rows_" + dst, Source: "set_rows.comp", Defines: []string{def("DST", dst)}})
+	}
+}

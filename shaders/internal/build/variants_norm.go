@@ -1,0 +1,15 @@
+package build
+
+// Row-wise normalization and attention helpers: norm.comp (NORM, RMS_NORM),
+// soft_max.comp, diag_mask_inf.comp and rope.comp.
+func init() {
+	Register(
+		Variant{Name: "norm_f32", Source: "norm.comp"},
+		Variant{Name: "rms_norm_f32", Source: "norm.comp", Defines: []string{"RMS"}},
+		Variant{Name: "soft_max_f32", Source: "soft_max.comp"},
+		Variant{Name: "soft_max_f32_mask_f16", Source: "soft_max.comp", Defines: []string{"MASK_F16"}},
+		Variant{Name: "diag_mask_inf_f32", Source: "diag_mask_inf.comp"},
+		Variant{Name: "rope_f32", Source: "rope.comp"},
+		Variant{Name: "rope_f16", Source: "rope.comp", Defines: []string{"ROPE_F16"}},
+	)
+}

@@ -1,0 +1,181 @@
+#version 450
+// rope.comp: ROPE (modes NORMAL and NEOX, with YaRN and optional frequency
+// factors) of f32 or f16 tensors [ne0, ne1, ne2 = tokens, ne3], after the CPU
+// kernel (backends/cpu/ops_rope.go). One thread per rotated pair k < n_dims/2 of a
+// row (NORMAL: elements 2k, 2k+1; NEOX: k, k + n_dims/2) or per element
+// n_dims..ne0-1 (copied). Each thread reads and writes only its own elements, so
+// dst may alias src (in place).
+//
+// Precision: the CPU builds theta in float64. Here theta is a double-float
+// (hi + lo, about 44 bits): theta_scale^k by binary exponentiation from the host's
+// float64 theta_scale split in two floats, times the position, divided by the
+// frequency factor and mixed for YaRN, all in double-float; it is reduced modulo
+// pi/2 against a three-float pi/2, and sin/cos of the remainder come from our own
+// minimax polynomials (about 1 ulp). The rotation itself is float. So the result
+// matches the CPU to float precision at any position below 2^24, and does not
+// depend on the device's sin/cos (Vulkan allows them 2^-11 absolute error).
+// Double-float steps need exact float rounding: they are marked precise.
+//
+// Defines: ROPE_F16 for f16 tensors (else f32).
+// Bindings: 0 = src, 1 = positions (i32), 2 = freq factors (f32; any buffer when
+// p.has_ff is 0), 3 = dst.
+// Specialization: constant 0 = workgroup size (default 256).
+// Dispatch: any x grid (grid-stride loop over p.n items).
+
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
+
+#define SRC_NONE
+#define DST_NONE
+#if defined(ROPE_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#include "rows.glsl"
+
+#if defined(ROPE_F16)
+layout(std430, binding = 0) readonly buffer BufS { uint16_t data_s[]; };
+layout(std430, binding = 3) buffer BufD { uint16_t data_d[]; };
+float load_s(uint i) { return half_to_float(uint(data_s[i])); }
+void store_d(uint i, float v) { data_d[i] = uint16_t(f32_bits_to_f16(floatBitsToUint(v))); }
+#else
+layout(std430, binding = 0) readonly buffer BufS { float data_s[]; };
+layout(std430, binding = 3) buffer BufD { float data_d[]; };
+float load_s(uint i) { return data_s[i]; }
+void store_d(uint i, float v) { data_d[i] = v; }
+#endif
+layout(std430, binding = 1) readonly buffer BufP { int data_p[]; };
+layout(std430, binding = 2) readonly buffer BufF { float data_f[]; };
+
+layout(push_constant) uniform Params {
+    uint ne0, ne1, ne2, ne3;
+    uint nb00, nb01, nb02, nb03;   // src strides (elements)
+    uint nb0, nb1, nb2, nb3;       // dst strides (elements)
+    uint nbp, nbf;                 // position and freq-factor strides (elements)
+    uint offs_s, offs_p, offs_f, offs_d;
+    uint n_dims, neox, has_ff;
+    float theta_scale, theta_scale_lo; // freq_base^(-2/n_dims) as a double-float
+    float freq_scale, ext_factor;
+    float mscale;                  // attn_factor, times 1 + 0.1 ln(1/freq_scale) with YaRN
+    float corr_lo, corr_hi;        // YaRN correction dims
+    uint n;                        // rows * (n_dims/2 + ne0 - n_dims)
+} p;
+
+// ---- double-float arithmetic (x = hi, y = lo) ----
+
+vec2 df_two_sum(float a, float b) {
+    precise float s = a + b;
+    precise float bb = s - a;
+    precise float e = (a - (s - bb)) + (b - bb);
+    return vec2(s, e);
+}
+
+vec2 df_add(vec2 a, vec2 b) {
+    vec2 s = df_two_sum(a.x, b.x);
+    precise float e = s.y + (a.y + b.y);
+    return df_two_sum(s.x, e);
+}
+
+vec2 df_prod(float a, float b) {
+    precise float p = a * b;
+    return vec2(p, two_prod_err(a, b, p));
+}
+
+vec2 df_mul(vec2 a, vec2 b) {
+    vec2 p = df_prod(a.x, b.x);
+    precise float e = p.y + (a.x * b.y + a.y * b.x);
+    return df_two_sum(p.x, e);
+}
+
+vec2 df_mul_f(vec2 a, float b) {
+    vec2 p = df_prod(a.x, b);
+    precise float e = p.y + a.y * b;
+    return df_two_sum(p.x, e);
+}
+
+vec2 df_div_f(vec2 a, float b) {
+    float q1 = a.x / b;
+    vec2 p = df_prod(q1, b);
+    precise float r = ((a.x - p.x) - p.y) + a.y; // a.x - p.x is exact
+    float q2 = r / b;
+    return df_two_sum(q1, q2);
+}
+
+// rope_sincos returns sin and cos of theta (a double-float): theta - n*pi/2 with
+// pi/2 = C1 + C2 + C3 (float bits 0x3fc90fdb, 0xb33bbd2e, 0xa6f72ced), then
+// cephes' sinf/cosf polynomials on |r| <= pi/4 and the quadrant n mod 4.
+void rope_sincos(vec2 theta, out float s, out float c) {
+    const float C1 = uintBitsToFloat(0x3fc90fdbu);
+    const float C2 = uintBitsToFloat(0xb33bbd2eu);
+    const float C3 = uintBitsToFloat(0xa6f72cedu);
+    float n = floor(theta.x * 0.636619772 + 0.5);
+    vec2 t = df_add(theta, -df_prod(n, C1));
+    t = df_add(t, -df_prod(n, C2));
+    precise float r = t.x + (t.y - n * C3);
+    float z = r * r;
+    float sp = r + r * z * (-1.6666654611e-1 + z * (8.3321608736e-3 + z * -1.9515295891e-4));
+    float cp = 1.0 - 0.5 * z + z * z * (4.166664568298827e-2 + z * (-1.388731625493765e-3 + z * 2.443315711809948e-5));
+    switch (uint(int(n)) & 3u) {
+    case 0u: s = sp; c = cp; break;
+    case 1u: s = cp; c = -sp; break;
+    case 2u: s = -sp; c = -cp; break;
+    default: s = -cp; c = sp; break;
+    }
+}
+
+void main() {
+    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    uint half_dims = p.n_dims / 2u;
+    uint per_row = half_dims + (p.ne0 - p.n_dims);
+    for (uint it = gl_GlobalInvocationID.x; it < p.n; it += stride) {
+        uint j = it % per_row;
+        uint t = it / per_row;
+        uint i1 = t % p.ne1;
+        t /= p.ne1;
+        uint i2 = t % p.ne2;
+        uint i3 = t / p.ne2;
+        uint is = p.offs_s + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
+        uint id = p.offs_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
+        if (j >= half_dims) {
+            uint i0 = p.n_dims + (j - half_dims);
+            store_d(id + i0 * p.nb0, load_s(is + i0 * p.nb00));
+            continue;
+        }
+        uint k = j;
+        // theta_scale^k by binary exponentiation (double-float)
+        vec2 pw = vec2(1.0, 0.0), b = vec2(p.theta_scale, p.theta_scale_lo);
+        for (uint e = k; e != 0u; e >>= 1) {
+            if ((e & 1u) != 0u) {
+                pw = df_mul(pw, b);
+            }
+            b = df_mul(b, b);
+        }
+        vec2 extrap = df_mul_f(pw, float(data_p[p.offs_p + i2 * p.nbp]));
+        if (p.has_ff != 0u) {
+            extrap = df_div_f(extrap, data_f[p.offs_f + k * p.nbf]);
+        }
+        vec2 theta = df_mul_f(extrap, p.freq_scale);
+        if (p.ext_factor != 0.0) {
+            // ramp = 1 - clamp((k - lo) / max(0.001, hi - lo), 0, 1); theta += (extrap - theta) * ramp * ext
+            float num = float(k) - p.corr_lo; // integers: exact
+            float den = max(0.001, p.corr_hi - p.corr_lo);
+            vec2 mix;
+            if (num <= 0.0) {
+                mix = vec2(p.ext_factor, 0.0);
+            } else if (num >= den) {
+                mix = vec2(0.0);
+            } else {
+                mix = df_mul_f(df_add(vec2(1.0, 0.0), -df_div_f(vec2(num, 0.0), den)), p.ext_factor);
+            }
+            theta = df_add(theta, df_mul(df_add(extrap, -theta), mix));
+        }
+        float sn, cs;
+        rope_sincos(theta, sn, cs);
+        cs *= p.mscale;
+        sn *= p.mscale;
+        uint j0 = p.neox != 0u ? k : 2u * k;
+        uint j1 = p.neox != 0u ? k + half_dims : 2u * k + 1u;
+        float x0 = load_s(is + j0 * p.nb00);
+        float x1 = load_s(is + j1 * p.nb00);
+        store_d(id + j0 * p.nb0, x0 * cs - x1 * sn);
+        store_d(id + j1 * p.nb0, x0 * sn + x1 * cs);
+    }
+}

@@ -1,0 +1,291 @@
+package tests
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// The elementwise family beyond the base table: F16/BF16, permuted and strided inputs, wide
+// argument ranges and special values for the transcendental functions, cancellation in sums,
+// ties and NaNs for ARGMAX/ARGSORT, long rows, and REPEAT/CONCAT of other element types.
+
+// nmseExact demands identical results (index outputs and copies): an NMSE limit of 0 would mean
+// the default, and one wrong index among many barely moves the NMSE.
+const nmseExact = 1e-300
+
+func init() {
+	extraCases = append(extraCases, eltwiseCases)
+}
+
+// eltUniform fills every input uniformly in [lo, hi).
+func eltUniform(lo, hi float32) func(t *core.Tensor, r *rand.Rand) error {
+	return func(t *core.Tensor, r *rand.Rand) error { return Uniform(t, r, lo, hi) }
+}
+
+// eltSpecials fills inputs with random values in [-3, 3) mixed with special values: NaN, the
+// infinities, signed zeros, huge, tiny and subnormal numbers, and values where the functions
+// change regime.
+func eltSpecials(t *core.Tensor, r *rand.Rand) error {
+	inf := float32(math.Inf(1))
+	specials := []float32{float32(math.NaN()), inf, -inf, 0, float32(math.Copysign(0, -1)), 1e30, -1e30,
+		3e38, -3e38, 1e-30, -1e-30, 1e-40, -1e-40, 88, 89, -88, -89, -104, 9, -9, 10, -10, 0.5, -0.5,
+		1e-4, -1e-4, 3, -3, 8000, -8000, 1e5, 2.5e7}
+	v := make([]float32, t.NElements())
+	for i := range v {
+		if i%2 == 0 && i/2 < len(specials) {
+			v[i] = specials[i/2]
+		} else {
+			v[i] = -3 + 6*r.Float32()
+		}
+	}
+	return core.SetFloat32sAny(t, v)
+}
+
+// eltDiscrete fills inputs with few distinct values (ties), some NaNs and -Inf when withNaN.
+func eltDiscrete(withNaN bool) func(t *core.Tensor, r *rand.Rand) error {
+	return func(t *core.Tensor, r *rand.Rand) error {
+		v := make([]float32, t.NElements())
+		for i := range v {
+			v[i] = float32(r.IntN(5)) - 2
+			if v[i] == 0 && r.IntN(2) == 0 {
+				v[i] = float32(math.Copysign(0, -1))
+			}
+			if withNaN {
+				switch r.IntN(12) {
+				case 0:
+					v[i] = float32(math.NaN())
+				case 1:
+					v[i] = float32(math.Inf(-1))
+				case 2:
+					v[i] = float32(math.Inf(1))
+				}
+			}
+		}
+		return core.SetFloat32sAny(t, v)
+	}
+}
+
+// eltCancel fills inputs with pairs x, -x (in order) plus small values, so sums nearly cancel.
+func eltCancel(t *core.Tensor, r *rand.Rand) error {
+	v := make([]float32, t.NElements())
+	for i := 0; i+1 < len(v); i += 2 {
+		x := (r.Float32() - 0.5) * 2000
+		v[i], v[i+1] = x, -x
+		if r.IntN(4) == 0 {
+			v[i+1] += r.Float32() * 1e-3
+		}
+	}
+	return core.SetFloat32sAny(t, v)
+}
+
+func eltwiseCases() []Case {
+	var cs []Case
+	add := func(name string, limit float64, init func(*core.Tensor, *rand.Rand) error, build func(*core.Context) *core.Tensor) {
+		cs = append(cs, Case{Name: "eltwise/" + name, Build: build, Init: init, MaxNMSE: limit})
+	}
+	f32, f16, bf16 := core.TypeF32, core.TypeF16, core.TypeBF16
+
+	type unaryFn struct {
+		name string
+		f    func(*core.Context, *core.Tensor) *core.Tensor
+		lo   float32 // argument range
+		hi   float32
+	}
+	fns := []unaryFn{
+		{"SQR", (*core.Context).Sqr, -10, 10},
+		{"SQRT", (*core.Context).Sqrt, 0, 100},
+		{"LOG", (*core.Context).Log, 1e-3, 1e3},
+		{"SIN", (*core.Context).Sin, -100, 100},
+		{"COS", (*core.Context).Cos, -100, 100},
+		{"ADD1", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Add1(a, c.NewTensor1D(a.Type, 1)) }, -2, 2},
+		{"SCALE", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Scale(a, -1.3) }, -2, 2},
+		{"SCALE_BIAS", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.ScaleBias(a, 0.3, -0.7) }, -2, 2},
+		{"CLAMP", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Clamp(a, -0.25, 1) }, -2, 2},
+		{"LEAKY_RELU", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.LeakyRelu(a, 0.01) }, -2, 2},
+	}
+	for u := core.UnaryOp(0); u < core.UnaryCount; u++ {
+		u := u
+		lo, hi := float32(-10), float32(10)
+		if u == core.UnaryExp {
+			lo, hi = -20, 20
+		}
+		fns = append(fns, unaryFn{"UNARY(" + u.String() + ")", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Unary(a, u) }, lo, hi})
+	}
+	for _, fn := range fns {
+		fn := fn
+		// f32 over a wide range, on a permuted input.
+		add(fn.name+",wide,permuted", 0, eltUniform(fn.lo, fn.hi), func(c *core.Context) *core.Tensor {
+			return fn.f(c, c.Permute(c.NewTensor(f32, 7, 5, 3, 2), 2, 0, 1, 3))
+		})
+		// 16-bit types on a strided view.
+		for _, typ := range []core.Type{f16, bf16} {
+			typ := typ
+			if fn.name == "SCALE" || fn.name == "SCALE_BIAS" {
+				continue // SCALE is f32 only
+			}
+			add(fmt.Sprintf("%s,%v,view", fn.name, typ), 0, eltUniform(fn.lo, fn.hi), func(c *core.Context) *core.Tensor {
+				a := c.NewTensor(typ, 9, 7, 3)
+				return fn.f(c, c.View3D(a, 5, 7, 3, a.Nb[1], a.Nb[2], 2*a.Nb[0]))
+			})
+		}
+		// Special values (NaN, infinities, zeros, huge, subnormal).
+		if fn.name != "ADD1" {
+			add(fn.name+",specials", 0, eltSpecials, func(c *core.Context) *core.Tensor {
+				return fn.f(c, c.NewTensor(f32, 16, 5))
+			})
+		}
+	}
+	// Several workgroups.
+	add("UNARY(GELU),large", 0, nil, func(c *core.Context) *core.Tensor { return c.Gelu(c.NewTensor(f32, 1000, 3, 5)) })
+	// A chain of dependent nodes (barriers between them), every node checked.
+	add("chain", 0, nil, func(c *core.Context) *core.Tensor {
+		x := c.NewTensor(f32, 33, 5, 2)
+		y := c.Silu(c.Scale(c.Sin(x), 2))
+		z := c.Concat(c.Repeat(c.SumRows(y), c.NewTensor(f32, 3, 5, 2)), c.Tanh(y), 0)
+		return c.Mean(c.GLU(z, nil, core.GLUSwiglu, false))
+	})
+
+	// GLU: 16-bit types, rows with gaps, permuted outer dims, swapped split form.
+	for g := core.GLUOp(0); g < core.GLUCount; g++ {
+		g := g
+		for _, typ := range []core.Type{f16, bf16} {
+			typ := typ
+			add(fmt.Sprintf("GLU(%v,%v)", g, typ), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
+				return c.GLU(c.NewTensor(typ, 12, 5, 3), nil, g, true)
+			})
+		}
+		add(fmt.Sprintf("GLU(%v,view,swapped)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
+			a := c.NewTensor(f32, 14, 5, 3)
+			return c.GLU(c.View3D(a, 10, 5, 3, a.Nb[1], a.Nb[2], 2*a.Nb[0]), nil, g, true)
+		})
+		add(fmt.Sprintf("GLU(%v,permuted)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
+			return c.GLU(c.Permute(c.NewTensor(f32, 10, 5, 3, 2), 0, 2, 1, 3), nil, g, false)
+		})
+		add(fmt.Sprintf("GLU(%v,split,swapped,permuted)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
+			a := c.Permute(c.NewTensor(f32, 7, 3, 5), 0, 2, 1, 3)
+			return c.GLU(a, c.NewTensor(f32, 7, 5, 3), g, true)
+		})
+		add(fmt.Sprintf("GLU(%v,split,f16)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
+			return c.GLU(c.NewTensor(f16, 7, 5, 3), c.NewTensor(f16, 7, 5, 3), g, false)
+		})
+	}
+
+	// Reductions.
+	add("SUM(permuted)", 0, nil, func(c *core.Context) *core.Tensor {
+		return c.Sum(c.Permute(c.NewTensor(f32, 5, 7, 3, 2), 3, 1, 0, 2))
+	})
+	add("SUM(cancelling)", 0, eltCancel, func(c *core.Context) *core.Tensor { return c.Sum(c.NewTensor(f32, 1000, 3)) })
+	add("SUM(large)", 0, nil, func(c *core.Context) *core.Tensor { return c.Sum(c.NewTensor(f32, 300, 40, 3)) })
+	for _, typ := range []core.Type{f16, bf16} {
+		typ := typ
+		add(fmt.Sprintf("SUM(%v)", typ), 0, nil, func(c *core.Context) *core.Tensor { return c.Sum(c.NewTensor(typ, 33, 7, 3)) })
+	}
+	// eltSpecials puts +inf at element 2 and -inf at element 4.
+	add("SUM(inf)", 0, eltSpecials, func(c *core.Context) *core.Tensor {
+		return c.Sum(c.View1D(c.NewTensor(f32, 16, 5), 2, 2*4)) // +inf, x: +inf
+	})
+	add("SUM(inf-inf)", 0, eltSpecials, func(c *core.Context) *core.Tensor {
+		return c.Sum(c.View1D(c.NewTensor(f32, 16, 5), 3, 2*4)) // +inf, x, -inf: NaN
+	})
+	add("SUM_ROWS(cancelling)", 0, eltCancel, func(c *core.Context) *core.Tensor { return c.SumRows(c.NewTensor(f32, 600, 4, 2)) })
+	add("SUM_ROWS(transposed)", 0, nil, func(c *core.Context) *core.Tensor {
+		return c.SumRows(c.Transpose(c.NewTensor(f32, 7, 33)))
+	})
+	add("SUM_ROWS(ne0=1)", 0, nil, func(c *core.Context) *core.Tensor { return c.SumRows(c.NewTensor(f32, 1, 9, 2)) })
+	add("SUM_ROWS(long,permuted)", 0, nil, func(c *core.Context) *core.Tensor {
+		return c.SumRows(c.Permute(c.NewTensor(f32, 3, 517, 2), 1, 0, 2, 3))
+	})
+	add("MEAN(long)", 0, nil, func(c *core.Context) *core.Tensor { return c.Mean(c.NewTensor(f32, 1001, 3, 2)) })
+	add("MEAN(view)", 0, nil, func(c *core.Context) *core.Tensor {
+		a := c.NewTensor(f32, 40, 6, 2)
+		return c.Mean(c.View3D(a, 37, 5, 2, a.Nb[1], a.Nb[2], a.Nb[1]))
+	})
+
+	// ARGMAX: ties (first wins), NaN and infinities, long rows, transposed input.
+	add("ARGMAX(ties,nan)", nmseExact, eltDiscrete(true), func(c *core.Context) *core.Tensor {
+		return c.Argmax(c.NewTensor(f32, 300, 11))
+	})
+	add("ARGMAX(ties)", nmseExact, eltDiscrete(false), func(c *core.Context) *core.Tensor {
+		return c.Argmax(c.NewTensor(f32, 37, 11))
+	})
+	add("ARGMAX(transposed)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Argmax(c.Transpose(c.NewTensor(f32, 9, 600)))
+	})
+	add("ARGMAX(nan,-inf rows)", nmseExact, func(t *core.Tensor, r *rand.Rand) error {
+		v := make([]float32, t.NElements())
+		for i := range v {
+			switch row := i / 5; {
+			case row == 0:
+				v[i] = float32(math.NaN())
+			case row == 1:
+				v[i] = float32(math.Inf(-1))
+			case row == 2 && i%5 == 3:
+				v[i] = float32(math.Inf(-1))
+			case row == 2:
+				v[i] = float32(math.NaN())
+			default:
+				v[i] = r.Float32()
+			}
+		}
+		return core.SetFloat32sAny(t, v)
+	}, func(c *core.Context) *core.Tensor { return c.Argmax(c.NewTensor(f32, 5, 4)) })
+
+	// ARGSORT: stable on ties, NaNs, signed zeros; short, padded and long rows; permuted input.
+	for _, order := range []core.SortOrder{core.SortAsc, core.SortDesc} {
+		order := order
+		for _, ne0 := range []int64{1, 2, 3, 31, 64, 1000, 1024} {
+			ne0 := ne0
+			add(fmt.Sprintf("ARGSORT(%d,ne0=%d,ties)", order, ne0), nmseExact, eltDiscrete(ne0 > 30), func(c *core.Context) *core.Tensor {
+				return c.Argsort(c.NewTensor(f32, ne0, 3, 2), order)
+			})
+		}
+		add(fmt.Sprintf("ARGSORT(%d,permuted)", order), nmseExact, nil, func(c *core.Context) *core.Tensor {
+			return c.Argsort(c.Permute(c.NewTensor(f32, 5, 19, 3), 1, 2, 0, 3), order)
+		})
+		add(fmt.Sprintf("ARGSORT(%d,ne0=1500)", order), nmseExact, nil, func(c *core.Context) *core.Tensor {
+			return c.Argsort(c.NewTensor(f32, 1500, 2), order)
+		})
+	}
+
+	// REPEAT and CONCAT: other element types, permuted sources, every dimension.
+	for _, typ := range []core.Type{f16, bf16, core.TypeI32} {
+		typ := typ
+		add(fmt.Sprintf("REPEAT(%v)", typ), nmseExact, nil, func(c *core.Context) *core.Tensor {
+			return c.Repeat(c.NewTensor(typ, 3, 2, 1, 2), c.NewTensor(typ, 6, 4, 3, 2))
+		})
+		add(fmt.Sprintf("CONCAT(%v,dim=1)", typ), nmseExact, nil, func(c *core.Context) *core.Tensor {
+			return c.Concat(c.NewTensor(typ, 5, 3, 2), c.NewTensor(typ, 5, 4, 2), 1)
+		})
+	}
+	add("REPEAT(permuted,all dims)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Repeat(c.Permute(c.NewTensor(f32, 2, 3, 1, 2), 1, 0, 2, 3), c.NewTensor(f32, 9, 4, 2, 4))
+	})
+	add("REPEAT(same shape)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Repeat(c.NewTensor(f32, 5, 3), c.NewTensor(f32, 5, 3))
+	})
+	for dim := 0; dim < 4; dim++ {
+		dim := dim
+		add(fmt.Sprintf("CONCAT(permuted,dim=%d)", dim), nmseExact, nil, func(c *core.Context) *core.Tensor {
+			a := c.Permute(c.NewTensor(f32, 3, 4, 2, 2), 1, 0, 3, 2) // ne = 4, 3, 2, 2
+			ne := []int64{4, 3, 2, 2}
+			ne[dim] = 3
+			b := c.Transpose(c.NewTensor(f32, append([]int64{ne[1], ne[0]}, ne[2:]...)...))
+			return c.Concat(a, b, dim)
+		})
+	}
+
+	// Empty operands: a sum of nothing is 0, an empty row's argmax 0, CONCAT with an empty side.
+	add("SUM(empty)", 0, nil, func(c *core.Context) *core.Tensor { return c.Sum(c.NewTensor(f32, 5, 0, 2)) })
+	add("SUM_ROWS(empty rows)", 0, nil, func(c *core.Context) *core.Tensor { return c.SumRows(c.NewTensor(f32, 0, 3, 2)) })
+	add("ARGMAX(empty rows)", nmseExact, nil, func(c *core.Context) *core.Tensor { return c.Argmax(c.NewTensor(f32, 0, 3)) })
+	add("CONCAT(empty a)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Concat(c.NewTensor(f32, 5, 0, 2), c.NewTensor(f32, 5, 4, 2), 1)
+	})
+	add("CONCAT(empty b)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Concat(c.NewTensor(f32, 5, 4, 2), c.NewTensor(f32, 5, 0, 2), 1)
+	})
+	return cs
+}
