@@ -12,7 +12,7 @@ import (
 // in, and meets the others at a barrier after each node. Worker 0 polls for abort after each node.
 func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	nodes := g.Nodes()
-	errs := &errSlot{}
+	errs := newErrSlot()
 	var stopAt atomic.Int64
 	stopAt.Store(int64(len(nodes)))
 	var stopErr error
@@ -42,7 +42,7 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 			p.barrier.wait()
 			// Errors of node i were all recorded before the barrier; later nodes' errors carry a
 			// larger index, so every worker takes the same decision here.
-			if at, _ := errs.failedAt(); at >= 0 && at <= i {
+			if errs.failed(i) {
 				break
 			}
 		}

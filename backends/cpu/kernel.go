@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -31,20 +32,34 @@ func (p *params) barrier() {
 func (p *params) fail(err error) { p.errs.set(p.node, err) }
 
 // errSlot keeps the first error by node order. Workers compare the failing node with the node they
-// just finished after the barrier, so all of them stop at the same node.
+// just finished after the barrier, so all of them stop at the same node. The failing node is an
+// atomic so the check after every barrier costs one load.
 type errSlot struct {
-	mu   sync.Mutex
-	node int
-	err  error
+	first atomic.Int64 // index of the first failing node, or noFailure
+	mu    sync.Mutex
+	node  int
+	err   error
+}
+
+const noFailure = 1<<63 - 1
+
+func newErrSlot() *errSlot {
+	e := &errSlot{}
+	e.first.Store(noFailure)
+	return e
 }
 
 func (e *errSlot) set(node int, err error) {
 	e.mu.Lock()
 	if e.err == nil || node < e.node {
 		e.node, e.err = node, err
+		e.first.Store(int64(node))
 	}
 	e.mu.Unlock()
 }
+
+// failed reports whether some node up to and including node failed.
+func (e *errSlot) failed(node int) bool { return e.first.Load() <= int64(node) }
 
 // failedAt returns the node of the first error (or -1) and the error.
 func (e *errSlot) failedAt() (int, error) {

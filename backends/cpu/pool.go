@@ -10,6 +10,7 @@ import (
 // then yield, so it stays correct (if slower) with more workers than cores.
 type barrier struct {
 	n     int32
+	spin  int // iterations to spin before yielding the processor
 	count atomic.Int32
 	phase atomic.Uint32
 }
@@ -25,7 +26,7 @@ func (b *barrier) wait() {
 		return
 	}
 	for i := 0; b.phase.Load() == ph; i++ {
-		if i > 256 {
+		if i > b.spin {
 			runtime.Gosched()
 		}
 	}
@@ -53,6 +54,12 @@ func newPool(n int) *pool {
 	}
 	p := &pool{n: n, starts: make([]chan *job, n)}
 	p.barrier.n = int32(n)
+	// Spinning pays while every worker has a processor of its own; with more workers than
+	// processors a spinning waiter only delays the ones it waits for.
+	p.barrier.spin = 64
+	if n <= runtime.GOMAXPROCS(0) {
+		p.barrier.spin = 2048
+	}
 	for i := 1; i < n; i++ {
 		ch := make(chan *job)
 		p.starts[i] = ch
