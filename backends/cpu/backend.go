@@ -17,6 +17,9 @@ type Options struct {
 	Threads int
 	// Abort, when set, is polled after every node; returning true stops the graph with ErrAborted.
 	Abort func() bool
+	// Reference selects the straightforward reference kernels instead of the SIMD ones (ggml's
+	// use_ref); other backends are checked against it.
+	Reference bool
 }
 
 // ErrAborted is returned (wrapped) when an abort callback or a context stops a graph.
@@ -27,6 +30,7 @@ type Backend struct {
 	mu      sync.Mutex
 	threads int
 	abort   func() bool
+	ref     bool
 	pool    *pool
 	work    []byte
 	closed  bool
@@ -43,7 +47,7 @@ func New(o Options) (*Backend, error) {
 	if n == 0 {
 		n = runtime.NumCPU()
 	}
-	return &Backend{threads: n, abort: o.Abort, pool: newPool(n)}, nil
+	return &Backend{threads: n, abort: o.Abort, ref: o.Reference, pool: newPool(n)}, nil
 }
 
 // Compute runs g on the CPU with the given number of threads; every tensor must already hold host data.

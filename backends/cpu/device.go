@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"os"
+
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"runtime"
 	"strings"
 
@@ -63,5 +65,19 @@ func (device) SupportsBufferType(bt core.BufferType) bool { return bt.IsHost() }
 func (device) OffloadOp(*core.Tensor) bool { return false }
 
 func (device) BufferType() core.BufferType { return core.HostBufferType() }
+
+// Features lists the CPU's instruction-set extensions and whether the assembly kernels are in use
+// (like ggml_backend_cpu_get_features).
+func (device) Features() []core.Feature {
+	var out []core.Feature
+	for _, f := range kern.Features() {
+		v := "0"
+		if f.Enabled {
+			v = "1"
+		}
+		out = append(out, core.Feature{Name: f.Name, Value: v})
+	}
+	return out
+}
 
 func (device) NewBackend() (core.Backend, error) { return New(Options{}) }

@@ -20,7 +20,7 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	nth := p.n
 	abort := b.abort
 	p.run(func(ith int) {
-		prm := params{ith: ith, nth: nth, work: b.work, pool: p, errs: errs}
+		prm := params{ith: ith, nth: nth, work: b.work, pool: p, errs: errs, ref: b.ref}
 		for i := 0; i < len(nodes); i++ {
 			if int64(i) >= stopAt.Load() {
 				break

@@ -13,7 +13,8 @@ import (
 // the only synchronization they can rely on, plus p.barrier() inside a node.
 type params struct {
 	ith, nth int
-	node     int // index of the node being computed
+	node     int  // index of the node being computed
+	ref      bool // use the reference kernels only
 	work     []byte
 	pool     *pool
 	errs     *errSlot

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/core/quant"
 )
@@ -60,20 +61,112 @@ func dotBF16Ref(n int, x, y []byte) float32 {
 	return float32(s)
 }
 
+// fastVecDot returns the SIMD dot product for weight type t (pure Go where no assembly applies).
+func fastVecDot(t core.Type) vecDot {
+	switch t {
+	case core.TypeF32:
+		return func(n int, x, y []byte) float32 { return kern.DotF32(f32s(x)[:n], f32s(y)[:n]) }
+	case core.TypeF16:
+		return func(n int, x, y []byte) float32 { return kern.DotF16(u16s(x)[:n], u16s(y)[:n]) }
+	case core.TypeBF16:
+		return func(n int, x, y []byte) float32 { return kern.DotBF16(u16s(x)[:n], u16s(y)[:n]) }
+	case core.TypeQ4_0:
+		return kern.DotQ4_0Q8_0
+	case core.TypeQ4_1:
+		return kern.DotQ4_1Q8_1
+	case core.TypeQ8_0:
+		return kern.DotQ8_0Q8_0
+	}
+	return nil
+}
+
+// convertActivations converts an f32 row into the vec-dot type t with the fast converters.
+func convertActivations(t core.Type, src []float32, dst []byte) {
+	switch t {
+	case core.TypeF16:
+		kern.F32ToF16Row(src, u16s(dst)[:len(src)])
+	case core.TypeQ8_0:
+		kern.QuantizeRowQ8_0(src, dst)
+	case core.TypeQ8_1:
+		kern.QuantizeRowQ8_1(src, dst)
+	default:
+		fromF32(t, src, dst)
+	}
+}
+
+// useGemm reports whether the node runs as packed GEMMs per batch: F32 or F16 weights, F32
+// activations with unit stride, dense dst rows, and strides that are whole elements.
+func useGemm(p *params, dst *core.Tensor) bool {
+	a, b := dst.Src[0], dst.Src[1]
+	if p.ref || (a.Type != core.TypeF32 && a.Type != core.TypeF16) || b.Type != core.TypeF32 {
+		return false
+	}
+	es := a.Type.Size()
+	return a.Nb[0] == es && a.Nb[1]%es == 0 && b.Nb[0] == 4 && b.Nb[1]%4 == 0 &&
+		dst.Nb[0] == 4 && dst.Nb[1]%4 == 0 && a.Nb[1]/es >= a.Ne[0] && b.Nb[1]/4 >= b.Ne[0] &&
+		dst.Nb[1]/4 >= dst.Ne[0]
+}
+
+// gemmWork is the scratch (bytes) the GEMM path needs.
+func gemmWork(dst *core.Tensor, nth int) int64 {
+	a, b := dst.Src[0], dst.Src[1]
+	return 4*int64(kern.SgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nth)) + 64
+}
+
+// computeMulMatGemm runs one team GEMM per (i12, i13) batch. The team shares the pool's chunk
+// counter, reset by worker 0 between barriers.
+func computeMulMatGemm(p *params, dst *core.Tensor) {
+	a, b := dst.Src[0], dst.Src[1]
+	da, db, dd := a.Data(), b.Data(), dst.Data()
+	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
+	es := a.Type.Size()
+	lda, ldb, ldc := int(a.Nb[1]/es), int(b.Nb[1]/4), int(dst.Nb[1]/4)
+	// 64-byte aligned scratch view of the shared work buffer.
+	work := f32s(p.work)
+	if mis := int(uintptrOf(p.work) % 64); mis != 0 {
+		work = f32s(p.work[64-mis:])
+	}
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
+		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
+			if p.ith == 0 {
+				p.pool.chunk.Store(0)
+			}
+			p.barrier()
+			aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
+			boff := i12*b.Nb[2] + i13*b.Nb[3]
+			doff := i12*dst.Nb[2] + i13*dst.Nb[3]
+			bs := f32s(db[boff:])
+			cs := f32s(dd[doff:])
+			if a.Type == core.TypeF32 {
+				kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, f32s(da[aoff:]), lda, bs, ldb, cs, ldc)
+			} else {
+				kern.SgemmF16A(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda, bs, ldb, cs, ldc)
+			}
+			p.barrier()
+		}
+	}
+}
+
 func mulMatSupports(dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
 	return refVecDot(a.Type) != nil && (b.Type == core.TypeF32 || b.Type == a.Type.VecDotType()) &&
 		a.Nb[0] == a.Type.Size() && b.Nb[0] == b.Type.Size() && dst.Nb[0] == 4
 }
 
-// mulMatWork is the size of src1 converted to the vec-dot type (zero when no conversion is needed).
-func mulMatWork(dst *core.Tensor, _ int) int64 {
+// mulMatWork is the size of src1 converted to the vec-dot type (zero when no conversion is
+// needed), or the GEMM scratch when the node may take the GEMM path.
+func mulMatWork(dst *core.Tensor, nTasks int) int64 {
 	a, b := dst.Src[0], dst.Src[1]
 	vdt := a.Type.VecDotType()
-	if b.Type == vdt {
-		return 0
+	var conv int64
+	if b.Type != vdt {
+		conv = vdt.RowSize(b.Ne[0]) * b.Ne[1] * b.Ne[2] * b.Ne[3]
 	}
-	return vdt.RowSize(b.Ne[0]) * b.Ne[1] * b.Ne[2] * b.Ne[3]
+	if (a.Type == core.TypeF32 || a.Type == core.TypeF16) && b.Type == core.TypeF32 {
+		conv = max(conv, gemmWork(dst, nTasks))
+	}
+	return conv
 }
 
 // Chunk sizes of the work-stealing split (ggml's values).
@@ -109,6 +202,10 @@ func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 // src1 is first converted to the weight's vec-dot type in the work buffer (each worker its share of
 // rows), then workers claim chunks of dst from a shared atomic counter (seed 001's work stealing).
 func computeMulMat(p *params, dst *core.Tensor) {
+	if useGemm(p, dst) {
+		computeMulMatGemm(p, dst)
+		return
+	}
 	a, b := dst.Src[0], dst.Src[1]
 	vdt := a.Type.VecDotType()
 	ne00 := a.Ne[0]
@@ -126,7 +223,11 @@ func computeMulMat(p *params, dst *core.Tensor) {
 		for ir := r0; ir < r1; ir++ {
 			i1, i2, i3 := unravel(ir, b.Ne)
 			loadRow(b, b.Data(), i1, i2, i3, conv)
-			fromF32(vdt, conv, yData[ir*rs:(ir+1)*rs])
+			if p.ref {
+				fromF32(vdt, conv, yData[ir*rs:(ir+1)*rs])
+			} else {
+				convertActivations(vdt, conv, yData[ir*rs:(ir+1)*rs])
+			}
 		}
 	}
 	if p.ith == 0 {
@@ -134,7 +235,10 @@ func computeMulMat(p *params, dst *core.Tensor) {
 	}
 	p.barrier()
 
-	dot := refVecDot(a.Type)
+	dot := fastVecDot(a.Type)
+	if p.ref {
+		dot = refVecDot(a.Type)
+	}
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	nr0, nr1 := dst.Ne[0], dst.Ne[1]*dst.Ne[2]*dst.Ne[3]
 	nchunk0, nchunk1, dr0, dr1 := mulMatChunks(nr0, nr1, p.nth)

@@ -164,3 +164,12 @@ func scratch(p *params, n int64) []float32 {
 
 // scratchBytes is the work size scratch needs for nTasks workers.
 func scratchBytes(n int64, nTasks int) int64 { return (n*4 + 63) / 64 * 64 * int64(nTasks) }
+
+// uintptrOf is the address of b's first byte, for alignment arithmetic only.
+func uintptrOf(b []byte) uintptr {
+	if len(b) == 0 {
+		return 0
+	}
+	// Safe: the address is only used to compute an alignment offset.
+	return uintptr(unsafe.Pointer(&b[0]))
+}

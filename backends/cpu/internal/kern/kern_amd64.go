@@ -335,3 +335,67 @@ func dot4(a aSource, off, k int, x []float32, out *[4]float32) {
 		}
 	}
 }
+
+//go:noescape
+func qgemm4x1Q40(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp int, c *float32, ldc int)
+
+//go:noescape
+func qgemm4x2Q40(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp int, c *float32, ldc int)
+
+//go:noescape
+func qgemm4x3Q40(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp int, c *float32, ldc int)
+
+//go:noescape
+func qgemm4x1Q80(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp int, c *float32, ldc int)
+
+//go:noescape
+func qgemm4x2Q80(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp int, c *float32, ldc int)
+
+//go:noescape
+func qgemm4x3Q80(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp int, c *float32, ldc int)
+
+//go:noescape
+func qprepQ8_0(nb int, y *byte, dst *float32)
+
+// qprep fills the prepared data of one Q8_0 activation row (see qgemm.go); only the asm
+// tiles read it.
+func qprep(nb int, y []byte, dst []float32) {
+	if !useASM {
+		return
+	}
+	_ = y[nb*BlockQ8_0Size-1]
+	_ = dst[nb*qprepBlock-1]
+	qprepQ8_0(nb, &y[0], &dst[0])
+}
+
+// qtile computes a tile of 4 weight rows x rn (1..3) activation rows (nb >= 1 blocks).
+func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []float32, ldp int, c []float32, ldc int) {
+	if !useASM {
+		qtileGo(q4, rn, nb, a, lda, b, ldb, c, ldc)
+		return
+	}
+	xs := BlockQ8_0Size
+	if q4 {
+		xs = BlockQ4_0Size
+	}
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	_ = a[3*lda+nb*xs-1]
+	_ = b[(rn-1)*ldb+nb*BlockQ8_0Size-1]
+	_ = prep[(rn-1)*ldp+nb*qprepBlock-1]
+	_ = c[(rn-1)*ldc+3]
+	x, y, p, cc, ldpb := &a[0], &b[0], &prep[0], &c[0], ldp*4
+	switch {
+	case q4 && rn == 3:
+		qgemm4x3Q40(nb, x, lda, y, ldb, p, ldpb, cc, ldc)
+	case q4 && rn == 2:
+		qgemm4x2Q40(nb, x, lda, y, ldb, p, ldpb, cc, ldc)
+	case q4:
+		qgemm4x1Q40(nb, x, lda, y, ldb, p, ldpb, cc, ldc)
+	case rn == 3:
+		qgemm4x3Q80(nb, x, lda, y, ldb, p, ldpb, cc, ldc)
+	case rn == 2:
+		qgemm4x2Q80(nb, x, lda, y, ldb, p, ldpb, cc, ldc)
+	default:
+		qgemm4x1Q80(nb, x, lda, y, ldb, p, ldpb, cc, ldc)
+	}
+}

@@ -24,16 +24,16 @@ import (
 // t-1, so there is one barrier per k block. For n <= gemmSmallN (mat-vec) there is no packing:
 // each task computes dot products of 16 weight rows against the n activation rows.
 const (
-	gemmMR     = 6   // activation rows per micro tile
-	gemmNR     = 16  // weight rows per micro tile
-	gemmKC     = 256 // k block
+	gemmMR     = 6    // activation rows per micro tile
+	gemmNR     = 16   // weight rows per micro tile
+	gemmKC     = 256  // k block
 	gemmMC     = 48   // activation rows per compute task (multiple of gemmMR)
 	gemmNC     = 1024 // weight rows per compute task (multiple of gemmNR)
-	gemmPackA  = 8   // A panels per pack task
-	gemmPackB  = 16  // B panels per pack task
-	gemmSmallN = 3   // n up to this uses the dot-product path
-	gemmDotRow = 16  // weight rows per task in the dot-product path
-	gemmAlign  = 16  // floats of slack for aligning the scratch to 64 bytes
+	gemmPackA  = 8    // A panels per pack task
+	gemmPackB  = 16   // B panels per pack task
+	gemmSmallN = 3    // n up to this uses the dot-product path
+	gemmDotRow = 16   // weight rows per task in the dot-product path
+	gemmAlign  = 16   // floats of slack for aligning the scratch to 64 bytes
 )
 
 // gemmPlan is the deterministic work split that every worker computes identically.
