@@ -65,7 +65,7 @@ func init() {
 	for _, op := range []core.Op{core.OpAdd, core.OpSub, core.OpMul, core.OpDiv} {
 		registerOp(op, vkOp{supports: supportsBinary, encode: (*Backend).encodeBinary})
 	}
-	registerOp(core.OpMulMat, vkOp{supports: supportsMulMat, encode: (*Backend).encodeMulMat})
+	registerOp(core.OpMulMat, vkOp{supports: supportsMulMat, encode: (*Backend).mulMatDispatch})
 }
 
 func supportsBinary(d *device, t *core.Tensor) bool {

@@ -195,6 +195,24 @@ func cLoadDevfns(inst vk.Instance, dev vk.Device) (cDevfns, error) {
 
 func cFreeDevfns(f cDevfns) { C.free(unsafe.Pointer(f)) }
 
+// cCreateComputePipeline creates a compute pipeline from SPIR-V with the
+// given specialization constants (IDs 0..len(spec)-1), copying everything
+// into C memory first: no Go pointer reaches C, and nothing is freed by a
+// finalizer while the driver reads it.
+func cCreateComputePipeline(f cDevfns, dev vk.Device, spirv []byte, entry string, spec []uint32, layout vk.PipelineLayout) (vk.Pipeline, int32) {
+	code := C.CBytes(spirv)
+	defer C.free(code)
+	name := C.CString(entry)
+	defer C.free(unsafe.Pointer(name))
+	data, free := cU32s(spec)
+	defer free()
+	var out C.uint64_t
+	r := C.tdm_create_compute_pipeline(f, hDevice(dev), (*C.uint32_t)(code), C.size_t(len(spirv)), name,
+		(*C.uint32_t)(data), C.uint32_t(len(spec)), hPipeLayout(layout), &out)
+	// The handle is a C pointer value (see the handle conversions above).
+	return *(*vk.Pipeline)(unsafe.Pointer(&out)), int32(r)
+}
+
 func cCreateDescriptorPool(f cDevfns, dev vk.Device, maxSets, descriptors uint32) (uint64, int32) {
 	var p C.uint64_t
 	r := C.tdm_create_descriptor_pool(f, hDevice(dev), C.uint32_t(maxSets), C.uint32_t(descriptors), &p)

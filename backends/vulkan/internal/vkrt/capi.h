@@ -633,6 +633,56 @@ static void tdm_debug_destroy(void *instance, uint64_t messenger) {
     }
 }
 
+// ---- compute pipelines ------------------------------------------------------------
+
+enum {
+    TDM_ST_SHADER_MODULE_CREATE_INFO = 16,
+    TDM_ST_PIPELINE_SHADER_STAGE_CREATE_INFO = 18,
+    TDM_ST_COMPUTE_PIPELINE_CREATE_INFO = 29,
+};
+#define TDM_SHADER_STAGE_COMPUTE 0x20u
+
+typedef struct {
+    int32_t sType;
+    const void *pNext;
+    uint32_t flags;
+    size_t codeSize;
+    const uint32_t *pCode;
+} tdm_shader_module_create_info;
+
+typedef struct {
+    uint32_t constantID;
+    uint32_t offset;
+    size_t size;
+} tdm_specialization_map_entry;
+
+typedef struct {
+    uint32_t mapEntryCount;
+    const tdm_specialization_map_entry *pMapEntries;
+    size_t dataSize;
+    const void *pData;
+} tdm_specialization_info;
+
+typedef struct {
+    int32_t sType;
+    const void *pNext;
+    uint32_t flags;
+    uint32_t stage;
+    uint64_t module;
+    const char *pName;
+    const tdm_specialization_info *pSpecializationInfo;
+} tdm_pipeline_shader_stage_create_info;
+
+typedef struct {
+    int32_t sType;
+    const void *pNext;
+    uint32_t flags;
+    tdm_pipeline_shader_stage_create_info stage;
+    uint64_t layout;
+    uint64_t basePipelineHandle;
+    int32_t basePipelineIndex;
+} tdm_compute_pipeline_create_info;
+
 // ---- device function table -----------------------------------------------------
 
 typedef struct {
@@ -662,6 +712,10 @@ typedef struct {
     tdm_result(TDM_VKAPI *WaitForFences)(void *, uint32_t, const uint64_t *, uint32_t, uint64_t);
     tdm_result(TDM_VKAPI *ResetFences)(void *, uint32_t, const uint64_t *);
     tdm_result(TDM_VKAPI *GetFenceStatus)(void *, uint64_t);
+    tdm_result(TDM_VKAPI *CreateShaderModule)(void *, const tdm_shader_module_create_info *, const void *, uint64_t *);
+    void(TDM_VKAPI *DestroyShaderModule)(void *, uint64_t, const void *);
+    tdm_result(TDM_VKAPI *CreateComputePipelines)(void *, uint64_t, uint32_t, const tdm_compute_pipeline_create_info *,
+                                                  const void *, uint64_t *);
 } tdm_devfns;
 
 // tdm_load_devfns returns a malloc'd table of device functions, or NULL (with the
@@ -708,8 +762,63 @@ static tdm_devfns *tdm_load_devfns(void *instance, void *device, char *missing, 
     TDM_LOAD(WaitForFences);
     TDM_LOAD(ResetFences);
     TDM_LOAD(GetFenceStatus);
+    TDM_LOAD(CreateShaderModule);
+    TDM_LOAD(DestroyShaderModule);
+    TDM_LOAD(CreateComputePipelines);
 #undef TDM_LOAD
     return f;
+}
+
+// tdm_create_compute_pipeline creates a shader module from code (codeSize bytes),
+// a compute pipeline of its entry point with nspec 32-bit specialization constants
+// (IDs 0..nspec-1) on layout, and destroys the module. Every struct lives on the C
+// stack; code, entry and spec are C memory owned by the caller.
+static tdm_result tdm_create_compute_pipeline(tdm_devfns *f, void *device, const uint32_t *code, size_t codeSize,
+                                              const char *entry, const uint32_t *spec, uint32_t nspec,
+                                              uint64_t layout, uint64_t *out) {
+    tdm_shader_module_create_info mci;
+    memset(&mci, 0, sizeof mci);
+    mci.sType = TDM_ST_SHADER_MODULE_CREATE_INFO;
+    mci.codeSize = codeSize;
+    mci.pCode = code;
+    uint64_t module = 0;
+    tdm_result r = f->CreateShaderModule(device, &mci, NULL, &module);
+    if (r != 0) {
+        return r;
+    }
+    tdm_specialization_map_entry *entries = NULL;
+    tdm_specialization_info si;
+    memset(&si, 0, sizeof si);
+    if (nspec > 0) {
+        entries = (tdm_specialization_map_entry *)calloc(nspec, sizeof *entries);
+        if (!entries) {
+            f->DestroyShaderModule(device, module, NULL);
+            return TDM_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        for (uint32_t i = 0; i < nspec; i++) {
+            entries[i].constantID = i;
+            entries[i].offset = 4 * i;
+            entries[i].size = 4;
+        }
+        si.mapEntryCount = nspec;
+        si.pMapEntries = entries;
+        si.dataSize = 4 * (size_t)nspec;
+        si.pData = spec;
+    }
+    tdm_compute_pipeline_create_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = TDM_ST_COMPUTE_PIPELINE_CREATE_INFO;
+    ci.stage.sType = TDM_ST_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = TDM_SHADER_STAGE_COMPUTE;
+    ci.stage.module = module;
+    ci.stage.pName = entry;
+    ci.stage.pSpecializationInfo = nspec > 0 ? &si : NULL;
+    ci.layout = layout;
+    ci.basePipelineIndex = -1;
+    r = f->CreateComputePipelines(device, 0, 1, &ci, NULL, out);
+    free(entries);
+    f->DestroyShaderModule(device, module, NULL);
+    return r;
 }
 
 // ---- descriptor pools and sets ----------------------------------------------------

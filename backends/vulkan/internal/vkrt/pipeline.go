@@ -137,53 +137,8 @@ func (d *Device) createPipeline(desc PipelineDesc) (*Pipeline, error) {
 		return nil, err
 	}
 
-	code := make([]uint32, len(spv)/4)
-	for i := range code {
-		code[i] = binary.LittleEndian.Uint32(spv[4*i:])
-	}
-	smci := &vk.ShaderModuleCreateInfo{
-		SType:    vk.StructureTypeShaderModuleCreateInfo,
-		CodeSize: uint(len(spv)),
-		PCode:    code,
-	}
-	var module vk.ShaderModule
-	r := vk.CreateShaderModule(d.dev, smci, nil, &module)
-	smci.Free()
-	if err := resultError("vkCreateShaderModule", int32(r)); err != nil {
-		return nil, err
-	}
-	defer vk.DestroyShaderModule(d.dev, module, nil)
-
-	stage := vk.PipelineShaderStageCreateInfo{
-		SType:  vk.StructureTypePipelineShaderStageCreateInfo,
-		Stage:  vk.ShaderStageComputeBit,
-		Module: module,
-		PName:  entry + "\x00",
-	}
-	if len(desc.Spec) > 0 {
-		entries := make([]vk.SpecializationMapEntry, len(desc.Spec))
-		for i := range entries {
-			entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
-		}
-		data, freeData := cU32s(desc.Spec)
-		defer freeData()
-		stage.PSpecializationInfo = []vk.SpecializationInfo{{
-			MapEntryCount: uint32(len(entries)),
-			PMapEntries:   entries,
-			DataSize:      uint(4 * len(desc.Spec)),
-			PData:         data,
-		}}
-	}
-	cpci := []vk.ComputePipelineCreateInfo{{
-		SType:              vk.StructureTypeComputePipelineCreateInfo,
-		Stage:              stage,
-		Layout:             layout,
-		BasePipelineHandle: vk.NullPipeline,
-		BasePipelineIndex:  -1,
-	}}
-	pipes := make([]vk.Pipeline, 1)
-	r = vk.CreateComputePipelines(d.dev, vk.NullPipelineCache, 1, cpci, nil, pipes)
-	if err := resultError("vkCreateComputePipelines", int32(r)); err != nil {
+	pipe, r := cCreateComputePipeline(d.fns, d.dev, spv, entry, desc.Spec, layout)
+	if err := resultError("vkCreateComputePipelines", r); err != nil {
 		return nil, err
 	}
 	return &Pipeline{
@@ -194,7 +149,7 @@ func (d *Device) createPipeline(desc PipelineDesc) (*Pipeline, error) {
 		pushSize:  desc.PushSize,
 		setLayout: setLayout,
 		layout:    layout,
-		pipe:      pipes[0],
+		pipe:      pipe,
 	}, nil
 }
 
