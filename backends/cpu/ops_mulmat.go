@@ -166,7 +166,53 @@ func mulMatWork(dst *core.Tensor, nTasks int) int64 {
 	if (a.Type == core.TypeF32 || a.Type == core.TypeF16) && b.Type == core.TypeF32 {
 		conv = max(conv, gemmWork(dst, nTasks))
 	}
+	if a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0 {
+		conv = alignUp64(conv) + 4*int64(kern.QgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks)) + 64
+	}
 	return conv
+}
+
+func alignUp64(n int64) int64 { return (n + 63) &^ 63 }
+
+// useQgemm reports whether a quantized node runs as tiled integer GEMMs per batch (Q4_0 or Q8_0
+// weights against Q8_0 activations, dense f32 dst rows).
+func useQgemm(p *params, dst *core.Tensor) bool {
+	a := dst.Src[0]
+	return !p.ref && (a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0) &&
+		dst.Nb[0] == 4 && dst.Nb[1]%4 == 0 && dst.Nb[1]/4 >= dst.Ne[0]
+}
+
+// computeMulMatQgemm runs the quantized team GEMM per (i12, i13) batch on activations already
+// in Q8_0 (yData with byte strides ynb1..3); its scratch follows the converted activations.
+func computeMulMatQgemm(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
+	a, b := dst.Src[0], dst.Src[1]
+	da, dd := a.Data(), dst.Data()
+	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
+	scratchStart := alignUp64(convBytes)
+	work := p.work[scratchStart:]
+	if mis := int64(uintptrOf(work) % 64); mis != 0 {
+		work = work[64-mis:]
+	}
+	wf := f32s(work)
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	gemm := kern.GemmQ4_0Q8_0
+	if a.Type == core.TypeQ8_0 {
+		gemm = kern.GemmQ8_0Q8_0
+	}
+	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
+		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
+			if p.ith == 0 {
+				p.pool.chunk.Store(0)
+			}
+			p.barrier()
+			aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
+			boff := i12*ynb2 + i13*ynb3
+			doff := i12*dst.Nb[2] + i13*dst.Nb[3]
+			gemm(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]), yData[boff:], int(ynb1),
+				f32s(dd[doff:]), int(dst.Nb[1]/4))
+			p.barrier()
+		}
+	}
 }
 
 // Chunk sizes of the work-stealing split (ggml's values).
@@ -229,6 +275,15 @@ func computeMulMat(p *params, dst *core.Tensor) {
 				convertActivations(vdt, conv, yData[ir*rs:(ir+1)*rs])
 			}
 		}
+	}
+	if useQgemm(p, dst) {
+		p.barrier() // the converted activations are complete
+		convBytes := int64(0)
+		if b.Type != vdt {
+			convBytes = vdt.RowSize(b.Ne[0]) * b.NRows()
+		}
+		computeMulMatQgemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
+		return
 	}
 	if p.ith == 0 {
 		p.pool.chunk.Store(int64(p.nth))

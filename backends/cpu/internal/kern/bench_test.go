@@ -2,6 +2,7 @@ package kern
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -201,60 +202,68 @@ func BenchmarkGonumSgemm(b *testing.B) {
 	}
 }
 
-// BenchmarkGemmQuant: the MUL_MAT shape of ggml's quantized targets (m=4096 weight rows,
-// k=14336, n=512 activation rows), Q4_0 and Q8_0 weights x Q8_0 activations, with the tiled
-// GEMM and, for comparison, the vec_dot path (one Dot call per output, ggml's 16x16 chunks).
+// BenchmarkGemmQuant: the MUL_MAT shapes of ggml's quantized targets (m=4096 weight rows,
+// k=14336, n=512 activation rows, and the mat-vec n=1), Q4_0 and Q8_0 weights x Q8_0
+// activations, with the tiled GEMM and, for comparison, the vec_dot path (one Dot call per
+// output over ggml's 16x16 chunks, or per weight row for n=1).
 func BenchmarkGemmQuant(b *testing.B) {
-	const m, n, k = 4096, 512, 14336
+	const m, k = 4096, 14336
+	if v := os.Getenv("KERN_QTASK"); v != "" { // tuning hook: KERN_QTASK=64x12
+		fmt.Sscanf(v, "%dx%d", &qgemmTaskM, &qgemmTaskN)
+	}
 	nb := k / QK
 	r := newRand(5)
 	sc := func() uint16 { return 0x2c00 }
-	for _, q := range qdots[:2] {
-		a := make([]byte, 0, m*nb*q.xs)
-		for i := 0; i < m; i++ {
-			a = append(a, q.genX(r, nb, sc)...)
-		}
-		y := make([]byte, 0, n*nb*BlockQ8_0Size)
-		for j := 0; j < n; j++ {
-			y = append(y, q.genY(r, nb, sc)...)
-		}
-		c := make([]float32, m*n)
-		gemm := GemmQ8_0Q8_0
-		if q.xs == BlockQ4_0Size {
-			gemm = GemmQ4_0Q8_0
-		}
-		lda, ldb := nb*q.xs, nb*BlockQ8_0Size
-		for _, nth := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/tiled/th%d", q.name, nth), func(b *testing.B) {
-				work := make([]float32, QgemmWorkSize(m, n, k, nth))
-				for b.Loop() {
-					runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
-						gemm(ith, nth, barrier, counter, work, m, n, k, a, lda, y, ldb, c, m)
-					})
-				}
-				reportGFLOPS(b, 2*float64(m)*n*k)
-			})
-			b.Run(fmt.Sprintf("%s/vecdot/th%d", q.name, nth), func(b *testing.B) {
-				for b.Loop() {
-					runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
-						const cs = 16
-						nc0 := m / cs
-						for {
-							t := int(counter.Add(1) - 1)
-							if t >= nc0*(n/cs) {
-								return
-							}
-							i0, j0 := t%nc0*cs, t/nc0*cs
-							for j := j0; j < j0+cs; j++ {
-								for i := i0; i < i0+cs; i++ {
-									c[j*m+i] = q.fast(k, a[i*lda:(i+1)*lda], y[j*ldb:(j+1)*ldb])
+	for _, n := range []int{512, 1} {
+		for _, q := range qdots[:2] {
+			a := make([]byte, 0, m*nb*q.xs)
+			for i := 0; i < m; i++ {
+				a = append(a, q.genX(r, nb, sc)...)
+			}
+			y := make([]byte, 0, n*nb*BlockQ8_0Size)
+			for j := 0; j < n; j++ {
+				y = append(y, q.genY(r, nb, sc)...)
+			}
+			c := make([]float32, m*n)
+			gemm := GemmQ8_0Q8_0
+			if q.xs == BlockQ4_0Size {
+				gemm = GemmQ4_0Q8_0
+			}
+			lda, ldb := nb*q.xs, nb*BlockQ8_0Size
+			for _, nth := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/n%d/tiled/th%d", q.name, n, nth), func(b *testing.B) {
+					work := make([]float32, QgemmWorkSize(m, n, k, nth))
+					for b.Loop() {
+						runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+							gemm(ith, nth, barrier, counter, work, m, n, k, a, lda, y, ldb, c, m)
+						})
+					}
+					reportGFLOPS(b, 2*float64(m)*float64(n)*k)
+					reportGBs(b, float64(len(a)+len(y)))
+				})
+				b.Run(fmt.Sprintf("%s/n%d/vecdot/th%d", q.name, n, nth), func(b *testing.B) {
+					cs := min(16, n)
+					for b.Loop() {
+						runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+							nc0 := m / cs
+							for {
+								t := int(counter.Add(1) - 1)
+								if t >= nc0*(n/cs) {
+									return
+								}
+								i0, j0 := t%nc0*cs, t/nc0*cs
+								for j := j0; j < j0+cs; j++ {
+									for i := i0; i < i0+cs; i++ {
+										c[j*m+i] = q.fast(k, a[i*lda:(i+1)*lda], y[j*ldb:(j+1)*ldb])
+									}
 								}
 							}
-						}
-					})
-				}
-				reportGFLOPS(b, 2*float64(m)*n*k)
-			})
+						})
+					}
+					reportGFLOPS(b, 2*float64(m)*float64(n)*k)
+					reportGBs(b, float64(len(a)+len(y)))
+				})
+			}
 		}
 	}
 }

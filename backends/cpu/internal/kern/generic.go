@@ -3,6 +3,7 @@ package kern
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 )
 
 // This file holds the pure-Go twins of every kernel. They are always compiled: the
@@ -66,16 +67,27 @@ func maxF32Go(x []float32) float32 {
 	return m
 }
 
+// f16Table is ggml's 64K-entry half-to-float table (ggml_table_f32_f16), built on first use
+// from f16ToF32Go; the twins' row loops read it instead of decoding every half.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	t := new([1 << 16]float32)
+	for i := range t {
+		t[i] = f16ToF32Go(uint16(i))
+	}
+	return t
+})
+
 func dotF16Go(x, y []uint16) float32 {
 	y = y[:len(x)]
+	t := f16Table()
 	var s0, s1 float32
 	i := 0
 	for ; i+2 <= len(x); i += 2 {
-		s0 += f16ToF32Go(x[i]) * f16ToF32Go(y[i])
-		s1 += f16ToF32Go(x[i+1]) * f16ToF32Go(y[i+1])
+		s0 += t[x[i]] * t[y[i]]
+		s1 += t[x[i+1]] * t[y[i+1]]
 	}
 	for ; i < len(x); i++ {
-		s0 += f16ToF32Go(x[i]) * f16ToF32Go(y[i])
+		s0 += t[x[i]] * t[y[i]]
 	}
 	return s0 + s1
 }
@@ -83,14 +95,15 @@ func dotF16Go(x, y []uint16) float32 {
 // dotF16F32Go is the dot product of a half row and a float32 row (SgemmF16A's mat-vec path).
 func dotF16F32Go(x []uint16, y []float32) float32 {
 	y = y[:len(x)]
+	t := f16Table()
 	var s0, s1 float32
 	i := 0
 	for ; i+2 <= len(x); i += 2 {
-		s0 += f16ToF32Go(x[i]) * y[i]
-		s1 += f16ToF32Go(x[i+1]) * y[i+1]
+		s0 += t[x[i]] * y[i]
+		s1 += t[x[i+1]] * y[i+1]
 	}
 	for ; i < len(x); i++ {
-		s0 += f16ToF32Go(x[i]) * y[i]
+		s0 += t[x[i]] * y[i]
 	}
 	return s0 + s1
 }
@@ -172,8 +185,9 @@ func f32ToF16Go(f float32) uint16 {
 
 func f16ToF32RowGo(src []uint16, dst []float32) {
 	dst = dst[:len(src)]
+	t := f16Table()
 	for i, h := range src {
-		dst[i] = f16ToF32Go(h)
+		dst[i] = t[h]
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package kern holds the CPU backend's hot kernels: f32/f16/bf16 dot products and
 // elementwise ops, half-float row conversions, ggml-compatible Q8_0/Q8_1 quantization and
-// the quantized dot products MUL_MAT uses, vectorized exp/silu/gelu, and a multi-threaded
-// packed SGEMM for ggml's MUL_MAT layout.
+// the quantized dot products MUL_MAT uses, vectorized exp/silu/gelu, a multi-threaded packed
+// SGEMM for ggml's MUL_MAT layout (Sgemm, SgemmF16A) and tiled quantized GEMMs with Q8_0
+// activations (GemmQ4_0Q8_0, GemmQ8_0Q8_0), all run by a ggml-style team of workers.
 //
 // On amd64 every kernel has a hand-written Go assembly version (AVX2 + FMA + F16C, selected at
 // run time with github.com/klauspost/cpuid) and a pure-Go twin with the same semantics. The
@@ -10,7 +11,8 @@
 //
 // Conventions shared by all functions:
 //   - Lengths come from the first operand; the others must be at least as long (a shorter
-//     one panics with an index error, nothing is read or written out of bounds).
+//     one panics with "kern.<Func>: operand shorter than the first"; nothing is read or
+//     written out of bounds).
 //   - Quantized rows are byte slices in ggml's packed little-endian block layouts; n is the
 //     element count and must be a multiple of 32 (QK).
 //   - Results of asm and twin agree to float32 rounding of differently ordered sums; every
@@ -229,10 +231,10 @@ func DotQ4_1Q8_1(n int, x, y []byte) float32 {
 	return dotQ4_1Q8_1(n/QK, x, y)
 }
 
-// ExpF32 computes dst[i] = exp(src[i]) for i < len(src). Max relative error against math.Exp
-// is about 1.5e-7 over normal results (see TestExpAccuracy); overflow gives +Inf, results
-// below the smallest subnormal give 0, subnormal results are rounded once, NaN stays NaN.
-// dst may alias src exactly.
+// ExpF32 computes dst[i] = exp(src[i]) for i < len(src). The relative error against math.Exp
+// is below 1e-7 (under 1 ulp; 7.9e-8 measured over [-87.3, 88.7] in steps of 2^-12, see
+// TestExpAccuracy), subnormal results are within 1 subnormal ulp; overflow gives +Inf,
+// results below the smallest subnormal give 0, NaN stays NaN. dst may alias src exactly.
 func ExpF32(dst, src []float32) {
 	checkLen("ExpF32", len(src), len(dst))
 	if len(src) == 0 {

@@ -355,17 +355,25 @@ func qgemm4x2Q80(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp 
 func qgemm4x3Q80(nb int, x *byte, lda int, y *byte, ldb int, prep *float32, ldp int, c *float32, ldc int)
 
 //go:noescape
-func qprepQ8_0(nb int, y *byte, dst *float32)
+func qprepQ4(nb int, y *byte, dst *float32)
+
+//go:noescape
+func qprepQ8(nb int, y *byte, dst *float32)
 
 // qprep fills the prepared data of one Q8_0 activation row (see qgemm.go); only the asm
 // tiles read it.
-func qprep(nb int, y []byte, dst []float32) {
+func qprep(q4 bool, nb int, y []byte, dst []float32) {
 	if !useASM {
 		return
 	}
 	_ = y[nb*BlockQ8_0Size-1]
-	_ = dst[nb*qprepBlock-1]
-	qprepQ8_0(nb, &y[0], &dst[0])
+	if q4 {
+		_ = dst[nb*qprepBlock-1]
+		qprepQ4(nb, &y[0], &dst[0])
+	} else {
+		_ = dst[nb-1]
+		qprepQ8(nb, &y[0], &dst[0])
+	}
 }
 
 // qtile computes a tile of 4 weight rows x rn (1..3) activation rows (nb >= 1 blocks).
@@ -381,7 +389,11 @@ func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []flo
 	// Bounds checks standing in for the assembly's unchecked accesses.
 	_ = a[3*lda+nb*xs-1]
 	_ = b[(rn-1)*ldb+nb*BlockQ8_0Size-1]
-	_ = prep[(rn-1)*ldp+nb*qprepBlock-1]
+	if q4 {
+		_ = prep[(rn-1)*ldp+nb*qprepBlock-1]
+	} else {
+		_ = prep[(rn-1)*ldp+nb-1]
+	}
 	_ = c[(rn-1)*ldc+3]
 	x, y, p, cc, ldpb := &a[0], &b[0], &prep[0], &c[0], ldp*4
 	switch {

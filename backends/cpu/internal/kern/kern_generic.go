@@ -74,7 +74,7 @@ func packBFull(dst []float32, b []float32, ldb, kb int) int {
 
 func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Go(a, off, k, x, out) }
 
-func qprep(nb int, y []byte, dst []float32) {}
+func qprep(q4 bool, nb int, y []byte, dst []float32) {}
 
 func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []float32, ldp int, c []float32, ldc int) {
 	qtileGo(q4, rn, nb, a, lda, b, ldb, c, ldc)

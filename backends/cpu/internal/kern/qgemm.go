@@ -10,18 +10,22 @@ import (
 // the same value DotQ4_0Q8_0 / DotQ8_0Q8_0 compute for that pair (up to float32 rounding of
 // the block sums, as between the asm and twin dots).
 //
-// Phase 1 (tasks of qgemmPrepRows activation rows): each Q8_0 activation block gets 64 bytes
-// of prepared data in the scratch: its f32 scale broadcast to 8 lanes and, for Q4_0, 8 int32
-// lane sums 8*Σy that turn Σ nib*y into Σ (nib-8)*y without sign folding. Barrier.
+// Phase 1 (tasks of qgemmPrepRows activation rows): each Q8_0 activation block gets prepared
+// data in the scratch: its scale as f32 and, for Q4_0 weights, 8 int32 lane sums 8*Σy that
+// turn Σ nib*y into Σ (nib-8)*y without sign folding (36 bytes; 4 for Q8_0). Barrier.
 // Phase 2 (tasks of qgemmTaskM weight rows x qgemmTaskN activation rows, claimed from the
-// counter): tiles of 4 weight rows x 3 activation rows computed over all of k by one
-// assembly call each, which reuses every loaded weight block 3 times and every activation
-// block 4 times, and converts each scale once per block and row.
+// counter): for each group of 4 weight rows (kept in L1/L2), tiles of 3 activation rows
+// (streamed from L2) computed over all of k by one assembly call each, which reuses every
+// loaded weight block 3 times and every activation block 4 times and converts each weight
+// scale once per block and row.
+var (
+	qgemmTaskM = 64 // weight rows per task (multiple of 4)
+	qgemmTaskN = 12 // activation rows per task (multiple of 3)
+)
+
 const (
-	qgemmTaskM    = 16 // weight rows per task (multiple of 4)
-	qgemmTaskN    = 48 // activation rows per task (multiple of 3)
 	qgemmPrepRows = 8
-	qprepBlock    = 16 // float32 elements of prepared data per activation block
+	qprepBlock    = 9 // float32 elements of prepared data per activation block (Q4_0)
 )
 
 // QgemmWorkSize returns the float32 elements of shared scratch GemmQ4_0Q8_0 and GemmQ8_0Q8_0
@@ -82,7 +86,10 @@ func qgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
 		off = int(64-r) / 4
 	}
-	ldp := nb * qprepBlock // prepared row stride in floats
+	ldp := nb // prepared row stride in floats
+	if q4 {
+		ldp = nb * qprepBlock
+	}
 	prep := work[off : off+n*ldp]
 
 	// Phase 1: prepare the activation blocks.
@@ -93,7 +100,7 @@ func qgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 			break
 		}
 		for j := int(t) * qgemmPrepRows; j < min(n, int(t+1)*qgemmPrepRows); j++ {
-			qprep(nb, b[j*ldb:j*ldb+nb*BlockQ8_0Size], prep[j*ldp:(j+1)*ldp])
+			qprep(q4, nb, b[j*ldb:j*ldb+nb*BlockQ8_0Size], prep[j*ldp:(j+1)*ldp])
 		}
 	}
 	base := nprep + int64(nth)
@@ -110,8 +117,8 @@ func qgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 		if t >= ntasks {
 			return
 		}
-		i0 := int(t) % mt * qgemmTaskM
-		j0 := int(t) / mt * qgemmTaskN
+		i0 := int(t) / nt * qgemmTaskM
+		j0 := int(t) % nt * qgemmTaskN
 		i1, j1 := min(m, i0+qgemmTaskM), min(n, j0+qgemmTaskN)
 		i := i0
 		for ; i+4 <= i1; i += 4 {

@@ -6,9 +6,9 @@
 // nb blocks, results to C[j*ldc + r] for r < 4, j < RN.
 //
 // Weights: Q4_0 (18-byte blocks) or Q8_0 (34-byte blocks), rows lda bytes apart.
-// Activations: Q8_0 rows ldb bytes apart, plus their prepared data (rows ldp bytes apart,
-// 64 bytes per block): 8 copies of f32(dy), then 8 int32 lanes v[l] = 8*(y[4l]+..+y[4l+3])
-// (only read by the Q4_0 kernel).
+// Activations: Q8_0 rows ldb bytes apart, plus their prepared data (rows ldp bytes apart):
+// per block f32(dy) (Q8_0 kernels: 4 bytes per block) followed, for the Q4_0 kernels, by
+// 8 int32 lanes v[l] = 8*(y[4l]+..+y[4l+3]) (36 bytes per block).
 //
 // Per block and weight row: Y0 = weight quants (Q4_0: unsigned nibbles; Q8_0: |x|),
 // Y1 = broadcast f32(dx). Per pair: Y2 = 8 int32 lane sums, Y3 = dx*dy, acc += Y2*Y3.
@@ -53,12 +53,13 @@ GLOBL qEights8<>(SB), RODATA|NOPTR, $32
 
 // PQ4(YQ, DY, V, ACC): ACC += dx*dy * (Σ nib*y - v) in 8 lanes.
 #define PQ4(YQ, DY, V, ACC) \
-	VPMADDUBSW  YQ, Y0, Y2 \
-	VPMADDWD    qOnes16<>(SB), Y2, Y2 \
-	VPSUBD      V, Y2, Y2 \
-	VCVTDQ2PS   Y2, Y2 \
-	VMULPS      DY, Y1, Y3 \
-	VFMADD231PS Y3, Y2, ACC
+	VPMADDUBSW   YQ, Y0, Y2 \
+	VPMADDWD     qOnes16<>(SB), Y2, Y2 \
+	VPSUBD       V, Y2, Y2 \
+	VCVTDQ2PS    Y2, Y2 \
+	VBROADCASTSS DY, Y3 \
+	VMULPS       Y1, Y3, Y3 \
+	VFMADD231PS  Y3, Y2, ACC
 
 // PQ8(YQ, XQ, DY, ACC): ACC += dx*dy * Σ |x|*(y*sign(x)) in 8 lanes.
 #define PQ8(YQ, XQ, DY, ACC) \
@@ -67,7 +68,8 @@ GLOBL qEights8<>(SB), RODATA|NOPTR, $32
 	VPMADDUBSW  Y2, Y0, Y2 \
 	VPMADDWD    qOnes16<>(SB), Y2, Y2 \
 	VCVTDQ2PS   Y2, Y2 \
-	VMULPS      DY, Y1, Y3 \
+	VBROADCASTSS DY, Y3 \
+	VMULPS      Y1, Y3, Y3 \
 	VFMADD231PS Y3, Y2, ACC
 
 // HSUMQ(A, B, C, D, XA): X0 = [hsum A, hsum B, hsum C, hsum D]. Clobbers A, C.
@@ -97,17 +99,17 @@ TEXT ·qgemm4x1Q40(SB), NOSPLIT, $0-72
 
 loop_qgemm4x1Q40:
 	Q4W(2(SI), (SI))
-	PQ4(2(DI), (R9), 32(R9), Y4)
+	PQ4(2(DI), (R9), 4(R9), Y4)
 	Q4W(2(SI)(BX*1), (SI)(BX*1))
-	PQ4(2(DI), (R9), 32(R9), Y5)
+	PQ4(2(DI), (R9), 4(R9), Y5)
 	Q4W(2(SI)(BX*2), (SI)(BX*2))
-	PQ4(2(DI), (R9), 32(R9), Y6)
+	PQ4(2(DI), (R9), 4(R9), Y6)
 	Q4W(2(R8), (R8))
-	PQ4(2(DI), (R9), 32(R9), Y7)
+	PQ4(2(DI), (R9), 4(R9), Y7)
 	ADDQ $0x12, SI
 	ADDQ $0x12, R8
 	ADDQ $34, DI
-	ADDQ $64, R9
+	ADDQ $36, R9
 	DECQ CX
 	JNZ  loop_qgemm4x1Q40
 	MOVQ c+56(FP), R11
@@ -140,21 +142,21 @@ TEXT ·qgemm4x2Q40(SB), NOSPLIT, $0-72
 
 loop_qgemm4x2Q40:
 	Q4W(2(SI), (SI))
-	PQ4(2(DI), (R9), 32(R9), Y4)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y5)
+	PQ4(2(DI), (R9), 4(R9), Y4)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y5)
 	Q4W(2(SI)(BX*1), (SI)(BX*1))
-	PQ4(2(DI), (R9), 32(R9), Y6)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y7)
+	PQ4(2(DI), (R9), 4(R9), Y6)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y7)
 	Q4W(2(SI)(BX*2), (SI)(BX*2))
-	PQ4(2(DI), (R9), 32(R9), Y8)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y9)
+	PQ4(2(DI), (R9), 4(R9), Y8)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y9)
 	Q4W(2(R8), (R8))
-	PQ4(2(DI), (R9), 32(R9), Y10)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y11)
+	PQ4(2(DI), (R9), 4(R9), Y10)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y11)
 	ADDQ $0x12, SI
 	ADDQ $0x12, R8
 	ADDQ $34, DI
-	ADDQ $64, R9
+	ADDQ $36, R9
 	DECQ CX
 	JNZ  loop_qgemm4x2Q40
 	MOVQ c+56(FP), R11
@@ -194,25 +196,25 @@ TEXT ·qgemm4x3Q40(SB), NOSPLIT, $0-72
 
 loop_qgemm4x3Q40:
 	Q4W(2(SI), (SI))
-	PQ4(2(DI), (R9), 32(R9), Y4)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y5)
-	PQ4(2(DI)(DX*2), (R9)(R10*2), 32(R9)(R10*2), Y6)
+	PQ4(2(DI), (R9), 4(R9), Y4)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y5)
+	PQ4(2(DI)(DX*2), (R9)(R10*2), 4(R9)(R10*2), Y6)
 	Q4W(2(SI)(BX*1), (SI)(BX*1))
-	PQ4(2(DI), (R9), 32(R9), Y7)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y8)
-	PQ4(2(DI)(DX*2), (R9)(R10*2), 32(R9)(R10*2), Y9)
+	PQ4(2(DI), (R9), 4(R9), Y7)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y8)
+	PQ4(2(DI)(DX*2), (R9)(R10*2), 4(R9)(R10*2), Y9)
 	Q4W(2(SI)(BX*2), (SI)(BX*2))
-	PQ4(2(DI), (R9), 32(R9), Y10)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y11)
-	PQ4(2(DI)(DX*2), (R9)(R10*2), 32(R9)(R10*2), Y12)
+	PQ4(2(DI), (R9), 4(R9), Y10)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y11)
+	PQ4(2(DI)(DX*2), (R9)(R10*2), 4(R9)(R10*2), Y12)
 	Q4W(2(R8), (R8))
-	PQ4(2(DI), (R9), 32(R9), Y13)
-	PQ4(2(DI)(DX*1), (R9)(R10*1), 32(R9)(R10*1), Y14)
-	PQ4(2(DI)(DX*2), (R9)(R10*2), 32(R9)(R10*2), Y15)
+	PQ4(2(DI), (R9), 4(R9), Y13)
+	PQ4(2(DI)(DX*1), (R9)(R10*1), 4(R9)(R10*1), Y14)
+	PQ4(2(DI)(DX*2), (R9)(R10*2), 4(R9)(R10*2), Y15)
 	ADDQ $0x12, SI
 	ADDQ $0x12, R8
 	ADDQ $34, DI
-	ADDQ $64, R9
+	ADDQ $36, R9
 	DECQ CX
 	JNZ  loop_qgemm4x3Q40
 	MOVQ c+56(FP), R11
@@ -257,7 +259,7 @@ loop_qgemm4x1Q80:
 	ADDQ $0x22, SI
 	ADDQ $0x22, R8
 	ADDQ $34, DI
-	ADDQ $64, R9
+	ADDQ $4, R9
 	DECQ CX
 	JNZ  loop_qgemm4x1Q80
 	MOVQ c+56(FP), R11
@@ -304,7 +306,7 @@ loop_qgemm4x2Q80:
 	ADDQ $0x22, SI
 	ADDQ $0x22, R8
 	ADDQ $34, DI
-	ADDQ $64, R9
+	ADDQ $4, R9
 	DECQ CX
 	JNZ  loop_qgemm4x2Q80
 	MOVQ c+56(FP), R11
@@ -362,7 +364,7 @@ loop_qgemm4x3Q80:
 	ADDQ $0x22, SI
 	ADDQ $0x22, R8
 	ADDQ $34, DI
-	ADDQ $64, R9
+	ADDQ $4, R9
 	DECQ CX
 	JNZ  loop_qgemm4x3Q80
 	MOVQ c+56(FP), R11
@@ -379,27 +381,45 @@ loop_qgemm4x3Q80:
 	VZEROUPPER
 	RET
 
-// func qprepQ8_0(nb int, y *byte, dst *float32)
-// For each Q8_0 block of y: dst[0:8] = f32(d) (8 copies), dst[8:16] = int32 lanes
-// v[l] = 8*(y[4l]+y[4l+1]+y[4l+2]+y[4l+3]).
-TEXT ·qprepQ8_0(SB), NOSPLIT, $0-24
+// func qprepQ4(nb int, y *byte, dst *float32)
+// For each Q8_0 block of y, 36 bytes: f32(d), then int32 lanes v[l] = 8*(y[4l]+..+y[4l+3]).
+TEXT ·qprepQ4(SB), NOSPLIT, $0-24
 	MOVQ    nb+0(FP), CX
 	MOVQ    y+8(FP), SI
 	MOVQ    dst+16(FP), DI
 	VMOVDQU qEights8<>(SB), Y2
 	VMOVDQU qOnes16<>(SB), Y3
 
-prep_loop:
-	VPBROADCASTW (SI), X0
-	VCVTPH2PS    X0, Y0
-	VMOVUPS      Y0, (DI)
-	VPMADDUBSW   2(SI), Y2, Y1
-	VPMADDWD     Y3, Y1, Y1
-	VMOVDQU      Y1, 32(DI)
-	ADDQ         $34, SI
-	ADDQ         $64, DI
-	DECQ         CX
-	JNZ          prep_loop
+prep4_loop:
+	MOVWLZX    (SI), AX
+	VMOVD      AX, X0
+	VCVTPH2PS  X0, X0
+	VMOVSS     X0, (DI)
+	VPMADDUBSW 2(SI), Y2, Y1
+	VPMADDWD   Y3, Y1, Y1
+	VMOVDQU    Y1, 4(DI)
+	ADDQ       $34, SI
+	ADDQ       $36, DI
+	DECQ       CX
+	JNZ        prep4_loop
 	VZEROUPPER
 	RET
 
+// func qprepQ8(nb int, y *byte, dst *float32)
+// For each Q8_0 block of y: f32(d).
+TEXT ·qprepQ8(SB), NOSPLIT, $0-24
+	MOVQ nb+0(FP), CX
+	MOVQ y+8(FP), SI
+	MOVQ dst+16(FP), DI
+
+prep8_loop:
+	MOVWLZX   (SI), AX
+	VMOVD     AX, X0
+	VCVTPH2PS X0, X0
+	VMOVSS    X0, (DI)
+	ADDQ      $34, SI
+	ADDQ      $4, DI
+	DECQ      CX
+	JNZ       prep8_loop
+	VZEROUPPER
+	RET

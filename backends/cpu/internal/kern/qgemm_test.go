@@ -9,21 +9,30 @@ import (
 // TestGemmQuant checks GemmQ4_0Q8_0 and GemmQ8_0Q8_0 with 1..3 workers against the exact
 // per-pair results, with TestQuantDots' criterion |got - exact| <= (nb+4)*2^-24*Σ|dx*dy|Σ|qx*qy|.
 func TestGemmQuant(t *testing.T) {
-	r := newRand(40)
-	scale := func() uint16 { return f32ToF16Go(float32(math.Ldexp(0.5+r.Float64(), r.IntN(12)-8))) }
-	type shape struct{ m, n, k, padA, padB, padC int }
-	var shapes []shape
+	var shapes []qshape
 	for _, m := range []int{1, 3, 4, 5, 9, 17} {
 		for _, n := range []int{1, 2, 3, 4, 7, 13} {
 			for _, k := range []int{32, 64, 320} {
-				shapes = append(shapes, shape{m, n, k, m % 3, n % 2 * 5, m % 2})
+				shapes = append(shapes, qshape{m, n, k, m % 3, n % 2 * 5, m % 2})
 			}
 		}
 	}
-	shapes = append(shapes, shape{37, 50, 1024, 1, 3, 2}, shape{64, 100, 96, 0, 0, 0}, shape{3, 2, 0, 0, 0, 0})
+	shapes = append(shapes, qshape{37, 50, 1024, 1, 3, 2}, qshape{130, 100, 96, 0, 0, 0}, qshape{3, 2, 0, 0, 0, 0})
 	if raceEnabled {
 		shapes = shapes[len(shapes)-20:]
 	}
+	defer func(m, n int) { qgemmTaskM, qgemmTaskN = m, n }(qgemmTaskM, qgemmTaskN)
+	for _, ts := range [][2]int{{qgemmTaskM, qgemmTaskN}, {4, 3}, {8, 6}} {
+		qgemmTaskM, qgemmTaskN = ts[0], ts[1]
+		testGemmQuant(t, shapes)
+	}
+}
+
+type qshape struct{ m, n, k, padA, padB, padC int }
+
+func testGemmQuant(t *testing.T, shapes []qshape) {
+	r := newRand(42)
+	scale := func() uint16 { return f32ToF16Go(float32(math.Ldexp(0.5+r.Float64(), r.IntN(12)-8))) }
 	for _, q4 := range []bool{true, false} {
 		q := qdots[0]
 		gemm := GemmQ8_0Q8_0

@@ -212,8 +212,8 @@ q81_done:
 	VMOVSHDUP    X0, X1 \
 	VADDSS       X1, X0, X0
 
-// SCALE2(xoff, yoff, DST): DST = broadcast(f32(half at xoff(SI)) * f32(half at yoff(DI))).
-// Clobbers AX, BX, X1 is not touched; uses DST's X form and X2... via TMP.
+// SCALE2(xoff, yoff, DST, XDST, XTMP): DST = broadcast(f32(half at xoff(SI)) *
+// f32(half at yoff(DI))), XDST being DST's X form. Clobbers AX, BX and XTMP.
 #define SCALE2(xoff, yoff, DST, XDST, XTMP) \
 	MOVWLZX      xoff(SI), AX \
 	MOVWLZX      yoff(DI), BX \

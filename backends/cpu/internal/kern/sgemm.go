@@ -106,11 +106,16 @@ type aSource struct {
 //     While the team is inside Sgemm nobody else may touch the counter; when all workers have
 //     returned its value is unspecified and it must be reset before it is used again.
 //   - barrier() must block until all nth workers have called it (a reusable team barrier).
-//     Sgemm calls it the same number of times in every worker (once per k block of 256,
-//     none on the mat-vec path n <= 3); it may be nil when nth == 1.
+//     Every worker calls it the same number of times: once per k block (ceil(k/256) blocks
+//     at most) on the packed path, never when n <= 3, m, n or k is 0, or nth == 1; it may
+//     be nil when nth == 1.
+//   - Work is claimed dynamically, so ith only splits the trivial k == 0 case; a worker that
+//     starts late simply finds less work left.
 //   - work is scratch shared by the team (the same slice for every worker) of at least
 //     SgemmWorkSize(m, n, k, nth) floats; its contents on entry do not matter.
 //   - Sgemm does not end with a barrier: C is complete once all nth workers have returned.
+//     To run several products back to back (e.g. one per batch of a 3-D MUL_MAT), give
+//     each its own counter, or pass a barrier and reset the counter between them.
 //
 // Requirements (checked, panic otherwise, in every worker alike): lda, ldb >= k; ldc >= m;
 // len(a) >= (m-1)*lda+k, len(b) >= (n-1)*ldb+k, len(c) >= (n-1)*ldc+m. C must not overlap A,
