@@ -89,6 +89,8 @@ func TestVulkanMixedBlock(t *testing.T) {
 	if st2.Plans != st.Plans || st2.Copies-st.Copies != 2 || st2.CopySkips-st.CopySkips != 2 {
 		t.Fatalf("second run: before %+v after %+v", st, st2)
 	}
+	t.Logf("copy bytes: first run %d, second run %d (weights %d bytes stay on the device)",
+		st.CopyBytes, st2.CopyBytes-st.CopyBytes, weightBytes)
 	got2, _ := core.GetFloat32s(b.out)
 	if e := nmse(got2, got); e != 0 {
 		t.Fatalf("second run differs from the first: NMSE %g", e)

@@ -1,0 +1,72 @@
+package cpu_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/tandem-ml/tandem/core"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// BenchmarkSIMD runs the shapes of the SIMD issue (ggml's measured figures in comments) at 1 and
+// 2 threads: f32 2048³ (ggml 97 GFLOPS), m=4096 k=14336 n=512 (ggml f32 97.5, f16 152.6, q4_0
+// 83.3, q8_0 104.7) and the mat-vec n=1 (ggml f32 14.2, f16 24.2, q4_0 45.6, q8_0 41.5).
+func BenchmarkSIMD(b *testing.B) {
+	shapes := []struct {
+		name    string
+		m, n, k int64
+		types   []string
+	}{
+		{"2048cubed", 2048, 2048, 2048, []string{"f32", "f16"}},
+		{"m4096_k14336_n512", 4096, 512, 14336, []string{"f32", "f16", "q4_0", "q8_0"}},
+		{"matvec_m4096_k14336_n1", 4096, 1, 14336, []string{"f32", "f16", "q4_0", "q8_0"}},
+	}
+	for _, s := range shapes {
+		for _, tn := range s.types {
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%s/threads%d", s.name, tn, th), func(b *testing.B) {
+					benchMulMat(b, typeByName(tn), s.m, s.n, s.k, th)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkGonumSgemm is the baseline beside it: gonum's blas32 Sgemm (C = A·Bᵀ, the MUL_MAT
+// layout) on 1024³ and 2048³ with GOMAXPROCS 1 and 2.
+func BenchmarkGonumSgemm(b *testing.B) {
+	for _, n := range []int{1024, 2048} {
+		for _, procs := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%d/procs%d", n, procs), func(b *testing.B) {
+				old := runtime.GOMAXPROCS(procs)
+				defer runtime.GOMAXPROCS(old)
+				r := rand.New(rand.NewPCG(1, 2))
+				mk := func() blas32.General {
+					g := blas32.General{Rows: n, Cols: n, Stride: n, Data: make([]float32, n*n)}
+					for i := range g.Data {
+						g.Data[i] = r.Float32()*2 - 1
+					}
+					return g
+				}
+				x, y, c := mk(), mk(), mk()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, y, 0, c)
+				}
+				b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+			})
+		}
+	}
+}
+
+func typeByName(s string) core.Type {
+	for _, t := range []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0} {
+		if t.String() == s {
+			return t
+		}
+	}
+	panic("unknown type " + s)
+}
