@@ -14,19 +14,32 @@ type split struct {
 	users   []*core.Tensor // the user's nodes of the split, in order
 	nodes   []*core.Tensor // their shadows (sources rewritten to copies), what the backend runs
 	inputs  []*copyItem    // copies made when the split starts
-	graph   *core.Graph
-	deps    []int // splits that must finish first
+	graphs  []*core.Graph  // per pipeline slot: the shadows, reading that slot's copies
+	deps    []int          // splits of the same run that must finish first
+
+	// With pipelining, against the previous run: splits whose work must be done, splits whose
+	// input copies must be done, and the last split on this backend (-1 when not needed).
+	crossDone, crossCopied []int
+	fifoPrev               int
 }
 
 // copyItem is one tensor copied into another backend's memory.
 type copyItem struct {
-	src        *core.Tensor // a user leaf or the shadow of a node
-	dst        *core.Tensor // the copy, in the split backend's compute buffer
+	src        *core.Tensor // a user leaf or the shadow of a node (slot 0)
+	dst        *core.Tensor // the copy, in the split backend's compute buffer (slot 0)
+	srcs, dsts []*core.Tensor
 	srcBackend int
 	backend    int
-	leaf       bool // src has no op: its bytes only change when the user writes them
-	hash       uint64
-	valid      bool // dst holds the bytes that hashed to hash
+	leaf       bool     // src has no op: its bytes only change when the user writes them
+	hash       []uint64 // per slot
+	valid      []bool   // dsts[slot] holds the bytes that hashed to hash[slot]
+}
+
+// snapshot is a user input duplicated per pipeline slot: a run reads its slot's copy, taken when
+// the run starts, so the user may write the next input at once.
+type snapshot struct {
+	orig  *core.Tensor
+	slots []*core.Tensor
 }
 
 // plan is everything derived from one graph: assignments, splits, copies, the allocation graph.
@@ -42,6 +55,8 @@ type plan struct {
 	leafIDs []int
 	ctx     *core.Context
 	owned   map[*core.Tensor]bool // user tensors that got memory from this plan
+	nCopies int                   // pipeline slots
+	snaps   []*snapshot
 }
 
 // release takes back the memory the plan gave to user tensors.
@@ -69,12 +84,13 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 	}
 	p := &plan{fp: takeFingerprint(g, s), assign: a.assign, cause: a.cause,
 		shadow: make(map[*core.Tensor]*core.Tensor, g.NNodes()),
-		ctx:    core.NewContext(core.ContextParams{NoAlloc: true}), owned: map[*core.Tensor]bool{}}
+		ctx:    core.NewContext(core.ContextParams{NoAlloc: true}), owned: map[*core.Tensor]bool{},
+		nCopies: s.opts.Copies}
 	if err := s.splitGraph(p, a, g); err != nil {
 		return nil, err
 	}
 	s.buildAllocGraph(p, g)
-	s.stats.Plans++
+	s.addStats(func(st *Stats) { st.Plans++ })
 	if s.debug > 0 {
 		s.dump(p, g)
 	}
@@ -88,9 +104,27 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 	copyOf := map[copyKey]*copyItem{}
 	var cur *split
 	shadows := make([]core.Tensor, len(nodes))
+	snapOf := map[*core.Tensor]*snapshot{}
 	mapped := func(t *core.Tensor) *core.Tensor {
 		if sh, ok := p.shadow[t]; ok {
 			return sh
+		}
+		if p.nCopies > 1 && t.Op == core.OpNone && t.Flags&core.FlagInput != 0 {
+			sn := snapOf[t]
+			if sn == nil {
+				sn = &snapshot{orig: t}
+				for c := 0; c < p.nCopies; c++ {
+					d := p.ctx.NewTensor(t.Type, t.Ne[:]...)
+					d.Nb = t.Nb
+					d.SetName(fmt.Sprintf("%s#%d", t.Name, c))
+					d.Flags |= core.FlagInput | core.FlagOutput
+					sn.slots = append(sn.slots, d)
+					p.assign[d] = a.get(t)
+				}
+				snapOf[t] = sn
+				p.snaps = append(p.snaps, sn)
+			}
+			return sn.slots[0]
 		}
 		return t
 	}
@@ -148,14 +182,20 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 				key := copyKey{src, cur.backend}
 				c := copyOf[key]
 				if c == nil {
-					c = &copyItem{src: mapped(src), srcBackend: sb, backend: cur.backend, leaf: src.Op == core.OpNone}
-					c.dst = p.ctx.NewTensor(src.Type, src.Ne[:]...)
-					c.dst.Nb = src.Nb
-					c.dst.SetName(s.backends[cur.backend].Name() + "#" + src.Name)
-					if c.leaf {
-						// Copies of constants persist between runs so unchanged ones are not copied again.
-						c.dst.Flags |= core.FlagOutput
+					c = &copyItem{src: mapped(src), srcBackend: sb, backend: cur.backend, leaf: src.Op == core.OpNone,
+						hash: make([]uint64, p.nCopies), valid: make([]bool, p.nCopies)}
+					for k := 0; k < p.nCopies; k++ {
+						d := p.ctx.NewTensor(src.Type, src.Ne[:]...)
+						d.Nb = src.Nb
+						d.SetName(s.backends[cur.backend].Name() + "#" + src.Name)
+						if c.leaf || p.nCopies > 1 {
+							// Copies of constants persist between runs so unchanged ones are not
+							// copied again; pipeline copies must outlive their run.
+							d.Flags |= core.FlagOutput
+						}
+						c.dsts = append(c.dsts, d)
 					}
+					c.dst = c.dsts[0]
 					copyOf[key] = c
 					p.copies = append(p.copies, c)
 					cur.inputs = append(cur.inputs, c)
@@ -170,9 +210,55 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 		return fmt.Errorf("tandem: scheduler: making copies: %w", err)
 	}
 	for _, sp := range p.splits {
-		sp.graph = core.NewGraphFromLists(sp.nodes, nil)
+		sp.graphs = []*core.Graph{core.NewGraphFromLists(sp.nodes, nil)}
 	}
 	return nil
+}
+
+// buildSlots makes the shadows of pipeline slots 1.. once slot 0 has memory: the same nodes and
+// memory, reading their slot's copies and input snapshots.
+func (p *plan) buildSlots() {
+	for _, c := range p.copies {
+		c.srcs = make([]*core.Tensor, p.nCopies)
+	}
+	for k := 1; k < p.nCopies; k++ {
+		m := map[*core.Tensor]*core.Tensor{}
+		for _, c := range p.copies {
+			m[c.dsts[0]] = c.dsts[k]
+		}
+		for _, sn := range p.snaps {
+			m[sn.slots[0]] = sn.slots[k]
+		}
+		for _, sp := range p.splits {
+			shadows := make([]core.Tensor, len(sp.nodes))
+			nodes := make([]*core.Tensor, len(sp.nodes))
+			for i, sh := range sp.nodes {
+				shadows[i] = *sh
+				nodes[i] = &shadows[i]
+				m[sh] = nodes[i]
+			}
+			for _, n := range nodes {
+				for j, src := range n.Src {
+					if r, ok := m[src]; ok && src != nil {
+						n.Src[j] = r
+					}
+				}
+				if r, ok := m[n.ViewSrc]; ok && n.ViewSrc != nil {
+					n.ViewSrc = r
+				}
+			}
+			sp.graphs = append(sp.graphs[:k], core.NewGraphFromLists(nodes, nil))
+		}
+		for _, c := range p.copies {
+			c.srcs[k] = c.src
+			if r, ok := m[c.src]; ok {
+				c.srcs[k] = r
+			}
+		}
+	}
+	for _, c := range p.copies {
+		c.srcs[0] = c.src
+	}
 }
 
 type copyKey struct {
@@ -201,10 +287,24 @@ func (s *Scheduler) buildAllocGraph(p *plan, g *core.Graph) {
 			ids = append(ids, p.assign[sp.users[k]])
 		}
 	}
-	leafs := g.Leafs()
+	leafs := append([]*core.Tensor(nil), g.Leafs()...)
 	leafIDs := make([]int, len(leafs))
 	for i, l := range leafs {
 		leafIDs[i] = p.assign[l]
+	}
+	// Pipeline slots: every snapshot and the copies of slots 1.. are allocated from the start and
+	// kept (flagged output), as ggml does with n_copies > 1.
+	for _, sn := range p.snaps {
+		for _, d := range sn.slots {
+			leafs = append(leafs, d)
+			leafIDs = append(leafIDs, p.assign[sn.orig])
+		}
+	}
+	for _, c := range p.copies {
+		for _, d := range c.dsts[1:] {
+			leafs = append(leafs, d)
+			leafIDs = append(leafIDs, c.backend)
+		}
 	}
 	p.aGraph = core.NewGraphFromLists(nodes, leafs)
 	p.nodeIDs, p.leafIDs = ids, leafIDs
@@ -226,8 +326,9 @@ func (p *plan) adopt(g *core.Graph, before map[*core.Tensor]bool) {
 	}
 }
 
-// computeDeps finds, for every split, the earlier splits it must wait for: the same backend, or a
-// memory conflict (one writes bytes the other reads or writes).
+// computeDeps finds, for every split, the earlier splits of the same run it must wait for: the
+// same backend, or a memory conflict (one writes bytes the other reads or writes). With
+// pipelining it also finds what a split must wait for in the previous run.
 func (p *plan) computeDeps() {
 	type access struct{ reads, writes rangeSet }
 	acc := make([]access, len(p.splits))
@@ -282,6 +383,69 @@ func (p *plan) computeDeps() {
 			}
 		}
 		sort.Ints(sp.deps)
+	}
+	if p.nCopies > 1 {
+		p.crossDeps(ids)
+	}
+}
+
+// crossDeps orders run k+1 after run k where they share memory. Copies and input snapshots belong
+// to one pipeline slot each and are left out; nodes' memory is shared by every run.
+func (p *plan) crossDeps(ids bufferIDs) {
+	perSlot := map[*core.Tensor]bool{}
+	for _, c := range p.copies {
+		for _, d := range c.dsts {
+			perSlot[d] = true
+		}
+	}
+	for _, sn := range p.snaps {
+		for _, d := range sn.slots {
+			perSlot[d] = true
+		}
+	}
+	type shared struct{ nodeReads, nodeWrites, copyReads rangeSet }
+	acc := make([]shared, len(p.splits))
+	for i, sp := range p.splits {
+		for _, c := range sp.inputs {
+			if !perSlot[c.src] {
+				acc[i].copyReads.add(ids, c.src)
+			}
+		}
+		for _, n := range sp.nodes {
+			if n.Op.IsView() || n.Op == core.OpNone {
+				continue
+			}
+			acc[i].nodeWrites.add(ids, n)
+			for _, src := range n.Src {
+				if src != nil && !perSlot[src] {
+					acc[i].nodeReads.add(ids, src)
+				}
+			}
+		}
+		acc[i].nodeReads.normalize()
+		acc[i].nodeWrites.normalize()
+		acc[i].copyReads.normalize()
+	}
+	last := map[int]int{} // backend → its last split in a run
+	for i, sp := range p.splits {
+		last[sp.backend] = i
+	}
+	seen := map[int]bool{}
+	for j, sp := range p.splits {
+		sp.crossDone, sp.crossCopied, sp.fifoPrev = nil, nil, -1
+		if !seen[sp.backend] {
+			seen[sp.backend] = true
+			sp.fifoPrev = last[sp.backend]
+		}
+		for i := range p.splits {
+			switch {
+			case acc[j].nodeWrites.overlaps(&acc[i].nodeReads) || acc[j].nodeWrites.overlaps(&acc[i].nodeWrites) ||
+				acc[j].nodeReads.overlaps(&acc[i].nodeWrites):
+				sp.crossDone = append(sp.crossDone, i)
+			case acc[j].nodeWrites.overlaps(&acc[i].copyReads):
+				sp.crossCopied = append(sp.crossCopied, i)
+			}
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"context"
 	"fmt"
 	"hash/maphash"
 	"sync/atomic"
@@ -43,12 +42,15 @@ func (s *Scheduler) Reserve(g *core.Graph) error {
 	if err := s.galloc.ReserveN(s.plan.aGraph, s.plan.nodeIDs, s.plan.leafIDs); err != nil {
 		return fmt.Errorf("tandem: scheduler: reserve: %w", err)
 	}
-	s.stats.Reserves++
+	s.addStats(func(st *Stats) { st.Reserves++ })
 	return nil
 }
 
 // AllocGraph plans g (unless it is the graph already planned) and gives every tensor of it memory.
 func (s *Scheduler) AllocGraph(g *core.Graph) error {
+	if s.plan != nil && s.allocked && s.plan.fp.matches(g, s, s.plan.isOwned) {
+		return nil // nothing changes: runs in flight may go on
+	}
 	if err := s.Synchronize(); err != nil {
 		return err
 	}
@@ -68,12 +70,13 @@ func (s *Scheduler) AllocGraph(g *core.Graph) error {
 		return fmt.Errorf("tandem: scheduler: allocating compute buffers: %w", err)
 	}
 	if s.galloc.Replanned() {
-		s.stats.Reserves++
+		s.addStats(func(st *Stats) { st.Reserves++ })
 	}
 	p.adopt(g, before)
+	p.buildSlots()
 	p.computeDeps()
 	for _, c := range p.copies {
-		c.valid = false
+		clear(c.valid)
 	}
 	s.allocked = true
 	return nil
@@ -88,43 +91,97 @@ func (s *Scheduler) GraphCompute(g *core.Graph) error {
 	return s.Synchronize()
 }
 
-// GraphComputeAsync starts computing g and returns; Synchronize waits for it and returns its error.
-// Tensors of g must not be read or written until then.
+// runState tracks one run of the plan: per split, when its input copies and its work are done.
+type runState struct {
+	slot     int
+	copied   []chan struct{}
+	done     []chan struct{}
+	finished chan struct{}
+	err      error
+}
+
+// GraphComputeAsync starts computing g and returns; Synchronize waits and returns the first error.
+// Without Options.Parallel a call first waits for the previous run. With it, up to Options.Copies
+// runs of the same graph are in flight: user inputs are snapshotted when the call returns (write
+// the next input at once), and outputs are valid after Synchronize.
 func (s *Scheduler) GraphComputeAsync(g *core.Graph) error {
-	if err := s.Synchronize(); err != nil {
-		return err
+	pipelined := s.opts.Copies > 1 && s.evalCB == nil
+	if !pipelined {
+		if err := s.Synchronize(); err != nil {
+			return err
+		}
 	}
 	if err := s.AllocGraph(g); err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	s.async.mu.Lock()
-	s.async.done, s.async.err = done, nil
-	s.async.mu.Unlock()
 	p := s.plan
-	go func() {
-		err := s.run(p)
-		s.async.mu.Lock()
-		s.async.err = err
+	s.async.mu.Lock()
+	for len(s.async.inflight) >= p.nCopies {
+		oldest := s.async.inflight[0]
 		s.async.mu.Unlock()
-		close(done)
+		<-oldest.finished
+		s.async.mu.Lock()
+		s.reap()
+	}
+	slot := s.async.runs % p.nCopies
+	s.async.runs++
+	var prev *runState
+	if n := len(s.async.inflight); n > 0 {
+		prev = s.async.inflight[n-1]
+	}
+	s.async.mu.Unlock()
+
+	for _, sn := range p.snaps {
+		if err := core.TensorCopy(sn.orig, sn.slots[slot]); err != nil {
+			return fmt.Errorf("tandem: scheduler: snapshot of input %v: %w", sn.orig, err)
+		}
+	}
+	rs := &runState{slot: slot, finished: make(chan struct{}),
+		copied: make([]chan struct{}, len(p.splits)), done: make([]chan struct{}, len(p.splits))}
+	for i := range p.splits {
+		rs.copied[i] = make(chan struct{})
+		rs.done[i] = make(chan struct{})
+	}
+	s.async.mu.Lock()
+	s.async.inflight = append(s.async.inflight, rs)
+	s.async.mu.Unlock()
+	go func() {
+		rs.err = s.run(p, rs, prev)
+		close(rs.finished)
 	}()
 	return nil
 }
 
-// Synchronize waits for an asynchronous computation and for every backend.
+// reap drops finished runs from the front of the in-flight list, keeping the first error.
+// Called with s.async.mu held.
+func (s *Scheduler) reap() {
+	for len(s.async.inflight) > 0 {
+		r := s.async.inflight[0]
+		select {
+		case <-r.finished:
+		default:
+			return
+		}
+		if r.err != nil && s.async.err == nil {
+			s.async.err = r.err
+		}
+		s.async.inflight = s.async.inflight[1:]
+	}
+}
+
+// Synchronize waits for every run in flight and for every backend, and returns the first error.
 func (s *Scheduler) Synchronize() error {
 	s.async.mu.Lock()
-	done := s.async.done
+	runs := append([]*runState(nil), s.async.inflight...)
 	s.async.mu.Unlock()
-	var err error
-	if done != nil {
-		<-done
-		s.async.mu.Lock()
-		err = s.async.err
-		s.async.done, s.async.err = nil, nil
-		s.async.mu.Unlock()
+	for _, r := range runs {
+		<-r.finished
 	}
+	s.async.mu.Lock()
+	s.reap()
+	err := s.async.err
+	s.async.err = nil
+	s.async.mu.Unlock()
 	for _, b := range s.backends {
 		if e := b.Synchronize(); e != nil && err == nil {
 			err = e
@@ -133,20 +190,33 @@ func (s *Scheduler) Synchronize() error {
 	return err
 }
 
-// run executes the splits of p: in order when sequential, else each as soon as the splits it
-// depends on are done.
-func (s *Scheduler) run(p *plan) error {
-	s.stats.Runs++
-	var copies, skips atomic.Int64
-	var bytes atomic.Int64
+// run executes the splits of p for one run: in order when sequential, else each as soon as the
+// splits it depends on (in this run, and with pipelining in the previous one) are done. Every
+// split's channels are closed even on failure, so later runs never wait forever.
+func (s *Scheduler) run(p *plan, rs *runState, prev *runState) error {
+	var copies, skips, bytes atomic.Int64
 	defer func() {
-		s.stats.Copies += int(copies.Load())
-		s.stats.CopySkips += int(skips.Load())
-		s.stats.CopyBytes += bytes.Load()
+		s.addStats(func(st *Stats) {
+			st.Runs++
+			st.Copies += int(copies.Load())
+			st.CopySkips += int(skips.Load())
+			st.CopyBytes += bytes.Load()
+		})
 	}()
-	runOne := func(sp *split) error {
+	var failed atomic.Bool
+	runOne := func(i int, sp *split) (err error) {
+		defer func() {
+			if err != nil {
+				failed.Store(true)
+			}
+			closeOnce(rs.copied[i])
+			close(rs.done[i])
+		}()
+		if failed.Load() {
+			return nil
+		}
 		for _, c := range sp.inputs {
-			n, skipped, err := s.copyInput(c)
+			n, skipped, err := s.copyInput(c, rs.slot)
 			if err != nil {
 				return err
 			}
@@ -157,92 +227,108 @@ func (s *Scheduler) run(p *plan) error {
 				bytes.Add(n)
 			}
 		}
-		return s.computeSplit(sp)
+		closeOnce(rs.copied[i])
+		return s.computeSplit(sp, rs.slot)
+	}
+	waitPrev := func(sp *split) {
+		if prev == nil {
+			return
+		}
+		if sp.fifoPrev >= 0 {
+			<-prev.done[sp.fifoPrev]
+		}
+		for _, i := range sp.crossDone {
+			<-prev.done[i]
+		}
+		for _, i := range sp.crossCopied {
+			<-prev.copied[i]
+		}
 	}
 	if s.opts.Sequential || s.evalCB != nil || len(p.splits) < 2 {
-		for _, sp := range p.splits {
-			if err := runOne(sp); err != nil {
-				return err
+		var first error
+		for i, sp := range p.splits {
+			waitPrev(sp)
+			if err := runOne(i, sp); err != nil && first == nil {
+				first = err
 			}
 		}
-		return nil
+		return first
 	}
-	done := make([]chan struct{}, len(p.splits))
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	var running atomic.Int32
-	var concurrent atomic.Int32
-	eg, ctx := errgroup.WithContext(context.Background())
+	var running, concurrent atomic.Int32
+	var eg errgroup.Group
 	for i, sp := range p.splits {
 		eg.Go(func() error {
 			for _, d := range sp.deps {
-				select {
-				case <-done[d]:
-				case <-ctx.Done():
-					return nil
-				}
+				<-rs.done[d]
 			}
+			waitPrev(sp)
 			if running.Add(1) > 1 {
 				concurrent.Add(1)
 			}
 			defer running.Add(-1)
-			err := runOne(sp)
-			if err == nil {
-				close(done[i])
-			}
-			return err
+			return runOne(i, sp)
 		})
 	}
 	err := eg.Wait()
-	s.stats.Concurrent += int(concurrent.Load())
+	s.addStats(func(st *Stats) { st.Concurrent += int(concurrent.Load()) })
 	return err
+}
+
+// closeOnce closes ch unless it is closed already (only its owner goroutine closes it).
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
 }
 
 var hashSeed = maphash.MakeSeed()
 
-// copyInput copies one split input; constants whose bytes have not changed since the last copy are
-// skipped.
-func (s *Scheduler) copyInput(c *copyItem) (int64, bool, error) {
+// copyInput copies one split input into its pipeline slot; constants whose bytes have not changed
+// since that slot's last copy are skipped.
+func (s *Scheduler) copyInput(c *copyItem, slot int) (int64, bool, error) {
+	src, dst := c.srcs[slot], c.dsts[slot]
 	var h uint64
 	if c.leaf {
-		if data := c.src.Data(); data != nil {
+		if data := src.Data(); data != nil {
 			h = maphash.Bytes(hashSeed, data)
-			if c.valid && h == c.hash {
+			if c.valid[slot] && h == c.hash[slot] {
 				return 0, true, nil
 			}
 		}
 	}
-	dst := s.backends[c.backend]
-	if ab, ok := dst.(core.AsyncBackend); ok && c.src.Flags&core.FlagInput == 0 {
-		ok, err := ab.CopyTensorAsync(c.src, c.dst)
+	be := s.backends[c.backend]
+	if ab, ok := be.(core.AsyncBackend); ok && src.Flags&core.FlagInput == 0 {
+		ok, err := ab.CopyTensorAsync(src, dst)
 		if err != nil {
-			return 0, false, fmt.Errorf("tandem: scheduler: copying %v to %s: %w", c.src, dst.Name(), err)
+			return 0, false, fmt.Errorf("tandem: scheduler: copying %v to %s: %w", src, be.Name(), err)
 		}
 		if ok {
-			c.hash, c.valid = h, c.leaf
-			return c.src.NBytes(), false, nil
+			c.hash[slot], c.valid[slot] = h, c.leaf
+			return src.NBytes(), false, nil
 		}
 	}
 	if err := s.backends[c.srcBackend].Synchronize(); err != nil {
 		return 0, false, err
 	}
-	if err := dst.Synchronize(); err != nil {
+	if err := be.Synchronize(); err != nil {
 		return 0, false, err
 	}
-	if err := core.TensorCopy(c.src, c.dst); err != nil {
-		return 0, false, fmt.Errorf("tandem: scheduler: copying %v to %s: %w", c.src, dst.Name(), err)
+	if err := core.TensorCopy(src, dst); err != nil {
+		return 0, false, fmt.Errorf("tandem: scheduler: copying %v to %s: %w", src, be.Name(), err)
 	}
-	c.hash, c.valid = h, c.leaf
-	return c.src.NBytes(), false, nil
+	c.hash[slot], c.valid[slot] = h, c.leaf
+	return src.NBytes(), false, nil
 }
 
 // computeSplit runs one split; with an eval callback it runs up to each node the callback asks for,
 // shows it, and stops everything when the callback says so.
-func (s *Scheduler) computeSplit(sp *split) error {
+func (s *Scheduler) computeSplit(sp *split, slot int) error {
 	be := s.backends[sp.backend]
+	g := sp.graphs[slot]
 	if s.evalCB == nil {
-		if err := be.GraphCompute(sp.graph); err != nil {
+		if err := be.GraphCompute(g); err != nil {
 			return fmt.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		return nil
@@ -253,7 +339,7 @@ func (s *Scheduler) computeSplit(sp *split) error {
 			j1++
 		}
 		end := min(j1+1, len(sp.nodes))
-		if err := be.GraphCompute(sp.graph.View(j0, end)); err != nil {
+		if err := be.GraphCompute(g.View(j0, end)); err != nil {
 			return fmt.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		if err := be.Synchronize(); err != nil {

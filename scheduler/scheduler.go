@@ -35,6 +35,12 @@ type Options struct {
 	OpOffload bool
 	// Sequential runs splits one after another even when they are independent (as ggml does).
 	Sequential bool
+	// Parallel pipelines successive GraphComputeAsync calls (ggml's n_copies > 1): split inputs
+	// and user inputs get one copy per pipeline slot, so a run may start while the previous ones
+	// are still going — a backend works on run k+1 while another still finishes run k.
+	Parallel bool
+	// Copies is the pipeline depth with Parallel (2 to 8; 0 means 4, ggml's GGML_SCHED_MAX_COPIES).
+	Copies int
 }
 
 // Scheduler runs graphs across backends. Use it from one goroutine at a time.
@@ -51,12 +57,14 @@ type Scheduler struct {
 	allocked bool
 	evalCB   EvalCallback
 
-	stats Stats
+	statsMu sync.Mutex
+	stats   Stats
 
 	async struct {
-		mu   sync.Mutex
-		done chan struct{}
-		err  error
+		mu       sync.Mutex
+		inflight []*runState // oldest first
+		err      error       // first error of a finished run not yet reported
+		runs     int         // runs started (picks the pipeline slot)
 	}
 }
 
@@ -93,6 +101,14 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 	}
 	if opts.GraphSize <= 0 {
 		opts.GraphSize = core.DefaultGraphSize
+	}
+	switch {
+	case !opts.Parallel:
+		opts.Copies = 1
+	case opts.Copies == 0:
+		opts.Copies = 4
+	case opts.Copies < 2 || opts.Copies > 8:
+		return nil, fmt.Errorf("tandem: scheduler: %d pipeline copies, want 2 to 8", opts.Copies)
 	}
 	s := &Scheduler{backends: backends, opts: opts, pins: map[*core.Tensor]int{}}
 	s.bufts = make([]core.BufferType, len(backends))
@@ -132,7 +148,20 @@ func (s *Scheduler) BufferType(i int) core.BufferType { return s.bufts[i] }
 func (s *Scheduler) BufferSize(i int) int64 { return s.galloc.BufferSize(i) }
 
 // Stats returns the scheduler's counters.
-func (s *Scheduler) Stats() Stats { return s.stats }
+func (s *Scheduler) Stats() Stats {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return s.stats
+}
+
+// NPipeline is the pipeline depth: 1, or Options.Copies with Options.Parallel.
+func (s *Scheduler) NPipeline() int { return s.opts.Copies }
+
+func (s *Scheduler) addStats(f func(st *Stats)) {
+	s.statsMu.Lock()
+	f(&s.stats)
+	s.statsMu.Unlock()
+}
 
 // SetEvalCallback installs (or with nil removes) a callback that observes computed nodes.
 func (s *Scheduler) SetEvalCallback(cb EvalCallback) { s.evalCB = cb }
