@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -11,12 +10,7 @@ import (
 // TestMain fails the run when the Vulkan validation layer (TANDEM_VK_VALIDATE=1) said anything.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	vulkan.Shutdown()
-	if msgs := vulkan.ValidationMessages(); len(msgs) > 0 {
-		fmt.Fprintf(os.Stderr, "Vulkan validation reported %d messages:\n", len(msgs))
-		for _, s := range msgs {
-			fmt.Fprintln(os.Stderr, "  ", s)
-		}
+	if !vulkan.ShutdownAndReport(os.Stderr) {
 		code = 1
 	}
 	os.Exit(code)

@@ -189,6 +189,33 @@ func (b *Backend) bindTensor(t *core.Tensor, unit int64) (operand, error) {
 	return operand{t: t, bind: vkrt.BindRange(vb.vb, base, size), sp: sp, offs: uint32(mis / uint64(unit))}, nil
 }
 
+// use is one source operand of a node: the tensor and the unit (bytes) its shader addresses it in.
+type use struct {
+	t    *core.Tensor
+	unit int64
+}
+
+// bindNode binds a node's sources and its destination (in dstUnit units) and records the barrier
+// the node needs. It returns the operands in order: the sources, then the destination.
+func (b *Backend) bindNode(c *vkrt.Commands, dst *core.Tensor, dstUnit int64, srcs ...use) ([]operand, error) {
+	ops := make([]operand, 0, len(srcs)+1)
+	for _, s := range srcs {
+		o, err := b.bindTensor(s.t, s.unit)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, o)
+	}
+	od, err := b.bindTensor(dst, dstUnit)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.sync(c, od, ops...); err != nil {
+		return nil, err
+	}
+	return append(ops, od), nil
+}
+
 // sync records a barrier when dst or srcs conflict with unsynchronized
 // accesses, then notes the node's accesses.
 func (b *Backend) sync(c *vkrt.Commands, dst operand, srcs ...operand) error {

@@ -140,21 +140,11 @@ func (b *Backend) encodeBinary(c *vkrt.Commands, n *core.Tensor) error {
 		return err
 	}
 	x, y := n.Src[0], n.Src[1]
-	ox, err := b.bindTensor(x, 4)
+	ops, err := b.bindNode(c, n, 4, use{x, 4}, use{y, 4})
 	if err != nil {
 		return err
 	}
-	oy, err := b.bindTensor(y, 4)
-	if err != nil {
-		return err
-	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, ox, oy); err != nil {
-		return err
-	}
+	ox, oy, od := ops[0], ops[1], ops[2]
 	pc := b.push.Reset()
 	for i := range 4 {
 		pc.U32(u32(n.Ne[i]))
@@ -190,21 +180,11 @@ func (b *Backend) encodeMulMat(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, mt.unit)
+	ops, err := b.bindNode(c, n, 4, use{a, mt.unit}, use{x, 4})
 	if err != nil {
 		return err
 	}
-	ox, err := b.bindTensor(x, 4)
-	if err != nil {
-		return err
-	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa, ox); err != nil {
-		return err
-	}
+	oa, ox, od := ops[0], ops[1], ops[2]
 	// A strides in units of the shader's array (floats, halves or 16-bit words).
 	au := mt.unit
 	nbatch := x.Ne[2] * x.Ne[3]

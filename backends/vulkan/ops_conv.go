@@ -48,17 +48,11 @@ func (b *Backend) encodeIm2Col(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	ox, err := b.bindTensor(x, 4)
+	ops, err := b.bindNode(c, n, du, use{x, 4})
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, du)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, ox); err != nil {
-		return err
-	}
+	ox, od := ops[0], ops[1]
 	pr := core.Im2ColParamsOf(n)
 	// 1-D is 2-D with one input row, one kernel row and one output row.
 	oh, ih, kh := int64(1), int64(1), int64(1)
@@ -115,17 +109,11 @@ func (b *Backend) encodePool(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, es)
+	ops, err := b.bindNode(c, n, 4, use{a, es})
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa); err != nil {
-		return err
-	}
+	oa, od := ops[0], ops[1]
 	// POOL_1D is POOL_2D with k1 = s1 = 1 and p1 = 0: every input row is
 	// pooled into the output row of the same index.
 	var k0, k1, s0, s1, p0, p1 int32

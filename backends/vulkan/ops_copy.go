@@ -120,17 +120,11 @@ const (
 func (b *Backend) encodeCopy(c *vkrt.Commands, n *core.Tensor) error {
 	src := n.Src[0]
 	st, dt := elemTypes[src.Type], elemTypes[n.Type]
-	oa, err := b.bindTensor(src, st.unit)
+	ops, err := b.bindNode(c, n, dt.unit, use{src, st.unit})
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, dt.unit)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa); err != nil {
-		return err
-	}
+	oa, od := ops[0], ops[1]
 	pc := b.push.Reset()
 	shape := func(t *core.Tensor, bs int64) {
 		pc.U32(u32(t.Ne[0]/bs), u32(t.Ne[1]), u32(t.Ne[2]), u32(t.Ne[3]))

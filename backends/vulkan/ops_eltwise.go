@@ -370,17 +370,11 @@ func (b *Backend) encodeArgsort(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, 4)
+	ops, err := b.bindNode(c, n, 4, use{a, 4})
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa); err != nil {
-		return err
-	}
+	oa, od := ops[0], ops[1]
 	var desc uint32
 	if core.SortOrder(n.Params[0]) == core.SortDesc {
 		desc = 1

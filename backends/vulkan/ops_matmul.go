@@ -190,21 +190,11 @@ func (b *Backend) encodeOutProd(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, mt.unit)
+	ops, err := b.bindNode(c, n, 4, use{a, mt.unit}, use{x, 4})
 	if err != nil {
 		return err
 	}
-	ox, err := b.bindTensor(x, 4)
-	if err != nil {
-		return err
-	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa, ox); err != nil {
-		return err
-	}
+	oa, ox, od := ops[0], ops[1], ops[2]
 	au := mt.unit
 	nbatch := n.Ne[2] * n.Ne[3]
 	pc := b.push.Reset()

@@ -69,17 +69,11 @@ func (b *Backend) encodeNorm(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, 4)
+	ops, err := b.bindNode(c, n, 4, use{a, 4})
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa); err != nil {
-		return err
-	}
+	oa, od := ops[0], ops[1]
 	pc := b.push.Reset()
 	pushRows(pc, n, a, 4)
 	pc.U32(oa.offs, od.offs)
@@ -96,17 +90,11 @@ func (b *Backend) encodeDiagMaskInf(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, 4)
+	ops, err := b.bindNode(c, n, 4, use{a, 4})
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa); err != nil {
-		return err
-	}
+	oa, od := ops[0], ops[1]
 	pc := b.push.Reset()
 	pushRows(pc, n, a, 4)
 	pc.U32(oa.offs, od.offs)

@@ -55,21 +55,11 @@ func (b *Backend) encodeGetRows(c *vkrt.Commands, n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, at.unit)
+	ops, err := b.bindNode(c, n, 4, use{a, at.unit}, use{idx, 4})
 	if err != nil {
 		return err
 	}
-	oi, err := b.bindTensor(idx, 4)
-	if err != nil {
-		return err
-	}
-	od, err := b.bindTensor(n, 4)
-	if err != nil {
-		return err
-	}
-	if err := b.sync(c, od, oa, oi); err != nil {
-		return err
-	}
+	oa, oi, od := ops[0], ops[1], ops[2]
 	pc := b.push.Reset()
 	for i := range 4 {
 		pc.U32(u32(n.Ne[i]))
