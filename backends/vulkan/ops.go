@@ -173,7 +173,15 @@ func (b *Backend) encodeMulMat(c *vkrt.Commands, n *core.Tensor) error {
 	name := "mul_mat_vec_" + mt.name + "_f32"
 	info := b.vd.Info()
 	wg := min(max(info.Subgroup.Size, 32), 128)
-	if info.Type != vkrt.DeviceTypeCPU && info.Subgroup.Operations&vkrt.SubgroupArithmetic != 0 && info.Subgroup.Stages&0x20 != 0 {
+	rowsPerGroup := int64(1)
+	switch {
+	case info.Type == vkrt.DeviceTypeCPU:
+		// llvmpipe: one invocation per row and no workgroup reduction. Measured on 4096²:
+		// f32 0.64 → 1.63 GFLOPS, q4_0 0.88 → 1.81 (32 rows per workgroup beat 8, 16 and 64).
+		name = "mul_mat_vec_rows_" + mt.name + "_f32"
+		wg = max(info.Subgroup.Size, 32)
+		rowsPerGroup = int64(wg)
+	case info.Subgroup.Operations&vkrt.SubgroupArithmetic != 0 && info.Subgroup.Stages&0x20 != 0:
 		name += "_subgroup"
 	}
 	p, err := b.pipeline(name, 3, mulMatVecPushSize, wg)
@@ -195,6 +203,6 @@ func (b *Backend) encodeMulMat(c *vkrt.Commands, n *core.Tensor) error {
 	pc.U32(u32(x.Nb[1]/4), u32(x.Nb[2]/4), u32(x.Nb[3]/4))
 	pc.U32(u32(n.Nb[1]/4), u32(n.Nb[2]/4), u32(n.Nb[3]/4))
 	pc.U32(u32(x.Ne[2]), u32(x.Ne[2]/a.Ne[2]), u32(x.Ne[3]/a.Ne[3]))
-	grid := [3]uint32{b.groups(a.Ne[1], 1, 0), b.groups(x.Ne[1], 1, 1), b.groups(nbatch, 1, 2)}
+	grid := [3]uint32{b.groups(a.Ne[1], rowsPerGroup, 0), b.groups(x.Ne[1], 1, 1), b.groups(nbatch, 1, 2)}
 	return c.Dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
 }
