@@ -80,7 +80,7 @@ func Run(c Case, be core.Backend, seed uint64) Result {
 			_ = core.TensorMemset(n, 0xff, 0, n.NBytes())
 		}
 	}
-	refCPU, err := cpu.New(cpu.Options{Threads: 2})
+	refCPU, err := cpu.New(cpu.Options{Threads: 2, Reference: true})
 	if err != nil {
 		res.Problem = err.Error()
 		return res

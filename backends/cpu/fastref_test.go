@@ -52,3 +52,52 @@ func TestMulMatFastVsReference(t *testing.T) {
 		}
 	}
 }
+
+// The SIMD paths of elementwise ops, GLU and soft_max against the reference kernels.
+func TestElementwiseFastVsReference(t *testing.T) {
+	ref, _ := cpu.New(cpu.Options{Threads: 2, Reference: true})
+	defer ref.Close()
+	fast, _ := cpu.New(cpu.Options{Threads: 2})
+	defer fast.Close()
+	builds := map[string]func(c *core.Context, a, b *core.Tensor) *core.Tensor{
+		"add":        func(c *core.Context, a, b *core.Tensor) *core.Tensor { return c.Add(a, b) },
+		"mul":        func(c *core.Context, a, b *core.Tensor) *core.Tensor { return c.Mul(a, b) },
+		"add_bcast":  func(c *core.Context, a, b *core.Tensor) *core.Tensor { return c.Add(a, c.View1D(b, 37, 0)) },
+		"scale":      func(c *core.Context, a, _ *core.Tensor) *core.Tensor { return c.Scale(a, 0.37) },
+		"silu":       func(c *core.Context, a, _ *core.Tensor) *core.Tensor { return c.Silu(a) },
+		"gelu":       func(c *core.Context, a, _ *core.Tensor) *core.Tensor { return c.Gelu(a) },
+		"exp":        func(c *core.Context, a, _ *core.Tensor) *core.Tensor { return c.Exp(a) },
+		"swiglu":     func(c *core.Context, a, _ *core.Tensor) *core.Tensor { return c.Swiglu(a) },
+		"soft_max":   func(c *core.Context, a, _ *core.Tensor) *core.Tensor { return c.SoftMaxExt(a, nil, 3, 0) },
+		"soft_max_m": func(c *core.Context, a, b *core.Tensor) *core.Tensor { return c.SoftMaxExt(a, b, 0.5, 0) },
+	}
+	for name, build := range builds {
+		t.Run(name, func(t *testing.T) {
+			ctx := core.NewContext(core.ContextParams{MemSize: 8 << 20})
+			a := ctx.NewTensor3D(core.TypeF32, 74, 9, 3)
+			b := ctx.NewTensor3D(core.TypeF32, 74, 9, 1)
+			fillRandom(t, a, 11)
+			fillRandom(t, b, 12)
+			for i, v := range a.Float32s() {
+				a.Float32s()[i] = v * 12 // cover the tails of exp, silu and gelu
+			}
+			r := build(ctx, a, b)
+			g := core.NewGraph(8)
+			g.BuildForwardExpand(r)
+			if err := ref.GraphCompute(g); err != nil {
+				t.Fatal(err)
+			}
+			want := append([]float32(nil), mustF32(t, r)...)
+			if err := fast.GraphCompute(g); err != nil {
+				t.Fatal(err)
+			}
+			w64 := make([]float64, len(want))
+			for i, v := range want {
+				w64[i] = float64(v)
+			}
+			if e := nmse(mustF32(t, r), w64); e > 1e-12 {
+				t.Fatalf("NMSE %g > 1e-12", e)
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/tandem-ml/tandem/core"
+import (
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
+	"github.com/tandem-ml/tandem/core"
+)
 
 func init() {
 	for _, op := range []core.Op{core.OpAdd, core.OpSub, core.OpMul, core.OpDiv} {
@@ -45,7 +48,11 @@ func computeBinary(p *params, dst *core.Tensor) {
 			ra := f32s(da[i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3]:])[:ne0]
 			rb := f32s(db[j1*b.Nb[1]+j2*b.Nb[2]+j3*b.Nb[3]:])[:b.Ne[0]]
 			rd := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:ne0]
-			binaryRowF32(op, rd, ra, rb)
+			if p.ref {
+				binaryRowF32(op, rd, ra, rb)
+			} else {
+				binaryRowF32Fast(op, rd, ra, rb)
+			}
 			continue
 		}
 		loadRow(a, da, i1, i2, i3, xa)
@@ -80,6 +87,22 @@ func binaryRowF32(op core.Op, d, a, b []float32) {
 			for i := range dd {
 				dd[i] = aa[i] / b[i]
 			}
+		}
+	}
+}
+
+// binaryRowF32Fast is binaryRowF32 with the SIMD add and mul kernels for ADD and MUL.
+func binaryRowF32Fast(op core.Op, d, a, b []float32) {
+	if op != core.OpAdd && op != core.OpMul {
+		binaryRowF32(op, d, a, b)
+		return
+	}
+	nb := len(b)
+	for off := 0; off < len(d); off += nb {
+		if op == core.OpAdd {
+			kern.AddF32(d[off:off+nb], a[off:off+nb], b)
+		} else {
+			kern.MulF32(d[off:off+nb], a[off:off+nb], b)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"math"
 
 	"github.com/tandem-ml/tandem/core"
@@ -68,7 +69,11 @@ func computeSoftMax(p *params, dst *core.Tensor) {
 				w[i] += slope * mrow[i]
 			}
 		}
-		softMaxRow(w)
+		if p.ref {
+			softMaxRow(w)
+		} else {
+			softMaxRowFast(w)
+		}
 		storeRow(dst, dd, i1, i2, i3, w)
 	}
 }
@@ -106,6 +111,17 @@ func softMaxRow(w []float32) {
 	for i, v := range w {
 		w[i] = float32(float64(v) * inv)
 	}
+}
+
+// softMaxRowFast is softMaxRow with the SIMD exp-and-sum and scale kernels.
+func softMaxRowFast(w []float32) {
+	mx := kern.MaxF32(w)
+	if math.IsInf(float64(mx), -1) || mx != mx {
+		softMaxRow(w) // all -inf or NaN rows: the reference's rules
+		return
+	}
+	sum := kern.ExpSumF32(w, w, mx)
+	kern.ScaleF32(1/sum, w)
 }
 
 // DIAG_MASK_INF follows ggml_compute_forward_diag_mask_f32: element (i0, i1, i2, i3) becomes -inf

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"math"
 
 	"github.com/tandem-ml/tandem/core"
@@ -53,6 +54,7 @@ func elementwiseWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(d
 type eltFunc struct {
 	op   core.Op
 	u    core.UnaryOp
+	fast bool    // SIMD kernels allowed (not the reference mode)
 	a, b float32 // SCALE: scale, bias; CLAMP: min, max; LEAKY_RELU: slope; ADD1: the addend
 }
 
@@ -78,6 +80,7 @@ func decodeElt(dst *core.Tensor) eltFunc {
 func computeElementwise(p *params, dst *core.Tensor) {
 	src := dst.Src[0]
 	f := decodeElt(dst)
+	f.fast = !p.ref
 	ds, dd := src.Data(), dst.Data()
 	ne0 := dst.Ne[0]
 	buf := scratch(p, ne0)
@@ -104,6 +107,9 @@ func computeElementwise(p *params, dst *core.Tensor) {
 // apply sets y[i] = f(x[i]); y and x have equal length and may be the same slice.
 func (f *eltFunc) apply(y, x []float32) {
 	y = y[:len(x)]
+	if f.fast && f.applyFast(y, x) {
+		return
+	}
 	switch f.op {
 	case core.OpAdd1:
 		for i, v := range x {
@@ -364,7 +370,13 @@ func computeGLU(p *params, dst *core.Tensor) {
 		if dstDirect {
 			y = f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:nc]
 		}
-		gluApply(g, y, x, gate)
+		// Two passes (silu into y, then times the gate) need y not to be the gate itself.
+		if !p.ref && g == core.GLUSwiglu && nc > 0 && &y[0] != &gate[0] {
+			kern.SiluF32(y, x[:len(y)])
+			kern.MulF32(y, y, gate[:len(y)])
+		} else {
+			gluApply(g, y, x, gate)
+		}
 		if !dstDirect {
 			storeRow(dst, dd, i1, i2, i3, y)
 		}
@@ -394,4 +406,23 @@ func gluApply(op core.GLUOp, y, x, g []float32) {
 			y[i] = actSilu(x[i]) * g[i]
 		}
 	}
+}
+
+// applyFast runs the SIMD kernel for the functions that have one (scale without bias, silu, gelu,
+// exp) and reports whether it did.
+func (f *eltFunc) applyFast(y, x []float32) bool {
+	switch {
+	case f.op == core.OpScale && f.b == 0:
+		copy(y, x)
+		kern.ScaleF32(f.a, y)
+	case f.op == core.OpUnary && f.u == core.UnarySilu:
+		kern.SiluF32(y, x)
+	case f.op == core.OpUnary && f.u == core.UnaryGelu:
+		kern.GeluF32(y, x)
+	case f.op == core.OpUnary && f.u == core.UnaryExp:
+		kern.ExpF32(y, x)
+	default:
+		return false
+	}
+	return true
 }
