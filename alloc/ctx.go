@@ -41,7 +41,7 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 	for i, t := range ts {
 		var size int64
 		if t.Buffer == nil && t.ViewSrc == nil {
-			size = alignUp(bt.AllocSize(t), align)
+			size = core.AlignUp(bt.AllocSize(t), align)
 		}
 		if cur > 0 && maxSize > 0 && cur+size > maxSize {
 			runs = append(runs, run{first, i, cur})

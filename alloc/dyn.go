@@ -1,5 +1,7 @@
 package alloc
 
+import "github.com/tandem-ml/tandem/core"
+
 // Addr is a place in a logical buffer made of chunks: chunk index and byte offset inside it.
 type Addr struct {
 	Chunk  int
@@ -100,7 +102,7 @@ func (d *DynAllocator) newChunk(minSize int64) int {
 
 // Alloc reserves size bytes (rounded up to the alignment) and returns where.
 func (d *DynAllocator) Alloc(size int64) Addr {
-	size = alignUp(size, d.align)
+	size = core.AlignUp(size, d.align)
 	bestChunk, bestBlock := -1, -1
 
 	// Best fit among the blocks that are not a chunk's last one. As in ggml the best size is tracked
@@ -156,7 +158,7 @@ func (d *DynAllocator) Alloc(size int64) Addr {
 // neighbouring free blocks. Freeing nothing (size 0) does nothing (ggml would insert an empty
 // block).
 func (d *DynAllocator) Free(a Addr, size int64) {
-	size = alignUp(size, d.align)
+	size = core.AlignUp(size, d.align)
 	if size <= 0 || a.Chunk < 0 || a.Chunk >= len(d.chunks) {
 		return
 	}
@@ -191,11 +193,4 @@ func (d *DynAllocator) Free(a Addr, size int64) {
 	ch.free = append(ch.free, freeBlock{})
 	copy(ch.free[pos+1:], ch.free[pos:])
 	ch.free[pos] = freeBlock{a.Offset, size}
-}
-
-func alignUp(n, a int64) int64 {
-	if a <= 1 {
-		return n
-	}
-	return (n + a - 1) / a * a
 }

@@ -144,9 +144,9 @@ func TestDynAllocatorRandom(t *testing.T) {
 			if a.Offset%align != 0 {
 				t.Fatalf("offset %d not %d-aligned", a.Offset, align)
 			}
-			as := alignUp(size, align)
+			as := core.AlignUp(size, align)
 			for _, o := range live {
-				os := alignUp(o.size, align)
+				os := core.AlignUp(o.size, align)
 				if as > 0 && os > 0 && o.a.Chunk == a.Chunk && a.Offset < o.a.Offset+os && o.a.Offset < a.Offset+as {
 					t.Fatalf("round %d step %d: [%d,%d) overlaps live [%d,%d) in chunk %d", round, step, a.Offset, a.Offset+as, o.a.Offset, o.a.Offset+os, a.Chunk)
 				}

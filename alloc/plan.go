@@ -239,7 +239,7 @@ func (ga *GraphAllocator) simulate(gi *graphInfo, viewInplace bool, st *simState
 		allocated[t] = true
 		a := ga.allocOf[r.bufID]
 		align := ga.align[a]
-		size := alignUp(r.size, align)
+		size := core.AlignUp(r.size, align)
 		if r.op.CanInplace() {
 			for _, s := range r.src {
 				if s < 0 {
@@ -273,7 +273,7 @@ func (ga *GraphAllocator) simulate(gi *graphInfo, viewInplace bool, st *simState
 				if out.slots[sl].alloc != int32(a) {
 					continue // memory of another buffer type
 				}
-				psize := alignUp(rr.size, align)
+				psize := core.AlignUp(rr.size, align)
 				if psize < size {
 					continue // ggml asserts here
 				}
@@ -302,7 +302,7 @@ func (ga *GraphAllocator) simulate(gi *graphInfo, viewInplace bool, st *simState
 			return
 		}
 		sl := out.tslot[t]
-		size := alignUp(r.size, ga.align[out.slots[sl].alloc])
+		size := core.AlignUp(r.size, ga.align[out.slots[sl].alloc])
 		out.slots[sl].death = int32(len(out.events))
 		out.events = append(out.events, event{kind: evFree, slot: sl, size: size})
 		allocated[t] = false

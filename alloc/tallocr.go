@@ -28,7 +28,7 @@ func (ta *TensorAllocator) Alloc(t *core.Tensor) error {
 	if t.ViewSrc != nil {
 		return core.ViewInit(t)
 	}
-	size := alignUp(ta.buf.Type().AllocSize(t), ta.align)
+	size := core.AlignUp(ta.buf.Type().AllocSize(t), ta.align)
 	if ta.offset+size > ta.buf.Size() {
 		return fmt.Errorf("tandem: alloc: not enough space in the %s buffer for %v: %d bytes needed, %d available",
 			ta.buf.Type().Name(), t, size, ta.buf.Size()-ta.offset)

@@ -239,46 +239,34 @@ func binaryFamily(op core.Op) *Family {
 }
 
 func softMaxFamily() *Family {
-	f := &Family{
-		ID:     "soft_max/f32",
-		Title:  "SOFT_MAX f32",
-		XLabel: "elements (rows of 1024)",
-		Metric: MetricBytes,
-		Ladder: elementLadder[:4],
-		Quick:  elementQuick,
-		Limit:  1e-6,
-	}
-	f.make = func(n int64) *Case {
-		cols, rows := activations(n, 1024)
-		c := &Case{Family: f, N: cols * rows, Shape: fmt.Sprintf("%d×%d", cols, rows)}
-		c.Bytes = 2 * 4 * float64(c.N)
-		c.Build = func(w, x *core.Context) (*core.Tensor, []Input) {
-			a := x.NewTensor2D(core.TypeF32, cols, rows).SetName("a").SetInput()
-			out := x.SoftMaxExt(a, nil, 0.125, 0).SetName("out")
-			return out, []Input{{a, Fill{Lo: -8, Hi: 8}}}
-		}
-		return c
-	}
-	return f
+	return rowOpFamily("soft_max/f32", "SOFT_MAX f32", 1024, 1e-6, Fill{Lo: -8, Hi: 8},
+		func(x *core.Context, a *core.Tensor) *core.Tensor { return x.SoftMaxExt(a, nil, 0.125, 0) })
 }
 
 func rmsNormFamily() *Family {
+	return rowOpFamily("rms_norm/f32", "RMS_NORM f32", 4096, 1e-7, uniform,
+		func(x *core.Context, a *core.Tensor) *core.Tensor { return x.RMSNorm(a, 1e-5) })
+}
+
+// rowOpFamily is a family of a one-input row op over f32 rows of rowLen, measured in bytes moved
+// (the input and the output).
+func rowOpFamily(id, title string, rowLen int64, limit float64, fill Fill, op func(x *core.Context, a *core.Tensor) *core.Tensor) *Family {
 	f := &Family{
-		ID:     "rms_norm/f32",
-		Title:  "RMS_NORM f32",
-		XLabel: "elements (rows of 4096)",
+		ID:     id,
+		Title:  title,
+		XLabel: fmt.Sprintf("elements (rows of %d)", rowLen),
 		Metric: MetricBytes,
 		Ladder: elementLadder[:4],
 		Quick:  elementQuick,
-		Limit:  1e-7,
+		Limit:  limit,
 	}
 	f.make = func(n int64) *Case {
-		cols, rows := activations(n, 4096)
+		cols, rows := activations(n, rowLen)
 		c := &Case{Family: f, N: cols * rows, Shape: fmt.Sprintf("%d×%d", cols, rows)}
 		c.Bytes = 2 * 4 * float64(c.N)
 		c.Build = func(w, x *core.Context) (*core.Tensor, []Input) {
 			a := x.NewTensor2D(core.TypeF32, cols, rows).SetName("a").SetInput()
-			return x.RMSNorm(a, 1e-5).SetName("out"), []Input{{a, uniform}}
+			return op(x, a).SetName("out"), []Input{{a, fill}}
 		}
 		return c
 	}

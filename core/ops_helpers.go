@@ -42,10 +42,6 @@ func (c *Context) check(op string, ts ...*Tensor) error {
 	return nil
 }
 
-func shapeOf(t *Tensor) string {
-	return fmt.Sprintf("[%d,%d,%d,%d]", t.Ne[0], t.Ne[1], t.Ne[2], t.Ne[3])
-}
-
 func isFloatType(t Type) bool { return t == TypeF32 || t == TypeF16 || t == TypeBF16 }
 
 // requireFloat records an error unless every tensor has a float type.

@@ -192,9 +192,6 @@ func CanRepeat(b, a *Tensor) bool {
 	return true
 }
 
-// CanRepeatRows reports whether b broadcasts into a with equal row length.
-func CanRepeatRows(b, a *Tensor) bool { return b.Ne[0] == a.Ne[0] && CanRepeat(b, a) }
-
 // DataSource returns the tensor that owns the memory t uses: t itself, or the root of its views.
 func (t *Tensor) DataSource() *Tensor {
 	for t.ViewSrc != nil {

@@ -15,11 +15,11 @@ type nodeRecord struct {
 	buf    core.Buffer // leafs: where the data lives (a moved weight changes the plan)
 }
 
-// fingerprint is a copy of everything in a graph that a plan depends on. Two graphs with the same
+// fingerprint is a copy of everything in a graph that a plan depends on (pins invalidate the
+// plan themselves, in SetTensorBackend). Two graphs with the same
 // fingerprint get the same plan, so a changed graph behind the same node count is always re-planned.
 type fingerprint struct {
 	nodes, leafs []nodeRecord
-	pins         int
 }
 
 func record(t *core.Tensor, withBuf bool) nodeRecord {
@@ -30,8 +30,8 @@ func record(t *core.Tensor, withBuf bool) nodeRecord {
 	return r
 }
 
-func takeFingerprint(g *core.Graph, s *Scheduler) fingerprint {
-	fp := fingerprint{nodes: make([]nodeRecord, g.NNodes()), leafs: make([]nodeRecord, len(g.Leafs())), pins: len(s.pins)}
+func takeFingerprint(g *core.Graph) fingerprint {
+	fp := fingerprint{nodes: make([]nodeRecord, g.NNodes()), leafs: make([]nodeRecord, len(g.Leafs()))}
 	for i, n := range g.Nodes() {
 		fp.nodes[i] = record(n, false)
 	}
@@ -43,9 +43,9 @@ func takeFingerprint(g *core.Graph, s *Scheduler) fingerprint {
 
 // matches reports whether g (with the plan's own memory assignments ignored) is the graph fp was
 // taken from.
-func (fp *fingerprint) matches(g *core.Graph, s *Scheduler, owned func(*core.Tensor) bool) bool {
+func (fp *fingerprint) matches(g *core.Graph, owned func(*core.Tensor) bool) bool {
 	nodes, leafs := g.Nodes(), g.Leafs()
-	if len(nodes) != len(fp.nodes) || len(leafs) != len(fp.leafs) || fp.pins != len(s.pins) {
+	if len(nodes) != len(fp.nodes) || len(leafs) != len(fp.leafs) {
 		return false
 	}
 	for i, n := range nodes {

@@ -82,7 +82,7 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 	if err := a.run(); err != nil {
 		return nil, err
 	}
-	p := &plan{fp: takeFingerprint(g, s), assign: a.assign, cause: a.cause,
+	p := &plan{fp: takeFingerprint(g), assign: a.assign, cause: a.cause,
 		shadow: make(map[*core.Tensor]*core.Tensor, g.NNodes()),
 		ctx:    core.NewContext(core.ContextParams{NoAlloc: true}), owned: map[*core.Tensor]bool{},
 		nCopies: s.opts.Copies}
@@ -330,28 +330,8 @@ func (p *plan) adopt(g *core.Graph, before map[*core.Tensor]bool) {
 // same backend, or a memory conflict (one writes bytes the other reads or writes). With
 // pipelining it also finds what a split must wait for in the previous run.
 func (p *plan) computeDeps() {
-	type access struct{ reads, writes rangeSet }
-	acc := make([]access, len(p.splits))
 	ids := bufferIDs{}
-	for i, sp := range p.splits {
-		for _, c := range sp.inputs {
-			acc[i].reads.add(ids, c.src)
-			acc[i].writes.add(ids, c.dst)
-		}
-		for _, n := range sp.nodes {
-			if n.Op.IsView() || n.Op == core.OpNone {
-				continue
-			}
-			acc[i].writes.add(ids, n)
-			for _, src := range n.Src {
-				if src != nil {
-					acc[i].reads.add(ids, src)
-				}
-			}
-		}
-		acc[i].reads.normalize()
-		acc[i].writes.normalize()
-	}
+	acc := p.accesses(ids, func(*core.Tensor) bool { return true })
 	// Ancestor sets as bitsets: a split already ordered after i (through another dependency) needs
 	// no check against i, so an alternating chain of splits costs O(1) checks per split.
 	words := (len(p.splits) + 63) / 64
@@ -377,8 +357,7 @@ func (p *plan) computeDeps() {
 			if anc[j][i/64]&(1<<(i%64)) != 0 {
 				continue
 			}
-			if acc[i].writes.overlaps(&acc[j].reads) || acc[i].writes.overlaps(&acc[j].writes) ||
-				acc[i].reads.overlaps(&acc[j].writes) {
+			if acc[i].conflicts(&acc[j]) {
 				addDep(i)
 			}
 		}
@@ -403,29 +382,7 @@ func (p *plan) crossDeps(ids bufferIDs) {
 			perSlot[d] = true
 		}
 	}
-	type shared struct{ nodeReads, nodeWrites, copyReads rangeSet }
-	acc := make([]shared, len(p.splits))
-	for i, sp := range p.splits {
-		for _, c := range sp.inputs {
-			if !perSlot[c.src] {
-				acc[i].copyReads.add(ids, c.src)
-			}
-		}
-		for _, n := range sp.nodes {
-			if n.Op.IsView() || n.Op == core.OpNone {
-				continue
-			}
-			acc[i].nodeWrites.add(ids, n)
-			for _, src := range n.Src {
-				if src != nil && !perSlot[src] {
-					acc[i].nodeReads.add(ids, src)
-				}
-			}
-		}
-		acc[i].nodeReads.normalize()
-		acc[i].nodeWrites.normalize()
-		acc[i].copyReads.normalize()
-	}
+	acc := p.accesses(ids, func(t *core.Tensor) bool { return !perSlot[t] })
 	last := map[int]int{} // backend → its last split in a run
 	for i, sp := range p.splits {
 		last[sp.backend] = i
@@ -438,15 +395,60 @@ func (p *plan) crossDeps(ids bufferIDs) {
 			sp.fifoPrev = last[sp.backend]
 		}
 		for i := range p.splits {
+			// Slot tensors were left out, so only the nodes' shared memory and the copies' sources
+			// count here: a conflict with i's nodes waits for i, one with its copy sources only for
+			// i's copies.
+			nodesOnly := splitAccess{reads: acc[i].nodeReads, writes: acc[i].writes}
 			switch {
-			case acc[j].nodeWrites.overlaps(&acc[i].nodeReads) || acc[j].nodeWrites.overlaps(&acc[i].nodeWrites) ||
-				acc[j].nodeReads.overlaps(&acc[i].nodeWrites):
+			case nodesOnly.conflicts(&acc[j]):
 				sp.crossDone = append(sp.crossDone, i)
-			case acc[j].nodeWrites.overlaps(&acc[i].copyReads):
+			case acc[j].writes.overlaps(&acc[i].copyReads):
 				sp.crossCopied = append(sp.crossCopied, i)
 			}
 		}
 	}
+}
+
+// splitAccess is the memory a split touches: what its copies and nodes read (reads), what its
+// nodes alone read (nodeReads), what its copy sources are (copyReads), and what it writes.
+type splitAccess struct{ reads, nodeReads, copyReads, writes rangeSet }
+
+// conflicts reports whether a and b touch the same bytes with at least one of them writing.
+func (a *splitAccess) conflicts(b *splitAccess) bool {
+	return a.writes.overlaps(&b.reads) || a.writes.overlaps(&b.writes) || a.reads.overlaps(&b.writes)
+}
+
+// accesses collects every split's memory accesses, counting only the tensors keep accepts.
+func (p *plan) accesses(ids bufferIDs, keep func(*core.Tensor) bool) []splitAccess {
+	acc := make([]splitAccess, len(p.splits))
+	for i, sp := range p.splits {
+		a := &acc[i]
+		for _, c := range sp.inputs {
+			if keep(c.src) {
+				a.reads.add(ids, c.src)
+				a.copyReads.add(ids, c.src)
+			}
+			if keep(c.dst) {
+				a.writes.add(ids, c.dst)
+			}
+		}
+		for _, n := range sp.nodes {
+			if n.Op.IsView() || n.Op == core.OpNone {
+				continue
+			}
+			a.writes.add(ids, n)
+			for _, src := range n.Src {
+				if src != nil && keep(src) {
+					a.reads.add(ids, src)
+					a.nodeReads.add(ids, src)
+				}
+			}
+		}
+		for _, rs := range []*rangeSet{&a.reads, &a.nodeReads, &a.copyReads, &a.writes} {
+			rs.normalize()
+		}
+	}
+	return acc
 }
 
 // memRange is a byte range of one buffer (buffers numbered per plan).

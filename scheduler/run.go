@@ -12,7 +12,7 @@ import (
 
 // ensurePlan makes the current plan match g, re-planning only when g's fingerprint changed.
 func (s *Scheduler) ensurePlan(g *core.Graph) (replanned bool, err error) {
-	if s.plan != nil && s.plan.fp.matches(g, s, s.plan.isOwned) {
+	if s.plan != nil && s.plan.fp.matches(g, s.plan.isOwned) {
 		return false, nil
 	}
 	if s.plan != nil {
@@ -48,7 +48,7 @@ func (s *Scheduler) Reserve(g *core.Graph) error {
 
 // AllocGraph plans g (unless it is the graph already planned) and gives every tensor of it memory.
 func (s *Scheduler) AllocGraph(g *core.Graph) error {
-	if s.plan != nil && s.allocked && s.plan.fp.matches(g, s, s.plan.isOwned) {
+	if s.plan != nil && s.allocked && s.plan.fp.matches(g, s.plan.isOwned) {
 		return nil // nothing changes: runs in flight may go on
 	}
 	if err := s.Synchronize(); err != nil {

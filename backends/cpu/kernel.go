@@ -97,9 +97,6 @@ func register(op core.Op, impl opImpl) {
 // single is a tasks function for ops that run on one worker.
 func single(*core.Tensor, int) int { return 1 }
 
-// all is a tasks function for ops that use every worker.
-func all(_ *core.Tensor, nth int) int { return nth }
-
 // rowsTasks uses at most one worker per row.
 func rowsTasks(dst *core.Tensor, nth int) int { return int(max(1, min(int64(nth), dst.NRows()))) }
 

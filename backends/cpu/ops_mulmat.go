@@ -167,12 +167,10 @@ func mulMatWork(dst *core.Tensor, nTasks int) int64 {
 		conv = max(conv, gemmWork(dst, nTasks))
 	}
 	if a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0 {
-		conv = alignUp64(conv) + 4*int64(kern.QgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks)) + 64
+		conv = core.AlignUp(conv, 64) + 4*int64(kern.QgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks)) + 64
 	}
 	return conv
 }
-
-func alignUp64(n int64) int64 { return (n + 63) &^ 63 }
 
 // useQgemm reports whether a quantized node runs as tiled integer GEMMs per batch (Q4_0 or Q8_0
 // weights against Q8_0 activations, dense f32 dst rows).
@@ -188,7 +186,7 @@ func computeMulMatQgemm(p *params, dst *core.Tensor, yData []byte, convBytes, yn
 	a, b := dst.Src[0], dst.Src[1]
 	da, dd := a.Data(), dst.Data()
 	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
-	scratchStart := alignUp64(convBytes)
+	scratchStart := core.AlignUp(convBytes, 64)
 	work := p.work[scratchStart:]
 	if mis := int64(uintptrOf(work) % 64); mis != 0 {
 		work = work[64-mis:]
@@ -264,15 +262,16 @@ func computeMulMat(p *params, dst *core.Tensor) {
 		rs := vdt.RowSize(b.Ne[0])
 		ynb1, ynb2, ynb3 = rs, rs*b.Ne[1], rs*b.Ne[1]*b.Ne[2]
 		yData = p.work[:rs*b.NRows()]
-		conv := make([]float32, b.Ne[0])
+		// src1 is f32 with dense rows here (mulMatSupports), so rows convert in place of reading.
+		bd := b.Data()
 		r0, r1 := rowRange(b.NRows(), p.ith, p.nth)
 		for ir := r0; ir < r1; ir++ {
 			i1, i2, i3 := unravel(ir, b.Ne)
-			loadRow(b, b.Data(), i1, i2, i3, conv)
+			row := f32s(bd[i1*b.Nb[1]+i2*b.Nb[2]+i3*b.Nb[3]:])[:b.Ne[0]]
 			if p.ref {
-				fromF32(vdt, conv, yData[ir*rs:(ir+1)*rs])
+				fromF32(vdt, row, yData[ir*rs:(ir+1)*rs])
 			} else {
-				convertActivations(vdt, conv, yData[ir*rs:(ir+1)*rs])
+				convertActivations(vdt, row, yData[ir*rs:(ir+1)*rs])
 			}
 		}
 	}

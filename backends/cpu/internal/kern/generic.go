@@ -2,8 +2,8 @@ package kern
 
 import (
 	"encoding/binary"
+	"github.com/tandem-ml/tandem/core/quant"
 	"math"
-	"sync"
 )
 
 // This file holds the pure-Go twins of every kernel. They are always compiled: the
@@ -67,27 +67,16 @@ func maxF32Go(x []float32) float32 {
 	return m
 }
 
-// f16Table is ggml's 64K-entry half-to-float table (ggml_table_f32_f16), built on first use
-// from f16ToF32Go; the twins' row loops read it instead of decoding every half.
-var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
-	t := new([1 << 16]float32)
-	for i := range t {
-		t[i] = f16ToF32Go(uint16(i))
-	}
-	return t
-})
-
 func dotF16Go(x, y []uint16) float32 {
 	y = y[:len(x)]
-	t := f16Table()
 	var s0, s1 float32
 	i := 0
 	for ; i+2 <= len(x); i += 2 {
-		s0 += t[x[i]] * t[y[i]]
-		s1 += t[x[i+1]] * t[y[i+1]]
+		s0 += f16ToF32Go(x[i]) * f16ToF32Go(y[i])
+		s1 += f16ToF32Go(x[i+1]) * f16ToF32Go(y[i+1])
 	}
 	for ; i < len(x); i++ {
-		s0 += t[x[i]] * t[y[i]]
+		s0 += f16ToF32Go(x[i]) * f16ToF32Go(y[i])
 	}
 	return s0 + s1
 }
@@ -95,20 +84,17 @@ func dotF16Go(x, y []uint16) float32 {
 // dotF16F32Go is the dot product of a half row and a float32 row (SgemmF16A's mat-vec path).
 func dotF16F32Go(x []uint16, y []float32) float32 {
 	y = y[:len(x)]
-	t := f16Table()
 	var s0, s1 float32
 	i := 0
 	for ; i+2 <= len(x); i += 2 {
-		s0 += t[x[i]] * y[i]
-		s1 += t[x[i+1]] * y[i+1]
+		s0 += f16ToF32Go(x[i]) * y[i]
+		s1 += f16ToF32Go(x[i+1]) * y[i+1]
 	}
 	for ; i < len(x); i++ {
-		s0 += t[x[i]] * y[i]
+		s0 += f16ToF32Go(x[i]) * y[i]
 	}
 	return s0 + s1
 }
-
-func bf16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
 func dotBF16Go(x, y []uint16) float32 {
 	y = y[:len(x)]
@@ -124,79 +110,15 @@ func dotBF16Go(x, y []uint16) float32 {
 	return s0 + s1
 }
 
-// f16ToF32Go converts an IEEE half exactly; NaNs are made quiet (bit 22 set), as VCVTPH2PS does.
-func f16ToF32Go(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch exp {
-	case 0x1f:
-		if mant == 0 {
-			return math.Float32frombits(sign | 0x7f800000)
-		}
-		return math.Float32frombits(sign | 0x7fc00000 | mant<<13)
-	case 0:
-		// ±0 and subnormals: mant * 2^-24, exact in float32.
-		f := float32(mant) * (1.0 / (1 << 24))
-		return math.Float32frombits(math.Float32bits(f) | sign)
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
-}
+// The half-float twins are core/quant's conversions, the reference (table lookup for f16 to f32,
+// round to nearest even back; NaNs quiet with their payload kept, as VCVTPH2PS/VCVTPS2PH do).
+func f16ToF32Go(h uint16) float32 { return quant.FP16ToFP32(h) }
+func f32ToF16Go(f float32) uint16 { return quant.FP32ToFP16(f) }
+func bf16ToF32(h uint16) float32  { return quant.BF16ToFP32(h) }
 
-// f32ToF16Go rounds to nearest even with IEEE overflow/underflow; NaNs keep the top payload
-// bits and are made quiet, as VCVTPS2PH does.
-func f32ToF16Go(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23) & 0xff
-	mant := b & 0x7fffff
-	if exp == 0xff {
-		if mant == 0 {
-			return sign | 0x7c00
-		}
-		return sign | 0x7e00 | uint16(mant>>13)
-	}
-	e := exp - 112 // biased half exponent
-	if e >= 0x1f {
-		return sign | 0x7c00
-	}
-	if e <= 0 {
-		// Half subnormal (or zero): value / 2^-24 = m >> (14-e) with the implicit bit.
-		if e < -10 {
-			return sign
-		}
-		m := mant | 0x800000
-		shift := uint(14 - e)
-		q := m >> shift
-		rem := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && q&1 == 1) {
-			q++
-		}
-		return sign | uint16(q)
-	}
-	h := uint32(e)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++ // a carry into the exponent is the right answer, up to Inf
-	}
-	return sign | uint16(h)
-}
+func f16ToF32RowGo(src []uint16, dst []float32) { quant.FP16ToFP32Row(src, dst[:len(src)]) }
 
-func f16ToF32RowGo(src []uint16, dst []float32) {
-	dst = dst[:len(src)]
-	t := f16Table()
-	for i, h := range src {
-		dst[i] = t[h]
-	}
-}
-
-func f32ToF16RowGo(src []float32, dst []uint16) {
-	dst = dst[:len(src)]
-	for i, f := range src {
-		dst[i] = f32ToF16Go(f)
-	}
-}
+func f32ToF16RowGo(src []float32, dst []uint16) { quant.FP32ToFP16Row(src, dst[:len(src)]) }
 
 // roundf is C's roundf: round half away from zero, in float32.
 func roundf(x float32) float32 { return float32(math.Round(float64(x))) }

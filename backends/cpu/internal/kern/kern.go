@@ -159,9 +159,6 @@ func F32ToF16Row(src []float32, dst []uint16) {
 // F16ToF32 converts one IEEE half to float32 (same rules as F16ToF32Row).
 func F16ToF32(h uint16) float32 { return f16ToF32Go(h) }
 
-// F32ToF16 converts one float32 to an IEEE half (same rules as F32ToF16Row).
-func F32ToF16(f float32) uint16 { return f32ToF16Go(f) }
-
 func checkQ(op string, n int, x []byte, xs int, y []byte, ys int) {
 	if n < 0 || n%QK != 0 {
 		panic("kern." + op + ": n must be a non-negative multiple of 32")
