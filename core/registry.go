@@ -19,18 +19,35 @@ var registry struct {
 	regs []Registration
 }
 
-// Register makes a backend's devices visible to Devices. Backend packages call it from init; a
-// second registration with the same name replaces the first.
+// Register makes a backend's devices visible to Devices. Backend packages call it from init, so
+// importing a backend package (even as import _ "github.com/tandem-ml/tandem/backends/vulkan") is
+// what makes its devices available. Like database/sql.Register it panics when r.Devices is nil or
+// when a backend of the same name is already registered: both are programming errors in a backend
+// package, not user input.
 func Register(r Registration) {
+	if r.Devices == nil {
+		panic("tandem: Register: backend " + r.Name + " has no Devices function")
+	}
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	for i, old := range registry.regs {
+	for _, old := range registry.regs {
 		if old.Name == r.Name {
-			registry.regs[i] = r
-			return
+			panic("tandem: Register called twice for backend " + r.Name)
 		}
 	}
 	registry.regs = append(registry.regs, r)
+}
+
+// unregister removes a registration (tests only).
+func unregister(name string) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	for i, old := range registry.regs {
+		if old.Name == name {
+			registry.regs = append(registry.regs[:i], registry.regs[i+1:]...)
+			return
+		}
+	}
 }
 
 // Registrations lists the registered backend names.
@@ -92,12 +109,19 @@ func DeviceByType(t DeviceType) (Device, error) {
 	return nil, fmt.Errorf("tandem: no %v device", t)
 }
 
-// InitBest creates a backend on the best device: the first GPU, else integrated GPU, else CPU.
+// InitBest creates a backend on the best registered device: the first GPU, else the first
+// integrated GPU, else the CPU. Accelerators are never chosen: software GPUs such as Mesa's
+// lavapipe register as DeviceAccel because they run on the same CPU cores and lose to the CPU
+// backend. Only devices of imported backend packages are registered; with none imported InitBest
+// returns an error saying which packages to import.
 func InitBest() (Backend, error) {
 	for _, t := range []DeviceType{DeviceGPU, DeviceIGPU, DeviceCPU} {
 		if d, err := DeviceByType(t); err == nil {
 			return d.NewBackend()
 		}
 	}
-	return nil, fmt.Errorf("tandem: no devices registered")
+	if len(Registrations()) == 0 {
+		return nil, fmt.Errorf("tandem: no devices registered: import a backend package, e.g. _ \"github.com/tandem-ml/tandem/backends/cpu\" (and backends/vulkan for GPUs)")
+	}
+	return nil, fmt.Errorf("tandem: no GPU or CPU device among the registered backends %v: import _ \"github.com/tandem-ml/tandem/backends/cpu\" for the CPU", Registrations())
 }

@@ -23,8 +23,18 @@ func (d fakeDevice) NewBackend() (Backend, error) {
 }
 
 // The registry lists GPUs, integrated GPUs, accelerators, then CPUs (registration order within a
-// kind), finds devices by name and type, and replaces a registration of the same name.
+// kind), finds devices by name and type, and refuses a second registration of the same name.
 func TestRegistry(t *testing.T) {
+	// Start from an empty registry: the package's external examples import real backends.
+	registry.mu.Lock()
+	saved := registry.regs
+	registry.regs = nil
+	registry.mu.Unlock()
+	defer func() {
+		registry.mu.Lock()
+		registry.regs = saved
+		registry.mu.Unlock()
+	}()
 	Register(Registration{Name: "fakeCPU", Devices: func() []Device { return []Device{fakeDevice{"CPUx", DeviceCPU}} }})
 	Register(Registration{Name: "fakeAccel", Devices: func() []Device { return []Device{fakeDevice{"Acc0", DeviceAccel}} }})
 	Register(Registration{Name: "fakeGPU", Devices: func() []Device {
@@ -49,6 +59,7 @@ func TestRegistry(t *testing.T) {
 	if _, err := InitBest(); err == nil || !strings.Contains(err.Error(), "GPU0") {
 		t.Fatalf("InitBest must try the first GPU: %v", err)
 	}
+	unregister("fakeGPU")
 	Register(Registration{Name: "fakeGPU", Devices: func() []Device { return nil }})
 	regs := strings.Join(Registrations(), ",")
 	if regs != "fakeCPU,fakeAccel,fakeGPU" {
@@ -59,5 +70,35 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, err := InitBest(); err == nil || !strings.Contains(err.Error(), "CPUx") {
 		t.Fatalf("InitBest without GPUs must fall back to the CPU (accelerators are never preferred): %v", err)
+	}
+}
+
+// Register panics on a duplicate name or a nil Devices function, as database/sql.Register does;
+// InitBest with nothing registered names the packages to import.
+func TestRegisterMisuse(t *testing.T) {
+	mustPanic := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s did not panic", what)
+			}
+		}()
+		f()
+	}
+	Register(Registration{Name: "dupe", Devices: func() []Device { return nil }})
+	defer unregister("dupe")
+	mustPanic("duplicate Register", func() { Register(Registration{Name: "dupe", Devices: func() []Device { return nil }}) })
+	mustPanic("Register with nil Devices", func() { Register(Registration{Name: "nodevs"}) })
+
+	registry.mu.Lock()
+	saved := registry.regs
+	registry.regs = nil
+	registry.mu.Unlock()
+	_, err := InitBest()
+	registry.mu.Lock()
+	registry.regs = saved
+	registry.mu.Unlock()
+	if err == nil || !strings.Contains(err.Error(), "backends/cpu") {
+		t.Errorf("InitBest with no registrations: %v, want a hint naming backends/cpu", err)
 	}
 }
