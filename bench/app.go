@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -94,24 +95,55 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}); err != nil {
 			fmt.Fprintln(stderr, "bench:", err)
 			status = 1
+		} else {
+			wrote(stderr, "results", cfg.JSON)
 		}
 	}
 	if cfg.SVG != "" || cfg.HTML != "" {
 		chart := ChartFromResults("tandem bench: throughput by size", chartSubtitle(cfg, disc), results)
+		chart.Labels = softwareLabels(disc)
 		if cfg.SVG != "" {
 			if err := writeFile(cfg.SVG, func(w io.Writer) error { return WriteSVG(w, chart) }); err != nil {
 				fmt.Fprintln(stderr, "bench:", err)
 				status = 1
+			} else {
+				wrote(stderr, "chart", cfg.SVG)
 			}
 		}
 		if cfg.HTML != "" {
 			if err := writeFile(cfg.HTML, func(w io.Writer) error { return WriteHTML(w, cfg, disc, results, chart) }); err != nil {
 				fmt.Fprintln(stderr, "bench:", err)
 				status = 1
+			} else {
+				wrote(stderr, "page", cfg.HTML)
 			}
 		}
 	}
 	return status
+}
+
+// wrote tells where an output file went (nothing for "-", which is stdout).
+func wrote(w io.Writer, what, path string) {
+	if path == "-" {
+		return
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	fmt.Fprintf(w, "bench: wrote the %s to %s\n", what, path)
+}
+
+// softwareLabels names software devices "(software)" in the chart's legend, for the device and
+// for the scheduler over it.
+func softwareLabels(disc *Discovery) map[string]string {
+	labels := map[string]string{}
+	for _, d := range disc.Devices {
+		if d.Software {
+			labels[d.Name] = d.Name + " (software)"
+			labels[d.Name+"+CPU"] = d.Name + " (software)+CPU"
+		}
+	}
+	return labels
 }
 
 // writeFile creates path and writes it with f; "-" is stdout.
@@ -169,6 +201,9 @@ func WriteHeader(w io.Writer, cfg *Config, disc *Discovery) {
 		}
 		if d.MemoryMiB > 0 {
 			desc += fmt.Sprintf(", %d MiB", d.MemoryMiB)
+		}
+		if d.Software {
+			desc += " (software: runs on the CPU's cores)"
 		}
 		if !shown[d.Name] {
 			desc += " (not selected)"

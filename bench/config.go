@@ -40,7 +40,7 @@ type Policy struct {
 var DefaultPolicy = Policy{Warmup: 1, MinReps: 3, MaxReps: 50, Budget: 300 * time.Millisecond,
 	MaxRun: time.Second, Device: 50 * time.Second}
 
-// QuickPolicy is -quick: small sizes, few repeats; under 30 s.
+// QuickPolicy is -quick: small sizes, few repeats; about 7 s on the 2-core development machine.
 var QuickPolicy = Policy{Warmup: 1, MinReps: 2, MaxReps: 10, Budget: 40 * time.Millisecond,
 	MaxRun: 60 * time.Millisecond, Device: 8 * time.Second}
 
@@ -267,7 +267,7 @@ is timed once. A device that has used -device-budget skips the rest. With
 skipped only when the guess is 10× over -maxrun.
 
 Flags:
-  -quick            small sizes and few repeats (under 30 s)
+  -quick            small sizes and few repeats (about 7 s on 2 cores with lavapipe)
   -ops LIST         comma list of family ids, leading paths, parts or globs:
                     mul_mat, mul_mat/vec, q4_0, "*/f16", rope, block
   -devices LIST     comma list of device names or types (cpu, vulkan0, vulkan,

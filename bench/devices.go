@@ -39,6 +39,25 @@ type DeviceInfo struct {
 	Description string            `json:"description"`
 	MemoryMiB   int64             `json:"memory_mib,omitempty"`
 	Features    map[string]string `json:"features,omitempty"`
+	Software    bool              `json:"software,omitempty"` // a GPU API running on the CPU's cores
+}
+
+// softwareDrivers are GPU drivers that run on the CPU; a device of theirs competes with the CPU
+// backend for the same cores, so its times say nothing about GPUs.
+var softwareDrivers = []string{"llvmpipe", "lavapipe", "swiftshader", "softpipe"}
+
+// isSoftware reports whether a non-CPU device is a software implementation.
+func isSoftware(info DeviceInfo) bool {
+	if info.Type == core.DeviceCPU.String() {
+		return false
+	}
+	text := strings.ToLower(info.Description + " " + info.Features["DRIVER"])
+	for _, d := range softwareDrivers {
+		if strings.Contains(text, d) {
+			return true
+		}
+	}
+	return false
 }
 
 func describe(d core.Device) DeviceInfo {
@@ -50,6 +69,7 @@ func describe(d core.Device) DeviceInfo {
 			info.Features[f.Name] = f.Value
 		}
 	}
+	info.Software = isSoftware(info)
 	return info
 }
 

@@ -323,6 +323,9 @@ func TestRunnerScaling(t *testing.T) {
 		if len(rs[0].Times) < 1 || rs[0].Median <= 0 || rs[0].Min > rs[0].Median || rs[0].VsCPU != 1 {
 			t.Errorf("%s: timing %+v", id, rs[0])
 		}
+		if len(rs[0].Warmup) != 2 {
+			t.Errorf("%s: %d warm-ups; a first run past -maxrun (one-off costs) must be followed by a second", id, len(rs[0].Warmup))
+		}
 		for _, x := range rs[1:] {
 			if x.Status != StatusSkipped || !strings.Contains(x.Reason, "too slow on this device") {
 				t.Errorf("%s %s: %s %q, want skipped as too slow", id, x.Case.Shape, x.Status, x.Reason)

@@ -16,8 +16,17 @@ import (
 type Chart struct {
 	Title    string
 	Subtitle string
-	Devices  []string // legend order; colors are assigned in this order
+	Devices  []string          // legend order; colors are assigned in this order
+	Labels   map[string]string // legend text per device when it is not the name ("Vulkan0 (software)")
 	Panels   []Panel
+}
+
+// label is the legend text of dev.
+func (c *Chart) label(dev string) string {
+	if l, ok := c.Labels[dev]; ok {
+		return l
+	}
+	return dev
 }
 
 // Panel is one family.
@@ -30,8 +39,15 @@ type Panel struct {
 
 // Line is one device's series in a panel (Points may be empty when every size was skipped).
 type Line struct {
-	Device string
-	Points []Point
+	Device  string
+	Points  []Point
+	Skipped []Skip // sizes that did not run, drawn as crosses on the x axis
+}
+
+// Skip is a size a device did not run, and why.
+type Skip struct {
+	X      float64
+	Reason string
 }
 
 // Point is one size: X the size N, Y the throughput.
@@ -64,8 +80,11 @@ func ChartFromResults(title, subtitle string, results []*Result) *Chart {
 			li = len(p.Lines)
 			p.Lines = append(p.Lines, Line{Device: r.Target})
 		}
-		if r.Status == StatusOK && r.Throughput() > 0 {
+		switch {
+		case r.Status == StatusOK && r.Throughput() > 0:
 			p.Lines[li].Points = append(p.Lines[li].Points, Point{float64(r.Case.N), r.Throughput()})
+		case r.Status != StatusOK && r.Case != nil && r.Case.N > 0:
+			p.Lines[li].Skipped = append(p.Lines[li].Skipped, Skip{float64(r.Case.N), string(r.Status) + ": " + r.Reason})
 		}
 	}
 	return c
@@ -200,13 +219,13 @@ func WriteSVG(w io.Writer, c *Chart) error {
 		fmt.Fprintf(&b, `<text x="%d" y="42" fill="#555" text-anchor="middle">%s</text>`+"\n", W/2, esc(c.Subtitle))
 	}
 	// Legend: one entry per device, centered.
-	const entryW = 130
+	const entryW = 170
 	x0 := W/2 - len(c.Devices)*entryW/2
 	b.WriteString(`<g class="legend">` + "\n")
 	for i, d := range c.Devices {
 		x := x0 + i*entryW
 		fmt.Fprintf(&b, `<g data-legend="%s" fill="%s"><line x1="%d" y1="62" x2="%d" y2="62" stroke="%s" stroke-width="2.5"%s/>%s<text x="%d" y="66" fill="#000">%s</text></g>`+"\n",
-			esc(d), c.colorOf(d), x, x+24, c.colorOf(d), dash(d), marker(c.indexOf(d), float64(x+12), 62, ""), x+30, esc(d))
+			esc(d), c.colorOf(d), x, x+24, c.colorOf(d), dash(d), marker(c.indexOf(d), float64(x+12), 62, ""), x+30, esc(c.label(d)))
 	}
 	b.WriteString("</g>\n")
 	for i, p := range c.Panels {
@@ -243,6 +262,13 @@ func writePanel(b *strings.Builder, c *Chart, p Panel, px, py int) {
 			ylo, yhi = math.Min(ylo, pt.Y), math.Max(yhi, pt.Y)
 		}
 	}
+	if len(xs) > 0 {
+		for _, l := range p.Lines {
+			for _, sk := range l.Skipped {
+				xs = append(xs, sk.X)
+			}
+		}
+	}
 	if len(xs) == 0 {
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="#777" text-anchor="middle">no results</text>`+"\n", x0+pw/2, y0+ph/2)
 		for _, l := range p.Lines {
@@ -264,7 +290,7 @@ func writePanel(b *strings.Builder, c *Chart, p Panel, px, py int) {
 		return y0 + ph - ph*(math.Log(v)-math.Log(ylo))/(math.Log(yhi)-math.Log(ylo))
 	}
 
-	// Axes: x ticks at the sizes that ran (every other label when crowded), y ticks 1-2-5.
+	// Axes: x ticks at the sizes that ran or were skipped (fewer labels when crowded), y ticks 1-2-5.
 	var ticks []float64
 	for i, v := range xs {
 		if i == 0 || v != xs[i-1] {
@@ -308,6 +334,12 @@ func writePanel(b *strings.Builder, c *Chart, p Panel, px, py int) {
 		for _, pt := range pts {
 			b.WriteString(marker(c.indexOf(l.Device), lx(pt.X), ly(pt.Y),
 				esc(fmt.Sprintf("%s, %s: %s %s", l.Device, fmtCount(int64(pt.X)), sig3(pt.Y), p.Unit))))
+		}
+		// Sizes this device skipped: a cross just above the x axis, the reason as its tooltip.
+		for _, sk := range l.Skipped {
+			x, y := lx(sk.X), y0+ph-6
+			fmt.Fprintf(b, `<path class="skipped" d="M%.1f %.1fl6 6m0 -6l-6 6" stroke-width="1.5" fill="none"><title>%s</title></path>`,
+				x-3, y-3, esc(fmt.Sprintf("%s, %s: %s", l.Device, fmtCount(int64(sk.X)), sk.Reason)))
 		}
 		b.WriteString("</g>\n")
 	}
