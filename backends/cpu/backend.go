@@ -5,6 +5,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"runtime"
 	"sync"
 
@@ -42,6 +43,9 @@ var _ core.Backend = (*Backend)(nil)
 func New(o Options) (*Backend, error) {
 	if o.Threads < 0 || o.Threads > 512 {
 		return nil, fmt.Errorf("tandem: cpu: %d threads is out of range (0..512)", o.Threads)
+	}
+	if err := kern.KernelSetError(); err != nil {
+		return nil, fmt.Errorf("tandem: cpu: %w", err)
 	}
 	n := o.Threads
 	if n == 0 {

@@ -66,8 +66,9 @@ func (device) OffloadOp(*core.Tensor) bool { return false }
 
 func (device) BufferType() core.BufferType { return core.HostBufferType() }
 
-// Features lists the CPU's instruction-set extensions and whether the assembly kernels are in use
-// (like ggml_backend_cpu_get_features).
+// Features lists the CPU's instruction-set extensions, whether the assembly kernels are in use
+// (like ggml_backend_cpu_get_features), and KERNELS: the kernel set that runs (generic, avx2 or
+// avx512; TANDEM_CPU_KERNELS caps it, e.g. TANDEM_CPU_KERNELS=avx2 on an AVX-512 machine).
 func (device) Features() []core.Feature {
 	var out []core.Feature
 	for _, f := range kern.Features() {
@@ -77,7 +78,8 @@ func (device) Features() []core.Feature {
 		}
 		out = append(out, core.Feature{Name: f.Name, Value: v})
 	}
-	return out
+	// The kernel set in use: the widest the CPU runs, capped by TANDEM_CPU_KERNELS.
+	return append(out, core.Feature{Name: "KERNELS", Value: kern.ActiveKernelSet().String()})
 }
 
 func (device) NewBackend() (core.Backend, error) { return New(Options{}) }

@@ -4,9 +4,25 @@ package kern
 
 import "github.com/klauspost/cpuid/v2"
 
-// useASM selects the AVX2/FMA/F16C assembly kernels. It is a variable only so that tests can
-// exercise the pure-Go paths of the drivers on the same machine.
-var useASM = cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C)
+// detected is the widest kernel set the CPU runs.
+var detected = func() KernelSet {
+	c := &cpuid.CPU
+	switch {
+	case !c.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C):
+		return SetGeneric
+	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ):
+		return SetAVX512
+	}
+	return SetAVX2
+}()
+
+// useASM selects the AVX2/FMA/F16C assembly kernels and use512 the AVX-512 ones. They are
+// variables only so that tests can exercise every set's paths on the same machine.
+var (
+	active = min(detected, capFromEnv())
+	useASM = active >= SetAVX2
+	use512 = active >= SetAVX512
+)
 
 const purego = false
 
@@ -255,6 +271,48 @@ func packA16F16AVX2(k8 int, a *uint16, lda int, dst *float32)
 
 //go:noescape
 func packB6AVX2(k8 int, b *float32, ldb int, dst *float32)
+
+//go:noescape
+func sgemm6x32AVX512(k int, a, b, c *float32, ldc int, accum int)
+
+// kernel6x32 runs the AVX-512 micro-kernel on a 6x32 tile of c (row stride ldc) from two
+// adjacent packed A panels (ap holds 32*kb floats) and reports whether it did; without AVX-512
+// the caller runs kernel6x16 on each panel.
+func kernel6x32(kb int, ap, bp, c []float32, ldc int, accum bool) bool {
+	if !use512 {
+		return false
+	}
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	_ = ap[2*kb*gemmNR-1]
+	_ = bp[kb*gemmMR-1]
+	_ = c[(gemmMR-1)*ldc+2*gemmNR-1]
+	acc := 0
+	if accum {
+		acc = 1
+	}
+	sgemm6x32AVX512(kb, &ap[0], &bp[0], &c[0], ldc, acc)
+	return true
+}
+
+//go:noescape
+func sgemm12x32AVX512(k int, a, b *float32, bs int, c *float32, ldc int, accum int)
+
+// kernel12x32 is kernel6x32 over two adjacent packed B panels (the second bs floats after the
+// first): a 12x32 tile of c.
+func kernel12x32(kb int, ap, bp []float32, bs int, c []float32, ldc int, accum bool) bool {
+	if !use512 {
+		return false
+	}
+	_ = ap[2*kb*gemmNR-1]
+	_ = bp[bs+kb*gemmMR-1]
+	_ = c[(2*gemmMR-1)*ldc+2*gemmNR-1]
+	acc := 0
+	if accum {
+		acc = 1
+	}
+	sgemm12x32AVX512(kb, &ap[0], &bp[0], bs, &c[0], ldc, acc)
+	return true
+}
 
 // kernel6x16 runs the micro-kernel on a 6x16 tile of c (row stride ldc).
 func kernel6x16(kb int, ap, bp, c []float32, ldc int, accum bool) {

@@ -8,8 +8,13 @@ import (
 	"github.com/klauspost/cpuid/v2"
 )
 
-// useASM is always false here: only the pure-Go twins are compiled in.
-var useASM = false
+// useASM and use512 are always false here: only the pure-Go twins are compiled in.
+var (
+	useASM   = false
+	use512   = false
+	detected = SetGeneric
+	_        = capFromEnv() // an invalid TANDEM_CPU_KERNELS is still reported
+)
 
 const purego = runtime.GOARCH == "amd64" // on amd64 this file is only built with the tag
 
@@ -63,6 +68,12 @@ func expF32(dst, src []float32)                         { expF32Go(dst, src) }
 func expSumF32(dst, src []float32, sub float32) float32 { return expSumF32Go(dst, src, sub) }
 func siluF32(dst, src []float32)                        { siluF32Go(dst, src) }
 func geluF32(dst, src []float32)                        { geluF32Go(dst, src) }
+
+func kernel6x32(kb int, ap, bp, c []float32, ldc int, accum bool) bool { return false }
+
+func kernel12x32(kb int, ap, bp []float32, bs int, c []float32, ldc int, accum bool) bool {
+	return false
+}
 
 func kernel6x16(kb int, ap, bp, c []float32, ldc int, accum bool) {
 	kernel6x16Go(kb, ap, bp, c, ldc, accum)

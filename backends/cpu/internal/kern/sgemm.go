@@ -302,30 +302,52 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 	ip0, ip1 := tm*gemmNC/gemmNR, min(pl.apan, (tm+1)*gemmNC/gemmNR)
 	jp0, jp1 := tn*gemmMC/gemmMR, min(pl.bpan, (tn+1)*gemmMC/gemmMR)
 	var tmp [gemmMR * gemmNR]float32
-	for ip := ip0; ip < ip1; ip++ {
-		i0 := ip * gemmNR
-		ni := min(gemmNR, pl.m-i0)
+	// tile computes the 6x16 C tile of A panel ip and B panel jp.
+	tile := func(ip, jp int) {
+		i0, j0 := ip*gemmNR, jp*gemmMR
+		ni, nj := min(gemmNR, pl.m-i0), min(gemmMR, pl.n-j0)
 		ap := buf[ip*gemmNR*kb : (ip+1)*gemmNR*kb]
-		for jp := jp0; jp < jp1; jp++ {
-			j0 := jp * gemmMR
-			nj := min(gemmMR, pl.n-j0)
-			bp := buf[aSize+jp*bs : aSize+jp*bs+gemmMR*kb]
-			if ni == gemmNR && nj == gemmMR {
-				kernel6x16(kb, ap, bp, c[j0*ldc+i0:], ldc, accum)
-				continue
+		bp := buf[aSize+jp*bs : aSize+jp*bs+gemmMR*kb]
+		if ni == gemmNR && nj == gemmMR {
+			kernel6x16(kb, ap, bp, c[j0*ldc+i0:], ldc, accum)
+			return
+		}
+		kernel6x16(kb, ap, bp, tmp[:], gemmNR, false)
+		for r := 0; r < nj; r++ {
+			dst := c[(j0+r)*ldc+i0 : (j0+r)*ldc+i0+ni]
+			src := tmp[r*gemmNR : r*gemmNR+ni]
+			if accum {
+				for q := range dst {
+					dst[q] += src[q]
+				}
+			} else {
+				copy(dst, src)
 			}
-			kernel6x16(kb, ap, bp, tmp[:], gemmNR, false)
-			for r := 0; r < nj; r++ {
-				dst := c[(j0+r)*ldc+i0 : (j0+r)*ldc+i0+ni]
-				src := tmp[r*gemmNR : r*gemmNR+ni]
-				if accum {
-					for q := range dst {
-						dst[q] += src[q]
-					}
-				} else {
-					copy(dst, src)
+		}
+	}
+	for ip := ip0; ip < ip1; ip++ {
+		// Two full adjacent A panels: the 512-bit kernels do both at once, with one or two full
+		// B panels (same sums, same order of FMAs per element as the 6x16 tiles).
+		if ip+1 < ip1 && pl.m-ip*gemmNR >= 2*gemmNR {
+			i0 := ip * gemmNR
+			ap := buf[ip*gemmNR*kb : (ip+2)*gemmNR*kb]
+			for jp := jp0; jp < jp1; jp++ {
+				j0 := jp * gemmMR
+				if jp+1 < jp1 && pl.n-j0 >= 2*gemmMR &&
+					kernel12x32(kb, ap, buf[aSize+jp*bs:aSize+(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
+					jp++ // two B panels at once
+					continue
+				}
+				if pl.n-j0 < gemmMR || !kernel6x32(kb, ap, buf[aSize+jp*bs:aSize+jp*bs+gemmMR*kb], c[j0*ldc+i0:], ldc, accum) {
+					tile(ip, jp)
+					tile(ip+1, jp)
 				}
 			}
+			ip++
+			continue
+		}
+		for jp := jp0; jp < jp1; jp++ {
+			tile(ip, jp)
 		}
 	}
 }
