@@ -10,18 +10,22 @@ var detected = func() KernelSet {
 	switch {
 	case !c.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C):
 		return SetGeneric
+	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512VNNI, cpuid.AVX512VBMI):
+		return SetAVX512VNNI
 	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ):
 		return SetAVX512
 	}
 	return SetAVX2
 }()
 
-// useASM selects the AVX2/FMA/F16C assembly kernels and use512 the AVX-512 ones. They are
+// useASM selects the AVX2/FMA/F16C assembly kernels and use512 the AVX-512 float ones. They are
 // variables only so that tests can exercise every set's paths on the same machine.
 var (
 	active = min(detected, capFromEnv())
 	useASM = active >= SetAVX2
 	use512 = active >= SetAVX512
+	// useVNNI selects the AVX-512 VNNI/VBMI integer kernels.
+	useVNNI = active >= SetAVX512VNNI
 )
 
 const purego = false
@@ -468,4 +472,24 @@ func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []flo
 	default:
 		qgemm4x1Q80(nb, x, lda, y, ldb, p, ldpb, cc, ldc)
 	}
+}
+
+//go:noescape
+func dotQ4_0Q4x4VNNI(ng int, x *byte, prep *byte) float32
+
+// dotQ4_0MatVec is dotQ4_0Q8_0 for one weight row against an activation row y that prepQ4x4
+// has prepared into prep: the full groups of four blocks by the VNNI kernel, the rest by the
+// AVX2 dot. Only called when useVNNI.
+func dotQ4_0MatVec(nb int, x, y, prep []byte) float32 {
+	ng := nb / 4
+	var s float32
+	if ng > 0 {
+		_ = x[ng*4*BlockQ4_0Size-1]
+		_ = prep[ng*prepQ4x4Group-1]
+		s = dotQ4_0Q4x4VNNI(ng, &x[0], &prep[0])
+	}
+	if r := nb - 4*ng; r > 0 {
+		s += dotQ4_0Q8_0(r, x[4*ng*BlockQ4_0Size:], y[4*ng*BlockQ8_0Size:])
+	}
+	return s
 }

@@ -12,6 +12,7 @@ import (
 var (
 	useASM   = false
 	use512   = false
+	useVNNI  = false
 	detected = SetGeneric
 	_        = capFromEnv() // an invalid TANDEM_CPU_KERNELS is still reported
 )
@@ -90,3 +91,5 @@ func qprep(q4 bool, nb int, y []byte, dst []float32) {}
 func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []float32, ldp int, c []float32, ldc int) {
 	qtileGo(q4, rn, nb, a, lda, b, ldb, c, ldc)
 }
+
+func dotQ4_0MatVec(nb int, x, y, prep []byte) float32 { return dotQ4_0Q8_0(nb, x, y) }

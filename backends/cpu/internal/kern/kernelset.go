@@ -12,12 +12,13 @@ type KernelSet int
 
 // The kernel sets, narrowest first.
 const (
-	SetGeneric KernelSet = iota // pure Go (other architectures, the purego tag, old CPUs)
-	SetAVX2                     // AVX2 + FMA + F16C assembly
-	SetAVX512                   // adds AVX-512 F/BW/VL kernels (512-bit SGEMM micro-kernel)
+	SetGeneric    KernelSet = iota // pure Go (other architectures, the purego tag, old CPUs)
+	SetAVX2                        // AVX2 + FMA + F16C assembly
+	SetAVX512                      // adds AVX-512 F/BW/VL/DQ kernels (512-bit SGEMM micro-kernels)
+	SetAVX512VNNI                  // adds AVX-512 VNNI + VBMI integer kernels (Q4_0 mat-vec)
 )
 
-var setNames = [...]string{SetGeneric: "generic", SetAVX2: "avx2", SetAVX512: "avx512"}
+var setNames = [...]string{SetGeneric: "generic", SetAVX2: "avx2", SetAVX512: "avx512", SetAVX512VNNI: "avx512vnni"}
 
 // String is the set's name as TANDEM_CPU_KERNELS spells it.
 func (s KernelSet) String() string {
@@ -27,7 +28,8 @@ func (s KernelSet) String() string {
 	return fmt.Sprintf("KernelSet(%d)", int(s))
 }
 
-// ParseKernelSet reads a set name ("generic" or "purego", "avx2", "avx512"), case-insensitively.
+// ParseKernelSet reads a set name ("generic" or "purego", "avx2", "avx512", "avx512vnni"),
+// case-insensitively.
 func ParseKernelSet(name string) (KernelSet, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "purego" || n == "go" {
@@ -38,7 +40,7 @@ func ParseKernelSet(name string) (KernelSet, error) {
 			return KernelSet(s), nil
 		}
 	}
-	return SetGeneric, fmt.Errorf("kern: unknown kernel set %q (want generic, avx2 or avx512)", name)
+	return SetGeneric, fmt.Errorf("kern: unknown kernel set %q (want generic, avx2, avx512 or avx512vnni)", name)
 }
 
 // KernelCapEnv caps the kernel set for the whole process (read once, at start-up): a machine
@@ -71,6 +73,8 @@ func KernelSetError() error { return capErr }
 // TANDEM_CPU_KERNELS.
 func ActiveKernelSet() KernelSet {
 	switch {
+	case useVNNI:
+		return SetAVX512VNNI
 	case use512:
 		return SetAVX512
 	case useASM:

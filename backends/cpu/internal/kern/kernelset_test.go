@@ -9,10 +9,11 @@ import (
 
 // withSet runs f with the kernels capped at s (never above what the CPU has).
 func withSet(s KernelSet, f func()) {
-	oldASM, old512 := useASM, use512
+	oldASM, old512, oldVNNI := useASM, use512, useVNNI
 	useASM = oldASM && s >= SetAVX2
 	use512 = old512 && s >= SetAVX512
-	defer func() { useASM, use512 = oldASM, old512 }()
+	useVNNI = oldVNNI && s >= SetAVX512VNNI
+	defer func() { useASM, use512, useVNNI = oldASM, old512, oldVNNI }()
 	f()
 }
 
@@ -26,7 +27,7 @@ func supportedSets() []KernelSet {
 }
 
 func TestParseKernelSet(t *testing.T) {
-	for in, want := range map[string]KernelSet{"generic": SetGeneric, "purego": SetGeneric, "AVX2": SetAVX2, " avx512 ": SetAVX512} {
+	for in, want := range map[string]KernelSet{"generic": SetGeneric, "purego": SetGeneric, "AVX2": SetAVX2, " avx512 ": SetAVX512, "avx512vnni": SetAVX512VNNI} {
 		if got, err := ParseKernelSet(in); err != nil || got != want {
 			t.Errorf("ParseKernelSet(%q) = %v, %v; want %v", in, got, err, want)
 		}

@@ -34,6 +34,9 @@ func QgemmWorkSize(m, n, k, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return 0
 	}
+	if n == 1 { // room for the mat-vec preparation of the avx512vnni set (64 bytes per block)
+		return (k/QK)*max(qprepBlock, prepQ4x4Group/16) + gemmAlign
+	}
 	return n*(k/QK)*qprepBlock + gemmAlign
 }
 
@@ -85,6 +88,10 @@ func qgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 	off := 0
 	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
 		off = int(64-r) / 4
+	}
+	if q4 && n == 1 && useVNNI {
+		qmatvecQ4(ith, nth, barrier, counter, work[off:], m, nb, a, lda, b, c)
+		return
 	}
 	ldp := nb // prepared row stride in floats
 	if q4 {
@@ -156,6 +163,32 @@ func qtileGo(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, c []floa
 			} else {
 				c[j*ldc+r] = dotQ8_0Q8_0Go(nb, x, y)
 			}
+		}
+	}
+}
+
+// qmatvecQ4 is the Q4_0 mat-vec (one activation row) of the avx512vnni set: worker 0 prepares
+// the activation row in work (barrier), then tasks of qgemmTaskM weight rows are dotted against
+// it, four blocks per VNNI step.
+func qmatvecQ4(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, nb int, a []byte, lda int, b []byte, c []float32) {
+	// The scratch holds at least 16 floats (64 bytes) per block (see QgemmWorkSize). Viewing it as
+	// bytes is safe: the float32 slice is live for the whole call and bytes have no alignment needs.
+	prep := unsafe.Slice((*byte)(unsafe.Pointer(&work[0])), len(work)*4)[:prepQ4x4Size(nb)]
+	y := b[:nb*BlockQ8_0Size]
+	if ith == 0 {
+		prepQ4x4(nb, y, prep)
+	}
+	if nth > 1 {
+		barrier()
+	}
+	ntasks := int64((m + qgemmTaskM - 1) / qgemmTaskM)
+	for {
+		t := counter.Add(1) - 1
+		if t >= ntasks {
+			return
+		}
+		for i := int(t) * qgemmTaskM; i < min(m, int(t+1)*qgemmTaskM); i++ {
+			c[i] = dotQ4_0MatVec(nb, a[i*lda:i*lda+nb*BlockQ4_0Size], y, prep)
 		}
 	}
 }
