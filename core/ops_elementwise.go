@@ -1,5 +1,7 @@
 package core
 
+import "fmt"
+
 func (c *Context) binary(op Op, a, b *Tensor) *Tensor {
 	if err := c.check(op.String(), a, b); err != nil {
 		return c.fail(op.String(), err)
@@ -70,7 +72,7 @@ func (c *Context) Scale(a *Tensor, s float32) *Tensor { return c.ScaleBias(a, s,
 // ScaleBias returns a * s + bias.
 func (c *Context) ScaleBias(a *Tensor, s, bias float32) *Tensor {
 	t := c.simple(OpScale, a)
-	if t.Op == OpScale {
+	if t.err == nil && t.Op == OpScale {
 		if a.Type != TypeF32 {
 			return c.errorf("SCALE: %v has type %v, want f32", a, a.Type)
 		}
@@ -83,7 +85,7 @@ func (c *Context) ScaleBias(a *Tensor, s, bias float32) *Tensor {
 // Clamp limits every element of a to [lo, hi].
 func (c *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
 	t := c.simple(OpClamp, a)
-	if t.Op == OpClamp {
+	if t.err == nil && t.Op == OpClamp {
 		if lo > hi {
 			return c.errorf("CLAMP: min %g > max %g", lo, hi)
 		}
@@ -96,7 +98,7 @@ func (c *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
 // LeakyRelu returns a where a > 0, else slope·a.
 func (c *Context) LeakyRelu(a *Tensor, slope float32) *Tensor {
 	t := c.simple(OpLeakyRelu, a)
-	if t.Op == OpLeakyRelu {
+	if t.err == nil && t.Op == OpLeakyRelu {
 		t.SetParamF32(0, slope)
 	}
 	return t
@@ -104,11 +106,14 @@ func (c *Context) LeakyRelu(a *Tensor, slope float32) *Tensor {
 
 // Unary applies the unary function u elementwise.
 func (c *Context) Unary(a *Tensor, u UnaryOp) *Tensor {
+	if err := c.check("UNARY", a); err != nil {
+		return c.fail("UNARY", err)
+	}
 	if u < 0 || u >= UnaryCount {
 		return c.errorf("UNARY: unknown function %d", int32(u))
 	}
 	t := c.simple(OpUnary, a)
-	if t.Op == OpUnary {
+	if t.err == nil && t.Op == OpUnary {
 		t.Params[0] = int32(u)
 	}
 	return t
@@ -131,17 +136,38 @@ func (c *Context) Hardswish(a *Tensor) *Tensor   { return c.Unary(a, UnaryHardsw
 func (c *Context) Hardsigmoid(a *Tensor) *Tensor { return c.Unary(a, UnaryHardsigmoid) }
 func (c *Context) Exp(a *Tensor) *Tensor         { return c.Unary(a, UnaryExp) }
 
-// GLU applies a gated linear unit. With b nil, a's rows are split in half: act(first)·second
-// (act(second)·first when swapped). With b, the result is act(a)·b (swapped: act(b)·a).
+// GLU applies a gated linear unit to two operands: act(a)·b (swapped: act(b)·a). a and b must
+// have the same shape and type. A nil a or b is an error recorded on the context (it does not
+// fall back to the single-operand form): use GLUSingle (or Swiglu, Geglu, Reglu) to split one
+// tensor's rows in half.
 func (c *Context) GLU(a, b *Tensor, g GLUOp, swapped bool) *Tensor {
 	name := "GLU"
 	if g >= 0 && g < GLUCount {
 		name = g.String()
-	} else {
-		return c.errorf("GLU: unknown variant %d", int32(g))
+	}
+	if err := c.check(name, a, b); err != nil {
+		return c.fail(name, fmt.Errorf("%w (GLU takes two operands; use GLUSingle to split one tensor)", err))
+	}
+	return c.glu(name, a, b, g, swapped)
+}
+
+// GLUSingle applies a gated linear unit to the two halves of each row of a: act(first)·second
+// (act(second)·first when swapped). a's row length must be even. A nil a records an error.
+func (c *Context) GLUSingle(a *Tensor, g GLUOp, swapped bool) *Tensor {
+	name := "GLU"
+	if g >= 0 && g < GLUCount {
+		name = g.String()
 	}
 	if err := c.check(name, a); err != nil {
 		return c.fail(name, err)
+	}
+	return c.glu(name, a, nil, g, swapped)
+}
+
+// glu builds a GLU node; b nil selects the single-operand form.
+func (c *Context) glu(name string, a, b *Tensor, g GLUOp, swapped bool) *Tensor {
+	if g < 0 || g >= GLUCount {
+		return c.errorf("GLU: unknown variant %d", int32(g))
 	}
 	if !c.requireTypes(name, isFloatType, "f32, f16 or bf16", a) {
 		return c.placeholder()
@@ -176,16 +202,19 @@ func (c *Context) GLU(a, b *Tensor, g GLUOp, swapped bool) *Tensor {
 }
 
 // Swiglu returns silu(first half)·second half of each row of a.
-func (c *Context) Swiglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUSwiglu, false) }
+func (c *Context) Swiglu(a *Tensor) *Tensor { return c.GLUSingle(a, GLUSwiglu, false) }
 
 // Geglu returns gelu(first half)·second half of each row of a.
-func (c *Context) Geglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUGeglu, false) }
+func (c *Context) Geglu(a *Tensor) *Tensor { return c.GLUSingle(a, GLUGeglu, false) }
 
 // Reglu returns relu(first half)·second half of each row of a.
-func (c *Context) Reglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUReglu, false) }
+func (c *Context) Reglu(a *Tensor) *Tensor { return c.GLUSingle(a, GLUReglu, false) }
 
-// SwigluSplit returns silu(a)·b.
+// SwigluSplit returns silu(a)·b; a nil a or b is an error (see GLU).
 func (c *Context) SwigluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUSwiglu, false) }
 
-// GegluSplit returns gelu(a)·b.
+// GegluSplit returns gelu(a)·b; a nil a or b is an error (see GLU).
 func (c *Context) GegluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUGeglu, false) }
+
+// RegluSplit returns relu(a)·b; a nil a or b is an error (see GLU).
+func (c *Context) RegluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUReglu, false) }

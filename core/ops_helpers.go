@@ -1,11 +1,25 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
-// newOp creates the result tensor of an op: type typ, shape ne, sources srcs.
+// newOp creates the result tensor of an op: type typ, shape ne, sources srcs. It is the gate for
+// empty operands: an op whose result has elements may not read an empty source (its kernels would
+// index rows that hold no bytes), except CONCAT, whose kernels never read the empty part. An op with
+// an empty result is never run by a backend, so empty operands flow through it.
 func (c *Context) newOp(op Op, typ Type, ne [4]int64, srcs ...*Tensor) *Tensor {
+	if op != OpConcat && ne[0] != 0 && ne[1] != 0 && ne[2] != 0 && ne[3] != 0 {
+		for i, s := range srcs {
+			if s != nil && s.IsEmpty() {
+				return c.errorf("%v: operand %d %v is empty (0 elements) but the result %v would not be; "+
+					"an op with a non-empty result needs non-empty operands", op, i, s, ne)
+			}
+		}
+	}
 	t := c.newTensor(typ, ne, nil, 0)
-	if t.Name == "invalid" {
+	if t.err != nil {
 		return t
 	}
 	t.Op = op
@@ -21,7 +35,7 @@ func (c *Context) viewOp(op Op, a *Tensor, typ Type, ne [4]int64, offs int64) *T
 // viewOpStrided is viewOp with explicit strides.
 func (c *Context) viewOpStrided(op Op, a *Tensor, typ Type, ne [4]int64, nb *[4]int64, offs int64) *Tensor {
 	t := c.newTensorStrided(typ, ne, nb, a, offs)
-	if t.Name == "invalid" {
+	if t.err != nil {
 		return t
 	}
 	t.Op = op
@@ -32,11 +46,20 @@ func (c *Context) viewOpStrided(op Op, a *Tensor, typ Type, ne [4]int64, nb *[4]
 	return t
 }
 
-// check validates operands: nil tensors and tensors of a failed construction give an error.
+// check validates the context and the operands: a nil context, nil tensors and placeholders of a
+// failed construction give an error.
 func (c *Context) check(op string, ts ...*Tensor) error {
+	if c == nil {
+		return errNilContext
+	}
 	for i, t := range ts {
 		if t == nil {
-			return fmt.Errorf("tandem: %s: operand %d is nil", op, i)
+			return fmt.Errorf("operand %d is nil", i)
+		}
+	}
+	for i, t := range ts {
+		if t.err != nil {
+			return fmt.Errorf("operand %d is the placeholder of a failed op: %w", i, t.err)
 		}
 	}
 	return nil
@@ -56,8 +79,10 @@ func (c *Context) requireTypes(op string, allowed func(Type) bool, what string, 
 }
 
 func (c *Context) fail(op string, err error) *Tensor {
-	c.setErr(fmt.Errorf("tandem: %s: %w", op, err))
-	return c.placeholder()
+	return c.failErr(fmt.Errorf("tandem: %s: %w", op, err))
 }
+
+// fitsI32 reports whether v fits an op parameter word.
+func fitsI32(v int) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 
 func errorfNoCtx(format string, args ...any) error { return fmt.Errorf("tandem: "+format, args...) }

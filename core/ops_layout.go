@@ -1,5 +1,7 @@
 package core
 
+import "fmt"
+
 // Dup returns a contiguous copy of a.
 func (c *Context) Dup(a *Tensor) *Tensor {
 	if err := c.check("DUP", a); err != nil {
@@ -16,14 +18,21 @@ func (c *Context) Cont(a *Tensor) *Tensor {
 	return c.newOp(OpCont, a.Type, a.Ne, a)
 }
 
-// Cont2D..Cont4D return contiguous copies of a with a new shape of the same element count.
+// ContShape returns a contiguous copy of a with a new shape ne (1 to 4 sizes) of the same element
+// count. A nil a records an error and returns a placeholder.
 func (c *Context) ContShape(a *Tensor, ne ...int64) *Tensor {
+	if err := c.check("CONT", a); err != nil {
+		return c.fail("CONT", err)
+	}
 	shape, ok := c.shape("CONT", ne)
 	if !ok {
 		return c.placeholder()
 	}
-	if shape[0]*shape[1]*shape[2]*shape[3] != a.NElements() {
-		return c.errorf("CONT: %v has %d elements, shape %v has %d", a, a.NElements(), shape, shape[0]*shape[1]*shape[2]*shape[3])
+	if n, ok := checkedProduct(shape[:]...); !ok || n != a.NElements() {
+		if !ok {
+			return c.failErr(overflowf("CONT: element count of shape %v", shape))
+		}
+		return c.errorf("CONT: %v has %d elements, shape %v has %d", a, a.NElements(), shape, n)
 	}
 	return c.newOp(OpCont, a.Type, shape, a)
 }
@@ -113,8 +122,11 @@ func (c *Context) Reshape(a *Tensor, ne ...int64) *Tensor {
 	if !a.IsContiguous() {
 		return c.errorf("RESHAPE: %v is not contiguous (use Cont first)", a)
 	}
-	if shape[0]*shape[1]*shape[2]*shape[3] != a.NElements() {
-		return c.errorf("RESHAPE: %v has %d elements, shape %v has %d", a, a.NElements(), shape, shape[0]*shape[1]*shape[2]*shape[3])
+	if n, ok := checkedProduct(shape[:]...); !ok || n != a.NElements() {
+		if !ok {
+			return c.failErr(overflowf("RESHAPE: element count of shape %v", shape))
+		}
+		return c.errorf("RESHAPE: %v has %d elements, shape %v has %d", a, a.NElements(), shape, n)
 	}
 	if shape[0]%a.Type.BlockSize() != 0 {
 		return c.errorf("RESHAPE: row length %d is not a multiple of the %v block size", shape[0], a.Type)
@@ -132,11 +144,20 @@ func (c *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int64) *Tensor {
 	return c.Reshape(a, ne0, ne1, ne2, ne3)
 }
 
-// ReshapeAs returns a view of contiguous a with b's shape.
-func (c *Context) ReshapeAs(a, b *Tensor) *Tensor { return c.Reshape(a, b.Ne[:]...) }
+// ReshapeAs returns a view of contiguous a with b's shape. A nil a or b records an error and
+// returns a placeholder.
+func (c *Context) ReshapeAs(a, b *Tensor) *Tensor {
+	if err := c.check("RESHAPE", a, b); err != nil {
+		return c.fail("RESHAPE", err)
+	}
+	return c.Reshape(a, b.Ne[:]...)
+}
 
 // View returns a view of a with shape ne, byte strides nb (nb[0] is the element size and need not be
-// given: pass nb1..nb3) and byte offset.
+// given: pass nb1..nb3) and byte offset. Strides must be ≥ 0 and the view must lie inside a: its
+// first byte (offset) and its last byte (offset plus the span its shape and strides cover) are
+// checked, with overflow-checked arithmetic. An empty view (a zero size) may start anywhere inside
+// a or at its end. A nil a records an error and returns a placeholder.
 func (c *Context) View(a *Tensor, ne []int64, nb []int64, offset int64) *Tensor {
 	if err := c.check("VIEW", a); err != nil {
 		return c.fail("VIEW", err)
@@ -151,10 +172,24 @@ func (c *Context) View(a *Tensor, ne []int64, nb []int64, offset int64) *Tensor 
 	if shape[0]%a.Type.BlockSize() != 0 {
 		return c.errorf("VIEW: row length %d is not a multiple of the %v block size", shape[0], a.Type)
 	}
-	strides := contiguousStrides(a.Type, shape)
+	strides, err := checkedStrides(a.Type, shape)
+	if err != nil {
+		return c.failErr(fmt.Errorf("tandem: VIEW: %w", err))
+	}
 	copy(strides[1:], nb)
+	for i, s := range nb {
+		if s < 0 {
+			return c.errorf("VIEW: negative stride nb%d = %d (strides must be ≥ 0)", i+1, s)
+		}
+	}
+	if offset < 0 {
+		return c.errorf("VIEW: negative offset %d", offset)
+	}
 	for i := len(ne); i < MaxDims; i++ {
-		strides[i] = strides[i-1] * shape[i-1]
+		var ok bool
+		if strides[i], ok = CheckedMul(strides[i-1], shape[i-1]); !ok {
+			return c.failErr(overflowf("VIEW: stride of dimension %d", i))
+		}
 	}
 	v := c.viewOpStrided(OpView, a, a.Type, shape, &strides, offset)
 	if v.Op == OpView {
@@ -218,7 +253,7 @@ func (c *Context) Permute(a *Tensor, ax0, ax1, ax2, ax3 int) *Tensor {
 // Transpose swaps dimensions 0 and 1 (a view).
 func (c *Context) Transpose(a *Tensor) *Tensor {
 	t := c.Permute(a, 1, 0, 2, 3)
-	if t.Op == OpPermute {
+	if t.err == nil && t.Op == OpPermute {
 		t.Op = OpTranspose
 		if a.Name != "" {
 			t.Name = a.Name + " (transposed)"

@@ -89,6 +89,9 @@ func (c *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	if !c.requireTypes("DIAG_MASK_INF", isF32, "f32", a) {
 		return c.placeholder()
 	}
+	if !fitsI32(nPast) {
+		return c.errorf("DIAG_MASK_INF: n_past %d does not fit an int32", nPast)
+	}
 	t := c.newOp(OpDiagMaskInf, TypeF32, a.Ne, a)
 	t.Params[0] = int32(nPast)
 	return t
@@ -130,6 +133,8 @@ func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 		return c.errorf("ROPE: mode %d is not supported (normal 0 or neox 2)", p.Mode)
 	case p.NDims <= 0 || p.NDims%2 != 0 || int64(p.NDims) > a.Ne[0]:
 		return c.errorf("ROPE: n_dims %d must be even and ≤ %d", p.NDims, a.Ne[0])
+	case !fitsI32(p.NDims) || !fitsI32(p.NCtxOrig):
+		return c.errorf("ROPE: n_dims %d or n_ctx_orig %d does not fit an int32", p.NDims, p.NCtxOrig)
 	}
 	if freqFactors != nil && (freqFactors.Type != TypeF32 || freqFactors.Ne[0] < int64(p.NDims/2)) {
 		return c.errorf("ROPE: freq factors %v must be f32 with ≥ %d elements", freqFactors, p.NDims/2)
@@ -172,7 +177,10 @@ func (c *Context) MulMat(a, b *Tensor) *Tensor {
 		return c.errorf("MUL_MAT: inner dimensions differ: %v vs %v", a, b)
 	case a.Ne[2] == 0 || a.Ne[3] == 0 || b.Ne[2]%a.Ne[2] != 0 || b.Ne[3]%a.Ne[3] != 0:
 		return c.errorf("MUL_MAT: %v cannot be broadcast over the batch of %v", a, b)
-	case a.IsTransposed():
+	case a.Ne[0] == 0 && a.Ne[1] != 0 && b.NRows() != 0:
+		return c.errorf("MUL_MAT: inner dimension k is 0 (%v times %v): the rows to multiply are empty, "+
+			"so the %dx%d result would have no terms; empty operands need an empty result", a, b, a.Ne[1], b.NRows())
+	case a.Ne[0] != 0 && a.IsTransposed():
 		return c.errorf("MUL_MAT: weights %v are transposed (use Cont)", a)
 	case a.Nb[0] != a.Type.Size() || b.Nb[0] != b.Type.Size():
 		return c.errorf("MUL_MAT: dimension 0 of %v and %v must be contiguous", a, b)

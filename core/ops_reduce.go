@@ -104,7 +104,10 @@ func (c *Context) Concat(a, b *Tensor, dim int) *Tensor {
 	ne := a.Ne
 	for d := 0; d < MaxDims; d++ {
 		if d == dim {
-			ne[d] += b.Ne[d]
+			var ok bool
+			if ne[d], ok = CheckedAdd(a.Ne[d], b.Ne[d]); !ok {
+				return c.failErr(overflowf("CONCAT: %v and %v along dimension %d", a, b, d))
+			}
 		} else if a.Ne[d] != b.Ne[d] {
 			return c.errorf("CONCAT: %v and %v differ in dimension %d", a, b, d)
 		}
