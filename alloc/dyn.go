@@ -1,6 +1,10 @@
 package alloc
 
-import "github.com/tandem-ml/tandem/core"
+import (
+	"math"
+
+	"github.com/tandem-ml/tandem/core"
+)
 
 // Addr is a place in a logical buffer made of chunks: chunk index and byte offset inside it.
 type Addr struct {
@@ -69,11 +73,15 @@ func (d *DynAllocator) ChunkSize(i int) int64 {
 	return d.chunks[i].max
 }
 
-// Size is the sum of the chunks' high-water marks: the memory the allocations seen so far need.
+// Size is the sum of the chunks' high-water marks: the memory the allocations seen so far need
+// (saturating at math.MaxInt64).
 func (d *DynAllocator) Size() int64 {
 	var s int64
 	for i := range d.chunks {
-		s += d.chunks[i].max
+		var ok bool
+		if s, ok = core.CheckedAdd(s, d.chunks[i].max); !ok {
+			return math.MaxInt64
+		}
 	}
 	return s
 }
@@ -100,9 +108,15 @@ func (d *DynAllocator) newChunk(minSize int64) int {
 	return len(d.chunks) - 1
 }
 
-// Alloc reserves size bytes (rounded up to the alignment) and returns where.
+// MaxAllocSize is the largest size DynAllocator.Alloc accepts; sizes are otherwise unchecked, so
+// that the offsets it computes cannot overflow.
+const MaxAllocSize = unlimited
+
+// Alloc reserves size bytes (rounded up to the alignment) and returns where. A negative size counts
+// as 0 and a size above MaxAllocSize as MaxAllocSize (callers check sizes first: the graph
+// allocator rejects graphs whose tensors need more than that in all).
 func (d *DynAllocator) Alloc(size int64) Addr {
-	size = core.AlignUp(size, d.align)
+	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
 	bestChunk, bestBlock := -1, -1
 
 	// Best fit among the blocks that are not a chunk's last one. As in ggml the best size is tracked
@@ -158,8 +172,8 @@ func (d *DynAllocator) Alloc(size int64) Addr {
 // neighbouring free blocks. Freeing nothing (size 0) does nothing (ggml would insert an empty
 // block).
 func (d *DynAllocator) Free(a Addr, size int64) {
-	size = core.AlignUp(size, d.align)
-	if size <= 0 || a.Chunk < 0 || a.Chunk >= len(d.chunks) {
+	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
+	if size <= 0 || a.Offset < 0 || a.Chunk < 0 || a.Chunk >= len(d.chunks) {
 		return
 	}
 	ch := &d.chunks[a.Chunk]
