@@ -277,6 +277,13 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 	if err != nil {
 		return c.failErr(fmt.Errorf("tandem: %s: %v %v strides %v: %w", what, typ, ne, strides, err))
 	}
+	if nbytes == 0 {
+		// An empty tensor covers no bytes whatever its strides say; giving it the dense strides of
+		// its shape makes every row offset a kernel may compute 0 (a [0, n] view has n rows of no
+		// elements, all at its first byte), so strides never lead a kernel outside its memory.
+		// The dense strides cannot overflow: checkedStrides passed above.
+		strides = contiguousStrides(typ, ne)
+	}
 	if view != nil && view.ViewSrc != nil {
 		o, ok := CheckedAdd(offs, view.ViewOffs)
 		if !ok {

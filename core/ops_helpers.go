@@ -5,12 +5,20 @@ import (
 	"math"
 )
 
+// emptyInputOK lists the ops whose kernels give a defined non-empty result from an empty operand:
+// the sums of no terms (0), the mean of no terms (NaN, as 0/0 in ggml), and CONCAT, which never
+// reads the empty part.
+func emptyInputOK(op Op) bool {
+	return op == OpConcat || op == OpSum || op == OpSumRows || op == OpMean
+}
+
 // newOp creates the result tensor of an op: type typ, shape ne, sources srcs. It is the gate for
-// empty operands: an op whose result has elements may not read an empty source (its kernels would
-// index rows that hold no bytes), except CONCAT, whose kernels never read the empty part. An op with
-// an empty result is never run by a backend, so empty operands flow through it.
+// empty operands (see the package documentation): an op with an empty result is never run by a
+// backend, so empty operands flow through it as a zero-size result; an op whose result has elements
+// may read an empty operand only where emptyInputOK says the result is defined, otherwise the
+// constructor records an error naming the empty operand.
 func (c *Context) newOp(op Op, typ Type, ne [4]int64, srcs ...*Tensor) *Tensor {
-	if op != OpConcat && ne[0] != 0 && ne[1] != 0 && ne[2] != 0 && ne[3] != 0 {
+	if !emptyInputOK(op) && ne[0] != 0 && ne[1] != 0 && ne[2] != 0 && ne[3] != 0 {
 		for i, s := range srcs {
 			if s != nil && s.IsEmpty() {
 				return c.errorf("%v: operand %d %v is empty (0 elements) but the result %v would not be; "+
