@@ -8,8 +8,10 @@ import (
 )
 
 // MaxTensorBytes is the largest byte span a tensor may cover: what an int64 byte count and the
-// platform's address space (its int) can both hold. Constructors reject larger tensors.
-const MaxTensorBytes int64 = math.MaxInt
+// platform's address space (its int) can both hold, and at most 2⁶² bytes (more than any 64-bit
+// machine addresses), which leaves every offset+size sum over two tensors room not to overflow.
+// Constructors reject larger tensors with an error wrapping ErrOverflow.
+const MaxTensorBytes int64 = min(math.MaxInt, 1<<62)
 
 // ErrOverflow is wrapped by every error about a size, stride or offset whose arithmetic would
 // overflow (errors.Is(err, ErrOverflow) holds).

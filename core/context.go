@@ -219,17 +219,25 @@ func (c *Context) NewTensorLike(a *Tensor) *Tensor {
 	return c.newTensor(a.Type, a.Ne, nil, 0)
 }
 
-// NewF32 creates a 1-element F32 tensor holding v (the context must allocate memory).
+// NewF32 creates a 1-element F32 tensor holding v. The context must allocate memory: in a NoAlloc
+// context the value has nowhere to go, so that is an error (recorded on the context) rather than a
+// tensor silently missing its value. A nil context returns a placeholder carrying that error.
 func (c *Context) NewF32(v float32) *Tensor {
+	if c == nil {
+		return c.failErr(errNilContext)
+	}
+	if c.params.NoAlloc {
+		return c.errorf("NewF32: the context is NoAlloc, so the value %g cannot be stored (create the tensor, allocate it, then SetFloat32s)", v)
+	}
 	t := c.NewTensor1D(TypeF32, 1)
 	if t.err != nil {
 		return t
 	}
-	if d := t.Float32s(); d != nil {
-		d[0] = v
-	} else if !c.params.NoAlloc {
-		return c.errorf("NewF32: tensor has no host memory")
+	d, err := t.HostFloat32s()
+	if err != nil {
+		return c.failErr(fmt.Errorf("tandem: NewF32: %w", err))
 	}
+	d[0] = v
 	return t
 }
 
