@@ -45,6 +45,9 @@ func (ta *TensorAllocator) Alloc(t *core.Tensor) error {
 	if t.ViewSrc != nil {
 		return core.ViewInit(t)
 	}
+	if f, ok := ta.buf.(core.FreedReporter); ok && f.Freed() {
+		return fmt.Errorf("tandem: alloc: tensor %v: the %s %w", t, ta.buf.Type().Name(), core.ErrBufferFreed)
+	}
 	if _, err := t.CheckedBytes(); err != nil {
 		return fmt.Errorf("tandem: alloc: tensor %v: %w", t, err)
 	}
