@@ -1,4 +1,4 @@
-package core_test
+package alloc_test
 
 import (
 	"math"
@@ -8,7 +8,14 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// TestEmptyTensorsFlow builds ops on empty tensors — empty views with non-zero strides given
+const (
+	f32 = core.TypeF32
+	i32 = core.TypeI32
+)
+
+// TestEmptyTensorsFlow checks core's gate for empty tensors on the CPU reference (it lives here
+// because core's own tests must not link a backend: its registry test needs a registry without
+// one). It builds ops on empty tensors — empty views with non-zero strides given
 // included (issue 10's View2D(a, 0, 3, 4, 0)) — and computes them on the CPU reference with one and
 // several threads: the constructors either accept them and the result is right (zero-size, or the
 // defined value of a reduction over nothing), never a panic.
