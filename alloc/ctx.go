@@ -172,36 +172,57 @@ func NewMultiBuffer(bufs ...core.Buffer) *MultiBuffer {
 	return m
 }
 
-// Freed reports whether Free was called (core.FreedReporter).
-func (m *MultiBuffer) Freed() bool { return m.freed }
+// Freed reports whether Free was called (core.FreedReporter); a nil m counts as freed.
+func (m *MultiBuffer) Freed() bool { return m == nil || m.freed }
 
-// Buffers returns the parts.
-func (m *MultiBuffer) Buffers() []core.Buffer { return append([]core.Buffer(nil), m.bufs...) }
+// Buffers returns the parts (nil for a nil m).
+func (m *MultiBuffer) Buffers() []core.Buffer {
+	if m == nil {
+		return nil
+	}
+	return append([]core.Buffer(nil), m.bufs...)
+}
 
-// Type is the parts' buffer type (nil for an empty MultiBuffer).
+// Type is the parts' buffer type (nil for an empty or nil MultiBuffer).
 func (m *MultiBuffer) Type() core.BufferType {
-	if len(m.bufs) == 0 {
+	if m == nil || len(m.bufs) == 0 {
 		return nil
 	}
 	return m.bufs[0].Type()
 }
 
-// Size is the sum of the parts' sizes.
-func (m *MultiBuffer) Size() int64 { return m.size }
+// Size is the sum of the parts' sizes (0 for a nil m).
+func (m *MultiBuffer) Size() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.size
+}
 
-// Usage is the usage last set.
-func (m *MultiBuffer) Usage() core.BufferUsage { return m.usage }
+// Usage is the usage last set (BufferUsageAny for a nil m).
+func (m *MultiBuffer) Usage() core.BufferUsage {
+	if m == nil {
+		return core.BufferUsageAny
+	}
+	return m.usage
+}
 
-// SetUsage sets the usage of every part.
+// SetUsage sets the usage of every part (nothing for a nil m).
 func (m *MultiBuffer) SetUsage(u core.BufferUsage) {
+	if m == nil {
+		return
+	}
 	m.usage = u
 	for _, b := range m.bufs {
 		b.SetUsage(u)
 	}
 }
 
-// Contains reports whether b is one of the parts (or the MultiBuffer itself).
+// Contains reports whether b is one of the parts or the MultiBuffer itself (false for a nil m or b).
 func (m *MultiBuffer) Contains(b core.Buffer) bool {
+	if m == nil || b == nil {
+		return false
+	}
 	if b == core.Buffer(m) {
 		return true
 	}
@@ -216,6 +237,9 @@ func (m *MultiBuffer) Contains(b core.Buffer) bool {
 func (m *MultiBuffer) part(t *core.Tensor, op string) (core.Buffer, error) {
 	if t == nil {
 		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: nil tensor", op)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: nil multi-buffer", op)
 	}
 	if m.freed {
 		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: tensor %v: %w", op, t, core.ErrBufferFreed)
@@ -237,7 +261,7 @@ func (m *MultiBuffer) SetTensor(t *core.Tensor, data []byte, offset int64) error
 	return p.SetTensor(t, data, offset)
 }
 
-// GetTensor reads from t, which must live in one of the parts.
+// GetTensor reads from t, which must live in one of the parts (a nil t is an error).
 func (m *MultiBuffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error {
 	p, err := m.part(t, "GetTensor")
 	if err != nil {
@@ -246,7 +270,7 @@ func (m *MultiBuffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error 
 	return p.GetTensor(t, dst, offset)
 }
 
-// MemsetTensor fills bytes of t, which must live in one of the parts.
+// MemsetTensor fills bytes of t, which must live in one of the parts (a nil t is an error).
 func (m *MultiBuffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) error {
 	p, err := m.part(t, "MemsetTensor")
 	if err != nil {
@@ -255,9 +279,9 @@ func (m *MultiBuffer) MemsetTensor(t *core.Tensor, value byte, offset, size int6
 	return p.MemsetTensor(t, value, offset, size)
 }
 
-// Clear fills every part with value (an error after Free).
+// Clear fills every part with value (an error after Free and for a nil m).
 func (m *MultiBuffer) Clear(value byte) error {
-	if m.freed {
+	if m == nil || m.freed {
 		return fmt.Errorf("tandem: alloc: multi-buffer Clear: %w", core.ErrBufferFreed)
 	}
 	for _, b := range m.bufs {
@@ -268,8 +292,11 @@ func (m *MultiBuffer) Clear(value byte) error {
 	return nil
 }
 
-// Free frees every part (the first error is returned, all parts are tried).
+// Free frees every part (the first error is returned, all parts are tried); nothing for a nil m.
 func (m *MultiBuffer) Free() error {
+	if m == nil {
+		return nil
+	}
 	var first error
 	for _, b := range m.bufs {
 		if err := b.Free(); err != nil && first == nil {

@@ -51,31 +51,47 @@ func NewDynAllocator(alignment, maxSize int64) *DynAllocator {
 	return &DynAllocator{align: alignment, maxChunk: maxSize}
 }
 
-// Alignment is the rounding applied to every size.
-func (d *DynAllocator) Alignment() int64 { return d.align }
+// Alignment is the rounding applied to every size (0 for a nil allocator).
+func (d *DynAllocator) Alignment() int64 {
+	if d == nil {
+		return 0
+	}
+	return d.align
+}
 
-// Reset frees everything (chunks are forgotten).
+// Reset frees everything (chunks are forgotten); nothing for a nil allocator.
 func (d *DynAllocator) Reset() {
+	if d == nil {
+		return
+	}
 	for i := range d.chunks {
 		d.chunks[i].free = d.chunks[i].free[:0]
 	}
 	d.chunks = d.chunks[:0]
 }
 
-// NumChunks is the number of chunks opened so far.
-func (d *DynAllocator) NumChunks() int { return len(d.chunks) }
+// NumChunks is the number of chunks opened so far (0 for a nil allocator).
+func (d *DynAllocator) NumChunks() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.chunks)
+}
 
-// ChunkSize is the high-water mark of chunk i (0 when it does not exist).
+// ChunkSize is the high-water mark of chunk i (0 when it does not exist or d is nil).
 func (d *DynAllocator) ChunkSize(i int) int64 {
-	if i < 0 || i >= len(d.chunks) {
+	if d == nil || i < 0 || i >= len(d.chunks) {
 		return 0
 	}
 	return d.chunks[i].max
 }
 
 // Size is the sum of the chunks' high-water marks: the memory the allocations seen so far need
-// (saturating at math.MaxInt64).
+// (saturating at math.MaxInt64; 0 for a nil allocator).
 func (d *DynAllocator) Size() int64 {
+	if d == nil {
+		return 0
+	}
 	var s int64
 	for i := range d.chunks {
 		var ok bool
@@ -86,8 +102,12 @@ func (d *DynAllocator) Size() int64 {
 	return s
 }
 
-// FreeBlocks is the number of free blocks over all chunks (the tails included).
+// FreeBlocks is the number of free blocks over all chunks, the tails included (0 for a nil
+// allocator).
 func (d *DynAllocator) FreeBlocks() int {
+	if d == nil {
+		return 0
+	}
 	n := 0
 	for i := range d.chunks {
 		n += len(d.chunks[i].free)
@@ -114,8 +134,12 @@ const MaxAllocSize = unlimited
 
 // Alloc reserves size bytes (rounded up to the alignment) and returns where. A negative size counts
 // as 0 and a size above MaxAllocSize as MaxAllocSize (callers check sizes first: the graph
-// allocator rejects graphs whose tensors need more than that in all).
+// allocator rejects graphs whose tensors need more than that in all). A nil allocator has no place
+// to give: it returns Addr{Chunk: -1}.
 func (d *DynAllocator) Alloc(size int64) Addr {
+	if d == nil {
+		return Addr{Chunk: -1}
+	}
 	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
 	bestChunk, bestBlock := -1, -1
 
@@ -170,8 +194,11 @@ func (d *DynAllocator) Alloc(size int64) Addr {
 
 // Free returns size bytes (rounded up to the alignment) at a to the free list, merging with the
 // neighbouring free blocks. Freeing nothing (size 0) does nothing (ggml would insert an empty
-// block).
+// block), and so does freeing on a nil allocator or outside every chunk.
 func (d *DynAllocator) Free(a Addr, size int64) {
+	if d == nil {
+		return
+	}
 	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
 	if size <= 0 || a.Offset < 0 || a.Chunk < 0 || a.Chunk >= len(d.chunks) {
 		return

@@ -194,18 +194,19 @@ func (c *Context) NewTensor(typ Type, ne ...int64) *Tensor {
 	return c.newTensor(typ, shape, nil, 0)
 }
 
-// NewTensor1D creates a 1-D tensor (see NewTensor).
+// NewTensor1D creates a 1-D tensor (see NewTensor: bad sizes and a nil context give placeholders).
 func (c *Context) NewTensor1D(typ Type, ne0 int64) *Tensor { return c.NewTensor(typ, ne0) }
 
-// NewTensor2D creates a tensor with ne0 columns and ne1 rows (see NewTensor).
+// NewTensor2D creates a tensor with ne0 columns and ne1 rows (see NewTensor: bad sizes and a nil
+// context give placeholders).
 func (c *Context) NewTensor2D(typ Type, ne0, ne1 int64) *Tensor { return c.NewTensor(typ, ne0, ne1) }
 
-// NewTensor3D creates a 3-D tensor (see NewTensor).
+// NewTensor3D creates a 3-D tensor (see NewTensor: bad sizes and a nil context give placeholders).
 func (c *Context) NewTensor3D(typ Type, ne0, ne1, ne2 int64) *Tensor {
 	return c.NewTensor(typ, ne0, ne1, ne2)
 }
 
-// NewTensor4D creates a 4-D tensor (see NewTensor).
+// NewTensor4D creates a 4-D tensor (see NewTensor: bad sizes and a nil context give placeholders).
 func (c *Context) NewTensor4D(typ Type, ne0, ne1, ne2, ne3 int64) *Tensor {
 	return c.NewTensor(typ, ne0, ne1, ne2, ne3)
 }

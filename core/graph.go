@@ -66,7 +66,7 @@ func (g *Graph) Leafs() []*Tensor {
 	return g.leafs
 }
 
-// NNodes is len(Nodes()).
+// NNodes is len(Nodes()) (0 for a nil g).
 func (g *Graph) NNodes() int { return len(g.Nodes()) }
 
 // Node returns node i; negative i counts from the end (-1 is the last node). Out of range (or a nil

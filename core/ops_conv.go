@@ -40,6 +40,7 @@ type Im2ColParams struct {
 // Im2Col unfolds input b into patches for kernel a. 2-D: a [KW, KH, IC, OC], b [W, H, IC, N] gives
 // [IC*KH*KW, OW, OH, N]. 1-D: a [K, IC, OC], b [L, IC, N] gives [IC*K, OL, N]. The result has type
 // dst (F32 or F16).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Im2Col(a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
 	if err := c.check("IM2COL", a, b); err != nil {
 		return c.fail("IM2COL", err)
@@ -92,13 +93,18 @@ func (c *Context) Im2Col(a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
 }
 
 // Im2ColParamsOf reads the parameters back from an IM2COL node.
+// A nil t gives the zero Im2ColParams.
 func Im2ColParamsOf(t *Tensor) Im2ColParams {
+	if t == nil {
+		return Im2ColParams{}
+	}
 	return Im2ColParams{S0: int(t.Params[0]), S1: int(t.Params[1]), P0: int(t.Params[2]), P1: int(t.Params[3]),
 		D0: int(t.Params[4]), D1: int(t.Params[5]), Is2D: t.Params[6] != 0}
 }
 
 // Conv1D convolves b [L, IC, N] with kernel a [K, IC, OC] (stride s0, padding p0, dilation d0),
 // giving [OL, OC, N]; built from Im2Col and MulMat as in ggml.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 	if err := c.check("CONV_1D", a, b); err != nil {
 		return c.fail("CONV_1D", err)
@@ -119,6 +125,7 @@ func (c *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 
 // Conv2D convolves b [W, H, IC, N] with kernel a [KW, KH, IC, OC], giving [OW, OH, OC, N]; built
 // from Im2Col, MulMat, Permute and Cont as in ggml.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Conv2D(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 	if err := c.check("CONV_2D", a, b); err != nil {
 		return c.fail("CONV_2D", err)
@@ -141,6 +148,7 @@ func PoolOutputSize(ins, ks, s, p int64) int64 { return ConvOutputSize(ins, ks, 
 
 // Pool1D pools each row of a with kernel k0, stride s0 and padding p0 (padding counts as zero for
 // averages, as in ggml, and is skipped for max). Result F32 [OL, ne1, ne2, ne3].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	if err := c.check("POOL_1D", a); err != nil {
 		return c.fail("POOL_1D", err)
@@ -165,6 +173,7 @@ func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 
 // Pool2D pools the [W, H] planes of a with kernel (k0, k1), strides (s0, s1) and paddings (p0, p1).
 // Result F32 [OW, OH, ne2, ne3].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool2D(a *Tensor, op PoolOp, k0, k1, s0, s1, p0, p1 int) *Tensor {
 	if err := c.check("POOL_2D", a); err != nil {
 		return c.fail("POOL_2D", err)

@@ -5,6 +5,7 @@ import "math"
 func isF32(t Type) bool { return t == TypeF32 }
 
 // Norm normalizes each row to zero mean and unit variance: (x-mean)/sqrt(var+eps).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Norm(a *Tensor, eps float32) *Tensor {
 	if err := c.check("NORM", a); err != nil {
 		return c.fail("NORM", err)
@@ -18,6 +19,7 @@ func (c *Context) Norm(a *Tensor, eps float32) *Tensor {
 }
 
 // RMSNorm scales each row by 1/sqrt(mean(x²)+eps).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 	if err := c.check("RMS_NORM", a); err != nil {
 		return c.fail("RMS_NORM", err)
@@ -31,11 +33,14 @@ func (c *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 }
 
 // SoftMax is the row softmax of a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) SoftMax(a *Tensor) *Tensor { return c.SoftMaxExt(a, nil, 1, 0) }
 
 // SoftMaxExt is the row softmax of a*scale + slope·mask. mask (optional, F16 or F32,
 // [ne0, ≥ne1, ne2/k, ne3/l]) is broadcast over dims 2 and 3; with maxBias > 0 the slope is the
 // ALiBi slope of head i2 (mask required), else 1.
+// A nil a records an error on the context and returns a placeholder; a nil mask means no mask
+// (maxBias must then be 0).
 func (c *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor {
 	if err := c.check("SOFT_MAX", a); err != nil {
 		return c.fail("SOFT_MAX", err)
@@ -82,6 +87,7 @@ func AlibiSlope(h, nHead int64, maxBias float32) float32 {
 }
 
 // DiagMaskInf sets every element with column > row + nPast to -inf (causal masking).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	if err := c.check("DIAG_MASK_INF", a); err != nil {
 		return c.fail("DIAG_MASK_INF", err)
@@ -111,6 +117,7 @@ type RopeParams struct {
 }
 
 // Rope rotates a [head_dim, n_head, n_tok, 1] by positions pos (I32 [n_tok]) with base 10000.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Rope(a, pos *Tensor, nDims, mode int) *Tensor {
 	return c.RopeExt(a, pos, nil, RopeParams{NDims: nDims, Mode: mode, FreqBase: 10000, FreqScale: 1,
 		AttnFactor: 1, BetaFast: 32, BetaSlow: 1})
@@ -118,6 +125,8 @@ func (c *Context) Rope(a, pos *Tensor, nDims, mode int) *Tensor {
 
 // RopeExt is rotary position embedding with ggml's full parameter set; freqFactors (optional, F32
 // [n_dims/2]) divide the per-pair frequencies.
+// A nil a or pos records an error on the context and returns a placeholder; a nil freqFactors
+// means no frequency factors.
 func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 	if err := c.check("ROPE", a, pos); err != nil {
 		return c.fail("ROPE", err)
@@ -153,7 +162,11 @@ func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 }
 
 // RopeParamsOf reads the rope parameters back from a ROPE node.
+// A nil t gives the zero RopeParams.
 func RopeParamsOf(t *Tensor) RopeParams {
+	if t == nil {
+		return RopeParams{}
+	}
 	return RopeParams{NDims: int(t.Params[1]), Mode: int(t.Params[2]), NCtxOrig: int(t.Params[4]),
 		FreqBase: t.ParamF32(5), FreqScale: t.ParamF32(6), ExtFactor: t.ParamF32(7), AttnFactor: t.ParamF32(8),
 		BetaFast: t.ParamF32(9), BetaSlow: t.ParamF32(10)}
@@ -164,6 +177,7 @@ var mulMatWeightTypes = map[Type]bool{TypeF32: true, TypeF16: true, TypeBF16: tr
 
 // MulMat multiplies a [k, m, ne02, ne03] by b [k, n, ne12, ne13] giving F32 [m, n, ne12, ne13]:
 // result[i, j] = dot(row i of a, row j of b). a is broadcast over dims 2 and 3 (ne12 % ne02 == 0).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) MulMat(a, b *Tensor) *Tensor {
 	if err := c.check("MUL_MAT", a, b); err != nil {
 		return c.fail("MUL_MAT", err)
@@ -190,6 +204,7 @@ func (c *Context) MulMat(a, b *Tensor) *Tensor {
 
 // OutProd is the outer product summed over dim 1: a [m, k, ne02, ne03], b [p, k, ne12, ne13] gives
 // F32 [m, p, ne12, ne13] with result[i, j] = Σ_l a[i, l]·b[j, l].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) OutProd(a, b *Tensor) *Tensor {
 	if err := c.check("OUT_PROD", a, b); err != nil {
 		return c.fail("OUT_PROD", err)

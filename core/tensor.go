@@ -63,7 +63,8 @@ func (t *Tensor) Err() error {
 
 var errNilTensor = errors.New("nil tensor")
 
-// String describes the tensor for error messages: name, op, type and shape.
+// String describes the tensor for error messages: name, op, type and shape ("<nil tensor>" for a
+// nil t).
 func (t *Tensor) String() string {
 	if t == nil {
 		return "<nil tensor>"
@@ -353,7 +354,7 @@ func (t *Tensor) Int32s() []int32 {
 }
 
 // HostInt32s returns the host data of an I32 tensor like Int32s, or an error saying why there is
-// none.
+// none (a nil t, not I32, no memory, not host memory, a freed buffer).
 func (t *Tensor) HostInt32s() ([]int32, error) {
 	if t == nil {
 		return nil, fmt.Errorf("tandem: HostInt32s: %w", errNilTensor)

@@ -47,7 +47,8 @@ func TensorSet(t *Tensor, data []byte, offset int64) error {
 	return t.Buffer.SetTensor(t, data, offset)
 }
 
-// TensorGet copies len(dst) bytes of t starting at byte offset into dst; errors as TensorSet.
+// TensorGet copies len(dst) bytes of t starting at byte offset into dst. A nil t is an error, and
+// so are the other bad inputs TensorSet rejects.
 func TensorGet(t *Tensor, dst []byte, offset int64) error {
 	if err := checkRange("TensorGet", t, offset, int64(len(dst))); err != nil {
 		return err
@@ -58,7 +59,8 @@ func TensorGet(t *Tensor, dst []byte, offset int64) error {
 	return t.Buffer.GetTensor(t, dst, offset)
 }
 
-// TensorMemset fills size bytes of t from offset with value; errors as TensorSet.
+// TensorMemset fills size bytes of t from offset with value. A nil t is an error, and so are the
+// other bad inputs TensorSet rejects.
 func TensorMemset(t *Tensor, value byte, offset, size int64) error {
 	if err := checkRange("TensorMemset", t, offset, size); err != nil {
 		return err
