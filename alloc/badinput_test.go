@@ -370,3 +370,81 @@ func TestNilAllocatorMethods(t *testing.T) {
 		t.Fatal("empty multi-buffer")
 	}
 }
+
+// plainBT is a buffer type whose buffers cannot report Free (no core.FreedReporter), like a device
+// buffer of a backend that does not implement it.
+type plainBT struct{}
+
+func (plainBT) Name() string                   { return "Plain" }
+func (plainBT) Alignment() int64               { return 32 }
+func (plainBT) MaxSize() int64                 { return 0 }
+func (plainBT) AllocSize(t *core.Tensor) int64 { return t.NBytes() }
+func (plainBT) IsHost() bool                   { return false }
+func (plainBT) Device() core.Device            { return nil }
+func (plainBT) Alloc(size int64) (core.Buffer, error) {
+	return &plainBuf{data: make([]byte, size)}, nil
+}
+
+type plainBuf struct {
+	data  []byte
+	usage core.BufferUsage
+}
+
+func (b *plainBuf) Type() core.BufferType       { return plainBT{} }
+func (b *plainBuf) Size() int64                 { return int64(len(b.data)) }
+func (b *plainBuf) Usage() core.BufferUsage     { return b.usage }
+func (b *plainBuf) SetUsage(u core.BufferUsage) { b.usage = u }
+func (b *plainBuf) Free() error                 { b.data = nil; return nil }
+func (b *plainBuf) Clear(v byte) error          { return nil }
+func (b *plainBuf) span(t *core.Tensor, off, n int64) ([]byte, error) {
+	if t.Offset+off+n > int64(len(b.data)) {
+		return nil, fmt.Errorf("bytes lie outside its %d-byte buffer", len(b.data))
+	}
+	return b.data[t.Offset+off : t.Offset+off+n], nil
+}
+func (b *plainBuf) SetTensor(t *core.Tensor, data []byte, off int64) error {
+	d, err := b.span(t, off, int64(len(data)))
+	copy(d, data)
+	return err
+}
+func (b *plainBuf) GetTensor(t *core.Tensor, dst []byte, off int64) error {
+	d, err := b.span(t, off, int64(len(dst)))
+	copy(dst, d)
+	return err
+}
+func (b *plainBuf) MemsetTensor(t *core.Tensor, v byte, off, n int64) error {
+	_, err := b.span(t, off, n)
+	return err
+}
+
+// TestFreeWithoutFreedReporter: after a graph allocator's Free, tensors in buffers that cannot
+// report Free themselves fail with "buffer was freed" (not "outside its 0-byte buffer"), and the
+// allocator places them again afterwards.
+func TestFreeWithoutFreedReporter(t *testing.T) {
+	g, a, out := smallGraph()
+	ga := alloc.NewGraphAllocator(plainBT{})
+	if err := ga.AllocGraph(g); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.TensorSet(a, make([]byte, 32), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ga.Free(); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*core.Tensor{a, out} {
+		if err := core.TensorSet(x, make([]byte, 4), 0); !errors.Is(err, core.ErrBufferFreed) ||
+			!strings.Contains(err.Error(), "buffer was freed") {
+			t.Fatalf("%v after Free: %v, want buffer was freed", x, err)
+		}
+	}
+	if err := ga.AllocGraph(g); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.Buffer.(*plainBuf); !ok {
+		t.Fatalf("after a new AllocGraph the input lives in %T", a.Buffer)
+	}
+	if err := core.TensorSet(a, make([]byte, 32), 0); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -56,6 +56,8 @@ type GraphAllocator struct {
 	idBuf   [2][]int32
 	candOK  [4]bool
 
+	placed []*core.Tensor // tensors given memory in this allocator's buffers by the last place
+
 	replans   int
 	replanned bool
 	err       error // from the constructor (a nil buffer type)
@@ -386,16 +388,28 @@ func (ga *GraphAllocator) Free() error {
 		return nil
 	}
 	var first error
+	tombs := map[core.Buffer]core.Buffer{}
 	for a := range ga.bufs {
 		for _, b := range ga.bufs[a] {
 			if b != nil {
 				if err := b.Free(); err != nil && first == nil {
 					first = err
 				}
+				if _, reports := b.(core.FreedReporter); !reports {
+					tombs[b] = core.FreedBuffer(b)
+					ga.owned = append(ga.owned, tombs[b])
+				}
 			}
 		}
 		ga.bufs[a] = nil
 	}
+	// Tensors in buffers that cannot say they were freed get a stand-in that does.
+	for _, t := range ga.placed {
+		if tomb, ok := tombs[t.Buffer]; ok {
+			t.Buffer = tomb
+		}
+	}
+	ga.placed = ga.placed[:0]
 	ga.cur.valid = false
 	ga.spare.valid = false
 	return first
@@ -536,6 +550,8 @@ func (ga *GraphAllocator) ensureBuffers() error {
 
 // place puts the tensors ts (indexed like the plan's records) where plan p says.
 func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
+	clear(ga.placed)
+	ga.placed = ga.placed[:0]
 	recs := p.gi.recs
 	for i := range recs {
 		r := &recs[i]
@@ -547,6 +563,7 @@ func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
 			if err := core.TensorAlloc(buf, t, at.Offset); err != nil {
 				return fmt.Errorf("tandem: alloc: placing %v: %w", t, err)
 			}
+			ga.placed = append(ga.placed, t)
 			continue
 		}
 		if r.view {
@@ -556,6 +573,7 @@ func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
 					if err := core.ViewInit(t); err != nil {
 						return fmt.Errorf("tandem: alloc: view %v: %w", t, err)
 					}
+					ga.placed = append(ga.placed, t)
 				}
 			}
 			continue

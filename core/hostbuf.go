@@ -42,6 +42,41 @@ type FreedReporter interface {
 	Freed() bool
 }
 
+// FreedBuffer returns a stand-in for b after b was freed, for allocators to leave in the tensors
+// that pointed into b when b cannot report Free itself (no FreedReporter): it keeps b's type, has
+// size 0, reports Freed, and fails every transfer with ErrBufferFreed. A nil b gives a stand-in
+// without a type.
+func FreedBuffer(b Buffer) Buffer {
+	fb := &freedBuffer{}
+	if b != nil {
+		fb.bt, fb.usage = b.Type(), b.Usage()
+	}
+	return fb
+}
+
+type freedBuffer struct {
+	bt    BufferType
+	usage BufferUsage
+}
+
+func (b *freedBuffer) Type() BufferType       { return b.bt }
+func (b *freedBuffer) Size() int64            { return 0 }
+func (b *freedBuffer) Usage() BufferUsage     { return b.usage }
+func (b *freedBuffer) SetUsage(u BufferUsage) { b.usage = u }
+func (b *freedBuffer) Free() error            { return nil }
+func (b *freedBuffer) Freed() bool            { return true }
+func (b *freedBuffer) err(op string) error {
+	name := "untyped"
+	if b.bt != nil {
+		name = b.bt.Name()
+	}
+	return fmt.Errorf("tandem: %s: the %s %w", op, name, ErrBufferFreed)
+}
+func (b *freedBuffer) Clear(byte) error                               { return b.err("Clear") }
+func (b *freedBuffer) SetTensor(*Tensor, []byte, int64) error         { return b.err("SetTensor") }
+func (b *freedBuffer) GetTensor(*Tensor, []byte, int64) error         { return b.err("GetTensor") }
+func (b *freedBuffer) MemsetTensor(*Tensor, byte, int64, int64) error { return b.err("MemsetTensor") }
+
 // bufferFreed reports whether b says it was freed.
 func bufferFreed(b Buffer) bool {
 	f, ok := b.(FreedReporter)
