@@ -41,6 +41,7 @@ func TestEmptyTensorsFlow(t *testing.T) {
 		sum := c.Sum(ev)
 		mean := c.Mean(ev)
 		cat := c.Concat(c.View2D(a, 0, 3, 4, 0), b, 0)
+		amax := c.Argmax(ev)
 		empties := []*core.Tensor{
 			c.Add(ev, ev), c.Mul(ev3, ev3), c.Norm(ev, 1e-5), c.RMSNorm(ev, 1e-5), c.SoftMax(ev),
 			c.Cont(ev), c.Scale(ev3, 2), c.Silu(ev), c.Cont(c.Transpose(ev)), c.Argsort(ev, core.SortAsc),
@@ -50,7 +51,7 @@ func TestEmptyTensorsFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := core.NewGraph(core.DefaultGraphSize)
-		for _, out := range append([]*core.Tensor{sumRows, sum, mean, cat}, empties...) {
+		for _, out := range append([]*core.Tensor{sumRows, sum, mean, cat, amax}, empties...) {
 			g.BuildForwardExpand(out)
 		}
 		if err := cpu.Compute(g, threads); err != nil {
@@ -75,6 +76,9 @@ func TestEmptyTensorsFlow(t *testing.T) {
 					t.Fatalf("threads %d: %v = %v, want %v", threads, out, got, w)
 				}
 			}
+		}
+		if am, err := core.GetFloat32s(amax); err != nil || len(am) != 3 || am[0] != 0 || am[1] != 0 || am[2] != 0 {
+			t.Fatalf("argmax of empty rows = %v (%v), want 0 0 0", am, err)
 		}
 		m, err := core.GetFloat32s(mean)
 		if err != nil {

@@ -23,7 +23,7 @@
 //     strides of their shape, so every row offset a kernel computes is 0. An op whose result is
 //     empty is never run by a backend (a zero-size result). An op whose result has elements may
 //     read an empty operand only where the result is defined — SUM and SUM_ROWS (0), MEAN (NaN,
-//     0/0) and CONCAT (the other part) — every other op rejects an empty operand at
+//     0/0), ARGMAX (0) and CONCAT (the other part) — every other op rejects an empty operand at
 //     construction, naming it; MUL_MAT with an inner dimension k of 0 says so.
 //   - silent writes: SetFloat32s and SetInt32s need exactly one value per element. Float32s and
 //     Int32s return nil for a tensor that is not in host memory (a NoAlloc or device tensor), so

@@ -6,10 +6,10 @@ import (
 )
 
 // emptyInputOK lists the ops whose kernels give a defined non-empty result from an empty operand:
-// the sums of no terms (0), the mean of no terms (NaN, as 0/0 in ggml), and CONCAT, which never
-// reads the empty part.
+// the sums of no terms (0), the mean of no terms (NaN, as 0/0 in ggml), the argmax of an empty row
+// (0, tandem's convention on every backend), and CONCAT, which never reads the empty part.
 func emptyInputOK(op Op) bool {
-	return op == OpConcat || op == OpSum || op == OpSumRows || op == OpMean
+	return op == OpConcat || op == OpSum || op == OpSumRows || op == OpMean || op == OpArgmax
 }
 
 // newOp creates the result tensor of an op: type typ, shape ne, sources srcs. It is the gate for
