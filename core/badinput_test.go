@@ -338,6 +338,20 @@ func viewCases(t *testing.T) []badCase {
 			_, err := core.GetFloat32s(x)
 			return err
 		}},
+		{2, "Add of an operand given a negative stride by hand", []string{"invalid layout", "negative stride"}, func() error {
+			return build(func(c *core.Context) {
+				x := c.NewTensor2D(f32, 2, 2)
+				x.Nb[1] = -8
+				c.Add(x, x)
+			})
+		}},
+		{1, "MulMat of an operand grown by hand", []string{"invalid layout", "overflow"}, func() error {
+			return build(func(c *core.Context) {
+				x := c.NewTensor2D(f32, 2, 2)
+				x.Ne[1] = 1 << 62
+				c.MulMat(x, c.NewTensor2D(f32, 2, 2))
+			})
+		}},
 		{2, "TensorCopy to a tensor with a negative stride", []string{"negative stride"}, func() error {
 			x, y := hostF32(t, 2, 2), hostF32(t, 2, 2)
 			x.Nb[1], y.Nb[1] = -8, -8

@@ -146,12 +146,12 @@ func newHostBuffer(bt BufferType, size int64) *hostBuffer {
 
 // NewHostBuffer wraps a new host allocation of size bytes reporting buffer type bt (for backends
 // whose host-visible memory types are plain host memory). bt may be nil (the buffer then reports no
-// type). It panics where the allocation is impossible (size < 0 or beyond the machine's memory);
-// NewHostBufferErr returns that as an error.
+// type). It returns nil where the allocation is impossible (size < 0 or beyond the machine's
+// memory); NewHostBufferErr says why.
 func NewHostBuffer(bt BufferType, size int64) HostBuffer {
 	b, err := tryNewHostBuffer(bt, size)
 	if err != nil {
-		panic(err)
+		return nil
 	}
 	return b
 }

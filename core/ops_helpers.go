@@ -54,8 +54,9 @@ func (c *Context) viewOpStrided(op Op, a *Tensor, typ Type, ne [4]int64, nb *[4]
 	return t
 }
 
-// check validates the context and the operands: a nil context, nil tensors and placeholders of a
-// failed construction give an error.
+// check validates the context and the operands: a nil context, nil tensors, placeholders of a
+// failed construction and layouts made invalid by hand (negative or overflowing sizes and strides)
+// give an error.
 func (c *Context) check(op string, ts ...*Tensor) error {
 	if c == nil {
 		return errNilContext
@@ -68,6 +69,10 @@ func (c *Context) check(op string, ts ...*Tensor) error {
 	for i, t := range ts {
 		if t.err != nil {
 			return fmt.Errorf("operand %d is the placeholder of a failed op: %w", i, t.err)
+		}
+		if _, err := layoutBytes(t.Type, t.Ne, t.Nb); err != nil {
+			// fields changed by hand after construction
+			return fmt.Errorf("operand %d %v has an invalid layout: %w", i, t, err)
 		}
 	}
 	return nil
