@@ -276,38 +276,72 @@ func (t *Tensor) Allocated() bool { return t != nil && t.Buffer != nil }
 // memory, or nil: for a nil t, a tensor without memory, in a device buffer, in a freed buffer, or
 // outside its buffer. HostData says which.
 func (t *Tensor) Data() []byte {
-	b, _ := t.HostData()
+	b, _ := t.hostData()
 	return b
+}
+
+// hostData reasons why a tensor has no host bytes, without building an error (Data is called on
+// hot paths to test host residency).
+type hostDataReason int
+
+const (
+	hostOK hostDataReason = iota
+	hostNilTensor
+	hostNoMemory
+	hostFreed
+	hostNotHost
+	hostBadLayout
+	hostOutside
+)
+
+func (t *Tensor) hostData() ([]byte, hostDataReason) {
+	switch {
+	case t == nil:
+		return nil, hostNilTensor
+	case t.Buffer == nil:
+		return nil, hostNoMemory
+	case bufferFreed(t.Buffer):
+		return nil, hostFreed
+	}
+	hb, ok := t.Buffer.(HostBuffer)
+	if !ok {
+		return nil, hostNotHost
+	}
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
+	if err != nil {
+		return nil, hostBadLayout
+	}
+	b := hb.Bytes()
+	end, ok := CheckedAdd(t.Offset, n)
+	if !ok || t.Offset < 0 || end > int64(len(b)) {
+		return nil, hostOutside
+	}
+	return b[t.Offset:end:end], hostOK
 }
 
 // HostData returns the tensor's bytes like Data, or an error saying why there are none: a nil
 // tensor, no memory yet, a buffer that is not host memory (use TensorGet/TensorSet), a freed
-// buffer, or a span outside the buffer. An empty tensor in host memory gives an empty slice.
+// buffer, an invalid layout, or a span outside the buffer. An empty tensor in host memory gives an
+// empty slice.
 func (t *Tensor) HostData() ([]byte, error) {
-	if t == nil {
+	b, why := t.hostData()
+	switch why {
+	case hostOK:
+		return b, nil
+	case hostNilTensor:
 		return nil, fmt.Errorf("tandem: %w", errNilTensor)
-	}
-	if t.Buffer == nil {
+	case hostNoMemory:
 		return nil, fmt.Errorf("tandem: tensor %v has no memory (allocate it first)", t)
-	}
-	if bufferFreed(t.Buffer) {
+	case hostFreed:
 		return nil, fmt.Errorf("tandem: tensor %v: its %w", t, ErrBufferFreed)
-	}
-	hb, ok := t.Buffer.(HostBuffer)
-	if !ok {
+	case hostNotHost:
 		return nil, fmt.Errorf("tandem: tensor %v lives in a %s buffer, not in host memory (use GetFloat32s/SetFloat32s or TensorGet/TensorSet)",
 			t, bufferTypeName(t.Buffer))
-	}
-	b := hb.Bytes()
-	n, err := t.CheckedBytes()
-	if err != nil {
+	case hostBadLayout:
+		_, err := layoutBytes(t.Type, t.Ne, t.Nb)
 		return nil, fmt.Errorf("tandem: tensor %v: %w", t, err)
 	}
-	end, ok := CheckedAdd(t.Offset, n)
-	if !ok || t.Offset < 0 || end > int64(len(b)) {
-		return nil, fmt.Errorf("tandem: tensor %v bytes [%d,%d) lie outside its %d-byte buffer", t, t.Offset, t.Offset+n, len(b))
-	}
-	return b[t.Offset:end:end], nil
+	return nil, fmt.Errorf("tandem: tensor %v bytes at offset %d lie outside its %d-byte buffer", t, t.Offset, t.Buffer.Size())
 }
 
 func bufferTypeName(b Buffer) string {
@@ -322,8 +356,10 @@ func bufferTypeName(b Buffer) string {
 // buffer or a NoAlloc context included, so copy(t.Float32s(), x) copies nothing there. Use
 // HostFloat32s to get an error instead of nil, or SetFloat32s/GetFloat32s, which work anywhere.
 func (t *Tensor) Float32s() []float32 {
-	v, _ := t.HostFloat32s()
-	return v
+	if t == nil || t.Type != TypeF32 {
+		return nil
+	}
+	return f32View(t.Data())
 }
 
 // HostFloat32s returns the host data of an F32 tensor like Float32s, or an error saying why there
@@ -349,8 +385,10 @@ func (t *Tensor) HostFloat32s() ([]float32, error) {
 // Int32s returns the host data of an I32 tensor, or nil when t is nil, not I32 or not in host
 // memory (HostInt32s says why).
 func (t *Tensor) Int32s() []int32 {
-	v, _ := t.HostInt32s()
-	return v
+	if t == nil || t.Type != TypeI32 {
+		return nil
+	}
+	return i32View(t.Data())
 }
 
 // HostInt32s returns the host data of an I32 tensor like Int32s, or an error saying why there is
