@@ -344,7 +344,7 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 // byte at offs ≥ 0 and its last byte (offs+nbytes-1, strides being non-negative) inside src's span.
 // An empty view must start inside or at the end of src.
 func checkViewExtent(src *Tensor, offs, nbytes int64) error {
-	srcBytes, err := src.CheckedBytes()
+	srcBytes, err := layoutBytes(src.Type, src.Ne, src.Nb)
 	if err != nil {
 		return fmt.Errorf("tandem: view source %v: %w", src, err)
 	}

@@ -17,7 +17,7 @@ func checkRange(op string, t *Tensor, offset, size int64) error {
 	if bufferFreed(t.Buffer) {
 		return fmt.Errorf("tandem: %s: tensor %v: its %w", op, t, ErrBufferFreed)
 	}
-	n, err := t.CheckedBytes()
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
 	if err != nil {
 		return fmt.Errorf("tandem: %s: tensor %v: %w", op, t, err)
 	}
@@ -121,7 +121,7 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 	if t.Type != TypeI64 && !t.Type.CanConvert() {
 		return nil, fmt.Errorf("tandem: GetFloat32s: type %v has no float conversion", t.Type)
 	}
-	n, err := t.CheckedBytes()
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
 	if err != nil {
 		return nil, fmt.Errorf("tandem: GetFloat32s: tensor %v: %w", t, err)
 	}
@@ -298,7 +298,7 @@ func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
 	if t.ViewSrc != nil {
 		return fmt.Errorf("tandem: TensorAlloc: tensor %v is a view; use ViewInit", t)
 	}
-	if _, err := t.CheckedBytes(); err != nil {
+	if _, err := layoutBytes(t.Type, t.Ne, t.Nb); err != nil {
 		return fmt.Errorf("tandem: TensorAlloc: tensor %v: %w", t, err)
 	}
 	if buf.Type() == nil {
@@ -340,7 +340,7 @@ func ViewInit(t *Tensor) error {
 	if bufferFreed(src.Buffer) {
 		return fmt.Errorf("tandem: ViewInit: source %v of view %v: its %w", src, t, ErrBufferFreed)
 	}
-	n, err := t.CheckedBytes()
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
 	if err != nil {
 		return fmt.Errorf("tandem: ViewInit: view %v: %w", t, err)
 	}
