@@ -271,20 +271,22 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 		return c.errorf("new tensor: %d elements in dimension 0 is not a multiple of the %v block size %d",
 			ne[0], typ, typ.BlockSize())
 	}
-	what := "new tensor"
-	if view != nil {
-		what = "view of " + view.String()
+	what := func() string { // built only for an error
+		if view != nil {
+			return "view of " + view.String()
+		}
+		return "new tensor"
 	}
 	strides, err := checkedStrides(typ, ne)
 	if err != nil {
-		return c.failErr(fmt.Errorf("tandem: %s: %v %v: %w", what, typ, ne, err))
+		return c.failErr(fmt.Errorf("tandem: %s: %v %v: %w", what(), typ, ne, err))
 	}
 	if nb != nil {
 		strides = *nb
 	}
 	nbytes, err := layoutBytes(typ, ne, strides)
 	if err != nil {
-		return c.failErr(fmt.Errorf("tandem: %s: %v %v strides %v: %w", what, typ, ne, strides, err))
+		return c.failErr(fmt.Errorf("tandem: %s: %v %v strides %v: %w", what(), typ, ne, strides, err))
 	}
 	if nbytes == 0 {
 		// An empty tensor covers no bytes whatever its strides say; giving it the dense strides of
@@ -316,7 +318,7 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 	}
 	need := int64(TensorOverhead)
 	if dataSize > 0 {
-		need = dataOffs - c.used + dataSize // no overflow: dataOffs and dataSize ≤ MaxInt64/2 here
+		need = dataOffs - c.used + dataSize // cannot overflow: dataSize ≤ MaxTensorBytes+32, c.used ≤ MemSize
 	}
 	if total, ok := CheckedAdd(c.used, need); !ok || (c.params.MemSize > 0 && total > c.params.MemSize) {
 		return c.errorf("context out of memory: tensor %v %v needs %d bytes, %d of %d used",
