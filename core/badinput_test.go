@@ -352,6 +352,15 @@ func viewCases(t *testing.T) []badCase {
 				c.MulMat(x, c.NewTensor2D(f32, 2, 2))
 			})
 		}},
+		{1, "GetFloat32s of a zero-stride view with 2^44 elements", []string{"elements"}, func() error {
+			a := hostF32(t, 4)
+			v := a.Context().View2D(a, 4, 1<<40, 0, 0)
+			if err := a.Context().Err(); err != nil {
+				return nil
+			}
+			_, err := core.GetFloat32s(v)
+			return err
+		}},
 		{2, "TensorCopy to a tensor with a negative stride", []string{"negative stride"}, func() error {
 			x, y := hostF32(t, 2, 2), hostF32(t, 2, 2)
 			x.Nb[1], y.Nb[1] = -8, -8

@@ -128,6 +128,9 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 	if err := checkRange("GetFloat32s", t, 0, n); err != nil {
 		return nil, err
 	}
+	if err := checkHostAlloc("GetFloat32s", t); err != nil {
+		return nil, err
+	}
 	raw := make([]byte, n)
 	if err := TensorGet(t, raw, 0); err != nil {
 		return nil, err
@@ -191,6 +194,9 @@ func SetFloat32sAny(t *Tensor, values []float32) error {
 	if err := checkRange("SetFloat32sAny", t, 0, t.NBytes()); err != nil {
 		return err
 	}
+	if err := checkHostAlloc("SetFloat32sAny", t); err != nil {
+		return err
+	}
 	raw := make([]byte, t.NBytes())
 	if err := TensorGet(t, raw, 0); err != nil {
 		return err
@@ -228,6 +234,20 @@ func SetInt32s(t *Tensor, values []int32) error {
 		return err
 	}
 	return TensorSet(t, int32Bytes(values), 0)
+}
+
+// checkHostAlloc refuses a conversion whose float32 copy of t's elements the machine cannot hold (a
+// view with zero strides may have far more elements than bytes): the Go runtime would abort the
+// process instead of returning an error.
+func checkHostAlloc(op string, t *Tensor) error {
+	need, ok := CheckedMul(t.NElements(), 4)
+	if !ok || need > maxHostBufferSize {
+		return overflowf("%s: %d elements of %v as float32", op, t.NElements(), t)
+	}
+	if phys := physicalMemory(); phys > 0 && need > phys {
+		return fmt.Errorf("tandem: %s: %d elements of %v need %d bytes as float32, the machine has %d", op, t.NElements(), t, need, phys)
+	}
+	return nil
 }
 
 // forEachRow calls f with the byte offset of every row (i1, i2, i3 in row-major order).
