@@ -1,32 +1,49 @@
 package alloc
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/tandem-ml/tandem/core"
 )
 
+// ErrNothingToAllocate is returned (wrapped) by AllocCtxTensors when no tensor of the context needs
+// memory: the context is empty, or every tensor already has memory or is a view (views of
+// allocated tensors are still initialised). No buffer is made, and the returned buffer is nil.
+var ErrNothingToAllocate = errors.New("no tensor of the context needs memory")
+
 // AllocCtxTensors allocates every tensor of a NoAlloc context that has no memory yet in the
-// backend's default buffer type. See AllocCtxTensorsFromBufferType.
+// backend's default buffer type. See AllocCtxTensorsFromBufferType. A nil ctx or backend is an
+// error.
 func AllocCtxTensors(ctx *core.Context, backend core.Backend) (core.Buffer, error) {
 	if backend == nil {
 		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: nil backend")
 	}
-	return AllocCtxTensorsFromBufferType(ctx, backend.DefaultBufferType())
+	bt := backend.DefaultBufferType()
+	if bt == nil {
+		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: backend %s has no default buffer type", backend.Name())
+	}
+	return AllocCtxTensorsFromBufferType(ctx, bt)
 }
 
 // AllocCtxTensorsFromBufferType gives every tensor of the NoAlloc context ctx that has no memory a
 // place in new buffers of type bt, in creation order, and initialises views. Tensors are packed in
 // runs no larger than bt's maximum size (a tensor larger than that gets a buffer of its own); one run
-// gives one buffer, several give a MultiBuffer that behaves as one. It returns a nil buffer and a
-// nil error when nothing needed memory. On failure the buffers made so far are freed and the tensors
-// they held are left without memory.
+// gives one buffer, several give a MultiBuffer that behaves as one. Tensors of 0 bytes get a place
+// too (in a buffer of at least one byte). It never returns a nil buffer with a nil error: when no
+// tensor needs memory the error wraps ErrNothingToAllocate. A nil ctx or bt, a context that
+// allocates its own memory or holds a construction error, and sizes that overflow are errors. On
+// failure the buffers made so far are freed and the tensors they held are left without memory.
 func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.Buffer, error) {
 	if ctx == nil || bt == nil {
-		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: nil context or buffer type")
+		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: nil context or buffer type (ctx %v, buffer type %v)", ctx != nil, bt != nil)
 	}
 	if !ctx.NoAlloc() {
 		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: the context allocates its own memory (NoAlloc is false)")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: the context holds an error: %w", err)
 	}
 	align := max(1, bt.Alignment())
 	maxSize := bt.MaxSize()
@@ -37,21 +54,35 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 		size        int64
 	}
 	var runs []run
-	first, cur := 0, int64(0)
+	first, cur, pending := 0, int64(0), 0
 	for i, t := range ts {
 		var size int64
 		if t.Buffer == nil && t.ViewSrc == nil {
-			size = core.AlignUp(bt.AllocSize(t), align)
+			if _, err := t.CheckedBytes(); err != nil {
+				return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: tensor %v: %w", t, err)
+			}
+			raw := bt.AllocSize(t)
+			var ok bool
+			if size, ok = core.CheckedAlignUp(raw, align); !ok {
+				return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: tensor %v: size %d aligned to %d: %w", t, raw, align, core.ErrOverflow)
+			}
 		}
-		if cur > 0 && maxSize > 0 && cur+size > maxSize {
+		next, ok := core.CheckedAdd(cur, size)
+		if !ok {
+			return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: the tensors need more than an int64 of bytes (at %v): %w", t, core.ErrOverflow)
+		}
+		if cur > 0 && maxSize > 0 && next > maxSize {
 			runs = append(runs, run{first, i, cur})
-			first, cur = i, size
+			first, cur, pending = i, size, 0
 		} else {
-			cur += size
+			cur = next
+		}
+		if t.Buffer == nil && t.ViewSrc == nil {
+			pending++
 		}
 	}
-	if cur > 0 {
-		runs = append(runs, run{first, len(ts), cur})
+	if cur > 0 || pending > 0 {
+		runs = append(runs, run{first, len(ts), max(cur, 1)})
 	}
 
 	var bufs []core.Buffer
@@ -89,7 +120,7 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 	}
 	switch len(bufs) {
 	case 0:
-		return nil, nil
+		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: %w (%d tensors, all with memory or views)", ErrNothingToAllocate, len(ts))
 	case 1:
 		return bufs[0], nil
 	}
@@ -116,49 +147,82 @@ type MultiBuffer struct {
 	bufs  []core.Buffer
 	size  int64
 	usage core.BufferUsage
+	freed bool
 }
 
 var _ core.Buffer = (*MultiBuffer)(nil)
 
-// NewMultiBuffer wraps bufs (at least one, all of the same type).
+// NewMultiBuffer wraps bufs (at least one, all of the same type); nil entries are left out.
 func NewMultiBuffer(bufs ...core.Buffer) *MultiBuffer {
-	m := &MultiBuffer{bufs: append([]core.Buffer(nil), bufs...)}
+	m := &MultiBuffer{}
 	for _, b := range bufs {
-		m.size += b.Size()
+		if b == nil {
+			continue
+		}
+		m.bufs = append(m.bufs, b)
+		if s, ok := core.CheckedAdd(m.size, b.Size()); ok {
+			m.size = s
+		} else {
+			m.size = math.MaxInt64
+		}
 	}
-	if len(bufs) > 0 {
-		m.usage = bufs[0].Usage()
+	if len(m.bufs) > 0 {
+		m.usage = m.bufs[0].Usage()
 	}
 	return m
 }
 
-// Buffers returns the parts.
-func (m *MultiBuffer) Buffers() []core.Buffer { return append([]core.Buffer(nil), m.bufs...) }
+// Freed reports whether Free was called (core.FreedReporter); a nil m counts as freed.
+func (m *MultiBuffer) Freed() bool { return m == nil || m.freed }
 
-// Type is the parts' buffer type (nil for an empty MultiBuffer).
+// Buffers returns the parts (nil for a nil m).
+func (m *MultiBuffer) Buffers() []core.Buffer {
+	if m == nil {
+		return nil
+	}
+	return append([]core.Buffer(nil), m.bufs...)
+}
+
+// Type is the parts' buffer type (nil for an empty or nil MultiBuffer).
 func (m *MultiBuffer) Type() core.BufferType {
-	if len(m.bufs) == 0 {
+	if m == nil || len(m.bufs) == 0 {
 		return nil
 	}
 	return m.bufs[0].Type()
 }
 
-// Size is the sum of the parts' sizes.
-func (m *MultiBuffer) Size() int64 { return m.size }
+// Size is the sum of the parts' sizes (0 for a nil m).
+func (m *MultiBuffer) Size() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.size
+}
 
-// Usage is the usage last set.
-func (m *MultiBuffer) Usage() core.BufferUsage { return m.usage }
+// Usage is the usage last set (BufferUsageAny for a nil m).
+func (m *MultiBuffer) Usage() core.BufferUsage {
+	if m == nil {
+		return core.BufferUsageAny
+	}
+	return m.usage
+}
 
-// SetUsage sets the usage of every part.
+// SetUsage sets the usage of every part (nothing for a nil m).
 func (m *MultiBuffer) SetUsage(u core.BufferUsage) {
+	if m == nil {
+		return
+	}
 	m.usage = u
 	for _, b := range m.bufs {
 		b.SetUsage(u)
 	}
 }
 
-// Contains reports whether b is one of the parts (or the MultiBuffer itself).
+// Contains reports whether b is one of the parts or the MultiBuffer itself (false for a nil m or b).
 func (m *MultiBuffer) Contains(b core.Buffer) bool {
+	if m == nil || b == nil {
+		return false
+	}
 	if b == core.Buffer(m) {
 		return true
 	}
@@ -171,6 +235,15 @@ func (m *MultiBuffer) Contains(b core.Buffer) bool {
 }
 
 func (m *MultiBuffer) part(t *core.Tensor, op string) (core.Buffer, error) {
+	if t == nil {
+		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: nil tensor", op)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: nil multi-buffer", op)
+	}
+	if m.freed {
+		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: tensor %v: %w", op, t, core.ErrBufferFreed)
+	}
 	for _, p := range m.bufs {
 		if t.Buffer == p {
 			return p, nil
@@ -179,7 +252,7 @@ func (m *MultiBuffer) part(t *core.Tensor, op string) (core.Buffer, error) {
 	return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: tensor %v is not in any of its %d buffers", op, t, len(m.bufs))
 }
 
-// SetTensor writes into t, which must live in one of the parts.
+// SetTensor writes into t, which must live in one of the parts (a nil t is an error).
 func (m *MultiBuffer) SetTensor(t *core.Tensor, data []byte, offset int64) error {
 	p, err := m.part(t, "SetTensor")
 	if err != nil {
@@ -188,7 +261,7 @@ func (m *MultiBuffer) SetTensor(t *core.Tensor, data []byte, offset int64) error
 	return p.SetTensor(t, data, offset)
 }
 
-// GetTensor reads from t, which must live in one of the parts.
+// GetTensor reads from t, which must live in one of the parts (a nil t is an error).
 func (m *MultiBuffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error {
 	p, err := m.part(t, "GetTensor")
 	if err != nil {
@@ -197,7 +270,7 @@ func (m *MultiBuffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error 
 	return p.GetTensor(t, dst, offset)
 }
 
-// MemsetTensor fills bytes of t, which must live in one of the parts.
+// MemsetTensor fills bytes of t, which must live in one of the parts (a nil t is an error).
 func (m *MultiBuffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) error {
 	p, err := m.part(t, "MemsetTensor")
 	if err != nil {
@@ -206,8 +279,11 @@ func (m *MultiBuffer) MemsetTensor(t *core.Tensor, value byte, offset, size int6
 	return p.MemsetTensor(t, value, offset, size)
 }
 
-// Clear fills every part with value.
+// Clear fills every part with value (an error after Free and for a nil m).
 func (m *MultiBuffer) Clear(value byte) error {
+	if m == nil || m.freed {
+		return fmt.Errorf("tandem: alloc: multi-buffer Clear: %w", core.ErrBufferFreed)
+	}
 	for _, b := range m.bufs {
 		if err := b.Clear(value); err != nil {
 			return err
@@ -216,8 +292,11 @@ func (m *MultiBuffer) Clear(value byte) error {
 	return nil
 }
 
-// Free frees every part (the first error is returned, all parts are tried).
+// Free frees every part (the first error is returned, all parts are tried); nothing for a nil m.
 func (m *MultiBuffer) Free() error {
+	if m == nil {
+		return nil
+	}
 	var first error
 	for _, b := range m.bufs {
 		if err := b.Free(); err != nil && first == nil {
@@ -226,5 +305,6 @@ func (m *MultiBuffer) Free() error {
 	}
 	m.bufs = nil
 	m.size = 0
+	m.freed = true
 	return first
 }

@@ -1,6 +1,10 @@
 package alloc
 
-import "github.com/tandem-ml/tandem/core"
+import (
+	"math"
+
+	"github.com/tandem-ml/tandem/core"
+)
 
 // Addr is a place in a logical buffer made of chunks: chunk index and byte offset inside it.
 type Addr struct {
@@ -47,39 +51,63 @@ func NewDynAllocator(alignment, maxSize int64) *DynAllocator {
 	return &DynAllocator{align: alignment, maxChunk: maxSize}
 }
 
-// Alignment is the rounding applied to every size.
-func (d *DynAllocator) Alignment() int64 { return d.align }
+// Alignment is the rounding applied to every size (0 for a nil allocator).
+func (d *DynAllocator) Alignment() int64 {
+	if d == nil {
+		return 0
+	}
+	return d.align
+}
 
-// Reset frees everything (chunks are forgotten).
+// Reset frees everything (chunks are forgotten); nothing for a nil allocator.
 func (d *DynAllocator) Reset() {
+	if d == nil {
+		return
+	}
 	for i := range d.chunks {
 		d.chunks[i].free = d.chunks[i].free[:0]
 	}
 	d.chunks = d.chunks[:0]
 }
 
-// NumChunks is the number of chunks opened so far.
-func (d *DynAllocator) NumChunks() int { return len(d.chunks) }
+// NumChunks is the number of chunks opened so far (0 for a nil allocator).
+func (d *DynAllocator) NumChunks() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.chunks)
+}
 
-// ChunkSize is the high-water mark of chunk i (0 when it does not exist).
+// ChunkSize is the high-water mark of chunk i (0 when it does not exist or d is nil).
 func (d *DynAllocator) ChunkSize(i int) int64 {
-	if i < 0 || i >= len(d.chunks) {
+	if d == nil || i < 0 || i >= len(d.chunks) {
 		return 0
 	}
 	return d.chunks[i].max
 }
 
-// Size is the sum of the chunks' high-water marks: the memory the allocations seen so far need.
+// Size is the sum of the chunks' high-water marks: the memory the allocations seen so far need
+// (saturating at math.MaxInt64; 0 for a nil allocator).
 func (d *DynAllocator) Size() int64 {
+	if d == nil {
+		return 0
+	}
 	var s int64
 	for i := range d.chunks {
-		s += d.chunks[i].max
+		var ok bool
+		if s, ok = core.CheckedAdd(s, d.chunks[i].max); !ok {
+			return math.MaxInt64
+		}
 	}
 	return s
 }
 
-// FreeBlocks is the number of free blocks over all chunks (the tails included).
+// FreeBlocks is the number of free blocks over all chunks, the tails included (0 for a nil
+// allocator).
 func (d *DynAllocator) FreeBlocks() int {
+	if d == nil {
+		return 0
+	}
 	n := 0
 	for i := range d.chunks {
 		n += len(d.chunks[i].free)
@@ -100,9 +128,19 @@ func (d *DynAllocator) newChunk(minSize int64) int {
 	return len(d.chunks) - 1
 }
 
-// Alloc reserves size bytes (rounded up to the alignment) and returns where.
+// MaxAllocSize is the largest size DynAllocator.Alloc accepts; sizes are otherwise unchecked, so
+// that the offsets it computes cannot overflow.
+const MaxAllocSize = unlimited
+
+// Alloc reserves size bytes (rounded up to the alignment) and returns where. A negative size counts
+// as 0 and a size above MaxAllocSize as MaxAllocSize (callers check sizes first: the graph
+// allocator rejects graphs whose tensors need more than that in all). A nil allocator has no place
+// to give: it returns Addr{Chunk: -1}.
 func (d *DynAllocator) Alloc(size int64) Addr {
-	size = core.AlignUp(size, d.align)
+	if d == nil {
+		return Addr{Chunk: -1}
+	}
+	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
 	bestChunk, bestBlock := -1, -1
 
 	// Best fit among the blocks that are not a chunk's last one. As in ggml the best size is tracked
@@ -156,10 +194,13 @@ func (d *DynAllocator) Alloc(size int64) Addr {
 
 // Free returns size bytes (rounded up to the alignment) at a to the free list, merging with the
 // neighbouring free blocks. Freeing nothing (size 0) does nothing (ggml would insert an empty
-// block).
+// block), and so does freeing on a nil allocator or outside every chunk.
 func (d *DynAllocator) Free(a Addr, size int64) {
-	size = core.AlignUp(size, d.align)
-	if size <= 0 || a.Chunk < 0 || a.Chunk >= len(d.chunks) {
+	if d == nil {
+		return
+	}
+	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
+	if size <= 0 || a.Offset < 0 || a.Chunk < 0 || a.Chunk >= len(d.chunks) {
 		return
 	}
 	ch := &d.chunks[a.Chunk]

@@ -18,7 +18,11 @@ type AllocError struct {
 	Err        error  // the buffer type's error
 }
 
+// Error describes the failure ("<nil AllocError>" for a nil e).
 func (e *AllocError) Error() string {
+	if e == nil {
+		return "<nil AllocError>"
+	}
 	dev := "no device to report its memory"
 	if e.Device != "" {
 		if e.Total > 0 || e.Free > 0 {
@@ -31,7 +35,13 @@ func (e *AllocError) Error() string {
 		e.BufferType, e.Size, mib(e.Size), dev, e.Err)
 }
 
-func (e *AllocError) Unwrap() error { return e.Err }
+// Unwrap returns the buffer type's error (nil for a nil e).
+func (e *AllocError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
 

@@ -56,6 +56,8 @@ type GraphAllocator struct {
 	idBuf   [2][]int32
 	candOK  [4]bool
 
+	placed []*core.Tensor // tensors given memory in this allocator's buffers by the last place
+
 	replans   int
 	replanned bool
 	err       error // from the constructor (a nil buffer type)
@@ -73,11 +75,22 @@ type planData struct {
 	valid     bool
 }
 
+// ErrNoBufferTypes is the error of a graph allocator made without buffer types.
+var ErrNoBufferTypes = errors.New("tandem: alloc: NewGraphAllocator: no buffer types given (pass at least one, e.g. backend.DefaultBufferType())")
+
 // NewGraphAllocator returns a graph allocator with one buffer id per buffer type given (at least
 // one). Ids with the same buffer type share memory, as in ggml_gallocr_new_n.
+//
+// Bad arguments do not panic and do not return nil: with no buffer types (ErrNoBufferTypes) or a
+// nil one, the allocator records the error, Err returns it, and every Reserve, ReserveN,
+// ReserveSizeN, AllocGraph and AllocGraphN call fails with it. NewGraphAllocatorErr returns the
+// error directly.
 func NewGraphAllocator(bufferTypes ...core.BufferType) *GraphAllocator {
+	var noTypes bool
 	if len(bufferTypes) == 0 {
+		// keep the other methods safe with one placeholder id; every plan fails with the error
 		bufferTypes = []core.BufferType{core.HostBufferType()}
+		noTypes = true
 	}
 	n := len(bufferTypes)
 	ga := &GraphAllocator{
@@ -115,32 +128,77 @@ func NewGraphAllocator(bufferTypes ...core.BufferType) *GraphAllocator {
 			ga.dyn[i] = ga.dyn[ga.allocOf[i]]
 		}
 	}
+	if noTypes {
+		ga.err = ErrNoBufferTypes
+	}
 	return ga
 }
 
-// NumBuffers is the number of buffer ids.
-func (ga *GraphAllocator) NumBuffers() int { return len(ga.bts) }
+// NewGraphAllocatorErr is NewGraphAllocator returning the error of bad arguments (no buffer types,
+// a nil buffer type) instead of recording it.
+func NewGraphAllocatorErr(bufferTypes ...core.BufferType) (*GraphAllocator, error) {
+	ga := NewGraphAllocator(bufferTypes...)
+	if ga.err != nil {
+		return nil, ga.err
+	}
+	return ga, nil
+}
+
+// errNilAllocator is returned by the methods of a nil *GraphAllocator.
+var errNilAllocator = errors.New("tandem: alloc: nil graph allocator (create one with NewGraphAllocator)")
+
+// Err returns the error recorded by NewGraphAllocator (no buffer types, a nil buffer type), or nil.
+// For a nil allocator it says so.
+func (ga *GraphAllocator) Err() error {
+	if ga == nil {
+		return errNilAllocator
+	}
+	return ga.err
+}
+
+// NumBuffers is the number of buffer ids (0 for a nil allocator).
+func (ga *GraphAllocator) NumBuffers() int {
+	if ga == nil {
+		return 0
+	}
+	return len(ga.bts)
+}
 
 // SetKeepInputs makes tensors flagged as inputs live until the end of the graph, like outputs (never
 // freed, never overwritten in place). By default, as in ggml, an input gets memory of its own at the
-// start of the graph and is released after its last use. Changing it invalidates the plan.
-func (ga *GraphAllocator) SetKeepInputs(keep bool) { ga.keepInputs = keep }
+// start of the graph and is released after its last use. Changing it invalidates the plan. It does
+// nothing on a nil allocator.
+func (ga *GraphAllocator) SetKeepInputs(keep bool) {
+	if ga != nil {
+		ga.keepInputs = keep
+	}
+}
 
 // Replans counts the plans made so far (by Reserve, ReserveN, and AllocGraph when the graph no
-// longer matched the plan).
-func (ga *GraphAllocator) Replans() int { return ga.replans }
+// longer matched the plan); 0 for a nil allocator.
+func (ga *GraphAllocator) Replans() int {
+	if ga == nil {
+		return 0
+	}
+	return ga.replans
+}
 
-// Replanned reports whether the last Reserve/AllocGraph call made a new plan.
-func (ga *GraphAllocator) Replanned() bool { return ga.replanned }
+// Replanned reports whether the last Reserve/AllocGraph call made a new plan (false for a nil
+// allocator).
+func (ga *GraphAllocator) Replanned() bool { return ga != nil && ga.replanned }
 
 // Reserve plans g with every tensor in buffer id 0 and allocates (or grows) the buffers to fit.
-// Tensors get no memory yet; AllocGraph places them.
+// Tensors get no memory yet; AllocGraph places them. A nil g (or allocator) is an error.
 func (ga *GraphAllocator) Reserve(g *core.Graph) error { return ga.ReserveN(g, nil, nil) }
 
 // ReserveN plans g with node i in buffer id nodeBufferIDs[i] and leaf i in leafBufferIDs[i] (nil:
 // all 0), then allocates or grows the buffers to fit the plan. A buffer id whose plan holds nothing
-// still gets a (possibly empty) buffer, so views into it can be initialised.
+// still gets a (possibly empty) buffer, so views into it can be initialised. A nil g (or allocator)
+// is an error.
 func (ga *GraphAllocator) ReserveN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) error {
+	if ga == nil {
+		return errNilAllocator
+	}
 	ga.replanned = false
 	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
 	if err != nil {
@@ -155,8 +213,12 @@ func (ga *GraphAllocator) ReserveN(g *core.Graph, nodeBufferIDs, leafBufferIDs [
 }
 
 // ReserveSizeN plans g like ReserveN but allocates nothing and keeps the current plan; it returns
-// the bytes each buffer id would need (0 for ids sharing an earlier id's buffer).
+// the bytes each buffer id would need (0 for ids sharing an earlier id's buffer). A nil g (or
+// allocator) is an error.
 func (ga *GraphAllocator) ReserveSizeN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) ([]int64, error) {
+	if ga == nil {
+		return nil, errNilAllocator
+	}
 	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
 	if err != nil {
 		return nil, err
@@ -180,8 +242,12 @@ func (ga *GraphAllocator) ReserveSizeN(g *core.Graph, nodeBufferIDs, leafBufferI
 // AllocGraph gives every tensor of g that needs memory its place in the buffers: planned tensors
 // their planned offset, views their source's memory. Tensors whose Buffer belongs to someone else
 // are left alone. When g no longer matches the plan it is re-planned first with one buffer id; with
-// several it returns ErrNeedReserve (use ReserveN or AllocGraphN).
+// several it returns ErrNeedReserve (use ReserveN or AllocGraphN). A nil g (or allocator) is an
+// error.
 func (ga *GraphAllocator) AllocGraph(g *core.Graph) error {
+	if ga == nil {
+		return errNilAllocator
+	}
 	ga.replanned = false
 	if ga.err != nil {
 		return ga.err
@@ -208,8 +274,11 @@ func (ga *GraphAllocator) AllocGraph(g *core.Graph) error {
 }
 
 // AllocGraphN is AllocGraph with explicit buffer ids: it re-plans (and grows the buffers) whenever g
-// or the ids differ from the plan.
+// or the ids differ from the plan. A nil g (or allocator) is an error.
 func (ga *GraphAllocator) AllocGraphN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) error {
+	if ga == nil {
+		return errNilAllocator
+	}
 	ga.replanned = false
 	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
 	if err != nil {
@@ -230,9 +299,9 @@ func (ga *GraphAllocator) AllocGraphN(g *core.Graph, nodeBufferIDs, leafBufferID
 }
 
 // BufferSize is the size of buffer id's memory (the sum of its chunk buffers), 0 when the id shares
-// an earlier id's buffer type or nothing is allocated yet.
+// an earlier id's buffer type, nothing is allocated yet, id is out of range or the allocator is nil.
 func (ga *GraphAllocator) BufferSize(id int) int64 {
-	if id < 0 || id >= len(ga.bts) || ga.allocOf[id] != id {
+	if ga == nil || id < 0 || id >= len(ga.bts) || ga.allocOf[id] != id {
 		return 0
 	}
 	var s int64
@@ -244,16 +313,22 @@ func (ga *GraphAllocator) BufferSize(id int) int64 {
 	return s
 }
 
-// Buffers returns buffer id's chunk buffers (nil for ids sharing an earlier id's buffer).
+// Buffers returns buffer id's chunk buffers (nil for ids sharing an earlier id's buffer, ids out of
+// range and a nil allocator).
 func (ga *GraphAllocator) Buffers(id int) []core.Buffer {
-	if id < 0 || id >= len(ga.bts) || ga.allocOf[id] != id {
+	if ga == nil || id < 0 || id >= len(ga.bts) || ga.allocOf[id] != id {
 		return nil
 	}
 	return append([]core.Buffer(nil), ga.bufs[id]...)
 }
 
-// BufferType returns buffer id's buffer type.
-func (ga *GraphAllocator) BufferType(id int) core.BufferType { return ga.bts[id] }
+// BufferType returns buffer id's buffer type (nil for an id out of range or a nil allocator).
+func (ga *GraphAllocator) BufferType(id int) core.BufferType {
+	if ga == nil || id < 0 || id >= len(ga.bts) {
+		return nil
+	}
+	return ga.bts[id]
+}
 
 // Stats describes the current plan.
 type Stats struct {
@@ -271,8 +346,11 @@ type Stats struct {
 	InPlace int
 }
 
-// Stats reports on the current plan (zero values before the first plan).
+// Stats reports on the current plan (zero values before the first plan and for a nil allocator).
 func (ga *GraphAllocator) Stats() Stats {
+	if ga == nil {
+		return Stats{}
+	}
 	p := ga.cur
 	s := Stats{Planned: make([]int64, len(ga.bts)), LowerBound: make([]int64, len(ga.bts)), Chunks: make([]int, len(ga.bts))}
 	if !p.valid {
@@ -301,19 +379,37 @@ func (ga *GraphAllocator) Stats() Stats {
 	return s
 }
 
-// Free releases the buffers and forgets the plan. The allocator can be used again.
+// Free releases the buffers and forgets the plan. The allocator can be used again (a later
+// AllocGraph places the graph's tensors anew). Until then, tensors that were placed in the freed
+// buffers fail every transfer with core.ErrBufferFreed ("buffer was freed") when their buffers
+// report it (core.FreedReporter; host buffers do). Free on a nil allocator does nothing.
 func (ga *GraphAllocator) Free() error {
+	if ga == nil {
+		return nil
+	}
 	var first error
+	tombs := map[core.Buffer]core.Buffer{}
 	for a := range ga.bufs {
 		for _, b := range ga.bufs[a] {
 			if b != nil {
 				if err := b.Free(); err != nil && first == nil {
 					first = err
 				}
+				if _, reports := b.(core.FreedReporter); !reports {
+					tombs[b] = core.FreedBuffer(b)
+					ga.owned = append(ga.owned, tombs[b])
+				}
 			}
 		}
 		ga.bufs[a] = nil
 	}
+	// Tensors in buffers that cannot say they were freed get a stand-in that does.
+	for _, t := range ga.placed {
+		if tomb, ok := tombs[t.Buffer]; ok {
+			t.Buffer = tomb
+		}
+	}
+	ga.placed = ga.placed[:0]
 	ga.cur.valid = false
 	ga.spare.valid = false
 	return first
@@ -454,6 +550,8 @@ func (ga *GraphAllocator) ensureBuffers() error {
 
 // place puts the tensors ts (indexed like the plan's records) where plan p says.
 func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
+	clear(ga.placed)
+	ga.placed = ga.placed[:0]
 	recs := p.gi.recs
 	for i := range recs {
 		r := &recs[i]
@@ -465,6 +563,7 @@ func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
 			if err := core.TensorAlloc(buf, t, at.Offset); err != nil {
 				return fmt.Errorf("tandem: alloc: placing %v: %w", t, err)
 			}
+			ga.placed = append(ga.placed, t)
 			continue
 		}
 		if r.view {
@@ -474,6 +573,7 @@ func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
 					if err := core.ViewInit(t); err != nil {
 						return fmt.Errorf("tandem: alloc: view %v: %w", t, err)
 					}
+					ga.placed = append(ga.placed, t)
 				}
 			}
 			continue

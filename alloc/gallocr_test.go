@@ -78,10 +78,11 @@ func runGallocr(be core.Backend, bt core.BufferType, seed uint64, o genOpts, kee
 func runNoReuse(be core.Backend, seed uint64, o genOpts) (outs, ins [][]uint32, err error) {
 	gg := genRandomGraph(seed, o)
 	buf, err := AllocCtxTensors(gg.ctx, be)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNothingToAllocate): // every tensor already had memory
+	case err != nil:
 		return nil, nil, err
-	}
-	if buf != nil { // nil when every tensor already had memory
+	default:
 		defer buf.Free()
 	}
 	if err := gg.setInputs(); err != nil {

@@ -102,6 +102,9 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 		return err
 	}
 	nodes, leafs := g.Nodes(), g.Leafs()
+	if slices.Contains(nodes, nil) || slices.Contains(leafs, nil) {
+		return fmt.Errorf("tandem: alloc: the graph holds a nil tensor")
+	}
 	if nodeIDs != nil && len(nodeIDs) != len(nodes) {
 		return fmt.Errorf("tandem: alloc: %d node buffer ids for %d nodes", len(nodeIDs), len(nodes))
 	}
@@ -151,6 +154,7 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 			gi.recs[n].src[j] = sid
 		}
 	}
+	var total int64
 	for i := range gi.recs {
 		r := &gi.recs[i]
 		if r.view {
@@ -164,12 +168,31 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 			r.ext = true
 			continue
 		}
+		if _, err := t.CheckedBytes(); err != nil {
+			return fmt.Errorf("tandem: alloc: tensor %v: %w", t, err)
+		}
 		if r.bufID >= 0 {
-			r.size = ga.bts[r.bufID].AllocSize(t)
+			bt := ga.bts[r.bufID]
+			r.size = bt.AllocSize(t)
+			if r.size < 0 {
+				return fmt.Errorf("tandem: alloc: buffer type %s reports a negative size %d for %v", bt.Name(), r.size, t)
+			}
+			aligned, ok := core.CheckedAlignUp(r.size, ga.align[r.bufID])
+			if ok {
+				total, ok = core.CheckedAdd(total, aligned)
+			}
+			if !ok || total > maxPlanBytes {
+				return fmt.Errorf("tandem: alloc: the graph's tensors need more than %d bytes in all (at %v): %w",
+					int64(maxPlanBytes), t, core.ErrOverflow)
+			}
 		}
 	}
 	return nil
 }
+
+// maxPlanBytes bounds the sum of the aligned sizes of a graph's tensors, so that no offset, chunk
+// size or live-bytes sum computed while planning can overflow an int64.
+const maxPlanBytes = 1 << 61
 
 // Simulation: ggml's execution-order walk over the canonical records, producing slots (regions of
 // memory with a lifetime; a tensor computed in place shares its parent's slot) and the stream of

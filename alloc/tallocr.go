@@ -14,22 +14,49 @@ type TensorAllocator struct {
 	offset int64
 }
 
-// NewTensorAllocator starts at the beginning of buf.
+// NewTensorAllocator starts at the beginning of buf. A nil buf (or one without a buffer type) gives
+// an allocator whose Alloc fails saying so.
 func NewTensorAllocator(buf core.Buffer) *TensorAllocator {
-	return &TensorAllocator{buf: buf, align: max(1, buf.Type().Alignment())}
+	ta := &TensorAllocator{buf: buf, align: 1}
+	if buf != nil && buf.Type() != nil {
+		ta.align = max(1, buf.Type().Alignment())
+	}
+	return ta
 }
 
-// Offset is the first free byte.
-func (ta *TensorAllocator) Offset() int64 { return ta.offset }
+// Offset is the first free byte (0 for a nil allocator).
+func (ta *TensorAllocator) Offset() int64 {
+	if ta == nil {
+		return 0
+	}
+	return ta.offset
+}
 
 // Alloc places t at the next aligned offset; a view instead gets its source's memory (the source
-// must have memory).
+// must have memory). A nil t, a nil allocator or buffer, a freed buffer and sizes that overflow or
+// do not fit are errors.
 func (ta *TensorAllocator) Alloc(t *core.Tensor) error {
+	switch {
+	case t == nil:
+		return fmt.Errorf("tandem: alloc: TensorAllocator.Alloc: nil tensor")
+	case ta == nil || ta.buf == nil || ta.buf.Type() == nil:
+		return fmt.Errorf("tandem: alloc: TensorAllocator.Alloc: tensor %v: nil allocator or buffer (or a buffer without a type)", t)
+	}
 	if t.ViewSrc != nil {
 		return core.ViewInit(t)
 	}
-	size := core.AlignUp(ta.buf.Type().AllocSize(t), ta.align)
-	if ta.offset+size > ta.buf.Size() {
+	if f, ok := ta.buf.(core.FreedReporter); ok && f.Freed() {
+		return fmt.Errorf("tandem: alloc: tensor %v: the %s %w", t, ta.buf.Type().Name(), core.ErrBufferFreed)
+	}
+	if _, err := t.CheckedBytes(); err != nil {
+		return fmt.Errorf("tandem: alloc: tensor %v: %w", t, err)
+	}
+	raw := ta.buf.Type().AllocSize(t)
+	size, ok := core.CheckedAlignUp(raw, ta.align)
+	if !ok {
+		return fmt.Errorf("tandem: alloc: tensor %v: size %d aligned to %d: %w", t, raw, ta.align, core.ErrOverflow)
+	}
+	if end, ok := core.CheckedAdd(ta.offset, size); !ok || end > ta.buf.Size() {
 		return fmt.Errorf("tandem: alloc: not enough space in the %s buffer for %v: %d bytes needed, %d available",
 			ta.buf.Type().Name(), t, size, ta.buf.Size()-ta.offset)
 	}

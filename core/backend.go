@@ -39,7 +39,10 @@ type BufferType interface {
 	Device() Device
 }
 
-// Buffer is a block of memory of one buffer type that tensors live in.
+// Buffer is a block of memory of one buffer type that tensors live in. core's helpers (TensorSet,
+// TensorGet, TensorMemset, TensorCopy, TensorAlloc, ViewInit) check their arguments before calling
+// a Buffer: t is never nil there and the byte range lies inside t. A Buffer should also implement
+// FreedReporter, so that tensors left pointing into it after Free fail with ErrBufferFreed.
 type Buffer interface {
 	Type() BufferType
 	Size() int64
@@ -75,6 +78,7 @@ type TensorCopier interface {
 }
 
 // Backend runs graphs on one device (a stream in ggml's words). Close releases everything.
+// GraphCompute must return an error for a nil graph (core.ErrNilGraph), never panic.
 type Backend interface {
 	Name() string
 	Device() Device

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -30,21 +31,56 @@ type Context struct {
 	arena   *hostBuffer
 	tensors []*Tensor
 
+	initErr error // NewContext's failure: every tensor creation fails with it
+
 	mu  sync.Mutex
 	err error
 }
 
-// NewContext creates a context. A MemSize ≤ 0 with NoAlloc means "no limit".
+// maxContextMemSize bounds the host arena of a context (the same limit as a host buffer).
+const maxContextMemSize = maxHostBufferSize
+
+// NewContext creates a context. A MemSize ≤ 0 with NoAlloc means "no limit". A MemSize that
+// cannot be allocated (negative or larger than the host can address with NoAlloc false) does not
+// panic: the context records the error, Err returns it, and every tensor it creates fails with it.
+// NewContextErr returns that error directly.
 func NewContext(p ContextParams) *Context {
 	c := &Context{params: p}
-	if !p.NoAlloc && p.MemSize > 0 {
-		c.arena = newHostBuffer(hostBufferType, p.MemSize)
+	if p.NoAlloc {
+		return c
 	}
+	switch {
+	case p.MemSize < 0:
+		c.initErr = fmt.Errorf("tandem: NewContext: negative MemSize %d", p.MemSize)
+	case p.MemSize > maxContextMemSize:
+		c.initErr = fmt.Errorf("tandem: NewContext: MemSize %d is more than a host arena can hold (%d bytes)", p.MemSize, int64(maxContextMemSize))
+	case p.MemSize > 0:
+		arena, err := tryNewHostBuffer(hostBufferType, p.MemSize)
+		if err != nil {
+			c.initErr = fmt.Errorf("tandem: NewContext: %w", err)
+		} else {
+			c.arena = arena
+		}
+	}
+	c.err = c.initErr
 	return c
 }
 
-// Err returns the first error recorded while building tensors and ops in this context.
+// NewContextErr is NewContext returning the error of an impossible MemSize instead of recording it.
+func NewContextErr(p ContextParams) (*Context, error) {
+	c := NewContext(p)
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Err returns the first error recorded while building tensors and ops in this context (for a nil
+// context, an error saying so).
 func (c *Context) Err() error {
+	if c == nil {
+		return errNilContext
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -52,6 +88,9 @@ func (c *Context) Err() error {
 
 // setErr records err unless an earlier one exists.
 func (c *Context) setErr(err error) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
@@ -61,33 +100,63 @@ func (c *Context) setErr(err error) {
 
 // errorf records a construction error and returns a placeholder tensor so that building can go on.
 func (c *Context) errorf(format string, args ...any) *Tensor {
-	c.setErr(fmt.Errorf("tandem: "+format, args...))
-	return c.placeholder()
+	return c.failErr(fmt.Errorf("tandem: "+format, args...))
 }
 
-// placeholder is a metadata-only 1-element tensor standing in for a failed op.
-func (c *Context) placeholder() *Tensor {
-	t := &Tensor{Type: TypeF32, ctx: c, id: len(c.tensors), Name: "invalid"}
-	t.Ne = [4]int64{1, 1, 1, 1}
-	t.Nb = [4]int64{4, 4, 4, 4}
+// failErr records err and returns a placeholder that carries it.
+func (c *Context) failErr(err error) *Tensor {
+	c.setErr(err)
+	t := c.placeholder()
+	t.err = err
 	return t
 }
 
-// NoAlloc reports whether the context creates tensors without memory.
-func (c *Context) NoAlloc() bool { return c.params.NoAlloc }
+// placeholder is a metadata-only 1-element tensor standing in for a failed op. It carries the
+// context's first error (or, for a nil context, the nil-context error), so a graph built from it
+// reports the failure even when the context is not at hand.
+func (c *Context) placeholder() *Tensor {
+	t := &Tensor{Type: TypeF32, ctx: c, Name: "invalid"}
+	if c != nil {
+		t.id = len(c.tensors)
+	}
+	t.Ne = [4]int64{1, 1, 1, 1}
+	t.Nb = [4]int64{4, 4, 4, 4}
+	t.err = c.Err()
+	return t
+}
 
-// MemSize is the context's size limit; Used is how much of it tensors take.
-func (c *Context) MemSize() int64 { return c.params.MemSize }
+var errNilContext = errors.New("nil context (create one with NewContext)")
 
-// Used reports the bytes of MemSize consumed so far.
-func (c *Context) Used() int64 { return c.used }
+// NoAlloc reports whether the context creates tensors without memory (false for a nil context).
+func (c *Context) NoAlloc() bool { return c != nil && c.params.NoAlloc }
 
-// Tensors returns the tensors created so far, in creation order.
-func (c *Context) Tensors() []*Tensor { return c.tensors }
+// MemSize is the context's size limit; Used is how much of it tensors take (0 for a nil context).
+func (c *Context) MemSize() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.params.MemSize
+}
 
-// TensorByName returns the first tensor with the given name, or nil.
+// Used reports the bytes of MemSize consumed so far (0 for a nil context).
+func (c *Context) Used() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.used
+}
+
+// Tensors returns the tensors created so far, in creation order (nil for a nil context).
+func (c *Context) Tensors() []*Tensor {
+	if c == nil {
+		return nil
+	}
+	return c.tensors
+}
+
+// TensorByName returns the first tensor with the given name, or nil (also for a nil context).
 func (c *Context) TensorByName(name string) *Tensor {
-	for _, t := range c.tensors {
+	for _, t := range c.Tensors() {
 		if t.Name == name {
 			return t
 		}
@@ -95,7 +164,8 @@ func (c *Context) TensorByName(name string) *Tensor {
 	return nil
 }
 
-// contiguousStrides fills nb for a dense layout of ne in type typ.
+// contiguousStrides fills nb for a dense layout of ne in type typ (the shape must have been checked
+// with checkedStrides).
 func contiguousStrides(typ Type, ne [4]int64) [4]int64 {
 	var nb [4]int64
 	nb[0] = typ.Size()
@@ -105,8 +175,14 @@ func contiguousStrides(typ Type, ne [4]int64) [4]int64 {
 	return nb
 }
 
-// NewTensor creates a tensor of type typ with up to four dimensions (missing ones are 1).
+// NewTensor creates a tensor of type typ with up to four dimensions (missing ones are 1). Sizes
+// must be ≥ 0 (a zero size makes an empty tensor, see the package documentation), and the element
+// count and byte size must fit in an int64 and in MaxTensorBytes; otherwise the error goes to
+// Err and a placeholder is returned. A nil context returns a placeholder carrying that error.
 func (c *Context) NewTensor(typ Type, ne ...int64) *Tensor {
+	if c == nil {
+		return c.failErr(errNilContext)
+	}
 	if len(ne) < 1 || len(ne) > MaxDims {
 		return c.errorf("new tensor: %d dimensions given, want 1 to %d", len(ne), MaxDims)
 	}
@@ -118,33 +194,51 @@ func (c *Context) NewTensor(typ Type, ne ...int64) *Tensor {
 	return c.newTensor(typ, shape, nil, 0)
 }
 
-// NewTensor1D creates a 1-D tensor.
+// NewTensor1D creates a 1-D tensor (see NewTensor: bad sizes and a nil context give placeholders).
 func (c *Context) NewTensor1D(typ Type, ne0 int64) *Tensor { return c.NewTensor(typ, ne0) }
 
-// NewTensor2D creates a tensor with ne0 columns and ne1 rows.
+// NewTensor2D creates a tensor with ne0 columns and ne1 rows (see NewTensor: bad sizes and a nil
+// context give placeholders).
 func (c *Context) NewTensor2D(typ Type, ne0, ne1 int64) *Tensor { return c.NewTensor(typ, ne0, ne1) }
 
-// NewTensor3D creates a 3-D tensor.
+// NewTensor3D creates a 3-D tensor (see NewTensor: bad sizes and a nil context give placeholders).
 func (c *Context) NewTensor3D(typ Type, ne0, ne1, ne2 int64) *Tensor {
 	return c.NewTensor(typ, ne0, ne1, ne2)
 }
 
-// NewTensor4D creates a 4-D tensor.
+// NewTensor4D creates a 4-D tensor (see NewTensor: bad sizes and a nil context give placeholders).
 func (c *Context) NewTensor4D(typ Type, ne0, ne1, ne2, ne3 int64) *Tensor {
 	return c.NewTensor(typ, ne0, ne1, ne2, ne3)
 }
 
-// NewTensorLike creates a tensor of a's type and shape (contiguous).
-func (c *Context) NewTensorLike(a *Tensor) *Tensor { return c.newTensor(a.Type, a.Ne, nil, 0) }
-
-// NewF32 creates a 1-element F32 tensor holding v (the context must allocate memory).
-func (c *Context) NewF32(v float32) *Tensor {
-	t := c.NewTensor1D(TypeF32, 1)
-	if d := t.Float32s(); d != nil {
-		d[0] = v
-	} else if !c.params.NoAlloc {
-		c.setErr(fmt.Errorf("tandem: NewF32: tensor has no host memory"))
+// NewTensorLike creates a tensor of a's type and shape (contiguous). A nil a records an error and
+// returns a placeholder.
+func (c *Context) NewTensorLike(a *Tensor) *Tensor {
+	if err := c.check("NewTensorLike", a); err != nil {
+		return c.fail("NewTensorLike", err)
 	}
+	return c.newTensor(a.Type, a.Ne, nil, 0)
+}
+
+// NewF32 creates a 1-element F32 tensor holding v. The context must allocate memory: in a NoAlloc
+// context the value has nowhere to go, so that is an error (recorded on the context) rather than a
+// tensor silently missing its value. A nil context returns a placeholder carrying that error.
+func (c *Context) NewF32(v float32) *Tensor {
+	if c == nil {
+		return c.failErr(errNilContext)
+	}
+	if c.params.NoAlloc {
+		return c.errorf("NewF32: the context is NoAlloc, so the value %g cannot be stored (create the tensor, allocate it, then SetFloat32s)", v)
+	}
+	t := c.NewTensor1D(TypeF32, 1)
+	if t.err != nil {
+		return t
+	}
+	d, err := t.HostFloat32s()
+	if err != nil {
+		return c.failErr(fmt.Errorf("tandem: NewF32: %w", err))
+	}
+	d[0] = v
 	return t
 }
 
@@ -153,8 +247,18 @@ func (c *Context) newTensor(typ Type, ne [4]int64, view *Tensor, offs int64) *Te
 	return c.newTensorStrided(typ, ne, nil, view, offs)
 }
 
-// newTensorStrided is newTensor with explicit strides (nil: contiguous).
+// newTensorStrided is newTensor with explicit strides (nil: contiguous). It is the gate every
+// tensor passes: sizes and strides non-negative, element count and byte span free of overflow and
+// within MaxTensorBytes, a view's first and last byte inside its source, and the context's memory
+// accounting free of overflow.
 func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Tensor, offs int64) *Tensor {
+	if c == nil {
+		return c.failErr(errNilContext)
+	}
+	if c.initErr != nil {
+		// NewContext failed: every tensor of this context fails with its error.
+		return c.failErr(c.initErr)
+	}
 	if !typ.Valid() {
 		return c.errorf("new tensor: unknown type %d", int32(typ))
 	}
@@ -167,33 +271,62 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 		return c.errorf("new tensor: %d elements in dimension 0 is not a multiple of the %v block size %d",
 			ne[0], typ, typ.BlockSize())
 	}
+	what := func() string { // built only for an error
+		if view != nil {
+			return "view of " + view.String()
+		}
+		return "new tensor"
+	}
+	strides, err := checkedStrides(typ, ne)
+	if err != nil {
+		return c.failErr(fmt.Errorf("tandem: %s: %v %v: %w", what(), typ, ne, err))
+	}
+	if nb != nil {
+		strides = *nb
+	}
+	nbytes, err := layoutBytes(typ, ne, strides)
+	if err != nil {
+		return c.failErr(fmt.Errorf("tandem: %s: %v %v strides %v: %w", what(), typ, ne, strides, err))
+	}
+	if nbytes == 0 {
+		// An empty tensor covers no bytes whatever its strides say; giving it the dense strides of
+		// its shape makes every row offset a kernel may compute 0 (a [0, n] view has n rows of no
+		// elements, all at its first byte), so strides never lead a kernel outside its memory.
+		// The dense strides cannot overflow: checkedStrides passed above.
+		strides = contiguousStrides(typ, ne)
+	}
 	if view != nil && view.ViewSrc != nil {
-		offs += view.ViewOffs
+		o, ok := CheckedAdd(offs, view.ViewOffs)
+		if !ok {
+			return c.failErr(overflowf("view of %v at offset %d", view, offs))
+		}
+		offs = o
 		view = view.ViewSrc
 	}
-	t := &Tensor{Type: typ, Ne: ne, Nb: contiguousStrides(typ, ne), ctx: c, ViewSrc: view, ViewOffs: offs}
-	if nb != nil {
-		t.Nb = *nb
-	}
+	t := &Tensor{Type: typ, Ne: ne, Nb: strides, ctx: c, ViewSrc: view, ViewOffs: offs}
 	dataSize, dataOffs := int64(0), int64(0)
 	if view == nil && !c.params.NoAlloc {
 		if c.arena == nil {
 			return c.errorf("new tensor: context has no memory (MemSize %d with NoAlloc false)", c.params.MemSize)
 		}
-		dataSize = alignUp(t.NBytes(), hostAlignment)
-		dataOffs = alignUp(c.used+TensorOverhead, hostAlignment)
+		var ok1, ok2 bool
+		dataSize, ok1 = CheckedAlignUp(nbytes, hostAlignment)
+		dataOffs, ok2 = CheckedAlignUp(c.used+TensorOverhead, hostAlignment)
+		if !ok1 || !ok2 {
+			return c.failErr(overflowf("context out of memory: tensor %v %v of %d bytes", typ, ne, nbytes))
+		}
 	}
-	need := TensorOverhead + dataSize
+	need := int64(TensorOverhead)
 	if dataSize > 0 {
-		need = dataOffs + dataSize - c.used
+		need = dataOffs - c.used + dataSize // cannot overflow: dataSize ≤ MaxTensorBytes+32, c.used ≤ MemSize
 	}
-	if c.params.MemSize > 0 && c.used+need > c.params.MemSize {
+	if total, ok := CheckedAdd(c.used, need); !ok || (c.params.MemSize > 0 && total > c.params.MemSize) {
 		return c.errorf("context out of memory: tensor %v %v needs %d bytes, %d of %d used",
 			typ, ne, need, c.used, c.params.MemSize)
 	}
 	if view != nil {
-		if offs < 0 || (view.NBytes() > 0 && offs+t.NBytes() > view.NBytes()) {
-			return c.errorf("view of %v at offset %d with %d bytes exceeds its %d bytes", view, offs, t.NBytes(), view.NBytes())
+		if err := checkViewExtent(view, offs, nbytes); err != nil {
+			return c.failErr(err)
 		}
 		if view.Buffer != nil {
 			t.Buffer = view.Buffer
@@ -207,4 +340,25 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 	t.id = len(c.tensors)
 	c.tensors = append(c.tensors, t)
 	return t
+}
+
+// checkViewExtent checks that a view of nbytes bytes at byte offset offs lies inside src: its first
+// byte at offs ≥ 0 and its last byte (offs+nbytes-1, strides being non-negative) inside src's span.
+// An empty view must start inside or at the end of src.
+func checkViewExtent(src *Tensor, offs, nbytes int64) error {
+	srcBytes, err := layoutBytes(src.Type, src.Ne, src.Nb)
+	if err != nil {
+		return fmt.Errorf("tandem: view source %v: %w", src, err)
+	}
+	if offs < 0 {
+		return fmt.Errorf("tandem: view of %v at negative offset %d", src, offs)
+	}
+	end, ok := CheckedAdd(offs, nbytes)
+	if !ok {
+		return overflowf("view of %v at offset %d with %d bytes", src, offs, nbytes)
+	}
+	if end > srcBytes || offs > srcBytes {
+		return fmt.Errorf("tandem: view bytes [%d,%d) lie outside its source %v of %d bytes", offs, end, src, srcBytes)
+	}
+	return nil
 }

@@ -7,8 +7,15 @@ import (
 )
 
 // WriteDot writes the graph in Graphviz DOT: nodes as boxes labelled with name, op, type and shape;
-// leafs as ellipses; edges from each source to its user, labelled with the source slot.
+// leafs as ellipses; edges from each source to its user, labelled with the source slot. A nil g
+// returns ErrNilGraph; a nil w is an error.
 func (g *Graph) WriteDot(w io.Writer) error {
+	if g == nil {
+		return ErrNilGraph
+	}
+	if w == nil {
+		return fmt.Errorf("tandem: WriteDot: nil writer")
+	}
 	var b strings.Builder
 	b.WriteString("digraph tandem {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n")
 	ids := map[*Tensor]string{}

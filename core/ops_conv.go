@@ -1,8 +1,35 @@
 package core
 
+import "math"
+
 // ConvOutputSize is the output length of a convolution over ins inputs with kernel ks, stride s,
-// padding p and dilation d.
-func ConvOutputSize(ins, ks, s, p, d int64) int64 { return (ins+2*p-d*(ks-1)-1)/s + 1 }
+// padding p and dilation d (≤ 0 when the kernel does not fit; 0 when s ≤ 0 or the arithmetic
+// would overflow).
+func ConvOutputSize(ins, ks, s, p, d int64) int64 {
+	n, ok := convOutputSize(ins, ks, s, p, d)
+	if !ok {
+		return 0
+	}
+	return n
+}
+
+// convOutputSize is ConvOutputSize with overflow reported.
+func convOutputSize(ins, ks, s, p, d int64) (int64, bool) {
+	if s <= 0 {
+		return 0, false
+	}
+	p2, ok1 := CheckedMul(2, p)
+	span, ok2 := CheckedMul(d, ks-1)
+	in, ok3 := CheckedAdd(ins, p2)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	num, ok := CheckedAdd(in, -span-1)
+	if !ok || span == math.MaxInt64 {
+		return 0, false
+	}
+	return num/s + 1, true
+}
 
 // Im2ColParams are the stride, padding and dilation of Im2Col (index 0: width, 1: height).
 type Im2ColParams struct {
@@ -13,6 +40,7 @@ type Im2ColParams struct {
 // Im2Col unfolds input b into patches for kernel a. 2-D: a [KW, KH, IC, OC], b [W, H, IC, N] gives
 // [IC*KH*KW, OW, OH, N]. 1-D: a [K, IC, OC], b [L, IC, N] gives [IC*K, OL, N]. The result has type
 // dst (F32 or F16).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Im2Col(a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
 	if err := c.check("IM2COL", a, b); err != nil {
 		return c.fail("IM2COL", err)
@@ -24,14 +52,19 @@ func (c *Context) Im2Col(a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
 		return c.errorf("IM2COL: input %v must be f32", b)
 	case p.S0 <= 0 || (p.Is2D && p.S1 <= 0) || p.D0 <= 0 || (p.Is2D && p.D1 <= 0) || p.P0 < 0 || p.P1 < 0:
 		return c.errorf("IM2COL: strides and dilations must be positive, paddings ≥ 0: %+v", p)
+	case !fitsI32(p.S0) || !fitsI32(p.S1) || !fitsI32(p.P0) || !fitsI32(p.P1) || !fitsI32(p.D0) || !fitsI32(p.D1):
+		return c.errorf("IM2COL: parameters %+v do not fit int32", p)
 	}
 	var ne [4]int64
 	if p.Is2D {
 		if a.Ne[2] != b.Ne[2] {
 			return c.errorf("IM2COL: kernel %v has %d input channels, input %v has %d", a, a.Ne[2], b, b.Ne[2])
 		}
-		oh := ConvOutputSize(b.Ne[1], a.Ne[1], int64(p.S1), int64(p.P1), int64(p.D1))
-		ow := ConvOutputSize(b.Ne[0], a.Ne[0], int64(p.S0), int64(p.P0), int64(p.D0))
+		oh, ok1 := convOutputSize(b.Ne[1], a.Ne[1], int64(p.S1), int64(p.P1), int64(p.D1))
+		ow, ok2 := convOutputSize(b.Ne[0], a.Ne[0], int64(p.S0), int64(p.P0), int64(p.D0))
+		if !ok1 || !ok2 {
+			return c.failErr(overflowf("IM2COL: output size of kernel %v over input %v", a, b))
+		}
 		if oh <= 0 || ow <= 0 {
 			return c.errorf("IM2COL: kernel %v does not fit input %v", a, b)
 		}
@@ -40,7 +73,10 @@ func (c *Context) Im2Col(a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
 		if a.Ne[1] != b.Ne[1] || b.Ne[3] != 1 {
 			return c.errorf("IM2COL: kernel %v has %d input channels, input %v has %d", a, a.Ne[1], b, b.Ne[1])
 		}
-		ow := ConvOutputSize(b.Ne[0], a.Ne[0], int64(p.S0), int64(p.P0), int64(p.D0))
+		ow, ok := convOutputSize(b.Ne[0], a.Ne[0], int64(p.S0), int64(p.P0), int64(p.D0))
+		if !ok {
+			return c.failErr(overflowf("IM2COL: output size of kernel %v over input %v", a, b))
+		}
 		if ow <= 0 {
 			return c.errorf("IM2COL: kernel %v does not fit input %v", a, b)
 		}
@@ -57,16 +93,24 @@ func (c *Context) Im2Col(a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
 }
 
 // Im2ColParamsOf reads the parameters back from an IM2COL node.
+// A nil t gives the zero Im2ColParams.
 func Im2ColParamsOf(t *Tensor) Im2ColParams {
+	if t == nil {
+		return Im2ColParams{}
+	}
 	return Im2ColParams{S0: int(t.Params[0]), S1: int(t.Params[1]), P0: int(t.Params[2]), P1: int(t.Params[3]),
 		D0: int(t.Params[4]), D1: int(t.Params[5]), Is2D: t.Params[6] != 0}
 }
 
 // Conv1D convolves b [L, IC, N] with kernel a [K, IC, OC] (stride s0, padding p0, dilation d0),
 // giving [OL, OC, N]; built from Im2Col and MulMat as in ggml.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 	if err := c.check("CONV_1D", a, b); err != nil {
 		return c.fail("CONV_1D", err)
+	}
+	if a.IsEmpty() || b.IsEmpty() {
+		return c.errorf("CONV_1D: kernel %v or input %v is empty", a, b)
 	}
 	im := c.Im2Col(a, b, Im2ColParams{S0: s0, P0: p0, D0: d0}, a.Type)
 	if im.Op != OpIm2Col {
@@ -81,9 +125,13 @@ func (c *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 
 // Conv2D convolves b [W, H, IC, N] with kernel a [KW, KH, IC, OC], giving [OW, OH, OC, N]; built
 // from Im2Col, MulMat, Permute and Cont as in ggml.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Conv2D(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 	if err := c.check("CONV_2D", a, b); err != nil {
 		return c.fail("CONV_2D", err)
+	}
+	if a.IsEmpty() || b.IsEmpty() {
+		return c.errorf("CONV_2D: kernel %v or input %v is empty", a, b)
 	}
 	im := c.Im2Col(a, b, Im2ColParams{S0: s0, S1: s1, P0: p0, P1: p1, D0: d0, D1: d1, Is2D: true}, a.Type)
 	if im.Op != OpIm2Col {
@@ -94,11 +142,13 @@ func (c *Context) Conv2D(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 	return c.Cont(c.Permute(r, 0, 1, 3, 2))
 }
 
-// PoolOutputSize is the output length of pooling ins inputs with kernel ks, stride s, padding p.
-func PoolOutputSize(ins, ks, s, p int64) int64 { return (ins+2*p-ks)/s + 1 }
+// PoolOutputSize is the output length of pooling ins inputs with kernel ks, stride s, padding p
+// (≤ 0 when the kernel does not fit; 0 when s ≤ 0 or the arithmetic would overflow).
+func PoolOutputSize(ins, ks, s, p int64) int64 { return ConvOutputSize(ins, ks, s, p, 1) }
 
 // Pool1D pools each row of a with kernel k0, stride s0 and padding p0 (padding counts as zero for
 // averages, as in ggml, and is skipped for max). Result F32 [OL, ne1, ne2, ne3].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	if err := c.check("POOL_1D", a); err != nil {
 		return c.fail("POOL_1D", err)
@@ -109,7 +159,7 @@ func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	if op != PoolMax && op != PoolAvg {
 		return c.errorf("POOL_1D: unknown pooling %d", int32(op))
 	}
-	if k0 <= 0 || s0 <= 0 || p0 < 0 || p0 >= k0 {
+	if k0 <= 0 || s0 <= 0 || p0 < 0 || p0 >= k0 || !fitsI32(k0) || !fitsI32(s0) {
 		return c.errorf("POOL_1D: kernel %d, stride %d, padding %d are invalid", k0, s0, p0)
 	}
 	ow := PoolOutputSize(a.Ne[0], int64(k0), int64(s0), int64(p0))
@@ -123,6 +173,7 @@ func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 
 // Pool2D pools the [W, H] planes of a with kernel (k0, k1), strides (s0, s1) and paddings (p0, p1).
 // Result F32 [OW, OH, ne2, ne3].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool2D(a *Tensor, op PoolOp, k0, k1, s0, s1, p0, p1 int) *Tensor {
 	if err := c.check("POOL_2D", a); err != nil {
 		return c.fail("POOL_2D", err)
@@ -133,7 +184,8 @@ func (c *Context) Pool2D(a *Tensor, op PoolOp, k0, k1, s0, s1, p0, p1 int) *Tens
 	if op != PoolMax && op != PoolAvg {
 		return c.errorf("POOL_2D: unknown pooling %d", int32(op))
 	}
-	if k0 <= 0 || k1 <= 0 || s0 <= 0 || s1 <= 0 || p0 < 0 || p1 < 0 || p0 >= k0 || p1 >= k1 {
+	if k0 <= 0 || k1 <= 0 || s0 <= 0 || s1 <= 0 || p0 < 0 || p1 < 0 || p0 >= k0 || p1 >= k1 ||
+		!fitsI32(k0) || !fitsI32(k1) || !fitsI32(s0) || !fitsI32(s1) {
 		return c.errorf("POOL_2D: kernel %dx%d, strides %d,%d, paddings %d,%d are invalid", k0, k1, s0, s1, p0, p1)
 	}
 	ow := PoolOutputSize(a.Ne[0], int64(k0), int64(s0), int64(p0))

@@ -1,5 +1,7 @@
 package core
 
+import "fmt"
+
 func (c *Context) binary(op Op, a, b *Tensor) *Tensor {
 	if err := c.check(op.String(), a, b); err != nil {
 		return c.fail(op.String(), err)
@@ -14,18 +16,23 @@ func (c *Context) binary(op Op, a, b *Tensor) *Tensor {
 }
 
 // Add returns a + b, b broadcast into a's shape by tiling.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Add(a, b *Tensor) *Tensor { return c.binary(OpAdd, a, b) }
 
 // Sub returns a - b, b broadcast into a's shape.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Sub(a, b *Tensor) *Tensor { return c.binary(OpSub, a, b) }
 
 // Mul returns a * b elementwise, b broadcast into a's shape.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Mul(a, b *Tensor) *Tensor { return c.binary(OpMul, a, b) }
 
 // Div returns a / b elementwise, b broadcast into a's shape.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Div(a, b *Tensor) *Tensor { return c.binary(OpDiv, a, b) }
 
 // Add1 adds the single element of b to every element of a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Add1(a, b *Tensor) *Tensor {
 	if err := c.check("ADD1", a, b); err != nil {
 		return c.fail("ADD1", err)
@@ -50,27 +57,34 @@ func (c *Context) simple(op Op, a *Tensor) *Tensor {
 }
 
 // Sqr returns a².
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Sqr(a *Tensor) *Tensor { return c.simple(OpSqr, a) }
 
 // Sqrt returns √a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Sqrt(a *Tensor) *Tensor { return c.simple(OpSqrt, a) }
 
 // Log returns ln a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Log(a *Tensor) *Tensor { return c.simple(OpLog, a) }
 
 // Sin returns sin a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Sin(a *Tensor) *Tensor { return c.simple(OpSin, a) }
 
 // Cos returns cos a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Cos(a *Tensor) *Tensor { return c.simple(OpCos, a) }
 
 // Scale returns a * s.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Scale(a *Tensor, s float32) *Tensor { return c.ScaleBias(a, s, 0) }
 
 // ScaleBias returns a * s + bias.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) ScaleBias(a *Tensor, s, bias float32) *Tensor {
 	t := c.simple(OpScale, a)
-	if t.Op == OpScale {
+	if t.err == nil && t.Op == OpScale {
 		if a.Type != TypeF32 {
 			return c.errorf("SCALE: %v has type %v, want f32", a, a.Type)
 		}
@@ -81,9 +95,10 @@ func (c *Context) ScaleBias(a *Tensor, s, bias float32) *Tensor {
 }
 
 // Clamp limits every element of a to [lo, hi].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
 	t := c.simple(OpClamp, a)
-	if t.Op == OpClamp {
+	if t.err == nil && t.Op == OpClamp {
 		if lo > hi {
 			return c.errorf("CLAMP: min %g > max %g", lo, hi)
 		}
@@ -94,54 +109,105 @@ func (c *Context) Clamp(a *Tensor, lo, hi float32) *Tensor {
 }
 
 // LeakyRelu returns a where a > 0, else slope·a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) LeakyRelu(a *Tensor, slope float32) *Tensor {
 	t := c.simple(OpLeakyRelu, a)
-	if t.Op == OpLeakyRelu {
+	if t.err == nil && t.Op == OpLeakyRelu {
 		t.SetParamF32(0, slope)
 	}
 	return t
 }
 
 // Unary applies the unary function u elementwise.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Unary(a *Tensor, u UnaryOp) *Tensor {
+	if err := c.check("UNARY", a); err != nil {
+		return c.fail("UNARY", err)
+	}
 	if u < 0 || u >= UnaryCount {
 		return c.errorf("UNARY: unknown function %d", int32(u))
 	}
 	t := c.simple(OpUnary, a)
-	if t.Op == OpUnary {
+	if t.err == nil && t.Op == OpUnary {
 		t.Params[0] = int32(u)
 	}
 	return t
 }
 
-// Abs, Sgn, Neg, Step, Tanh, Elu, Relu, Sigmoid, Gelu, GeluQuick, Silu, Hardswish, Hardsigmoid and Exp
-// are the unary functions of ggml.
-func (c *Context) Abs(a *Tensor) *Tensor         { return c.Unary(a, UnaryAbs) }
-func (c *Context) Sgn(a *Tensor) *Tensor         { return c.Unary(a, UnarySgn) }
-func (c *Context) Neg(a *Tensor) *Tensor         { return c.Unary(a, UnaryNeg) }
-func (c *Context) Step(a *Tensor) *Tensor        { return c.Unary(a, UnaryStep) }
-func (c *Context) Tanh(a *Tensor) *Tensor        { return c.Unary(a, UnaryTanh) }
-func (c *Context) Elu(a *Tensor) *Tensor         { return c.Unary(a, UnaryElu) }
-func (c *Context) Relu(a *Tensor) *Tensor        { return c.Unary(a, UnaryRelu) }
-func (c *Context) Sigmoid(a *Tensor) *Tensor     { return c.Unary(a, UnarySigmoid) }
-func (c *Context) Gelu(a *Tensor) *Tensor        { return c.Unary(a, UnaryGelu) }
-func (c *Context) GeluQuick(a *Tensor) *Tensor   { return c.Unary(a, UnaryGeluQuick) }
-func (c *Context) Silu(a *Tensor) *Tensor        { return c.Unary(a, UnarySilu) }
-func (c *Context) Hardswish(a *Tensor) *Tensor   { return c.Unary(a, UnaryHardswish) }
-func (c *Context) Hardsigmoid(a *Tensor) *Tensor { return c.Unary(a, UnaryHardsigmoid) }
-func (c *Context) Exp(a *Tensor) *Tensor         { return c.Unary(a, UnaryExp) }
+// Abs returns |a| elementwise (UnaryAbs; a nil a records an error).
+func (c *Context) Abs(a *Tensor) *Tensor { return c.Unary(a, UnaryAbs) }
 
-// GLU applies a gated linear unit. With b nil, a's rows are split in half: act(first)·second
-// (act(second)·first when swapped). With b, the result is act(a)·b (swapped: act(b)·a).
+// Sgn returns the sign of a (-1, 0 or 1) elementwise (UnarySgn; a nil a records an error).
+func (c *Context) Sgn(a *Tensor) *Tensor { return c.Unary(a, UnarySgn) }
+
+// Neg returns -a elementwise (UnaryNeg; a nil a records an error).
+func (c *Context) Neg(a *Tensor) *Tensor { return c.Unary(a, UnaryNeg) }
+
+// Step returns 1 where a > 0, else 0 elementwise (UnaryStep; a nil a records an error).
+func (c *Context) Step(a *Tensor) *Tensor { return c.Unary(a, UnaryStep) }
+
+// Tanh returns tanh a elementwise (UnaryTanh; a nil a records an error).
+func (c *Context) Tanh(a *Tensor) *Tensor { return c.Unary(a, UnaryTanh) }
+
+// Elu returns a where a > 0, else eᵃ-1 elementwise (UnaryElu; a nil a records an error).
+func (c *Context) Elu(a *Tensor) *Tensor { return c.Unary(a, UnaryElu) }
+
+// Relu returns max(a, 0) elementwise (UnaryRelu; a nil a records an error).
+func (c *Context) Relu(a *Tensor) *Tensor { return c.Unary(a, UnaryRelu) }
+
+// Sigmoid returns 1/(1+e⁻ᵃ) elementwise (UnarySigmoid; a nil a records an error).
+func (c *Context) Sigmoid(a *Tensor) *Tensor { return c.Unary(a, UnarySigmoid) }
+
+// Gelu returns gelu(a) (tanh approximation) elementwise (UnaryGelu; a nil a records an error).
+func (c *Context) Gelu(a *Tensor) *Tensor { return c.Unary(a, UnaryGelu) }
+
+// GeluQuick returns a·sigmoid(1.702a) elementwise (UnaryGeluQuick; a nil a records an error).
+func (c *Context) GeluQuick(a *Tensor) *Tensor { return c.Unary(a, UnaryGeluQuick) }
+
+// Silu returns a·sigmoid(a) elementwise (UnarySilu; a nil a records an error).
+func (c *Context) Silu(a *Tensor) *Tensor { return c.Unary(a, UnarySilu) }
+
+// Hardswish returns a·min(max(a+3, 0), 6)/6 elementwise (UnaryHardswish; a nil a records an error).
+func (c *Context) Hardswish(a *Tensor) *Tensor { return c.Unary(a, UnaryHardswish) }
+
+// Hardsigmoid returns min(max(a+3, 0), 6)/6 elementwise (UnaryHardsigmoid; a nil a records an error).
+func (c *Context) Hardsigmoid(a *Tensor) *Tensor { return c.Unary(a, UnaryHardsigmoid) }
+
+// Exp returns eᵃ elementwise (UnaryExp; a nil a records an error).
+func (c *Context) Exp(a *Tensor) *Tensor { return c.Unary(a, UnaryExp) }
+
+// GLU applies a gated linear unit to two operands: act(a)·b (swapped: act(b)·a). a and b must
+// have the same shape and type. A nil a or b is an error recorded on the context (it does not
+// fall back to the single-operand form): use GLUSingle (or Swiglu, Geglu, Reglu) to split one
+// tensor's rows in half.
 func (c *Context) GLU(a, b *Tensor, g GLUOp, swapped bool) *Tensor {
 	name := "GLU"
 	if g >= 0 && g < GLUCount {
 		name = g.String()
-	} else {
-		return c.errorf("GLU: unknown variant %d", int32(g))
+	}
+	if err := c.check(name, a, b); err != nil {
+		return c.fail(name, fmt.Errorf("%w (GLU takes two operands; use GLUSingle to split one tensor)", err))
+	}
+	return c.glu(name, a, b, g, swapped)
+}
+
+// GLUSingle applies a gated linear unit to the two halves of each row of a: act(first)·second
+// (act(second)·first when swapped). a's row length must be even. A nil a records an error.
+func (c *Context) GLUSingle(a *Tensor, g GLUOp, swapped bool) *Tensor {
+	name := "GLU"
+	if g >= 0 && g < GLUCount {
+		name = g.String()
 	}
 	if err := c.check(name, a); err != nil {
 		return c.fail(name, err)
+	}
+	return c.glu(name, a, nil, g, swapped)
+}
+
+// glu builds a GLU node; b nil selects the single-operand form.
+func (c *Context) glu(name string, a, b *Tensor, g GLUOp, swapped bool) *Tensor {
+	if g < 0 || g >= GLUCount {
+		return c.errorf("GLU: unknown variant %d", int32(g))
 	}
 	if !c.requireTypes(name, isFloatType, "f32, f16 or bf16", a) {
 		return c.placeholder()
@@ -176,16 +242,22 @@ func (c *Context) GLU(a, b *Tensor, g GLUOp, swapped bool) *Tensor {
 }
 
 // Swiglu returns silu(first half)·second half of each row of a.
-func (c *Context) Swiglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUSwiglu, false) }
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
+func (c *Context) Swiglu(a *Tensor) *Tensor { return c.GLUSingle(a, GLUSwiglu, false) }
 
 // Geglu returns gelu(first half)·second half of each row of a.
-func (c *Context) Geglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUGeglu, false) }
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
+func (c *Context) Geglu(a *Tensor) *Tensor { return c.GLUSingle(a, GLUGeglu, false) }
 
 // Reglu returns relu(first half)·second half of each row of a.
-func (c *Context) Reglu(a *Tensor) *Tensor { return c.GLU(a, nil, GLUReglu, false) }
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
+func (c *Context) Reglu(a *Tensor) *Tensor { return c.GLUSingle(a, GLUReglu, false) }
 
-// SwigluSplit returns silu(a)·b.
+// SwigluSplit returns silu(a)·b; a nil a or b is an error (see GLU).
 func (c *Context) SwigluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUSwiglu, false) }
 
-// GegluSplit returns gelu(a)·b.
+// GegluSplit returns gelu(a)·b; a nil a or b is an error (see GLU).
 func (c *Context) GegluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUGeglu, false) }
+
+// RegluSplit returns relu(a)·b; a nil a or b is an error (see GLU).
+func (c *Context) RegluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUReglu, false) }

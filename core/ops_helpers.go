@@ -1,11 +1,33 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
-// newOp creates the result tensor of an op: type typ, shape ne, sources srcs.
+// emptyInputOK lists the ops whose kernels give a defined non-empty result from an empty operand:
+// the sums of no terms (0), the mean of no terms (NaN, as 0/0 in ggml), the argmax of an empty row
+// (0, tandem's convention on every backend), and CONCAT, which never reads the empty part.
+func emptyInputOK(op Op) bool {
+	return op == OpConcat || op == OpSum || op == OpSumRows || op == OpMean || op == OpArgmax
+}
+
+// newOp creates the result tensor of an op: type typ, shape ne, sources srcs. It is the gate for
+// empty operands (see the package documentation): an op with an empty result is never run by a
+// backend, so empty operands flow through it as a zero-size result; an op whose result has elements
+// may read an empty operand only where emptyInputOK says the result is defined, otherwise the
+// constructor records an error naming the empty operand.
 func (c *Context) newOp(op Op, typ Type, ne [4]int64, srcs ...*Tensor) *Tensor {
+	if !emptyInputOK(op) && ne[0] != 0 && ne[1] != 0 && ne[2] != 0 && ne[3] != 0 {
+		for i, s := range srcs {
+			if s != nil && s.IsEmpty() {
+				return c.errorf("%v: operand %d %v is empty (0 elements) but the result %v would not be; "+
+					"an op with a non-empty result needs non-empty operands", op, i, s, ne)
+			}
+		}
+	}
 	t := c.newTensor(typ, ne, nil, 0)
-	if t.Name == "invalid" {
+	if t.err != nil {
 		return t
 	}
 	t.Op = op
@@ -21,7 +43,7 @@ func (c *Context) viewOp(op Op, a *Tensor, typ Type, ne [4]int64, offs int64) *T
 // viewOpStrided is viewOp with explicit strides.
 func (c *Context) viewOpStrided(op Op, a *Tensor, typ Type, ne [4]int64, nb *[4]int64, offs int64) *Tensor {
 	t := c.newTensorStrided(typ, ne, nb, a, offs)
-	if t.Name == "invalid" {
+	if t.err != nil {
 		return t
 	}
 	t.Op = op
@@ -32,11 +54,25 @@ func (c *Context) viewOpStrided(op Op, a *Tensor, typ Type, ne [4]int64, nb *[4]
 	return t
 }
 
-// check validates operands: nil tensors and tensors of a failed construction give an error.
+// check validates the context and the operands: a nil context, nil tensors, placeholders of a
+// failed construction and layouts made invalid by hand (negative or overflowing sizes and strides)
+// give an error.
 func (c *Context) check(op string, ts ...*Tensor) error {
+	if c == nil {
+		return errNilContext
+	}
 	for i, t := range ts {
 		if t == nil {
-			return fmt.Errorf("tandem: %s: operand %d is nil", op, i)
+			return fmt.Errorf("operand %d is nil", i)
+		}
+	}
+	for i, t := range ts {
+		if t.err != nil {
+			return fmt.Errorf("operand %d is the placeholder of a failed op: %w", i, t.err)
+		}
+		if _, err := layoutBytes(t.Type, t.Ne, t.Nb); err != nil {
+			// fields changed by hand after construction
+			return fmt.Errorf("operand %d %v has an invalid layout: %w", i, t, err)
 		}
 	}
 	return nil
@@ -56,8 +92,10 @@ func (c *Context) requireTypes(op string, allowed func(Type) bool, what string, 
 }
 
 func (c *Context) fail(op string, err error) *Tensor {
-	c.setErr(fmt.Errorf("tandem: %s: %w", op, err))
-	return c.placeholder()
+	return c.failErr(fmt.Errorf("tandem: %s: %w", op, err))
 }
+
+// fitsI32 reports whether v fits an op parameter word.
+func fitsI32(v int) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 
 func errorfNoCtx(format string, args ...any) error { return fmt.Errorf("tandem: "+format, args...) }

@@ -1,6 +1,9 @@
 package core
 
+import "fmt"
+
 // Dup returns a contiguous copy of a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Dup(a *Tensor) *Tensor {
 	if err := c.check("DUP", a); err != nil {
 		return c.fail("DUP", err)
@@ -9,6 +12,7 @@ func (c *Context) Dup(a *Tensor) *Tensor {
 }
 
 // Cont returns a contiguous copy of a (same type and shape).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Cont(a *Tensor) *Tensor {
 	if err := c.check("CONT", a); err != nil {
 		return c.fail("CONT", err)
@@ -16,14 +20,21 @@ func (c *Context) Cont(a *Tensor) *Tensor {
 	return c.newOp(OpCont, a.Type, a.Ne, a)
 }
 
-// Cont2D..Cont4D return contiguous copies of a with a new shape of the same element count.
+// ContShape returns a contiguous copy of a with a new shape ne (1 to 4 sizes) of the same element
+// count. A nil a records an error and returns a placeholder.
 func (c *Context) ContShape(a *Tensor, ne ...int64) *Tensor {
+	if err := c.check("CONT", a); err != nil {
+		return c.fail("CONT", err)
+	}
 	shape, ok := c.shape("CONT", ne)
 	if !ok {
 		return c.placeholder()
 	}
-	if shape[0]*shape[1]*shape[2]*shape[3] != a.NElements() {
-		return c.errorf("CONT: %v has %d elements, shape %v has %d", a, a.NElements(), shape, shape[0]*shape[1]*shape[2]*shape[3])
+	if n, ok := checkedProduct(shape[:]...); !ok || n != a.NElements() {
+		if !ok {
+			return c.failErr(overflowf("CONT: element count of shape %v", shape))
+		}
+		return c.errorf("CONT: %v has %d elements, shape %v has %d", a, a.NElements(), shape, n)
 	}
 	return c.newOp(OpCont, a.Type, shape, a)
 }
@@ -44,6 +55,7 @@ func convertible(from, to Type) bool {
 
 // Cpy copies a into b's memory, converting a's type to b's (quantizing on write); both must have the
 // same number of elements. The result is a view of b.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Cpy(a, b *Tensor) *Tensor {
 	if err := c.check("CPY", a, b); err != nil {
 		return c.fail("CPY", err)
@@ -68,6 +80,7 @@ func (c *Context) Cpy(a, b *Tensor) *Tensor {
 }
 
 // Cast returns a converted to type typ (a new contiguous tensor).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Cast(a *Tensor, typ Type) *Tensor {
 	if err := c.check("CPY", a); err != nil {
 		return c.fail("CPY", err)
@@ -102,6 +115,7 @@ func (c *Context) shape(op string, ne []int64) ([4]int64, bool) {
 }
 
 // Reshape returns a view of contiguous a with shape ne (same element count).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Reshape(a *Tensor, ne ...int64) *Tensor {
 	if err := c.check("RESHAPE", a); err != nil {
 		return c.fail("RESHAPE", err)
@@ -113,8 +127,11 @@ func (c *Context) Reshape(a *Tensor, ne ...int64) *Tensor {
 	if !a.IsContiguous() {
 		return c.errorf("RESHAPE: %v is not contiguous (use Cont first)", a)
 	}
-	if shape[0]*shape[1]*shape[2]*shape[3] != a.NElements() {
-		return c.errorf("RESHAPE: %v has %d elements, shape %v has %d", a, a.NElements(), shape, shape[0]*shape[1]*shape[2]*shape[3])
+	if n, ok := checkedProduct(shape[:]...); !ok || n != a.NElements() {
+		if !ok {
+			return c.failErr(overflowf("RESHAPE: element count of shape %v", shape))
+		}
+		return c.errorf("RESHAPE: %v has %d elements, shape %v has %d", a, a.NElements(), shape, n)
 	}
 	if shape[0]%a.Type.BlockSize() != 0 {
 		return c.errorf("RESHAPE: row length %d is not a multiple of the %v block size", shape[0], a.Type)
@@ -122,21 +139,36 @@ func (c *Context) Reshape(a *Tensor, ne ...int64) *Tensor {
 	return c.viewOp(OpReshape, a, a.Type, shape, 0)
 }
 
-// Reshape1D..4D are Reshape with a fixed number of dimensions.
-func (c *Context) Reshape1D(a *Tensor, ne0 int64) *Tensor      { return c.Reshape(a, ne0) }
+// Reshape1D is Reshape to one dimension; a nil a records an error and returns a placeholder.
+func (c *Context) Reshape1D(a *Tensor, ne0 int64) *Tensor { return c.Reshape(a, ne0) }
+
+// Reshape2D is Reshape to two dimensions; a nil a records an error and returns a placeholder.
 func (c *Context) Reshape2D(a *Tensor, ne0, ne1 int64) *Tensor { return c.Reshape(a, ne0, ne1) }
+
+// Reshape3D is Reshape to three dimensions; a nil a records an error and returns a placeholder.
 func (c *Context) Reshape3D(a *Tensor, ne0, ne1, ne2 int64) *Tensor {
 	return c.Reshape(a, ne0, ne1, ne2)
 }
+
+// Reshape4D is Reshape to four dimensions; a nil a records an error and returns a placeholder.
 func (c *Context) Reshape4D(a *Tensor, ne0, ne1, ne2, ne3 int64) *Tensor {
 	return c.Reshape(a, ne0, ne1, ne2, ne3)
 }
 
-// ReshapeAs returns a view of contiguous a with b's shape.
-func (c *Context) ReshapeAs(a, b *Tensor) *Tensor { return c.Reshape(a, b.Ne[:]...) }
+// ReshapeAs returns a view of contiguous a with b's shape. A nil a or b records an error and
+// returns a placeholder.
+func (c *Context) ReshapeAs(a, b *Tensor) *Tensor {
+	if err := c.check("RESHAPE", a, b); err != nil {
+		return c.fail("RESHAPE", err)
+	}
+	return c.Reshape(a, b.Ne[:]...)
+}
 
 // View returns a view of a with shape ne, byte strides nb (nb[0] is the element size and need not be
-// given: pass nb1..nb3) and byte offset.
+// given: pass nb1..nb3) and byte offset. Strides must be ≥ 0 and the view must lie inside a: its
+// first byte (offset) and its last byte (offset plus the span its shape and strides cover) are
+// checked, with overflow-checked arithmetic. An empty view (a zero size) may start anywhere inside
+// a or at its end. A nil a records an error and returns a placeholder.
 func (c *Context) View(a *Tensor, ne []int64, nb []int64, offset int64) *Tensor {
 	if err := c.check("VIEW", a); err != nil {
 		return c.fail("VIEW", err)
@@ -151,10 +183,24 @@ func (c *Context) View(a *Tensor, ne []int64, nb []int64, offset int64) *Tensor 
 	if shape[0]%a.Type.BlockSize() != 0 {
 		return c.errorf("VIEW: row length %d is not a multiple of the %v block size", shape[0], a.Type)
 	}
-	strides := contiguousStrides(a.Type, shape)
+	strides, err := checkedStrides(a.Type, shape)
+	if err != nil {
+		return c.failErr(fmt.Errorf("tandem: VIEW: %w", err))
+	}
 	copy(strides[1:], nb)
+	for i, s := range nb {
+		if s < 0 {
+			return c.errorf("VIEW: negative stride nb%d = %d (strides must be ≥ 0)", i+1, s)
+		}
+	}
+	if offset < 0 {
+		return c.errorf("VIEW: negative offset %d", offset)
+	}
 	for i := len(ne); i < MaxDims; i++ {
-		strides[i] = strides[i-1] * shape[i-1]
+		var ok bool
+		if strides[i], ok = CheckedMul(strides[i-1], shape[i-1]); !ok {
+			return c.failErr(overflowf("VIEW: stride of dimension %d", i))
+		}
 	}
 	v := c.viewOpStrided(OpView, a, a.Type, shape, &strides, offset)
 	if v.Op == OpView {
@@ -165,27 +211,32 @@ func (c *Context) View(a *Tensor, ne []int64, nb []int64, offset int64) *Tensor 
 }
 
 // View1D returns ne0 elements of a starting at byte offset.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) View1D(a *Tensor, ne0, offset int64) *Tensor {
 	return c.View(a, []int64{ne0}, nil, offset)
 }
 
 // View2D returns a [ne0, ne1] view with row stride nb1 bytes.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) View2D(a *Tensor, ne0, ne1, nb1, offset int64) *Tensor {
 	return c.View(a, []int64{ne0, ne1}, []int64{nb1}, offset)
 }
 
 // View3D returns a [ne0, ne1, ne2] view.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) View3D(a *Tensor, ne0, ne1, ne2, nb1, nb2, offset int64) *Tensor {
 	return c.View(a, []int64{ne0, ne1, ne2}, []int64{nb1, nb2}, offset)
 }
 
 // View4D returns a [ne0, ne1, ne2, ne3] view.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3, nb1, nb2, nb3, offset int64) *Tensor {
 	return c.View(a, []int64{ne0, ne1, ne2, ne3}, []int64{nb1, nb2, nb3}, offset)
 }
 
 // Permute returns a view of a whose dimension i becomes dimension ax_i (as ggml_permute and
 // PyTorch's inverse-permutation convention in ggml).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Permute(a *Tensor, ax0, ax1, ax2, ax3 int) *Tensor {
 	if err := c.check("PERMUTE", a); err != nil {
 		return c.fail("PERMUTE", err)
@@ -216,9 +267,10 @@ func (c *Context) Permute(a *Tensor, ax0, ax1, ax2, ax3 int) *Tensor {
 }
 
 // Transpose swaps dimensions 0 and 1 (a view).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Transpose(a *Tensor) *Tensor {
 	t := c.Permute(a, 1, 0, 2, 3)
-	if t.Op == OpPermute {
+	if t.err == nil && t.Op == OpPermute {
 		t.Op = OpTranspose
 		if a.Name != "" {
 			t.Name = a.Name + " (transposed)"
@@ -229,6 +281,7 @@ func (c *Context) Transpose(a *Tensor) *Tensor {
 
 // GetRows gathers rows of a selected by the I32 indices b: a [n_embd, ne1, ne2, ne3], b [n, ne2, ne3]
 // gives [n_embd, n, ne2, ne3] in F32 (I32 when a is I32), dequantizing as needed.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) GetRows(a, b *Tensor) *Tensor {
 	if err := c.check("GET_ROWS", a, b); err != nil {
 		return c.fail("GET_ROWS", err)
@@ -251,6 +304,7 @@ func (c *Context) GetRows(a, b *Tensor) *Tensor {
 
 // SetRows writes the rows of b into rows idx of a (converting to a's type) and returns a view of a.
 // a [ne0, rows, ne2, ne3], b F32 [ne0, n, ne2, ne3], idx I32/I64 [n, ne2/k, ne3/l].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) SetRows(a, b, idx *Tensor) *Tensor {
 	if err := c.check("SET_ROWS", a, b, idx); err != nil {
 		return c.fail("SET_ROWS", err)

@@ -5,6 +5,7 @@ import "math"
 func isF32(t Type) bool { return t == TypeF32 }
 
 // Norm normalizes each row to zero mean and unit variance: (x-mean)/sqrt(var+eps).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Norm(a *Tensor, eps float32) *Tensor {
 	if err := c.check("NORM", a); err != nil {
 		return c.fail("NORM", err)
@@ -18,6 +19,7 @@ func (c *Context) Norm(a *Tensor, eps float32) *Tensor {
 }
 
 // RMSNorm scales each row by 1/sqrt(mean(x²)+eps).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 	if err := c.check("RMS_NORM", a); err != nil {
 		return c.fail("RMS_NORM", err)
@@ -31,11 +33,14 @@ func (c *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 }
 
 // SoftMax is the row softmax of a.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) SoftMax(a *Tensor) *Tensor { return c.SoftMaxExt(a, nil, 1, 0) }
 
 // SoftMaxExt is the row softmax of a*scale + slope·mask. mask (optional, F16 or F32,
 // [ne0, ≥ne1, ne2/k, ne3/l]) is broadcast over dims 2 and 3; with maxBias > 0 the slope is the
 // ALiBi slope of head i2 (mask required), else 1.
+// A nil a records an error on the context and returns a placeholder; a nil mask means no mask
+// (maxBias must then be 0).
 func (c *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor {
 	if err := c.check("SOFT_MAX", a); err != nil {
 		return c.fail("SOFT_MAX", err)
@@ -82,12 +87,16 @@ func AlibiSlope(h, nHead int64, maxBias float32) float32 {
 }
 
 // DiagMaskInf sets every element with column > row + nPast to -inf (causal masking).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	if err := c.check("DIAG_MASK_INF", a); err != nil {
 		return c.fail("DIAG_MASK_INF", err)
 	}
 	if !c.requireTypes("DIAG_MASK_INF", isF32, "f32", a) {
 		return c.placeholder()
+	}
+	if !fitsI32(nPast) {
+		return c.errorf("DIAG_MASK_INF: n_past %d does not fit an int32", nPast)
 	}
 	t := c.newOp(OpDiagMaskInf, TypeF32, a.Ne, a)
 	t.Params[0] = int32(nPast)
@@ -108,6 +117,7 @@ type RopeParams struct {
 }
 
 // Rope rotates a [head_dim, n_head, n_tok, 1] by positions pos (I32 [n_tok]) with base 10000.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Rope(a, pos *Tensor, nDims, mode int) *Tensor {
 	return c.RopeExt(a, pos, nil, RopeParams{NDims: nDims, Mode: mode, FreqBase: 10000, FreqScale: 1,
 		AttnFactor: 1, BetaFast: 32, BetaSlow: 1})
@@ -115,6 +125,8 @@ func (c *Context) Rope(a, pos *Tensor, nDims, mode int) *Tensor {
 
 // RopeExt is rotary position embedding with ggml's full parameter set; freqFactors (optional, F32
 // [n_dims/2]) divide the per-pair frequencies.
+// A nil a or pos records an error on the context and returns a placeholder; a nil freqFactors
+// means no frequency factors.
 func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 	if err := c.check("ROPE", a, pos); err != nil {
 		return c.fail("ROPE", err)
@@ -130,6 +142,8 @@ func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 		return c.errorf("ROPE: mode %d is not supported (normal 0 or neox 2)", p.Mode)
 	case p.NDims <= 0 || p.NDims%2 != 0 || int64(p.NDims) > a.Ne[0]:
 		return c.errorf("ROPE: n_dims %d must be even and ≤ %d", p.NDims, a.Ne[0])
+	case !fitsI32(p.NDims) || !fitsI32(p.NCtxOrig):
+		return c.errorf("ROPE: n_dims %d or n_ctx_orig %d does not fit an int32", p.NDims, p.NCtxOrig)
 	}
 	if freqFactors != nil && (freqFactors.Type != TypeF32 || freqFactors.Ne[0] < int64(p.NDims/2)) {
 		return c.errorf("ROPE: freq factors %v must be f32 with ≥ %d elements", freqFactors, p.NDims/2)
@@ -148,7 +162,11 @@ func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 }
 
 // RopeParamsOf reads the rope parameters back from a ROPE node.
+// A nil t gives the zero RopeParams.
 func RopeParamsOf(t *Tensor) RopeParams {
+	if t == nil {
+		return RopeParams{}
+	}
 	return RopeParams{NDims: int(t.Params[1]), Mode: int(t.Params[2]), NCtxOrig: int(t.Params[4]),
 		FreqBase: t.ParamF32(5), FreqScale: t.ParamF32(6), ExtFactor: t.ParamF32(7), AttnFactor: t.ParamF32(8),
 		BetaFast: t.ParamF32(9), BetaSlow: t.ParamF32(10)}
@@ -159,6 +177,7 @@ var mulMatWeightTypes = map[Type]bool{TypeF32: true, TypeF16: true, TypeBF16: tr
 
 // MulMat multiplies a [k, m, ne02, ne03] by b [k, n, ne12, ne13] giving F32 [m, n, ne12, ne13]:
 // result[i, j] = dot(row i of a, row j of b). a is broadcast over dims 2 and 3 (ne12 % ne02 == 0).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) MulMat(a, b *Tensor) *Tensor {
 	if err := c.check("MUL_MAT", a, b); err != nil {
 		return c.fail("MUL_MAT", err)
@@ -172,7 +191,10 @@ func (c *Context) MulMat(a, b *Tensor) *Tensor {
 		return c.errorf("MUL_MAT: inner dimensions differ: %v vs %v", a, b)
 	case a.Ne[2] == 0 || a.Ne[3] == 0 || b.Ne[2]%a.Ne[2] != 0 || b.Ne[3]%a.Ne[3] != 0:
 		return c.errorf("MUL_MAT: %v cannot be broadcast over the batch of %v", a, b)
-	case a.IsTransposed():
+	case a.Ne[0] == 0 && a.Ne[1] != 0 && b.NRows() != 0:
+		return c.errorf("MUL_MAT: inner dimension k is 0 (%v times %v): the rows to multiply are empty, "+
+			"so the %dx%d result would have no terms; empty operands need an empty result", a, b, a.Ne[1], b.NRows())
+	case a.Ne[0] != 0 && a.IsTransposed():
 		return c.errorf("MUL_MAT: weights %v are transposed (use Cont)", a)
 	case a.Nb[0] != a.Type.Size() || b.Nb[0] != b.Type.Size():
 		return c.errorf("MUL_MAT: dimension 0 of %v and %v must be contiguous", a, b)
@@ -182,6 +204,7 @@ func (c *Context) MulMat(a, b *Tensor) *Tensor {
 
 // OutProd is the outer product summed over dim 1: a [m, k, ne02, ne03], b [p, k, ne12, ne13] gives
 // F32 [m, p, ne12, ne13] with result[i, j] = Σ_l a[i, l]·b[j, l].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) OutProd(a, b *Tensor) *Tensor {
 	if err := c.check("OUT_PROD", a, b); err != nil {
 		return c.fail("OUT_PROD", err)

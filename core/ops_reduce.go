@@ -1,6 +1,7 @@
 package core
 
 // Sum returns the sum of all elements of a as a 1-element tensor of a's type.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Sum(a *Tensor) *Tensor {
 	if err := c.check("SUM", a); err != nil {
 		return c.fail("SUM", err)
@@ -12,6 +13,7 @@ func (c *Context) Sum(a *Tensor) *Tensor {
 }
 
 // SumRows returns the sum of each row: shape [1, ne1, ne2, ne3].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) SumRows(a *Tensor) *Tensor {
 	if err := c.check("SUM_ROWS", a); err != nil {
 		return c.fail("SUM_ROWS", err)
@@ -23,6 +25,7 @@ func (c *Context) SumRows(a *Tensor) *Tensor {
 }
 
 // Mean returns the mean of each row: F32 [1, ne1, ne2, ne3].
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Mean(a *Tensor) *Tensor {
 	if err := c.check("MEAN", a); err != nil {
 		return c.fail("MEAN", err)
@@ -35,6 +38,7 @@ func (c *Context) Mean(a *Tensor) *Tensor {
 
 // Argmax returns, for each row of matrix a, the index of its largest element (I32 [ne1]); the first
 // index wins ties.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Argmax(a *Tensor) *Tensor {
 	if err := c.check("ARGMAX", a); err != nil {
 		return c.fail("ARGMAX", err)
@@ -52,6 +56,7 @@ func (c *Context) Argmax(a *Tensor) *Tensor {
 }
 
 // Argsort returns, for each row of a, the I32 indices that sort it in the given order (stable).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 	if err := c.check("ARGSORT", a); err != nil {
 		return c.fail("ARGSORT", err)
@@ -71,6 +76,7 @@ func (c *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 }
 
 // Repeat tiles a to the shape of b (a must divide b's shape in every dimension).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Repeat(a, b *Tensor) *Tensor {
 	if err := c.check("REPEAT", a, b); err != nil {
 		return c.fail("REPEAT", err)
@@ -88,6 +94,7 @@ func (c *Context) Repeat(a, b *Tensor) *Tensor {
 }
 
 // Concat joins a and b along dimension dim; all other dimensions must match.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Concat(a, b *Tensor, dim int) *Tensor {
 	if err := c.check("CONCAT", a, b); err != nil {
 		return c.fail("CONCAT", err)
@@ -104,7 +111,10 @@ func (c *Context) Concat(a, b *Tensor, dim int) *Tensor {
 	ne := a.Ne
 	for d := 0; d < MaxDims; d++ {
 		if d == dim {
-			ne[d] += b.Ne[d]
+			var ok bool
+			if ne[d], ok = CheckedAdd(a.Ne[d], b.Ne[d]); !ok {
+				return c.failErr(overflowf("CONCAT: %v and %v along dimension %d", a, b, d))
+			}
 		} else if a.Ne[d] != b.Ne[d] {
 			return c.errorf("CONCAT: %v and %v differ in dimension %d", a, b, d)
 		}

@@ -82,7 +82,11 @@ func Devices() []Device {
 	var devs []Device
 	for _, r := range regs {
 		if r.Devices != nil {
-			devs = append(devs, r.Devices()...)
+			for _, d := range r.Devices() {
+				if d != nil { // a nil device is skipped rather than crashing the sort
+					devs = append(devs, d)
+				}
+			}
 		}
 	}
 	sort.SliceStable(devs, func(i, j int) bool { return deviceRank(devs[i].Type()) < deviceRank(devs[j].Type()) })

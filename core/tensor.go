@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -48,9 +49,22 @@ type Tensor struct {
 
 	ctx *Context
 	id  int
+	err error // set on placeholders: the construction error they stand for
 }
 
-// String describes the tensor for error messages: name, op, type and shape.
+// Err returns the construction error a placeholder tensor stands for (nil for a real tensor; for a
+// nil tensor, an error saying so). Op constructors return placeholders when they fail.
+func (t *Tensor) Err() error {
+	if t == nil {
+		return errNilTensor
+	}
+	return t.err
+}
+
+var errNilTensor = errors.New("nil tensor")
+
+// String describes the tensor for error messages: name, op, type and shape ("<nil tensor>" for a
+// nil t).
 func (t *Tensor) String() string {
 	if t == nil {
 		return "<nil tensor>"
@@ -62,8 +76,12 @@ func (t *Tensor) String() string {
 	return fmt.Sprintf("%s(%v %v [%d,%d,%d,%d])", name, t.Op, t.Type, t.Ne[0], t.Ne[1], t.Ne[2], t.Ne[3])
 }
 
-// SetName sets the tensor's name (truncated to 63 bytes as in ggml) and returns t.
+// SetName sets the tensor's name (truncated to 63 bytes as in ggml) and returns t (a nil t is
+// returned unchanged).
 func (t *Tensor) SetName(name string) *Tensor {
+	if t == nil {
+		return nil
+	}
 	if len(name) > MaxNameBytes-1 {
 		name = name[:MaxNameBytes-1]
 	}
@@ -71,71 +89,113 @@ func (t *Tensor) SetName(name string) *Tensor {
 	return t
 }
 
-// SetInput marks t as a graph input: allocators give it memory of its own at graph start.
-func (t *Tensor) SetInput() *Tensor { t.Flags |= FlagInput; return t }
+// SetInput marks t as a graph input: allocators give it memory of its own at graph start. A nil t
+// is returned unchanged.
+func (t *Tensor) SetInput() *Tensor { return t.setFlag(FlagInput) }
 
-// SetOutput marks t as a graph output: allocators never free or reuse its memory.
-func (t *Tensor) SetOutput() *Tensor { t.Flags |= FlagOutput; return t }
+// SetOutput marks t as a graph output: allocators never free or reuse its memory. A nil t is
+// returned unchanged.
+func (t *Tensor) SetOutput() *Tensor { return t.setFlag(FlagOutput) }
 
-// SetParam marks t as a trainable parameter (it becomes a graph node, not a leaf).
-func (t *Tensor) SetParam() *Tensor { t.Flags |= FlagParam; return t }
+// SetParam marks t as a trainable parameter (it becomes a graph node, not a leaf). A nil t is
+// returned unchanged.
+func (t *Tensor) SetParam() *Tensor { return t.setFlag(FlagParam) }
 
-// Context returns the context that created t.
-func (t *Tensor) Context() *Context { return t.ctx }
-
-// ParamI32 returns op parameter word i as an int32.
-func (t *Tensor) ParamI32(i int) int32 { return t.Params[i] }
-
-// ParamF32 returns op parameter word i reinterpreted as a float32.
-func (t *Tensor) ParamF32(i int) float32 { return math.Float32frombits(uint32(t.Params[i])) }
-
-// SetParamI32 sets op parameter word i.
-func (t *Tensor) SetParamI32(i int, v int32) { t.Params[i] = v }
-
-// SetParamF32 stores a float32 in op parameter word i.
-func (t *Tensor) SetParamF32(i int, v float32) { t.Params[i] = int32(math.Float32bits(v)) }
-
-// NElements is the number of elements.
-func (t *Tensor) NElements() int64 { return t.Ne[0] * t.Ne[1] * t.Ne[2] * t.Ne[3] }
-
-// NRows is the number of rows (all dimensions but the first).
-func (t *Tensor) NRows() int64 { return t.Ne[1] * t.Ne[2] * t.Ne[3] }
-
-// NBytes is the span of bytes the tensor covers given its strides (ggml_nbytes).
-func (t *Tensor) NBytes() int64 {
-	for i := 0; i < MaxDims; i++ {
-		if t.Ne[i] <= 0 {
-			return 0
-		}
+func (t *Tensor) setFlag(f Flags) *Tensor {
+	if t != nil {
+		t.Flags |= f
 	}
-	bs := t.Type.BlockSize()
-	var n int64
-	if bs == 1 {
-		n = t.Type.Size()
-		for i := 0; i < MaxDims; i++ {
-			n += (t.Ne[i] - 1) * t.Nb[i]
-		}
-	} else {
-		n = t.Ne[0] * t.Nb[0] / bs
-		for i := 1; i < MaxDims; i++ {
-			n += (t.Ne[i] - 1) * t.Nb[i]
-		}
+	return t
+}
+
+// Context returns the context that created t (nil for a nil t).
+func (t *Tensor) Context() *Context {
+	if t == nil {
+		return nil
+	}
+	return t.ctx
+}
+
+// ParamI32 returns op parameter word i as an int32 (0 for a nil t or i out of range).
+func (t *Tensor) ParamI32(i int) int32 {
+	if t == nil || i < 0 || i >= MaxOpParams {
+		return 0
+	}
+	return t.Params[i]
+}
+
+// ParamF32 returns op parameter word i reinterpreted as a float32 (0 for a nil t or i out of
+// range).
+func (t *Tensor) ParamF32(i int) float32 { return math.Float32frombits(uint32(t.ParamI32(i))) }
+
+// SetParamI32 sets op parameter word i (nothing for a nil t or i out of range).
+func (t *Tensor) SetParamI32(i int, v int32) {
+	if t != nil && i >= 0 && i < MaxOpParams {
+		t.Params[i] = v
+	}
+}
+
+// SetParamF32 stores a float32 in op parameter word i (nothing for a nil t or i out of range).
+func (t *Tensor) SetParamF32(i int, v float32) { t.SetParamI32(i, int32(math.Float32bits(v))) }
+
+// NElements is the number of elements (0 for a nil t). Tensors made by a Context never overflow it;
+// for fields changed by hand it saturates at math.MaxInt64.
+func (t *Tensor) NElements() int64 {
+	if t == nil {
+		return 0
+	}
+	n, ok := checkedProduct(t.Ne[:]...)
+	if !ok {
+		return math.MaxInt64
 	}
 	return n
 }
 
-// RowBytes is the size in bytes of one contiguous row of Ne[0] elements.
-func (t *Tensor) RowBytes() int64 { return t.Type.RowSize(t.Ne[0]) }
+// NRows is the number of rows, all dimensions but the first (0 for a nil t; saturating like
+// NElements).
+func (t *Tensor) NRows() int64 {
+	if t == nil {
+		return 0
+	}
+	n, ok := checkedProduct(t.Ne[1:]...)
+	if !ok {
+		return math.MaxInt64
+	}
+	return n
+}
 
-// IsEmpty reports whether some dimension is zero.
+// NBytes is the span of bytes the tensor covers given its strides (ggml_nbytes); 0 for a nil or
+// empty t. Tensors made by a Context never overflow it; for fields changed by hand into an invalid
+// layout it returns math.MaxInt64, which no range check accepts (CheckedBytes says what is wrong).
+func (t *Tensor) NBytes() int64 {
+	if t == nil {
+		return 0
+	}
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
+	if err != nil {
+		return math.MaxInt64
+	}
+	return n
+}
+
+// RowBytes is the size in bytes of one contiguous row of Ne[0] elements (0 for a nil t).
+func (t *Tensor) RowBytes() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.Type.RowSize(t.Ne[0])
+}
+
+// IsEmpty reports whether some dimension is zero (true for a nil t).
 func (t *Tensor) IsEmpty() bool { return t.NElements() == 0 }
 
-// IsContiguous reports whether the elements are laid out densely in row-major order.
-func (t *Tensor) IsContiguous() bool { return t.isContiguousN(0) }
+// IsContiguous reports whether the elements are laid out densely in row-major order (false for a
+// nil t).
+func (t *Tensor) IsContiguous() bool { return t != nil && t.isContiguousN(0) }
 
-// IsContiguousRows reports whether each row is dense (dims ≥ 1 may have gaps).
+// IsContiguousRows reports whether each row is dense, dims ≥ 1 may have gaps (false for a nil t).
 func (t *Tensor) IsContiguousRows() bool {
-	return t.Ne[0] == t.Type.BlockSize() || t.Nb[0] == t.Type.Size()
+	return t != nil && (t.Ne[0] == t.Type.BlockSize() || t.Nb[0] == t.Type.Size())
 }
 
 // isContiguousN reports whether dims above n are dense (n = 0: fully contiguous), ignoring
@@ -161,26 +221,31 @@ func (t *Tensor) isContiguousN(n int) bool {
 	return true
 }
 
-// IsTransposed reports whether dim 0 strides further than dim 1.
-func (t *Tensor) IsTransposed() bool { return t.Nb[0] > t.Nb[1] }
+// IsTransposed reports whether dim 0 strides further than dim 1 (false for a nil t).
+func (t *Tensor) IsTransposed() bool { return t != nil && t.Nb[0] > t.Nb[1] }
 
-// IsPermuted reports whether the strides are not in increasing order.
+// IsPermuted reports whether the strides are not in increasing order (false for a nil t).
 func (t *Tensor) IsPermuted() bool {
-	return t.Nb[0] > t.Nb[1] || t.Nb[1] > t.Nb[2] || t.Nb[2] > t.Nb[3]
+	return t != nil && (t.Nb[0] > t.Nb[1] || t.Nb[1] > t.Nb[2] || t.Nb[2] > t.Nb[3])
 }
 
-// IsView reports whether the tensor aliases another tensor's memory.
-func (t *Tensor) IsView() bool { return t.ViewSrc != nil }
+// IsView reports whether the tensor aliases another tensor's memory (false for a nil t).
+func (t *Tensor) IsView() bool { return t != nil && t.ViewSrc != nil }
 
-// SameShape reports whether a and b have equal Ne.
-func SameShape(a, b *Tensor) bool { return a.Ne == b.Ne }
+// SameShape reports whether a and b have equal Ne (false when either is nil).
+func SameShape(a, b *Tensor) bool { return a != nil && b != nil && a.Ne == b.Ne }
 
-// SameLayout reports whether a and b have equal type, shape and strides.
-func SameLayout(a, b *Tensor) bool { return a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb }
+// SameLayout reports whether a and b have equal type, shape and strides (false when either is nil).
+func SameLayout(a, b *Tensor) bool {
+	return a != nil && b != nil && a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb
+}
 
 // CanRepeat reports whether b can be broadcast (tiled) to a's shape: every a.Ne[i] is a multiple
-// of b.Ne[i]. An empty b repeats only into an empty a.
+// of b.Ne[i]. An empty b repeats only into an empty a; nil tensors never repeat.
 func CanRepeat(b, a *Tensor) bool {
+	if a == nil || b == nil {
+		return false
+	}
 	if b.IsEmpty() {
 		return a.IsEmpty()
 	}
@@ -192,50 +257,157 @@ func CanRepeat(b, a *Tensor) bool {
 	return true
 }
 
-// DataSource returns the tensor that owns the memory t uses: t itself, or the root of its views.
+// DataSource returns the tensor that owns the memory t uses: t itself, or the root of its views
+// (nil for a nil t).
 func (t *Tensor) DataSource() *Tensor {
+	if t == nil {
+		return nil
+	}
 	for t.ViewSrc != nil {
 		t = t.ViewSrc
 	}
 	return t
 }
 
-// Allocated reports whether the tensor has memory.
-func (t *Tensor) Allocated() bool { return t.Buffer != nil }
+// Allocated reports whether the tensor has memory (false for a nil t).
+func (t *Tensor) Allocated() bool { return t != nil && t.Buffer != nil }
 
 // Data returns the tensor's bytes (NBytes long, starting at its first element) when it lives in host
-// memory, or nil.
+// memory, or nil: for a nil t, a tensor without memory, in a device buffer, in a freed buffer, or
+// outside its buffer. HostData says which.
 func (t *Tensor) Data() []byte {
-	if t.Buffer == nil {
-		return nil
+	b, _ := t.hostData()
+	return b
+}
+
+// hostData reasons why a tensor has no host bytes, without building an error (Data is called on
+// hot paths to test host residency).
+type hostDataReason int
+
+const (
+	hostOK hostDataReason = iota
+	hostNilTensor
+	hostNoMemory
+	hostFreed
+	hostNotHost
+	hostBadLayout
+	hostOutside
+)
+
+func (t *Tensor) hostData() ([]byte, hostDataReason) {
+	switch {
+	case t == nil:
+		return nil, hostNilTensor
+	case t.Buffer == nil:
+		return nil, hostNoMemory
+	case bufferFreed(t.Buffer):
+		return nil, hostFreed
 	}
 	hb, ok := t.Buffer.(HostBuffer)
 	if !ok {
-		return nil
+		return nil, hostNotHost
+	}
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
+	if err != nil {
+		return nil, hostBadLayout
 	}
 	b := hb.Bytes()
-	n := t.NBytes()
-	if t.Offset < 0 || t.Offset+n > int64(len(b)) {
-		return nil
+	end, ok := CheckedAdd(t.Offset, n)
+	if !ok || t.Offset < 0 || end > int64(len(b)) {
+		return nil, hostOutside
 	}
-	return b[t.Offset : t.Offset+n : t.Offset+n]
+	return b[t.Offset:end:end], hostOK
+}
+
+// HostData returns the tensor's bytes like Data, or an error saying why there are none: a nil
+// tensor, no memory yet, a buffer that is not host memory (use TensorGet/TensorSet), a freed
+// buffer, an invalid layout, or a span outside the buffer. An empty tensor in host memory gives an
+// empty slice.
+func (t *Tensor) HostData() ([]byte, error) {
+	b, why := t.hostData()
+	switch why {
+	case hostOK:
+		return b, nil
+	case hostNilTensor:
+		return nil, fmt.Errorf("tandem: %w", errNilTensor)
+	case hostNoMemory:
+		return nil, fmt.Errorf("tandem: tensor %v has no memory (allocate it first)", t)
+	case hostFreed:
+		return nil, fmt.Errorf("tandem: tensor %v: its %w", t, ErrBufferFreed)
+	case hostNotHost:
+		return nil, fmt.Errorf("tandem: tensor %v lives in a %s buffer, not in host memory (use GetFloat32s/SetFloat32s or TensorGet/TensorSet)",
+			t, bufferTypeName(t.Buffer))
+	case hostBadLayout:
+		_, err := layoutBytes(t.Type, t.Ne, t.Nb)
+		return nil, fmt.Errorf("tandem: tensor %v: %w", t, err)
+	}
+	return nil, fmt.Errorf("tandem: tensor %v bytes at offset %d lie outside its %d-byte buffer", t, t.Offset, t.Buffer.Size())
+}
+
+func bufferTypeName(b Buffer) string {
+	if bt := b.Type(); bt != nil {
+		return bt.Name()
+	}
+	return "untyped"
 }
 
 // Float32s returns the host data of an F32 tensor as float32 values (NBytes/4 of them, strided as
-// the tensor is), or nil when t is not F32 or not in host memory.
+// the tensor is), or nil when t is nil, not F32, or not in host memory — a tensor in a device
+// buffer or a NoAlloc context included, so copy(t.Float32s(), x) copies nothing there. Use
+// HostFloat32s to get an error instead of nil, or SetFloat32s/GetFloat32s, which work anywhere.
 func (t *Tensor) Float32s() []float32 {
-	if t.Type != TypeF32 {
+	if t == nil || t.Type != TypeF32 {
 		return nil
 	}
 	return f32View(t.Data())
 }
 
-// Int32s returns the host data of an I32 tensor, or nil when t is not I32 or not in host memory.
+// HostFloat32s returns the host data of an F32 tensor like Float32s, or an error saying why there
+// is none (nil tensor, not F32, no memory, not host memory, freed buffer). An empty tensor gives an
+// empty slice and no error.
+func (t *Tensor) HostFloat32s() ([]float32, error) {
+	if t == nil {
+		return nil, fmt.Errorf("tandem: HostFloat32s: %w", errNilTensor)
+	}
+	if t.Type != TypeF32 {
+		return nil, fmt.Errorf("tandem: HostFloat32s: tensor %v has type %v, not f32", t, t.Type)
+	}
+	b, err := t.HostData()
+	if err != nil {
+		return nil, err
+	}
+	if v := f32View(b); v != nil {
+		return v, nil
+	}
+	return []float32{}, nil
+}
+
+// Int32s returns the host data of an I32 tensor, or nil when t is nil, not I32 or not in host
+// memory (HostInt32s says why).
 func (t *Tensor) Int32s() []int32 {
-	if t.Type != TypeI32 {
+	if t == nil || t.Type != TypeI32 {
 		return nil
 	}
 	return i32View(t.Data())
+}
+
+// HostInt32s returns the host data of an I32 tensor like Int32s, or an error saying why there is
+// none (a nil t, not I32, no memory, not host memory, a freed buffer).
+func (t *Tensor) HostInt32s() ([]int32, error) {
+	if t == nil {
+		return nil, fmt.Errorf("tandem: HostInt32s: %w", errNilTensor)
+	}
+	if t.Type != TypeI32 {
+		return nil, fmt.Errorf("tandem: HostInt32s: tensor %v has type %v, not i32", t, t.Type)
+	}
+	b, err := t.HostData()
+	if err != nil {
+		return nil, err
+	}
+	if v := i32View(b); v != nil {
+		return v, nil
+	}
+	return []int32{}, nil
 }
 
 // rowOffset returns the byte offset of element (0, i1, i2, i3).

@@ -5,6 +5,8 @@ import (
 	"unsafe"
 )
 
+// checkRange checks that bytes [offset, offset+size) of t can be transferred: t non-nil, with
+// memory that was not freed, a valid layout, and the range inside t's span without overflow.
 func checkRange(op string, t *Tensor, offset, size int64) error {
 	if t == nil {
 		return fmt.Errorf("tandem: %s: nil tensor", op)
@@ -12,14 +14,29 @@ func checkRange(op string, t *Tensor, offset, size int64) error {
 	if t.Buffer == nil {
 		return fmt.Errorf("tandem: %s: tensor %v has no memory (allocate it first)", op, t)
 	}
-	if offset < 0 || size < 0 || offset+size > t.NBytes() {
-		return fmt.Errorf("tandem: %s: bytes [%d,%d) out of range for tensor %v of %d bytes",
-			op, offset, offset+size, t, t.NBytes())
+	if bufferFreed(t.Buffer) {
+		return fmt.Errorf("tandem: %s: tensor %v: its %w", op, t, ErrBufferFreed)
+	}
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
+	if err != nil {
+		return fmt.Errorf("tandem: %s: tensor %v: %w", op, t, err)
+	}
+	if offset < 0 || size < 0 {
+		return fmt.Errorf("tandem: %s: negative offset %d or size %d for tensor %v", op, offset, size, t)
+	}
+	end, ok := CheckedAdd(offset, size)
+	if !ok {
+		return overflowf("%s: offset %d + size %d for tensor %v", op, offset, size, t)
+	}
+	if end > n {
+		return fmt.Errorf("tandem: %s: bytes [%d,%d) out of range for tensor %v of %d bytes", op, offset, end, t, n)
 	}
 	return nil
 }
 
-// TensorSet copies data into t's memory starting at byte offset, on whatever device holds it.
+// TensorSet copies data into t's memory starting at byte offset, on whatever device holds it. A nil
+// t, a tensor without memory or in a freed buffer, and a range outside t (overflowing sums
+// included) are errors.
 func TensorSet(t *Tensor, data []byte, offset int64) error {
 	if err := checkRange("TensorSet", t, offset, int64(len(data))); err != nil {
 		return err
@@ -30,7 +47,8 @@ func TensorSet(t *Tensor, data []byte, offset int64) error {
 	return t.Buffer.SetTensor(t, data, offset)
 }
 
-// TensorGet copies len(dst) bytes of t starting at byte offset into dst.
+// TensorGet copies len(dst) bytes of t starting at byte offset into dst. A nil t is an error, and
+// so are the other bad inputs TensorSet rejects.
 func TensorGet(t *Tensor, dst []byte, offset int64) error {
 	if err := checkRange("TensorGet", t, offset, int64(len(dst))); err != nil {
 		return err
@@ -41,7 +59,8 @@ func TensorGet(t *Tensor, dst []byte, offset int64) error {
 	return t.Buffer.GetTensor(t, dst, offset)
 }
 
-// TensorMemset fills size bytes of t from offset with value.
+// TensorMemset fills size bytes of t from offset with value. A nil t is an error, and so are the
+// other bad inputs TensorSet rejects.
 func TensorMemset(t *Tensor, value byte, offset, size int64) error {
 	if err := checkRange("TensorMemset", t, offset, size); err != nil {
 		return err
@@ -70,21 +89,49 @@ func int32Bytes(v []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
 }
 
-// SetFloat32s writes values into a contiguous F32 tensor, wherever it lives.
+// SetFloat32s writes values into a contiguous F32 tensor, wherever it lives. It needs exactly one
+// value per element: fewer or more values are an error (nothing is written), as are a nil tensor
+// and a tensor without memory. SetFloat32sAny handles other types and layouts.
 func SetFloat32s(t *Tensor, values []float32) error {
+	if t == nil {
+		return fmt.Errorf("tandem: SetFloat32s: nil tensor")
+	}
 	if t.Type != TypeF32 || !t.IsContiguous() {
 		return fmt.Errorf("tandem: SetFloat32s: tensor %v is not a contiguous f32 tensor", t)
+	}
+	if int64(len(values)) != t.NElements() {
+		return fmt.Errorf("tandem: SetFloat32s: %d values for tensor %v of %d elements (counts must match)", len(values), t, t.NElements())
+	}
+	if err := checkRange("SetFloat32s", t, 0, int64(len(values))*4); err != nil {
+		return err
 	}
 	return TensorSet(t, float32Bytes(values), 0)
 }
 
 // GetFloat32s reads the elements of any tensor as float32 in row-major order, converting from its
-// type (dequantizing) and walking its strides, so views and permuted tensors work.
+// type (dequantizing) and walking its strides, so views and permuted tensors work. A nil tensor, a
+// tensor without memory or in a freed buffer, and a type without a float conversion are errors.
 func GetFloat32s(t *Tensor) ([]float32, error) {
+	if t == nil {
+		return nil, fmt.Errorf("tandem: GetFloat32s: nil tensor")
+	}
 	if t.Buffer == nil {
 		return nil, fmt.Errorf("tandem: GetFloat32s: tensor %v has no memory", t)
 	}
-	raw := make([]byte, t.NBytes())
+	if t.Type != TypeI64 && !t.Type.CanConvert() {
+		return nil, fmt.Errorf("tandem: GetFloat32s: type %v has no float conversion", t.Type)
+	}
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
+	if err != nil {
+		return nil, fmt.Errorf("tandem: GetFloat32s: tensor %v: %w", t, err)
+	}
+	if err := checkRange("GetFloat32s", t, 0, n); err != nil {
+		return nil, err
+	}
+	if err := checkHostAlloc("GetFloat32s", t); err != nil {
+		return nil, err
+	}
+	raw := make([]byte, n)
 	if err := TensorGet(t, raw, 0); err != nil {
 		return nil, err
 	}
@@ -129,8 +176,12 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 }
 
 // SetFloat32sAny writes row-major float32 values into t of any convertible type (quantizing) and
-// any layout, wherever it lives. It reads t's current bytes first so gaps in a view are kept.
+// any layout, wherever it lives. It reads t's current bytes first so gaps in a view are kept. A nil
+// tensor, a count of values other than t's elements, and a tensor without memory are errors.
 func SetFloat32sAny(t *Tensor, values []float32) error {
+	if t == nil {
+		return fmt.Errorf("tandem: SetFloat32sAny: nil tensor")
+	}
 	if int64(len(values)) != t.NElements() {
 		return fmt.Errorf("tandem: SetFloat32sAny: %d values for tensor %v of %d elements", len(values), t, t.NElements())
 	}
@@ -139,6 +190,12 @@ func SetFloat32sAny(t *Tensor, values []float32) error {
 	}
 	if t.Buffer == nil {
 		return fmt.Errorf("tandem: SetFloat32sAny: tensor %v has no memory", t)
+	}
+	if err := checkRange("SetFloat32sAny", t, 0, t.NBytes()); err != nil {
+		return err
+	}
+	if err := checkHostAlloc("SetFloat32sAny", t); err != nil {
+		return err
 	}
 	raw := make([]byte, t.NBytes())
 	if err := TensorGet(t, raw, 0); err != nil {
@@ -161,12 +218,36 @@ func SetFloat32sAny(t *Tensor, values []float32) error {
 	return TensorSet(t, raw, 0)
 }
 
-// SetInt32s writes values into a contiguous I32 tensor.
+// SetInt32s writes values into a contiguous I32 tensor; like SetFloat32s it needs exactly one value
+// per element and rejects a nil tensor.
 func SetInt32s(t *Tensor, values []int32) error {
+	if t == nil {
+		return fmt.Errorf("tandem: SetInt32s: nil tensor")
+	}
 	if t.Type != TypeI32 || !t.IsContiguous() {
 		return fmt.Errorf("tandem: SetInt32s: tensor %v is not a contiguous i32 tensor", t)
 	}
+	if int64(len(values)) != t.NElements() {
+		return fmt.Errorf("tandem: SetInt32s: %d values for tensor %v of %d elements (counts must match)", len(values), t, t.NElements())
+	}
+	if err := checkRange("SetInt32s", t, 0, int64(len(values))*4); err != nil {
+		return err
+	}
 	return TensorSet(t, int32Bytes(values), 0)
+}
+
+// checkHostAlloc refuses a conversion whose float32 copy of t's elements the machine cannot hold (a
+// view with zero strides may have far more elements than bytes): the Go runtime would abort the
+// process instead of returning an error.
+func checkHostAlloc(op string, t *Tensor) error {
+	need, ok := CheckedMul(t.NElements(), 4)
+	if !ok || need > maxHostBufferSize {
+		return overflowf("%s: %d elements of %v as float32", op, t.NElements(), t)
+	}
+	if phys := physicalMemory(); phys > 0 && need > phys {
+		return fmt.Errorf("tandem: %s: %d elements of %v need %d bytes as float32, the machine has %d", op, t.NElements(), t, need, phys)
+	}
+	return nil
 }
 
 // forEachRow calls f with the byte offset of every row (i1, i2, i3 in row-major order).
@@ -182,18 +263,22 @@ func forEachRow(t *Tensor, f func(off int64)) {
 
 // TensorCopy copies src's bytes into dst; both must have the same layout. It uses the cheapest path
 // the buffers allow: host to device, device to host, device to device, or a bounce through host memory.
+// A nil src or dst, a tensor without memory or in a freed buffer are errors.
 func TensorCopy(src, dst *Tensor) error {
+	if src == nil || dst == nil {
+		return fmt.Errorf("tandem: TensorCopy: nil tensor (src %v, dst %v)", src, dst)
+	}
 	if !SameLayout(src, dst) {
 		return fmt.Errorf("tandem: TensorCopy: layouts differ: %v nb %v vs %v nb %v", src, src.Nb, dst, dst.Nb)
-	}
-	if src == dst || src.NBytes() == 0 {
-		return nil
 	}
 	if err := checkRange("TensorCopy (src)", src, 0, src.NBytes()); err != nil {
 		return err
 	}
 	if err := checkRange("TensorCopy (dst)", dst, 0, dst.NBytes()); err != nil {
 		return err
+	}
+	if src == dst || src.NBytes() == 0 {
+		return nil
 	}
 	if data := src.Data(); data != nil {
 		return dst.Buffer.SetTensor(dst, data, 0)
@@ -215,18 +300,41 @@ func TensorCopy(src, dst *Tensor) error {
 }
 
 // TensorAlloc places t (not a view, not yet allocated) in buf at byte offset, and runs the buffer's
-// InitTensor hook.
+// InitTensor hook. A nil buf or t, a freed buffer, an invalid layout and a range outside the buffer
+// (overflowing sums included) are errors.
 func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
+	if t == nil {
+		return fmt.Errorf("tandem: TensorAlloc: nil tensor")
+	}
+	if buf == nil {
+		return fmt.Errorf("tandem: TensorAlloc: nil buffer for tensor %v", t)
+	}
+	if bufferFreed(buf) {
+		return fmt.Errorf("tandem: TensorAlloc: tensor %v: the %w", t, ErrBufferFreed)
+	}
 	if t.Buffer != nil {
 		return fmt.Errorf("tandem: TensorAlloc: tensor %v already has memory", t)
 	}
 	if t.ViewSrc != nil {
 		return fmt.Errorf("tandem: TensorAlloc: tensor %v is a view; use ViewInit", t)
 	}
+	if _, err := layoutBytes(t.Type, t.Ne, t.Nb); err != nil {
+		return fmt.Errorf("tandem: TensorAlloc: tensor %v: %w", t, err)
+	}
+	if buf.Type() == nil {
+		return fmt.Errorf("tandem: TensorAlloc: buffer for tensor %v has no buffer type", t)
+	}
 	size := buf.Type().AllocSize(t)
-	if offset < 0 || offset+size > buf.Size() {
+	if size < 0 {
+		return fmt.Errorf("tandem: TensorAlloc: buffer type %s reports a negative size %d for %v", buf.Type().Name(), size, t)
+	}
+	end, ok := CheckedAdd(offset, size)
+	if !ok {
+		return overflowf("TensorAlloc: tensor %v at offset %d + size %d", t, offset, size)
+	}
+	if offset < 0 || end > buf.Size() {
 		return fmt.Errorf("tandem: TensorAlloc: tensor %v needs bytes [%d,%d) but buffer %s holds %d",
-			t, offset, offset+size, buf.Type().Name(), buf.Size())
+			t, offset, end, buf.Type().Name(), buf.Size())
 	}
 	t.Buffer, t.Offset = buf, offset
 	if ti, ok := buf.(TensorIniter); ok {
@@ -235,8 +343,13 @@ func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
 	return nil
 }
 
-// ViewInit gives a view the memory of its source (which must be allocated).
+// ViewInit gives a view the memory of its source (which must be allocated). A nil t, a tensor that
+// is not a view, a source without memory or in a freed buffer, and a view outside its source are
+// errors.
 func ViewInit(t *Tensor) error {
+	if t == nil {
+		return fmt.Errorf("tandem: ViewInit: nil tensor")
+	}
 	src := t.ViewSrc
 	if src == nil {
 		return fmt.Errorf("tandem: ViewInit: tensor %v is not a view", t)
@@ -244,7 +357,21 @@ func ViewInit(t *Tensor) error {
 	if src.Buffer == nil {
 		return fmt.Errorf("tandem: ViewInit: source %v of view %v has no memory", src, t)
 	}
-	t.Buffer, t.Offset = src.Buffer, src.Offset+t.ViewOffs
+	if bufferFreed(src.Buffer) {
+		return fmt.Errorf("tandem: ViewInit: source %v of view %v: its %w", src, t, ErrBufferFreed)
+	}
+	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
+	if err != nil {
+		return fmt.Errorf("tandem: ViewInit: view %v: %w", t, err)
+	}
+	if err := checkViewExtent(src, t.ViewOffs, n); err != nil {
+		return fmt.Errorf("tandem: ViewInit: view %v: %w", t, err)
+	}
+	off, ok := CheckedAdd(src.Offset, t.ViewOffs)
+	if !ok {
+		return overflowf("ViewInit: view %v at offset %d + %d", t, src.Offset, t.ViewOffs)
+	}
+	t.Buffer, t.Offset = src.Buffer, off
 	if ti, ok := t.Buffer.(TensorIniter); ok {
 		return ti.InitTensor(t)
 	}
