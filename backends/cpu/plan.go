@@ -22,6 +22,9 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 	nodes := g.Nodes()
 	pl := &plan{tasks: make([]int, len(nodes)), nth: 1}
 	for i, n := range nodes {
+		if n == nil {
+			return nil, fmt.Errorf("tandem: cpu: node %d of the graph is nil", i)
+		}
 		if skipNode(n) {
 			pl.tasks[i] = 1
 			continue
