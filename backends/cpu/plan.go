@@ -63,7 +63,7 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 // shapes and strides reach lies inside that memory, so no kernel indexes outside it.
 func checkHostData(n *core.Tensor) error {
 	if n.Data() == nil {
-		return fmt.Errorf("tensor %v has no host memory", n)
+		return noHostData(n)
 	}
 	if err := checkExtent(n); err != nil {
 		return err
@@ -73,13 +73,25 @@ func checkHostData(n *core.Tensor) error {
 			continue
 		}
 		if s.NBytes() > 0 && s.Data() == nil {
-			return fmt.Errorf("source %v of %v has no host memory", s, n)
+			return fmt.Errorf("source of %v: %w", n, noHostData(s))
 		}
 		if err := checkExtent(s); err != nil {
 			return fmt.Errorf("source of %v: %w", n, err)
 		}
 	}
 	return nil
+}
+
+// noHostData says why t.Data() is nil: no memory, device memory, or bytes outside its buffer.
+func noHostData(t *core.Tensor) error {
+	if t.Buffer == nil {
+		return fmt.Errorf("tensor %v has no host memory (no buffer: allocate it first)", t)
+	}
+	hb, ok := t.Buffer.(core.HostBuffer)
+	if !ok {
+		return fmt.Errorf("tensor %v has no host memory (its buffer is %s)", t, t.Buffer.Type().Name())
+	}
+	return fmt.Errorf("tensor %v has no host memory for its bytes %d to %d+%d: they lie outside its %d-byte buffer", t, t.Offset, t.Offset, t.NBytes(), len(hb.Bytes()))
 }
 
 // checkExtent checks t's shape and strides: no negative count or stride, and the byte extent they
