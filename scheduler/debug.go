@@ -10,8 +10,13 @@ import (
 )
 
 // Dump writes the current plan: each split's backend, nodes and copied inputs; with verbose, every
-// node with its assignment, the reason for it, and its sources' backends.
+// node with its assignment, the reason for it, and its sources' backends. A nil w writes nothing.
 func (s *Scheduler) Dump(w io.Writer, verbose bool) {
+	if s == nil || w == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.plan == nil {
 		fmt.Fprintln(w, "scheduler: no plan")
 		return

@@ -31,9 +31,17 @@ func (s *Scheduler) ensurePlan(g *core.Graph) (replanned bool, err error) {
 func (p *plan) isOwned(t *core.Tensor) bool { return p.owned[t] }
 
 // Reserve plans g and sizes every backend's compute buffer for it (use the largest graph you will
-// run, so later graphs fit without growing buffers).
+// run, so later graphs fit without growing buffers). A nil g is an error.
 func (s *Scheduler) Reserve(g *core.Graph) error {
-	if err := s.Synchronize(); err != nil {
+	if s == nil {
+		return errNilScheduler
+	}
+	if g == nil {
+		return fmt.Errorf("%w (Reserve)", errNilGraph)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.synchronize(); err != nil {
 		return err
 	}
 	if _, err := s.ensurePlan(g); err != nil {
@@ -47,11 +55,24 @@ func (s *Scheduler) Reserve(g *core.Graph) error {
 }
 
 // AllocGraph plans g (unless it is the graph already planned) and gives every tensor of it memory.
+// A nil g is an error.
 func (s *Scheduler) AllocGraph(g *core.Graph) error {
+	if s == nil {
+		return errNilScheduler
+	}
+	if g == nil {
+		return fmt.Errorf("%w (AllocGraph)", errNilGraph)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allocGraph(g)
+}
+
+func (s *Scheduler) allocGraph(g *core.Graph) error {
 	if s.plan != nil && s.allocked && s.plan.fp.matches(g, s.plan.isOwned) {
 		return nil // nothing changes: runs in flight may go on
 	}
-	if err := s.Synchronize(); err != nil {
+	if err := s.synchronize(); err != nil {
 		return err
 	}
 	replanned, err := s.ensurePlan(g)
@@ -83,12 +104,20 @@ func (s *Scheduler) AllocGraph(g *core.Graph) error {
 }
 
 // GraphCompute runs g: plans and allocates it when needed, copies split inputs, computes every split
-// and waits.
+// and waits. A nil g is an error.
 func (s *Scheduler) GraphCompute(g *core.Graph) error {
-	if err := s.GraphComputeAsync(g); err != nil {
+	if s == nil {
+		return errNilScheduler
+	}
+	if g == nil {
+		return fmt.Errorf("%w (GraphCompute)", errNilGraph)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.graphComputeAsync(g); err != nil {
 		return err
 	}
-	return s.Synchronize()
+	return s.synchronize()
 }
 
 // runState tracks one run of the plan: per split, when its input copies and its work are done.
@@ -103,15 +132,30 @@ type runState struct {
 // GraphComputeAsync starts computing g and returns; Synchronize waits and returns the first error.
 // Without Options.Parallel a call first waits for the previous run. With it, up to Options.Copies
 // runs of the same graph are in flight: user inputs are snapshotted when the call returns (write
-// the next input at once), and outputs are valid after Synchronize.
+// the next input at once), and outputs are valid after Synchronize. A nil g is an error.
 func (s *Scheduler) GraphComputeAsync(g *core.Graph) error {
-	pipelined := s.opts.Copies > 1 && s.evalCB == nil
+	if s == nil {
+		return errNilScheduler
+	}
+	if g == nil {
+		return fmt.Errorf("%w (GraphComputeAsync)", errNilGraph)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.graphComputeAsync(g)
+}
+
+// graphComputeAsync starts a run; called with s.mu held. It may wait for the oldest run in flight,
+// which never needs s.mu to finish.
+func (s *Scheduler) graphComputeAsync(g *core.Graph) error {
+	cb := s.evalCB
+	pipelined := s.opts.Copies > 1 && cb == nil
 	if !pipelined {
-		if err := s.Synchronize(); err != nil {
+		if err := s.synchronize(); err != nil {
 			return err
 		}
 	}
-	if err := s.AllocGraph(g); err != nil {
+	if err := s.allocGraph(g); err != nil {
 		return err
 	}
 	p := s.plan
@@ -146,7 +190,7 @@ func (s *Scheduler) GraphComputeAsync(g *core.Graph) error {
 	s.async.inflight = append(s.async.inflight, rs)
 	s.async.mu.Unlock()
 	go func() {
-		rs.err = s.run(p, rs, prev)
+		rs.err = s.run(p, rs, prev, cb)
 		close(rs.finished)
 	}()
 	return nil
@@ -171,6 +215,15 @@ func (s *Scheduler) reap() {
 
 // Synchronize waits for every run in flight and for every backend, and returns the first error.
 func (s *Scheduler) Synchronize() error {
+	if s == nil {
+		return errNilScheduler
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.synchronize()
+}
+
+func (s *Scheduler) synchronize() error {
 	s.async.mu.Lock()
 	runs := append([]*runState(nil), s.async.inflight...)
 	s.async.mu.Unlock()
@@ -193,7 +246,7 @@ func (s *Scheduler) Synchronize() error {
 // run executes the splits of p for one run: in order when sequential, else each as soon as the
 // splits it depends on (in this run, and with pipelining in the previous one) are done. Every
 // split's channels are closed even on failure, so later runs never wait forever.
-func (s *Scheduler) run(p *plan, rs *runState, prev *runState) error {
+func (s *Scheduler) run(p *plan, rs *runState, prev *runState, cb EvalCallback) error {
 	var copies, skips, bytes atomic.Int64
 	defer func() {
 		s.addStats(func(st *Stats) {
@@ -206,6 +259,11 @@ func (s *Scheduler) run(p *plan, rs *runState, prev *runState) error {
 	var failed atomic.Bool
 	runOne := func(i int, sp *split) (err error) {
 		defer func() {
+			// Runs execute on goroutines of their own, where a panic (in a backend, a copy or the
+			// eval callback) would kill the process: it becomes the split's error.
+			if v := recover(); v != nil {
+				err = fmt.Errorf("tandem: scheduler: split at node %d on %s panicked: %v", sp.start, s.backends[sp.backend].Name(), v)
+			}
 			if err != nil {
 				failed.Store(true)
 			}
@@ -228,7 +286,7 @@ func (s *Scheduler) run(p *plan, rs *runState, prev *runState) error {
 			}
 		}
 		closeOnce(rs.copied[i])
-		return s.computeSplit(sp, rs.slot)
+		return s.computeSplit(sp, rs.slot, cb)
 	}
 	waitPrev := func(sp *split) {
 		if prev == nil {
@@ -244,7 +302,7 @@ func (s *Scheduler) run(p *plan, rs *runState, prev *runState) error {
 			<-prev.copied[i]
 		}
 	}
-	if s.opts.Sequential || s.evalCB != nil || len(p.splits) < 2 {
+	if s.opts.Sequential || cb != nil || len(p.splits) < 2 {
 		var first error
 		for i, sp := range p.splits {
 			waitPrev(sp)
@@ -324,10 +382,10 @@ func (s *Scheduler) copyInput(c *copyItem, slot int) (int64, bool, error) {
 
 // computeSplit runs one split; with an eval callback it runs up to each node the callback asks for,
 // shows it, and stops everything when the callback says so.
-func (s *Scheduler) computeSplit(sp *split, slot int) error {
+func (s *Scheduler) computeSplit(sp *split, slot int, cb EvalCallback) error {
 	be := s.backends[sp.backend]
 	g := sp.graphs[slot]
-	if s.evalCB == nil {
+	if cb == nil {
 		if err := be.GraphCompute(g); err != nil {
 			return fmt.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
@@ -335,7 +393,7 @@ func (s *Scheduler) computeSplit(sp *split, slot int) error {
 	}
 	for j0 := 0; j0 < len(sp.nodes); {
 		j1 := j0
-		for j1 < len(sp.nodes) && !s.evalCB(sp.users[j1], true) {
+		for j1 < len(sp.nodes) && !cb(sp.users[j1], true) {
 			j1++
 		}
 		end := min(j1+1, len(sp.nodes))
@@ -345,7 +403,7 @@ func (s *Scheduler) computeSplit(sp *split, slot int) error {
 		if err := be.Synchronize(); err != nil {
 			return err
 		}
-		if j1 < len(sp.nodes) && !s.evalCB(sp.users[j1], false) {
+		if j1 < len(sp.nodes) && !cb(sp.users[j1], false) {
 			return ErrStopped
 		}
 		j0 = end

@@ -5,8 +5,10 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 
 	"github.com/tandem-ml/tandem/alloc"
@@ -43,8 +45,14 @@ type Options struct {
 	Copies int
 }
 
-// Scheduler runs graphs across backends. Use it from one goroutine at a time.
+// Scheduler runs graphs across backends. It is safe for concurrent use; calls are serialized:
+// each public method holds the scheduler's lock for its whole duration (GraphCompute until the run
+// is done, GraphComputeAsync until the run has started), so calls from several goroutines run one
+// after another. An EvalCallback runs while GraphCompute holds the lock and must not call the
+// scheduler's methods. Methods on a nil *Scheduler return an error (or a zero value).
 type Scheduler struct {
+	mu sync.Mutex // serializes the public methods
+
 	backends []core.Backend
 	bufts    []core.BufferType
 	opts     Options
@@ -79,7 +87,9 @@ type Stats struct {
 	Concurrent int   // splits started while another split was running
 }
 
-// New creates a scheduler over backends in priority order; the last one must be a CPU backend.
+// New creates a scheduler over backends in priority order; the last one must be a CPU backend. A
+// nil backend (also a typed nil such as a nil *cpu.Backend) and a backend listed twice are errors;
+// nil entries of Options.BufferTypes mean the backend's default buffer type.
 func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 	if len(backends) == 0 {
 		return nil, fmt.Errorf("tandem: scheduler: no backends")
@@ -88,8 +98,19 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("tandem: scheduler: %d backends, at most %d", len(backends), MaxBackends)
 	}
 	for i, b := range backends {
-		if b == nil {
-			return nil, fmt.Errorf("tandem: scheduler: backend %d is nil", i)
+		if isNil(b) {
+			return nil, fmt.Errorf("tandem: scheduler: backend %d is nil (%T)", i, b)
+		}
+		for j := range i {
+			if backends[j] == b {
+				return nil, fmt.Errorf("tandem: scheduler: backend %d (%s) is listed twice (also at %d)", i, b.Name(), j)
+			}
+		}
+		if b.Device() == nil {
+			return nil, fmt.Errorf("tandem: scheduler: backend %d (%s) has no device", i, b.Name())
+		}
+		if b.DefaultBufferType() == nil {
+			return nil, fmt.Errorf("tandem: scheduler: backend %d (%s) has no default buffer type", i, b.Name())
 		}
 	}
 	last := backends[len(backends)-1]
@@ -135,27 +156,75 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 	return s, nil
 }
 
+// isNil reports whether b is nil or an interface holding a nil pointer (or other nil-able value).
+func isNil(b core.Backend) bool {
+	if b == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(b); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// errNilScheduler is returned by the methods of a nil *Scheduler.
+var errNilScheduler = errors.New("tandem: scheduler: scheduler is nil (use scheduler.New)")
+
+// errNilGraph is returned for a nil graph.
+var errNilGraph = errors.New("tandem: scheduler: graph is nil")
+
 // NBackends is the number of backends.
-func (s *Scheduler) NBackends() int { return len(s.backends) }
+func (s *Scheduler) NBackends() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.backends)
+}
 
-// Backend returns backend i.
-func (s *Scheduler) Backend(i int) core.Backend { return s.backends[i] }
+// Backend returns backend i, or nil when i is out of range (0 to NBackends()-1).
+func (s *Scheduler) Backend(i int) core.Backend {
+	if s == nil || i < 0 || i >= len(s.backends) {
+		return nil
+	}
+	return s.backends[i]
+}
 
-// BufferType returns the compute buffer type of backend i.
-func (s *Scheduler) BufferType(i int) core.BufferType { return s.bufts[i] }
+// BufferType returns the compute buffer type of backend i, or nil when i is out of range.
+func (s *Scheduler) BufferType(i int) core.BufferType {
+	if s == nil || i < 0 || i >= len(s.bufts) {
+		return nil
+	}
+	return s.bufts[i]
+}
 
-// BufferSize is the size of backend i's compute buffer.
-func (s *Scheduler) BufferSize(i int) int64 { return s.galloc.BufferSize(i) }
+// BufferSize is the size of backend i's compute buffer (0 when i is out of range).
+func (s *Scheduler) BufferSize(i int) int64 {
+	if s == nil || i < 0 || i >= len(s.bufts) {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.galloc.BufferSize(i)
+}
 
 // Stats returns the scheduler's counters.
 func (s *Scheduler) Stats() Stats {
+	if s == nil {
+		return Stats{}
+	}
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	return s.stats
 }
 
 // NPipeline is the pipeline depth: 1, or Options.Copies with Options.Parallel.
-func (s *Scheduler) NPipeline() int { return s.opts.Copies }
+func (s *Scheduler) NPipeline() int {
+	if s == nil {
+		return 0
+	}
+	return s.opts.Copies
+}
 
 func (s *Scheduler) addStats(f func(st *Stats)) {
 	s.statsMu.Lock()
@@ -163,15 +232,35 @@ func (s *Scheduler) addStats(f func(st *Stats)) {
 	s.statsMu.Unlock()
 }
 
-// SetEvalCallback installs (or with nil removes) a callback that observes computed nodes.
-func (s *Scheduler) SetEvalCallback(cb EvalCallback) { s.evalCB = cb }
+// SetEvalCallback installs (or with nil removes) a callback that observes computed nodes. It
+// applies to runs started afterwards. The callback must not call the scheduler's methods.
+func (s *Scheduler) SetEvalCallback(cb EvalCallback) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.evalCB = cb
+}
 
 // SetTensorBackend pins t to backend b (which must be one of the scheduler's). The pin applies from
-// the next plan; a pinned node whose backend cannot run it is an error at planning time.
+// the next plan; a pinned node whose backend cannot run it is an error at planning time. A nil t or
+// b is an error.
 func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
+	if s == nil {
+		return errNilScheduler
+	}
+	if t == nil {
+		return errors.New("tandem: scheduler: SetTensorBackend: tensor is nil")
+	}
+	if isNil(b) {
+		return fmt.Errorf("tandem: scheduler: SetTensorBackend(%v): backend is nil", t)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	id := s.backendIndex(b)
 	if id < 0 {
-		return fmt.Errorf("tandem: scheduler: backend %s is not one of this scheduler's", b.Name())
+		return fmt.Errorf("tandem: scheduler: SetTensorBackend(%v): backend %T %s is not one of this scheduler's (%s)", t, b, b.Name(), s.backendNames())
 	}
 	if old, ok := s.pins[t]; !ok || old != id {
 		s.pins[t] = id
@@ -180,8 +269,14 @@ func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
 	return nil
 }
 
-// TensorBackend returns the backend t is assigned to in the current plan (or pinned to), or nil.
+// TensorBackend returns the backend t is assigned to in the current plan (or pinned to), or nil
+// (also for a nil t).
 func (s *Scheduler) TensorBackend(t *core.Tensor) core.Backend {
+	if s == nil || t == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.plan != nil {
 		if id, ok := s.plan.assign[t]; ok && id >= 0 {
 			return s.backends[id]
@@ -204,6 +299,11 @@ func (s *Scheduler) backendIndex(b core.Backend) int {
 
 // NSplits is the number of splits of the current plan.
 func (s *Scheduler) NSplits() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.plan == nil {
 		return 0
 	}
@@ -213,6 +313,11 @@ func (s *Scheduler) NSplits() int {
 // NCopies is the number of tensor copies between backends the current plan makes per run (the
 // inputs of all splits).
 func (s *Scheduler) NCopies() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.plan == nil {
 		return 0
 	}
@@ -222,7 +327,16 @@ func (s *Scheduler) NCopies() int {
 // Reset forgets the current plan and allocation (the next graph is planned afresh). Tensors the
 // scheduler allocated lose their memory.
 func (s *Scheduler) Reset() {
-	_ = s.Synchronize()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset()
+}
+
+func (s *Scheduler) reset() {
+	_ = s.synchronize()
 	if s.plan != nil {
 		s.plan.release()
 	}
@@ -230,9 +344,15 @@ func (s *Scheduler) Reset() {
 	s.allocked = false
 }
 
-// Close releases the scheduler's compute buffers. It does not close the backends.
+// Close releases the scheduler's compute buffers. It does not close the backends. Closing a nil
+// scheduler does nothing.
 func (s *Scheduler) Close() error {
-	s.Reset()
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset()
 	s.galloc.Free()
 	return nil
 }

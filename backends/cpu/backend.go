@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"runtime"
@@ -54,8 +55,12 @@ func New(o Options) (*Backend, error) {
 	return &Backend{threads: n, abort: o.Abort, ref: o.Reference, pool: newPool(n)}, nil
 }
 
-// Compute runs g on the CPU with the given number of threads; every tensor must already hold host data.
+// Compute runs g on the CPU with the given number of threads (0: runtime.NumCPU()); every tensor
+// must already hold host data. A nil g is an error.
 func Compute(g *core.Graph, threads int) error {
+	if g == nil {
+		return errNilGraph
+	}
 	b, err := New(Options{Threads: threads})
 	if err != nil {
 		return err
@@ -73,8 +78,17 @@ func (b *Backend) Device() core.Device { return theDevice }
 // DefaultBufferType is plain host memory.
 func (b *Backend) DefaultBufferType() core.BufferType { return core.HostBufferType() }
 
-// Threads reports the number of workers.
+// errNilGraph and errNilBackend are the errors for a nil graph and a nil *Backend receiver.
+var (
+	errNilGraph   = errors.New("tandem: cpu: graph is nil")
+	errNilBackend = errors.New("tandem: cpu: backend is nil (use cpu.New)")
+)
+
+// Threads reports the number of workers (0 for a nil backend).
 func (b *Backend) Threads() int {
+	if b == nil {
+		return 0
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.threads
@@ -84,6 +98,9 @@ func (b *Backend) Threads() int {
 func (b *Backend) SetThreads(n int) error {
 	if n < 1 || n > 512 {
 		return fmt.Errorf("tandem: cpu: %d threads is out of range (1..512)", n)
+	}
+	if b == nil {
+		return errNilBackend
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -98,8 +115,11 @@ func (b *Backend) SetThreads(n int) error {
 	return nil
 }
 
-// SetAbort installs (or with nil removes) the abort callback.
+// SetAbort installs (or with nil removes) the abort callback. On a nil backend it does nothing.
 func (b *Backend) SetAbort(f func() bool) {
+	if b == nil {
+		return
+	}
 	b.mu.Lock()
 	b.abort = f
 	b.mu.Unlock()
@@ -108,8 +128,12 @@ func (b *Backend) SetAbort(f func() bool) {
 // Synchronize returns at once: the CPU backend computes synchronously.
 func (b *Backend) Synchronize() error { return nil }
 
-// Close stops the workers. The backend cannot be used afterwards.
+// Close stops the workers. The backend cannot be used afterwards. Closing twice, or closing a nil
+// backend, does nothing.
 func (b *Backend) Close() error {
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed {
@@ -120,14 +144,24 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// GraphCompute runs every node of g.
+// GraphCompute runs every node of g. A nil g is an error. A panic inside a kernel is recovered and
+// returned as an error naming the node, its op and the panic value; the graph stops at that node.
 func (b *Backend) GraphCompute(g *core.Graph) error {
 	return b.GraphComputeContext(context.Background(), g)
 }
 
 // GraphComputeContext runs g, stopping before the next node once ctx is done (the error wraps
-// ErrAborted and ctx.Err()).
+// ErrAborted and ctx.Err()). A nil ctx means context.Background(); a nil g is an error.
 func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
+	if b == nil {
+		return errNilBackend
+	}
+	if g == nil {
+		return errNilGraph
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -136,7 +170,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if err := g.Err(); err != nil {
 		return err
 	}
-	pl, err := makePlan(g, b.threads)
+	pl, err := safePlan(g, b.threads)
 	if err != nil {
 		return err
 	}
@@ -144,4 +178,14 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		b.work = make([]byte, pl.workSize)
 	}
 	return b.execute(ctx, g, pl)
+}
+
+// safePlan is makePlan with a panic in an op's planning functions turned into an error.
+func safePlan(g *core.Graph, threads int) (pl *plan, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			pl, err = nil, fmt.Errorf("tandem: cpu: planning the graph panicked: %v", v)
+		}
+	}()
+	return makePlan(g, threads)
 }

@@ -58,9 +58,11 @@ func (device) Memory() (free, total int64) {
 	return free, total
 }
 
-func (device) SupportsOp(t *core.Tensor) bool { return supportsNode(t) }
+// SupportsOp reports whether the CPU can compute t (false for nil).
+func (device) SupportsOp(t *core.Tensor) bool { return t != nil && supportsNode(t) }
 
-func (device) SupportsBufferType(bt core.BufferType) bool { return bt.IsHost() }
+// SupportsBufferType reports whether bt is host memory (false for nil).
+func (device) SupportsBufferType(bt core.BufferType) bool { return bt != nil && bt.IsHost() }
 
 func (device) OffloadOp(*core.Tensor) bool { return false }
 

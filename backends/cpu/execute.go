@@ -28,7 +28,12 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 			n := nodes[i]
 			if !skipNode(n) && ith < pl.tasks[i] {
 				prm.nth, prm.node = pl.tasks[i], i
-				impls[n.Op].compute(&prm, n)
+				if !runKernel(&prm, n) {
+					// This worker leaves the run: the others may be waiting for it at a barrier
+					// inside the node or after it, so the barrier is broken for the rest of the run
+					// and every worker stops after node i (errs.failed(i) is true for all).
+					return
+				}
 			}
 			if ith == 0 {
 				if ctx.Err() != nil {
@@ -52,3 +57,35 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	}
 	return stopErr
 }
+
+// KernelPanicError is the error a panic inside a kernel becomes (wrapped with the node's index and
+// description): the op and the recovered value.
+type KernelPanicError struct {
+	Op    core.Op
+	Value any
+}
+
+func (e *KernelPanicError) Error() string {
+	return fmt.Sprintf("kernel for op %v panicked: %v", e.Op, e.Value)
+}
+
+// runKernel computes node n on one worker, turning a panic into the node's error (first error by
+// node order wins) and breaking the barrier so no other worker waits for this one. It reports
+// whether the kernel returned normally.
+func runKernel(p *params, n *core.Tensor) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.errs.set(p.node, &KernelPanicError{Op: n.Op, Value: v})
+			p.pool.barrier.breakAll()
+			ok = false
+		}
+	}()
+	if h := kernelHook; h != nil {
+		h(p, n)
+	}
+	impls[n.Op].compute(p, n)
+	return true
+}
+
+// kernelHook, when set by a test, runs before every kernel on every worker (to inject panics).
+var kernelHook func(p *params, n *core.Tensor)

@@ -138,9 +138,6 @@ func TestMulMatNonContiguousSrc1(t *testing.T) {
 	g2 := core.NewGraph(core.DefaultGraphSize)
 	g2.BuildForwardExpand(r2)
 	if err := cpu.Compute(g2, 2); err != nil {
-		if strings.Contains(err.Error(), "not implemented") {
-			t.Skip("CONT kernel not present yet")
-		}
 		t.Fatal(err)
 	}
 	equalF32(t, "permuted vs contiguous src1", mustF32(t, r1), mustF32(t, r2))

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -22,6 +23,9 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 	nodes := g.Nodes()
 	pl := &plan{tasks: make([]int, len(nodes)), nth: 1}
 	for i, n := range nodes {
+		if n == nil {
+			return nil, fmt.Errorf("tandem: cpu: node %d of the graph is nil", i)
+		}
 		if skipNode(n) {
 			pl.tasks[i] = 1
 			continue
@@ -55,15 +59,80 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 	return pl, nil
 }
 
-// checkHostData makes sure a node and its sources are in host memory.
+// checkHostData makes sure a node and its sources are in host memory, and that every byte their
+// shapes and strides reach lies inside that memory, so no kernel indexes outside it.
 func checkHostData(n *core.Tensor) error {
 	if n.Data() == nil {
-		return fmt.Errorf("tensor %v has no host memory", n)
+		return noHostData(n)
+	}
+	if err := checkExtent(n); err != nil {
+		return err
 	}
 	for _, s := range n.Src {
-		if s != nil && s.NBytes() > 0 && s.Data() == nil {
-			return fmt.Errorf("source %v of %v has no host memory", s, n)
+		if s == nil {
+			continue
+		}
+		if s.NBytes() > 0 && s.Data() == nil {
+			return fmt.Errorf("source of %v: %w", n, noHostData(s))
+		}
+		if err := checkExtent(s); err != nil {
+			return fmt.Errorf("source of %v: %w", n, err)
 		}
 	}
 	return nil
+}
+
+// noHostData says why t.Data() is nil: no memory, device memory, or bytes outside its buffer.
+func noHostData(t *core.Tensor) error {
+	if t.Buffer == nil {
+		return fmt.Errorf("tensor %v has no host memory (no buffer: allocate it first)", t)
+	}
+	hb, ok := t.Buffer.(core.HostBuffer)
+	if !ok {
+		return fmt.Errorf("tensor %v has no host memory (its buffer is %s)", t, t.Buffer.Type().Name())
+	}
+	return fmt.Errorf("tensor %v has no host memory for its bytes %d to %d+%d: they lie outside its %d-byte buffer", t, t.Offset, t.Offset, t.NBytes(), len(hb.Bytes()))
+}
+
+// checkExtent checks t's shape and strides: no negative count or stride, and the byte extent they
+// span (computed without overflow) fits in the host bytes t.Data() gives (which core sizes by
+// NBytes). Tensors with a zero count reach no byte.
+func checkExtent(t *core.Tensor) error {
+	for i, ne := range t.Ne {
+		if ne < 0 {
+			return fmt.Errorf("tensor %v has a negative size %d in dimension %d", t, ne, i)
+		}
+		if t.Nb[i] < 0 {
+			return fmt.Errorf("tensor %v has a negative stride %d in dimension %d", t, t.Nb[i], i)
+		}
+		if ne == 0 {
+			return nil
+		}
+	}
+	bs := t.Type.BlockSize()
+	if bs <= 0 || t.Ne[0]%bs != 0 {
+		return fmt.Errorf("tensor %v: %d elements per row is not a whole number of %v blocks", t, t.Ne[0], t.Type)
+	}
+	ext, ok := mulAdd(0, t.Ne[0]/bs, t.Nb[0])
+	if bs == 1 {
+		ext, ok = mulAdd(t.Type.Size(), t.Ne[0]-1, t.Nb[0])
+	}
+	for i := 1; ok && i < core.MaxDims; i++ {
+		ext, ok = mulAdd(ext, t.Ne[i]-1, t.Nb[i])
+	}
+	if !ok {
+		return fmt.Errorf("tensor %v with strides %v spans more bytes than an int64 holds", t, t.Nb)
+	}
+	if t.Buffer != nil && ext > int64(len(t.Data())) {
+		return fmt.Errorf("tensor %v with strides %v spans %d bytes, its memory holds %d", t, t.Nb, ext, len(t.Data()))
+	}
+	return nil
+}
+
+// mulAdd returns acc + a*b for non-negative operands and whether it did not overflow.
+func mulAdd(acc, a, b int64) (int64, bool) {
+	if a != 0 && b > (math.MaxInt64-acc)/a {
+		return 0, false
+	}
+	return acc + a*b, true
 }

@@ -8,15 +8,20 @@ import (
 
 // barrier is a reusable spinning barrier for a fixed number of participants. Waiters spin briefly,
 // then yield, so it stays correct (if slower) with more workers than cores.
+//
+// A barrier can be broken: once a worker has left the run early (a kernel panicked), the others
+// would wait for it forever, so every wait returns at once until the run is over and reset is
+// called.
 type barrier struct {
-	n     int32
-	spin  int // iterations to spin before yielding the processor
-	count atomic.Int32
-	phase atomic.Uint32
+	n      int32
+	spin   int // iterations to spin before yielding the processor
+	count  atomic.Int32
+	phase  atomic.Uint32
+	broken atomic.Bool
 }
 
 func (b *barrier) wait() {
-	if b.n <= 1 {
+	if b.n <= 1 || b.broken.Load() {
 		return
 	}
 	ph := b.phase.Load()
@@ -26,9 +31,23 @@ func (b *barrier) wait() {
 		return
 	}
 	for i := 0; b.phase.Load() == ph; i++ {
+		if b.broken.Load() {
+			return
+		}
 		if i > b.spin {
 			runtime.Gosched()
 		}
+	}
+}
+
+// breakAll releases every waiter, now and until reset.
+func (b *barrier) breakAll() { b.broken.Store(true) }
+
+// reset makes a broken barrier usable again; only call it while no worker is inside the run.
+func (b *barrier) reset() {
+	if b.broken.Load() {
+		b.count.Store(0)
+		b.broken.Store(false)
 	}
 }
 
@@ -86,6 +105,7 @@ func (p *pool) run(f func(ith int)) {
 	}
 	f(0)
 	p.done.Wait()
+	p.barrier.reset()
 }
 
 // close stops the workers and waits until they have exited.
