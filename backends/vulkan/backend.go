@@ -29,6 +29,10 @@ type Backend struct {
 	// barrier first; independent nodes run without.
 	written, read []span
 	barriers      int
+	// Index checks of GET_ROWS/SET_ROWS nodes (status.go): one status word per node.
+	status *vkrt.Buffer
+	checks []indexCheck
+	node   int // position of the node being encoded
 }
 
 // span is a byte range of a Vulkan buffer.
@@ -64,11 +68,16 @@ func (b *Backend) DefaultBufferType() core.BufferType { return b.dev.buft }
 // Synchronize returns at once: GraphCompute waits for its work.
 func (b *Backend) Synchronize() error { return nil }
 
-// Close releases the backend; the device and its buffers stay usable.
+// Close releases the backend; the device and its buffers stay usable. Closing twice is a no-op;
+// every other method but Name, Device and DefaultBufferType returns an error afterwards.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	if b.status != nil {
+		b.status.Destroy()
+		b.status = nil
+	}
 	return nil
 }
 
@@ -81,15 +90,26 @@ func (b *Backend) Barriers() int {
 }
 
 // GraphCompute records every computing node of g (views and leafs cost
-// nothing), submits it in batches and waits for the result.
+// nothing), submits it in batches and waits for the result. A nil g is an
+// error. An index out of range in GET_ROWS or SET_ROWS (checked on the device)
+// is reported after the graph has run, as the CPU backend words it.
 func (b *Backend) GraphCompute(g *core.Graph) error {
+	if b == nil {
+		return errors.New("tandem: vulkan: GraphCompute on a nil *Backend")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return fmt.Errorf("tandem: vulkan: %s: backend is closed", b.dev.name)
 	}
+	if g == nil {
+		return fmt.Errorf("tandem: vulkan: %s: GraphCompute: nil graph", b.dev.name)
+	}
 	if err := g.Err(); err != nil {
 		return err
+	}
+	if err := b.resetChecks(checksNeeded(g.Nodes())); err != nil {
+		return fmt.Errorf("tandem: vulkan: %s: %w", b.dev.name, err)
 	}
 	var submitted []*vkrt.Commands
 	var cur *vkrt.Commands
@@ -110,6 +130,9 @@ func (b *Backend) GraphCompute(g *core.Graph) error {
 			err = errors.Join(err, c.Wait())
 			c.Release()
 		}
+		if err == nil {
+			err = b.checkIndices()
+		}
 		return err
 	}
 	b.written, b.read = b.written[:0], b.read[:0] // each command buffer starts with a barrier
@@ -124,6 +147,7 @@ func (b *Backend) GraphCompute(g *core.Graph) error {
 			}
 			cur = c
 		}
+		b.node = i
 		if err := b.encode(cur, n); err != nil {
 			return finish(fmt.Errorf("tandem: vulkan: %s: node %d %v: %w", b.dev.name, i, n, err))
 		}

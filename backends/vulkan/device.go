@@ -16,6 +16,7 @@ import (
 type device struct {
 	index    int
 	name     string
+	inst     *vkrt.Instance // the instance the device was listed by (fixed at creation)
 	info     *vkrt.DeviceInfo
 	buft     *bufferType
 	hostBuft *bufferType
@@ -32,14 +33,17 @@ var (
 	_ core.FeatureLister   = (*device)(nil)
 )
 
-func newDevice(i int, info *vkrt.DeviceInfo) *device {
-	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), info: info}
+func newDevice(inst *vkrt.Instance, i int, info *vkrt.DeviceInfo) *device {
+	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), inst: inst, info: info}
 	d.buft = &bufferType{dev: d, kind: vkrt.DeviceBuffer, name: d.name}
 	d.hostBuft = &bufferType{dev: d, kind: vkrt.HostBuffer, name: d.name + "_Host"}
 	return d
 }
 
 // open returns the logical device, creating it on first use.
+//
+// Lock order: state.mu before d.mu (Shutdown holds state.mu while it closes each device). open
+// takes only d.mu, never state.mu: the instance it needs is fixed when the device is listed.
 func (d *device) open() (*vkrt.Device, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -47,11 +51,8 @@ func (d *device) open() (*vkrt.Device, error) {
 		return nil, fmt.Errorf("tandem: vulkan: %s was shut down: %w", d.name, vkrt.ErrClosed)
 	}
 	if d.vd == nil && d.err == nil {
-		state.mu.Lock()
-		inst := state.inst
-		state.mu.Unlock()
 		opts := vkrt.DeviceOptions{ForceStaging: os.Getenv("TANDEM_VK_FORCE_STAGING") == "1"}
-		d.vd, d.err = inst.NewDevice(d.info.Index, opts)
+		d.vd, d.err = d.inst.NewDevice(d.info.Index, opts)
 		if d.err != nil {
 			d.err = fmt.Errorf("tandem: vulkan: opening %s (%s): %w", d.name, d.info.Name, d.err)
 		}
