@@ -31,6 +31,8 @@ type Result struct {
 	NMSE        float64
 	Problem     string
 	CheckedNode string
+	// Ops are the computing ops of the case's graph (views left out), in graph order.
+	Ops []core.Op
 }
 
 // sentinelBytes separate tensors in the buffers under test; out-of-bounds writes change them.
@@ -45,6 +47,11 @@ func Run(c Case, be core.Backend, seed uint64) Result {
 		return res
 	}
 	defer test.free()
+	for _, n := range test.g.Nodes() {
+		if !n.Op.IsView() {
+			res.Ops = append(res.Ops, n.Op)
+		}
+	}
 	for _, n := range test.g.Nodes() {
 		if !be.Device().SupportsOp(n) {
 			return res // unsupported: not a failure

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +21,31 @@ func devicesUnderTest() []core.Device {
 	return out
 }
 
-// TestOps runs the whole op table on every non-CPU device against the CPU reference.
+// expectedOps are, per device kind (the device name up to its number), the ops the device must
+// run: each one needs at least one case of the table that the device supports and passes, so a
+// device that stops claiming an op (or all of them) fails TestOps instead of counting cases as
+// unsupported.
+var expectedOps = map[string][]core.Op{
+	"Vulkan": {
+		core.OpAdd, core.OpSub, core.OpMul, core.OpDiv, core.OpAdd1, core.OpScale, core.OpClamp,
+		core.OpLeakyRelu, core.OpSqr, core.OpSqrt, core.OpLog, core.OpSin, core.OpCos, core.OpUnary,
+		core.OpGLU, core.OpSum, core.OpSumRows, core.OpMean, core.OpArgmax, core.OpArgsort,
+		core.OpRepeat, core.OpConcat, core.OpCont, core.OpDup, core.OpCpy, core.OpGetRows,
+		core.OpSetRows, core.OpNorm, core.OpRMSNorm, core.OpSoftMax, core.OpDiagMaskInf, core.OpRope,
+		core.OpMulMat, core.OpOutProd, core.OpIm2Col, core.OpPool1D, core.OpPool2D,
+	},
+}
+
+// minPassed is the fewest cases any device under test must pass (a device with no entry in
+// expectedOps included): a run of the table where nothing is supported is a failure.
+const minPassed = 1
+
+// deviceKind is a device's name without its trailing number ("Vulkan0" → "Vulkan").
+func deviceKind(name string) string { return strings.TrimRight(name, "0123456789") }
+
+// TestOps runs the whole op table on every non-CPU device against the CPU reference. It fails on
+// any failing case, when a device passes fewer than minPassed cases, and when an op the device
+// is expected to run (expectedOps) has no passing case.
 func TestOps(t *testing.T) {
 	devs := devicesUnderTest()
 	if len(devs) == 0 {
@@ -34,21 +59,88 @@ func TestOps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name(), err)
 		}
-		passed, failed, unsupported := 0, 0, 0
-		for i, c := range Cases() {
-			r := Run(c, be, uint64(i+1))
-			switch {
-			case !r.Supported && r.Problem == "":
-				unsupported++
-			case r.Passed:
-				passed++
-			default:
-				failed++
-				t.Errorf("%s %s: %s", d.Name(), c.Name, r.Problem)
-			}
+		summary, problems := runTable(be, Cases())
+		t.Log(summary)
+		for _, p := range problems {
+			t.Error(p)
 		}
-		t.Logf("%s: %d passed, %d failed, %d unsupported", d.Name(), passed, failed, unsupported)
 		be.Close()
+	}
+}
+
+// runTable runs cases on be and returns a summary line and every problem: failing cases, fewer
+// than minPassed passes, expected ops (by the backend's name) without a passing case.
+func runTable(be core.Backend, cases []Case) (string, []string) {
+	var problems []string
+	passed, failed, unsupported := 0, 0, 0
+	ran := map[core.Op]bool{}
+	for i, c := range cases {
+		r := Run(c, be, uint64(i+1))
+		switch {
+		case !r.Supported && r.Problem == "":
+			unsupported++
+		case r.Passed:
+			passed++
+			for _, op := range r.Ops {
+				ran[op] = true
+			}
+		default:
+			failed++
+			problems = append(problems, fmt.Sprintf("%s %s: %s", be.Name(), c.Name, r.Problem))
+		}
+	}
+	if passed < minPassed {
+		problems = append(problems, fmt.Sprintf("%s passed %d cases, want at least %d: the device runs none of the table", be.Name(), passed, minPassed))
+	}
+	var missing []string
+	for _, op := range expectedOps[deviceKind(be.Name())] {
+		if !ran[op] {
+			missing = append(missing, op.String())
+		}
+	}
+	if len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: no passing case for the ops it is expected to run: %s", be.Name(), strings.Join(missing, ", ")))
+	}
+	return fmt.Sprintf("%s: %d passed, %d failed, %d unsupported", be.Name(), passed, failed, unsupported), problems
+}
+
+// picky is a device that supports only the ops in ok.
+type picky struct {
+	core.Device
+	ok map[core.Op]bool
+}
+
+func (p picky) SupportsOp(t *core.Tensor) bool {
+	return t.Op.IsView() || t.Op == core.OpNone || p.ok[t.Op]
+}
+
+// pickyBackend is the CPU backend under another name, on a picky device.
+type pickyBackend struct {
+	*cpu.Backend
+	name string
+	dev  picky
+}
+
+func (p *pickyBackend) Name() string        { return p.name }
+func (p *pickyBackend) Device() core.Device { return p.dev }
+
+// TestOps cannot pass a device that runs nothing, or that stops running an op it is expected to:
+// runTable reports both.
+func TestHarnessCatchesUnsupportedDevice(t *testing.T) {
+	inner, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	cases := Cases()[:8] // the ADD cases and SUB's first: enough to run ADD and SUB
+	none := &pickyBackend{inner, "Other0", picky{inner.Device(), nil}}
+	if _, problems := runTable(none, cases); len(problems) != 1 || !strings.Contains(problems[0], "passed 0 cases") {
+		t.Errorf("a device that supports nothing: problems %q, want one saying it passed 0 cases", problems)
+	}
+	addOnly := &pickyBackend{inner, "Vulkan7", picky{inner.Device(), map[core.Op]bool{core.OpAdd: true}}}
+	_, problems := runTable(addOnly, cases)
+	if len(problems) != 1 || !strings.Contains(problems[0], "expected to run: SUB, MUL,") || strings.Contains(problems[0], " ADD,") {
+		t.Errorf("a Vulkan device that runs ADD only: problems %q, want one listing SUB, MUL, ... but not ADD", problems)
 	}
 }
 

@@ -53,6 +53,8 @@ type Buffer struct {
 // NewBuffer creates a buffer of size bytes (0 is allowed) with usage storage +
 // transfer source + transfer destination.
 func (d *Device) NewBuffer(size uint64, kind BufferKind) (*Buffer, error) {
+	d.life.RLock()
+	defer d.life.RUnlock()
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}

@@ -119,6 +119,8 @@ func (c *Commands) destroy() {
 // Begin returns a Commands in the recording state. Its first command is a
 // global memory barrier, so it is ordered after all work submitted earlier.
 func (d *Device) Begin() (*Commands, error) {
+	d.life.RLock()
+	defer d.life.RUnlock()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()

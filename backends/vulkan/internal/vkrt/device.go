@@ -47,6 +47,11 @@ type Device struct {
 	// queueMu serializes vkQueueSubmit (queues are externally synchronized).
 	queueMu sync.Mutex
 
+	// life is read-held while a child object (buffer, command buffer) is being created and
+	// write-held by Close, so Close never destroys the device under a creation in progress
+	// (which then either completes before it, and is destroyed by it, or sees it closed).
+	life sync.RWMutex
+
 	mu          sync.Mutex // guards the fields below
 	closed      bool
 	setLayouts  map[int]vk.DescriptorSetLayout
@@ -169,6 +174,8 @@ func (d *Device) WaitIdle() error {
 // Close waits for the device to go idle and destroys everything created from
 // it (buffers still alive included), then the device. It is idempotent.
 func (d *Device) Close() error {
+	d.life.Lock()
+	defer d.life.Unlock()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
