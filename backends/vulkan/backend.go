@@ -65,8 +65,16 @@ func (b *Backend) Device() core.Device { return b.dev }
 
 func (b *Backend) DefaultBufferType() core.BufferType { return b.dev.buft }
 
-// Synchronize returns at once: GraphCompute waits for its work.
-func (b *Backend) Synchronize() error { return nil }
+// Synchronize returns at once (GraphCompute waits for its work); on a closed backend it is an
+// error.
+func (b *Backend) Synchronize() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("tandem: vulkan: %s: Synchronize: backend is closed", b.dev.name)
+	}
+	return nil
+}
 
 // Close releases the backend; the device and its buffers stay usable. Closing twice is a no-op;
 // every other method but Name, Device and DefaultBufferType returns an error afterwards.
@@ -172,8 +180,8 @@ func (b *Backend) tensorSpan(t *core.Tensor) (span, *buffer, error) {
 		return span{}, nil, fmt.Errorf("tensor %v is in memory of %s, not %s", t, vb.bt.dev.name, b.dev.name)
 	}
 	n := t.NBytes()
-	if t.Offset < 0 || t.Offset+n > vb.Size() {
-		return span{}, nil, fmt.Errorf("tensor %v bytes [%d,%d) lie outside its %d-byte buffer", t, t.Offset, t.Offset+n, vb.Size())
+	if t.Offset < 0 || n < 0 || t.Offset > vb.Size() || n > vb.Size()-t.Offset {
+		return span{}, nil, fmt.Errorf("tensor %v bytes at offset %d, %d long, lie outside its %d-byte buffer", t, t.Offset, n, vb.Size())
 	}
 	return span{buf: vb.vb, from: uint64(t.Offset), to: uint64(t.Offset + n)}, vb, nil
 }
