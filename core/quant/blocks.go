@@ -173,7 +173,7 @@ func DequantizeRowQ4_1(src []byte, y []float32) {
 // quantize_row_q8_0_ref: per block, d = amax/127 and each element becomes round(x/d), halfway
 // cases away from zero (C roundf), so quants lie in [-127, 127]. An all-zero block gets d = 0.
 // len(x) must be a multiple of QK8_0 and dst must hold len(x)/QK8_0*BlockQ8_0Size bytes.
-// Callers validate; otherwise it panics. Non-finite inputs give unspecified quants.
+// Callers validate; otherwise it panics. Blocks holding NaN or ±Inf follow FixNonFiniteQ8's rule.
 func QuantizeRowQ8_0(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ8_0", len(x), QK8_0, BlockQ8_0Size, len(dst), "dst")
 	for i := range nb {
@@ -185,6 +185,7 @@ func QuantizeRowQ8_0(x []float32, dst []byte) {
 			blk[2+j] = uint8(toInt8(roundHalfAway(v * id)))
 		}
 	}
+	FixNonFiniteQ8(x[:nb*QK8_0], dst, false) // NaN and Inf by tandem's rule (nonfinite.go)
 }
 
 // DequantizeRowQ8_0 expands Q8_0 blocks from src into y, bit for bit as ggml's
@@ -206,6 +207,7 @@ func DequantizeRowQ8_0(src []byte, y []float32) {
 // quantize_row_q8_1_ref: the quants and d are those of Q8_0, and s = f16(d * sum of the quants),
 // computed from the float32 d before it is rounded to f16. len(x) must be a multiple of QK8_1
 // and dst must hold len(x)/QK8_1*BlockQ8_1Size bytes. Callers validate; otherwise it panics.
+// Blocks holding NaN or ±Inf follow FixNonFiniteQ8's rule.
 func QuantizeRowQ8_1(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ8_1", len(x), QK8_1, BlockQ8_1Size, len(dst), "dst")
 	for i := range nb {
@@ -221,6 +223,7 @@ func QuantizeRowQ8_1(x []float32, dst []byte) {
 		}
 		putF16(blk[2:4], float32(sum)*d)
 	}
+	FixNonFiniteQ8(x[:nb*QK8_1], dst, true)
 }
 
 // DequantizeRowQ8_1 expands Q8_1 blocks from src into y: element = q*d (s is not needed).

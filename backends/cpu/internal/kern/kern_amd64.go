@@ -2,7 +2,11 @@
 
 package kern
 
-import "github.com/klauspost/cpuid/v2"
+import (
+	"github.com/klauspost/cpuid/v2"
+
+	"github.com/tandem-ml/tandem/core/quant"
+)
 
 // useASM selects the AVX2/FMA/F16C assembly kernels. It is a variable only so that tests can
 // exercise the pure-Go paths of the drivers on the same machine.
@@ -179,6 +183,7 @@ func f32ToF16Row(src []float32, dst []uint16) {
 func quantizeRowQ8_0(x []float32, dst []byte) {
 	if useASM {
 		quantizeRowQ8_0AVX2(x, dst)
+		quant.FixNonFiniteQ8(x, dst, false) // NaN/Inf blocks by core/quant's rule, as the twin
 		return
 	}
 	quantizeRowQ8_0Go(x, dst)
@@ -187,6 +192,7 @@ func quantizeRowQ8_0(x []float32, dst []byte) {
 func quantizeRowQ8_1(x []float32, dst []byte) {
 	if useASM {
 		quantizeRowQ8_1AVX2(x, dst)
+		quant.FixNonFiniteQ8(x, dst, true)
 		return
 	}
 	quantizeRowQ8_1Go(x, dst)
