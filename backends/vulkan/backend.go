@@ -116,6 +116,12 @@ func (b *Backend) GraphCompute(g *core.Graph) error {
 	if err := g.Err(); err != nil {
 		return err
 	}
+	// Shutdown waits for this graph instead of destroying the device under it.
+	done, err := b.vd.Use()
+	if err != nil {
+		return fmt.Errorf("tandem: vulkan: %s: GraphCompute: %w", b.dev.name, err)
+	}
+	defer done()
 	if err := b.resetChecks(checksNeeded(g.Nodes())); err != nil {
 		return fmt.Errorf("tandem: vulkan: %s: %w", b.dev.name, err)
 	}

@@ -204,6 +204,9 @@ func TestUseAfterShutdown(t *testing.T) {
 	if err := buf.Free(); err != nil {
 		t.Errorf("Free after Shutdown: %v", err)
 	}
+	if _, err := be.Device().NewBackend(); err == nil || !strings.Contains(err.Error(), "shut down") {
+		t.Errorf("NewBackend on a device from before Shutdown: %v", err)
+	}
 	be2, err := New(0)
 	if err != nil {
 		t.Fatalf("New after Shutdown: %v", err)

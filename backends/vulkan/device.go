@@ -112,7 +112,17 @@ func (d *device) BufferType() core.BufferType { return d.buft }
 // host memory for the CPU backend that the GPU can copy from directly.
 func (d *device) HostBufferType() core.BufferType { return d.hostBuft }
 
-func (d *device) NewBackend() (core.Backend, error) { return New(d.index) }
+// NewBackend creates a backend on this device; after Shutdown (which retires the device) it is
+// an error: get the device again from Devices or the registry.
+func (d *device) NewBackend() (core.Backend, error) {
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("tandem: vulkan: %s was shut down: %w", d.name, vkrt.ErrClosed)
+	}
+	return New(d.index)
+}
 
 func (d *device) Features() []core.Feature {
 	i := d.info

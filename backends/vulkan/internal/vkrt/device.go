@@ -47,10 +47,9 @@ type Device struct {
 	// queueMu serializes vkQueueSubmit (queues are externally synchronized).
 	queueMu sync.Mutex
 
-	// life is read-held while a child object (buffer, command buffer) is being created and
-	// write-held by Close, so Close never destroys the device under a creation in progress
-	// (which then either completes before it, and is destroyed by it, or sees it closed).
-	life sync.RWMutex
+	// use counts the operations in progress (use.go): Close waits for them, so it never
+	// destroys the device under a creation, a host copy or recorded work.
+	use useCount
 
 	mu          sync.Mutex // guards the fields below
 	closed      bool
@@ -174,8 +173,7 @@ func (d *Device) WaitIdle() error {
 // Close waits for the device to go idle and destroys everything created from
 // it (buffers still alive included), then the device. It is idempotent.
 func (d *Device) Close() error {
-	d.life.Lock()
-	defer d.life.Unlock()
+	d.beginClose()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
