@@ -202,3 +202,79 @@ func TestHarnessCatchesWrongResults(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+// TestBadIndicesAgree: GET_ROWS and SET_ROWS with an index past the end or negative fail on every
+// device with the CPU's error (from the op's name on: the index, its position, the limit), so
+// the outcome does not depend on where the scheduler places the node.
+func TestBadIndicesAgree(t *testing.T) {
+	devs := devicesUnderTest()
+	if len(devs) == 0 {
+		t.Skipf("no device besides the CPU: %s", vulkanWhy())
+	}
+	cases := []struct {
+		op  string
+		idx []int32
+		c   Case
+	}{
+		{"GET_ROWS", []int32{0, 2, 5, 1}, Case{Build: func(c *core.Context) *core.Tensor {
+			return c.GetRows(c.NewTensor(core.TypeF32, 8, 3), c.NewTensor(core.TypeI32, 4))
+		}}},
+		{"GET_ROWS", []int32{1, -2, 0, 9}, Case{Build: func(c *core.Context) *core.Tensor {
+			return c.GetRows(c.NewTensor(core.TypeQ8_0, 32, 3), c.NewTensor(core.TypeI32, 4))
+		}}},
+		{"SET_ROWS", []int32{0, 1, 3, -1}, Case{Build: func(c *core.Context) *core.Tensor {
+			return c.SetRows(c.NewTensor(core.TypeF32, 32, 3), c.NewTensor(core.TypeF32, 32, 4), c.NewTensor(core.TypeI32, 4))
+		}}},
+	}
+	ref, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	run := func(c Case, be core.Backend, idx []int32) error {
+		in, err := newInstance(c, be.DefaultBufferType())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.free()
+		for _, l := range in.inputs {
+			var err error
+			if l.Type == core.TypeI32 {
+				err = core.SetInt32s(l, idx)
+			} else {
+				err = core.SetFloat32sAny(l, make([]float32, l.NElements()))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return be.GraphCompute(in.g)
+	}
+	part := func(err error, op string) string {
+		if err == nil {
+			return "<nil>"
+		}
+		s := err.Error()
+		if i := strings.Index(s, op+": "); i >= 0 {
+			return s[i:]
+		}
+		return s
+	}
+	for _, d := range devs {
+		be, err := d.NewBackend()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			want := run(c.c, ref, c.idx)
+			got := run(c.c, be, c.idx)
+			if want == nil || !strings.Contains(want.Error(), "out of range") {
+				t.Fatalf("CPU: %v, want an out-of-range error", want)
+			}
+			if part(got, c.op) != part(want, c.op) {
+				t.Errorf("%s %s %v:\n got  %v\n want %v", d.Name(), c.op, c.idx, got, want)
+			}
+		}
+		be.Close()
+	}
+}

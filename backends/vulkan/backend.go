@@ -68,6 +68,9 @@ func (b *Backend) DefaultBufferType() core.BufferType { return b.dev.buft }
 // Synchronize returns at once (GraphCompute waits for its work); on a closed backend it is an
 // error.
 func (b *Backend) Synchronize() error {
+	if b == nil {
+		return errors.New("tandem: vulkan: Synchronize on a nil *Backend")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -79,6 +82,9 @@ func (b *Backend) Synchronize() error {
 // Close releases the backend; the device and its buffers stay usable. Closing twice is a no-op;
 // every other method but Name, Device and DefaultBufferType returns an error afterwards.
 func (b *Backend) Close() error {
+	if b == nil {
+		return errors.New("tandem: vulkan: Close on a nil *Backend")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true

@@ -78,6 +78,8 @@ func TestBadInput(t *testing.T) {
 		// Class 3: nil and closed.
 		{"nil", "GraphCompute(nil)", func() error { return be.GraphCompute(nil) }, "nil graph"},
 		{"nil", "nil *Backend GraphCompute", func() error { return (*Backend)(nil).GraphCompute(graph(sum)) }, "nil *Backend"},
+		{"nil", "nil *Backend Close", func() error { return (*Backend)(nil).Close() }, "nil *Backend"},
+		{"nil", "nil *Backend Synchronize", func() error { return (*Backend)(nil).Synchronize() }, "nil *Backend"},
 		{"nil", "SetTensor(nil)", func() error { return buf.SetTensor(nil, make([]byte, 4), 0) }, "nil tensor"},
 		{"nil", "GetTensor(nil)", func() error { return buf.GetTensor(nil, make([]byte, 4), 0) }, "nil tensor"},
 		{"nil", "MemsetTensor(nil)", func() error { return buf.MemsetTensor(nil, 0, 0, 4) }, "nil tensor"},
@@ -148,7 +150,7 @@ func TestBadInput(t *testing.T) {
 		counts[c.class]++
 	}
 	t.Logf("bad-input cases per class: %v", counts)
-	if counts["nil"] < 9 || counts["closed"] < 6 || counts["range"] < 13 || counts["placement"] < 3 {
+	if counts["nil"] < 11 || counts["closed"] < 6 || counts["range"] < 13 || counts["placement"] < 3 {
 		t.Errorf("cases per class %v: some were lost", counts)
 	}
 
