@@ -26,6 +26,17 @@ func fitsBinding(d *device, t *core.Tensor) bool {
 	return t.NBytes()+int64(l.MinStorageBufferOffsetAlignment) <= int64(l.MaxStorageBufferRange)
 }
 
+// layoutOK reports whether t's shape and strides are non-negative, so every element the shaders
+// address lies in the t.NBytes() bytes bound from its offset.
+func layoutOK(t *core.Tensor) bool {
+	for i := range core.MaxDims {
+		if t.Ne[i] < 0 || t.Nb[i] < 0 {
+			return false
+		}
+	}
+	return t.Offset >= 0
+}
+
 // supportsOp reports whether the kernels of this package compute t (false for a nil t, and for a
 // hand-built node that lacks a source its op needs).
 func supportsOp(d *device, t *core.Tensor) (ok bool) {
@@ -42,11 +53,12 @@ func supportsOp(d *device, t *core.Tensor) (ok bool) {
 	switch {
 	case t.Op == core.OpNone || t.Op.IsView():
 		return true
-	case !fitsBinding(d, t):
+	case !fitsBinding(d, t) || !layoutOK(t):
 		return false
 	}
 	for _, s := range t.Src {
-		if s != nil && !fitsBinding(d, s) {
+		// An empty source of a non-empty node (MUL_MAT with k = 0) would be a zero-sized binding.
+		if s != nil && (!fitsBinding(d, s) || !layoutOK(s) || (s.IsEmpty() && !t.IsEmpty())) {
 			return false
 		}
 	}
