@@ -31,6 +31,9 @@ func init() {
 // ±1e-20, "inf" like uniform but with ±Inf at fixed places, "nan" with NaN at fixed places.
 func numericInit(scale float32) func(t *core.Tensor, r *rand.Rand) error {
 	return func(t *core.Tensor, r *rand.Rand) error {
+		if t.Type == core.TypeI32 { // GET_ROWS indices into 10 rows
+			return Uniform(t, r, 0, 10)
+		}
 		v := make([]float32, t.NElements())
 		for i := range v {
 			v[i] = 2*r.Float32() - 1
@@ -143,6 +146,22 @@ func numericCases() []Case {
 				return c.MulMat(c.NewTensor(typ, 64, 17).SetName(name), c.NewTensor(f32, 64, n))
 			})
 		}
+	}
+	// Dequantizing ops on weights holding ±Inf: float arithmetic on the dequantized values.
+	for _, typ := range weights[1:] {
+		name := "inf"
+		if typ.IsQuantized() {
+			name = "infq"
+		}
+		add(fmt.Sprintf("OUT_PROD(%v,Inf weights)", typ), nmseMatMul, 0, func(c *core.Context) *core.Tensor {
+			return c.OutProd(c.NewTensor(typ, 64, 13).SetName(name), c.NewTensor(f32, 7, 13))
+		})
+		add(fmt.Sprintf("GET_ROWS(%v,Inf weights)", typ), 0, 0, func(c *core.Context) *core.Tensor {
+			return c.GetRows(c.NewTensor(typ, 64, 10).SetName(name), c.NewTensor(core.TypeI32, 12))
+		})
+		add(fmt.Sprintf("CPY(%v->f32,Inf weights)", typ), 0, 0, func(c *core.Context) *core.Tensor {
+			return c.Cpy(c.NewTensor(typ, 64, 10).SetName(name), c.NewTensor(f32, 64, 10))
+		})
 	}
 	return cs
 }

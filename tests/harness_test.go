@@ -74,11 +74,13 @@ func runTable(be core.Backend, cases []Case) (string, []string) {
 	var problems []string
 	passed, failed, unsupported := 0, 0, 0
 	ran := map[core.Op]bool{}
+	var skipped []string
 	for i, c := range cases {
 		r := Run(c, be, uint64(i+1))
 		switch {
 		case !r.Supported && r.Problem == "":
 			unsupported++
+			skipped = append(skipped, c.Name)
 		case r.Passed:
 			passed++
 			for _, op := range r.Ops {
@@ -101,7 +103,7 @@ func runTable(be core.Backend, cases []Case) (string, []string) {
 	if len(missing) > 0 {
 		problems = append(problems, fmt.Sprintf("%s: no passing case for the ops it is expected to run: %s", be.Name(), strings.Join(missing, ", ")))
 	}
-	return fmt.Sprintf("%s: %d passed, %d failed, %d unsupported", be.Name(), passed, failed, unsupported), problems
+	return fmt.Sprintf("%s: %d passed, %d failed, %d unsupported %q", be.Name(), passed, failed, unsupported, skipped), problems
 }
 
 // picky is a device that supports only the ops in ok.

@@ -57,8 +57,7 @@ func supportsOp(d *device, t *core.Tensor) (ok bool) {
 		return false
 	}
 	for _, s := range t.Src {
-		// An empty source of a non-empty node (MUL_MAT with k = 0) would be a zero-sized binding.
-		if s != nil && (!fitsBinding(d, s) || !layoutOK(s) || (s.IsEmpty() && !t.IsEmpty())) {
+		if s != nil && (!fitsBinding(d, s) || !layoutOK(s)) {
 			return false
 		}
 	}
