@@ -23,6 +23,20 @@ const (
 	f16Inf = 0x7c00
 )
 
+// anyNonFinite reports whether xb holds a NaN or an infinity (exponent bits all ones): branch-free,
+// as it runs on every block MUL_MAT quantizes. Adding 1 to an all-ones exponent field carries into
+// the sign bit; no other exponent does.
+func anyNonFinite(xb *[QK8_0]float32) bool {
+	var a0, a1, a2, a3 uint32 // independent chains
+	for j := 0; j < QK8_0; j += 4 {
+		a0 |= math.Float32bits(xb[j])&0x7f800000 + 0x00800000
+		a1 |= math.Float32bits(xb[j+1])&0x7f800000 + 0x00800000
+		a2 |= math.Float32bits(xb[j+2])&0x7f800000 + 0x00800000
+		a3 |= math.Float32bits(xb[j+3])&0x7f800000 + 0x00800000
+	}
+	return (a0|a1|a2|a3)&0x80000000 != 0
+}
+
 // nonFinite reports whether xb holds a NaN, and whether it holds an infinity.
 func nonFinite(xb []float32) (hasNaN, hasInf bool) {
 	for _, v := range xb {
@@ -47,10 +61,10 @@ func FixNonFiniteQ8(x []float32, dst []byte, q81 bool) {
 	nb := blocks("FixNonFiniteQ8", len(x), QK8_0, size, len(dst), "dst")
 	for i := range nb {
 		xb := x[i*QK8_0 : (i+1)*QK8_0]
-		hasNaN, hasInf := nonFinite(xb)
-		if !hasNaN && !hasInf {
+		if !anyNonFinite((*[QK8_0]float32)(xb)) {
 			continue
 		}
+		hasNaN, _ := nonFinite(xb)
 		blk := dst[i*size : (i+1)*size]
 		var sum int32
 		for j, v := range xb {
