@@ -2,18 +2,19 @@ package cpu
 
 import "github.com/tandem-ml/tandem/core"
 
-// Non-finite MUL_MAT results with quantized weights. The fast and reference paths quantize the
-// activations to Q8 and multiply block scales: with a weight block whose scale is ±Inf or NaN
-// (weights holding Inf), or an activation that is ±Inf, the product of scales and integer sums
+// Non-finite MUL_MAT results with f16, bf16 or quantized weights. The fast and reference paths
+// convert the activations to the weights' vec-dot type (f16, or Q8 blocks whose scales multiply):
+// an activation beyond f16's range becomes ±Inf, and with a weight block whose scale is ±Inf or
+// NaN (weights holding Inf), or an activation that is ±Inf, the product of scales and integer sums
 // gives ±Inf or NaN by other rules than float arithmetic on the dequantized weights, which is what
-// the Vulkan backend computes. tandem's rule: a non-finite MUL_MAT result is the IEEE result of
-// the float32 dot product of the dequantized weight row and the activation row. A non-finite
-// result is rare, and a non-finite scale or activation always makes the quantized result
-// non-finite, so after the node has run each worker recomputes exactly its share of the
-// non-finite outputs that way (NaN activations give NaN both ways: core/quant's Q8 rule keeps
-// them).
+// the Vulkan backend computes. tandem's rule: a non-finite MUL_MAT result is the float32 dot
+// product of the dequantized weight row and the float32 activation row (IEEE: finite if it fits,
+// ±Inf, or NaN where an infinity meets a zero or one of the opposite sign). A non-finite result
+// is rare, and each of these causes always makes the converted result non-finite, so after the
+// node has run each worker recomputes exactly its share of the non-finite outputs that way (NaN
+// activations give NaN both ways: core/quant's Q8 rule keeps them).
 
-// fixNonFiniteDots recomputes the non-finite outputs of a MUL_MAT node with quantized weights.
+// fixNonFiniteDots recomputes the non-finite outputs of a MUL_MAT node whose weights are not f32.
 // Every worker calls it after the node's main computation.
 func fixNonFiniteDots(p *params, dst *core.Tensor) {
 	p.barrier() // every worker's outputs are written

@@ -247,7 +247,7 @@ func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 // rows), then workers claim chunks of dst from a shared atomic counter (seed 001's work stealing).
 func computeMulMat(p *params, dst *core.Tensor) {
 	mulMatPaths(p, dst)
-	if dst.Src[0].Type.IsQuantized() {
+	if dst.Src[0].Type != core.TypeF32 {
 		fixNonFiniteDots(p, dst) // mulmat_nonfinite.go
 	}
 }
