@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -278,5 +279,35 @@ func TestBadIndicesAgree(t *testing.T) {
 			}
 		}
 		be.Close()
+	}
+}
+
+// TestCompareNonFinite: compare accepts the same non-finite pattern and rejects any other.
+func TestCompareNonFinite(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	ok := [][2][]float32{
+		{{1, nan, inf, -inf}, {1, nan, inf, -inf}},
+		{{1, math.MaxFloat32}, {1, inf}},
+	}
+	for _, c := range ok {
+		if _, p := compare(c[0], c[1]); p != "" {
+			t.Errorf("compare(%v, %v): %s", c[0], c[1], p)
+		}
+	}
+	bad := [][2][]float32{
+		{{1, 2}, {1, nan}},
+		{{1, nan}, {1, 2}},
+		{{inf}, {-inf}},
+		{{inf}, {nan}},
+		{{3}, {inf}},
+		{{1, 2}, {1, 2, 3}},
+	}
+	for _, c := range bad {
+		if _, p := compare(c[0], c[1]); p == "" {
+			t.Errorf("compare(%v, %v) accepted", c[0], c[1])
+		}
+	}
+	if e, _ := compare([]float32{1, 2, nan}, []float32{1, 2.5, nan}); math.Abs(e-0.25/7.25) > 1e-12 {
+		t.Errorf("NMSE of the finite rest = %v, want 0.25/7.25", e)
 	}
 }
