@@ -166,8 +166,9 @@ func compare(a, b []float32) (float64, string) {
 			}
 			return 0, fmt.Sprintf("NaN at %d: got %v want %v", i, a[i], b[i])
 		}
-		if math.IsInf(x, 0) || math.IsInf(y, 0) || math.Abs(x) == math.MaxFloat32 || math.Abs(y) == math.MaxFloat32 {
-			if math.Signbit(x) != math.Signbit(y) || math.IsInf(x, 0) != math.IsInf(y, 0) && math.Abs(x) != math.Abs(y) {
+		infOrMax := func(v float64) bool { return math.IsInf(v, 0) || math.Abs(v) == math.MaxFloat32 }
+		if infOrMax(x) || infOrMax(y) {
+			if !infOrMax(x) || !infOrMax(y) || math.Signbit(x) != math.Signbit(y) {
 				return 0, fmt.Sprintf("infinity mismatch at %d: got %v want %v", i, a[i], b[i])
 			}
 			continue
