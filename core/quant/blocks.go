@@ -72,7 +72,7 @@ func roundHalfAway(v float32) float32 { return float32(math.Round(float64(v))) }
 // max itself maps to 0 and -max to 15 (it cannot reach 16). An all-zero block gets d = 0 and
 // quants 8. len(x) must be a multiple of QK4_0 and dst must hold len(x)/QK4_0*BlockQ4_0Size
 // bytes; extra dst bytes are left alone. Callers validate; otherwise it panics.
-// Non-finite inputs give unspecified (but non-panicking) quants.
+// A block holding NaN or ±Inf becomes a NaN block (FixNonFiniteQ4).
 func QuantizeRowQ4_0(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ4_0", len(x), QK4_0, BlockQ4_0Size, len(dst), "dst")
 	for i := range nb {
@@ -96,6 +96,7 @@ func QuantizeRowQ4_0(x []float32, dst []byte) {
 			blk[2+j] = uint8(q0) | uint8(q1)<<4
 		}
 	}
+	FixNonFiniteQ4(x[:nb*QK4_0], dst, false) // NaN and Inf by tandem's rule (nonfinite.go)
 }
 
 // DequantizeRowQ4_0 expands Q4_0 blocks from src into y, bit for bit as ggml's
@@ -119,7 +120,8 @@ func DequantizeRowQ4_0(src []byte, y []float32) {
 // quantize_row_q4_1_ref: per block, m = min, d = (max-min)/15, and each element becomes
 // min(15, trunc((x-min)/d + 0.5)) (round half up). A constant block gets d = 0 and quants 0.
 // len(x) must be a multiple of QK4_1 and dst must hold len(x)/QK4_1*BlockQ4_1Size bytes.
-// Callers validate; otherwise it panics. Non-finite inputs give unspecified quants.
+// Callers validate; otherwise it panics. A block holding NaN or ±Inf becomes a NaN block
+// (FixNonFiniteQ4).
 func QuantizeRowQ4_1(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ4_1", len(x), QK4_1, BlockQ4_1Size, len(dst), "dst")
 	for i := range nb {
@@ -148,6 +150,7 @@ func QuantizeRowQ4_1(x []float32, dst []byte) {
 			blk[4+j] = uint8(q0) | uint8(q1)<<4
 		}
 	}
+	FixNonFiniteQ4(x[:nb*QK4_1], dst, true)
 }
 
 // DequantizeRowQ4_1 expands Q4_1 blocks from src into y, bit for bit as ggml's

@@ -17,6 +17,11 @@ import (
 //     d_w·Inf·Σ(q_w·±127), which is ±Inf with the sign IEEE gives w·x for the infinite element,
 //     NaN where that weight is 0 — as float arithmetic on the dequantized weights gives;
 //   - blocks of finite values are untouched (bit for bit ggml's).
+//
+// Q4_0 and Q4_1 blocks cannot hold an infinity next to finite values, so any NaN or ±Inf makes
+// the whole block NaN (d = NaN, and m = NaN for Q4_1; quants 8 for Q4_0, 0 for Q4_1): the weights
+// dequantize to NaN instead of finite garbage. The Vulkan quantizers (shaders/rows.glsl) follow
+// the same rules bit for bit.
 
 const (
 	f16NaN = 0x7e00
@@ -90,6 +95,29 @@ func FixNonFiniteQ8(x []float32, dst []byte, q81 bool) {
 				s = FP32ToFP16(float32(sum) * float32(math.Inf(1)))
 			}
 			binary.LittleEndian.PutUint16(blk[2:4], s)
+		}
+	}
+}
+
+// FixNonFiniteQ4 rewrites, by the rule above, the blocks of dst (Q4_0 when q41 is false, Q4_1
+// otherwise) quantized from x whose values include NaN or ±Inf. len(x) must be a multiple of 32
+// and dst must hold its blocks; otherwise it panics.
+func FixNonFiniteQ4(x []float32, dst []byte, q41 bool) {
+	size, qs, fill := BlockQ4_0Size, 2, byte(0x88)
+	if q41 {
+		size, qs, fill = BlockQ4_1Size, 4, 0
+	}
+	nb := blocks("FixNonFiniteQ4", len(x), QK4_0, size, len(dst), "dst")
+	for i := range nb {
+		if !anyNonFinite((*[QK4_0]float32)(x[i*QK4_0:])) {
+			continue
+		}
+		blk := dst[i*size : (i+1)*size]
+		for j := 0; j < qs; j += 2 {
+			binary.LittleEndian.PutUint16(blk[j:], f16NaN)
+		}
+		for j := qs; j < size; j++ {
+			blk[j] = fill
 		}
 	}
 }

@@ -84,3 +84,30 @@ func TestQuantizeQ8NonFinite(t *testing.T) {
 		t.Errorf("dot of weight -1 with +Inf = %v, want -Inf", v)
 	}
 }
+
+// TestQuantizeQ4NonFinite: a Q4_0/Q4_1 block holding NaN or ±Inf becomes a NaN block (every
+// element dequantizes to NaN); finite blocks are untouched.
+func TestQuantizeQ4NonFinite(t *testing.T) {
+	x := make([]float32, 3*QK4_0)
+	for i := range x {
+		x[i] = float32(i%5) - 2
+	}
+	x[QK4_0+3] = float32(math.Inf(-1))
+	x[2*QK4_0+31] = float32(math.NaN())
+	y := make([]float32, len(x))
+	q0 := make([]byte, 3*BlockQ4_0Size)
+	QuantizeRowQ4_0(x, q0)
+	DequantizeRowQ4_0(q0, y)
+	q1 := make([]byte, 3*BlockQ4_1Size)
+	QuantizeRowQ4_1(x, q1)
+	y1 := make([]float32, len(x))
+	DequantizeRowQ4_1(q1, y1)
+	for i := range x {
+		finite := i < QK4_0
+		for _, v := range []float32{y[i], y1[i]} {
+			if finite && math.Abs(float64(v-x[i])) > 0.3 || !finite && !math.IsNaN(float64(v)) {
+				t.Fatalf("element %d (%v): dequantized %v / %v", i, x[i], y[i], y1[i])
+			}
+		}
+	}
+}
