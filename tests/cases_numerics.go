@@ -154,6 +154,18 @@ func numericCases() []Case {
 			return c.MulMat(c.NewTensor(core.TypeF16, 64, 17), c.NewTensor(f32, 64, n).SetName("huge"))
 		})
 	}
+	// Quantizing NaN and ±Inf (CPY and SET_ROWS into Q4_0/Q4_1/Q8_0): core/quant's rule on every
+	// device (Q8_0 keeps the infinities' signs, Q4 blocks become NaN).
+	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0} {
+		for _, name := range []string{"inf", "nan"} {
+			add(fmt.Sprintf("CPY(f32->%v,%s)", typ, name), 1e-5, 0, func(c *core.Context) *core.Tensor {
+				return c.Cpy(c.NewTensor(f32, 64, 9).SetName(name), c.NewTensor(typ, 64, 9))
+			})
+		}
+		add(fmt.Sprintf("SET_ROWS(%v,nan)", typ), 1e-5, 0, func(c *core.Context) *core.Tensor {
+			return c.SetRows(c.NewTensor(typ, 64, 10), c.NewTensor(f32, 64, 8).SetName("nan"), c.NewTensor(core.TypeI32, 8))
+		})
+	}
 	// Dequantizing ops on weights holding ±Inf: float arithmetic on the dequantized values.
 	for _, typ := range weights[1:] {
 		name := "inf"
