@@ -9,6 +9,7 @@ import (
 
 	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/scheduler"
 )
 
 // devicesUnderTest are every registered device but the CPU (the reference).
@@ -309,5 +310,60 @@ func TestCompareNonFinite(t *testing.T) {
 	}
 	if e, _ := compare([]float32{1, 2, nan}, []float32{1, 2.5, nan}); math.Abs(e-0.25/7.25) > 1e-12 {
 		t.Errorf("NMSE of the finite rest = %v, want 0.25/7.25", e)
+	}
+}
+
+// TestBadIndexThroughScheduler: a GET_ROWS with an index past the end fails through the
+// scheduler with the CPU's words whether the node runs on a device or on the CPU.
+func TestBadIndexThroughScheduler(t *testing.T) {
+	devs := devicesUnderTest()
+	if len(devs) == 0 {
+		t.Skipf("no device besides the CPU: %s", vulkanWhy())
+	}
+	cpuBe, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpuBe.Close()
+	dev, err := devs[0].NewBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	run := func(on core.Backend) error {
+		s, err := scheduler.New([]core.Backend{dev, cpuBe}, scheduler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+		a := ctx.NewTensor2D(core.TypeF32, 8, 3).SetName("a")
+		idx := ctx.NewTensor1D(core.TypeI32, 3).SetName("idx")
+		out := ctx.GetRows(a, idx).SetName("rows")
+		g := core.NewGraph(16)
+		g.BuildForwardExpand(out)
+		if err := s.SetTensorBackend(out, on); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AllocGraph(g); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.TensorBackend(out); got != on {
+			t.Fatalf("GET_ROWS placed on %v, want %s", got, on.Name())
+		}
+		if err := core.SetFloat32sAny(a, make([]float32, 24)); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.SetInt32s(idx, []int32{0, 7, 1}); err != nil {
+			t.Fatal(err)
+		}
+		return s.GraphCompute(g)
+	}
+	onDev, onCPU := run(dev), run(cpuBe)
+	const want = "GET_ROWS: index 7 at [1,0,0] of idx(NONE i32 [3,1,1,1]) is out of range: a(NONE f32 [8,3,1,1]) has 3 rows"
+	for _, err := range []error{onDev, onCPU} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors on %s: %v\non CPU: %v\nwant both to contain %q", dev.Name(), onDev, onCPU, want)
+			break
+		}
 	}
 }
