@@ -2,12 +2,16 @@
 // get_rows.comp: GET_ROWS, one thread per dst element: dst[i0, i10, i11, i12] =
 // src[i0, idx[i10, i11, i12], i11, i12], converted to f32 (dequantized), or copied
 // bit for bit when src and dst are both f32 or both i32. Indices are i32 or i64
-// (p.idx64). An index outside [0, src rows) yields a NaN element (the bits
-// 0x7fc00000) instead of a read out of bounds; the CPU backend reports an error.
+// (p.idx64). An index outside [0, src rows) (negative ones too) is never read
+// through: the element gets NaN bits (0x7fc00000) and the row's position
+// i10 + ne1*(i11 + ne2*i12) is recorded in the status word (atomicMax of its
+// complement, so the host finds the first bad row in row-major order, as the CPU
+// reports it, and turns it into the same error).
 //
 // Defines: SRC_F32, SRC_F16, SRC_BF16, SRC_I32, SRC_Q4_0, SRC_Q4_1 or SRC_Q8_0, and
 // DST_F32 (DST_I32 with SRC_I32).
-// Bindings: 0 = src, 1 = indices, 2 = dst.
+// Bindings: 0 = src, 1 = indices, 2 = dst, 3 = status (one uint, zero before the
+// dispatch; left zero when every index is in range).
 // Specialization: constant 0 = workgroup size (default 256).
 // Dispatch: any x grid (grid-stride loop).
 
@@ -18,6 +22,7 @@ layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id =
 #include "rows.glsl"
 
 layout(std430, binding = 1) readonly buffer BufI { uint data_i[]; };
+layout(std430, binding = 3) buffer BufStatus { uint status; };
 
 layout(push_constant) uniform Params {
     uint ne0, ne1, ne2, ne3;       // dst shape
@@ -45,6 +50,9 @@ void main() {
         uint id = p.offs_d + i0 * p.nb0 + i10 * p.nb1 + i11 * p.nb2 + i12 * p.nb3;
         if (!ok) {
             dst_store_bits(id, 0x7fc00000u);
+            if (i0 == 0u) {
+                atomicMax(status, ~(i / p.ne0));
+            }
             continue;
         }
         uint is = p.offs_s + r * p.nb01 + i11 * p.nb02 + i12 * p.nb03;

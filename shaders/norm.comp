@@ -4,6 +4,13 @@
 // rows of any length (thousands of elements) work. Each thread reads and writes
 // only its own elements after the reductions, so dst may alias src (in place).
 //
+// The sums are f32, so a row is first scaled by k = max|x| when that is above 1
+// (and finite): Σ(x/k)² cannot overflow, and x / sqrt(mean(x²) + eps) =
+// (x/k) / sqrt(mean((x/k)²) + eps/k²), the same for NORM's centred values. Rows
+// near 1e19 then give the CPU's (float64) values instead of 0 or NaN. A row
+// holding ±Inf keeps k = 1 (the sum is Inf: finite elements give 0, as on the
+// CPU) and a NaN anywhere makes the whole row NaN.
+//
 // Defines: RMS for RMS_NORM (else NORM).
 // Bindings: 0 = src, 1 = dst.
 // Specialization: constant 0 = workgroup size (power of two, default 256).
@@ -39,6 +46,31 @@ float reduce_sum(float v, uint tid) {
     return v;
 }
 
+float reduce_max(float v, uint tid) {
+    red[tid] = v;
+    barrier();
+    for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1) {
+        if (tid < s) {
+            red[tid] = max(red[tid], red[tid + s]);
+        }
+        barrier();
+    }
+    v = red[0];
+    barrier();
+    return v;
+}
+
+// row_scale returns the prescale k of the row at is: max|x| when it is finite and
+// above 1, else 1.
+float row_scale(uint is, uint tid) {
+    float m = 0.0;
+    for (uint i0 = tid; i0 < p.ne0; i0 += gl_WorkGroupSize.x) {
+        m = max(m, abs(data_s[is + i0 * p.nb00]));
+    }
+    m = reduce_max(m, tid);
+    return (m > 1.0 && !isinf(m)) ? m : 1.0;
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint wg = gl_WorkGroupSize.x;
@@ -50,32 +82,34 @@ void main() {
         uint i3 = t / p.ne2;
         uint is = p.offs_s + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
         uint id = p.offs_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
+        const float k = row_scale(is, tid);
+        const float ik = 1.0 / k;
 #if defined(RMS)
         float s2 = 0.0;
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            float x = data_s[is + i0 * p.nb00];
+            float x = data_s[is + i0 * p.nb00] * ik;
             s2 += x * x;
         }
         s2 = reduce_sum(s2, tid);
-        float scale = 1.0 / sqrt(s2 / n + p.eps);
+        float scale = 1.0 / sqrt(s2 / n + p.eps * ik * ik);
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            data_d[id + i0 * p.nb0] = data_s[is + i0 * p.nb00] * scale;
+            data_d[id + i0 * p.nb0] = data_s[is + i0 * p.nb00] * ik * scale;
         }
 #else
         float s = 0.0;
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            s += data_s[is + i0 * p.nb00];
+            s += data_s[is + i0 * p.nb00] * ik;
         }
         float mean = reduce_sum(s, tid) / n;
         float s2 = 0.0;
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            float d = data_s[is + i0 * p.nb00] - mean;
+            float d = data_s[is + i0 * p.nb00] * ik - mean;
             s2 += d * d;
         }
         s2 = reduce_sum(s2, tid);
-        float scale = 1.0 / sqrt(s2 / n + p.eps);
+        float scale = 1.0 / sqrt(s2 / n + p.eps * ik * ik);
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            data_d[id + i0 * p.nb0] = (data_s[is + i0 * p.nb00] - mean) * scale;
+            data_d[id + i0 * p.nb0] = (data_s[is + i0 * p.nb00] * ik - mean) * scale;
         }
 #endif
     }

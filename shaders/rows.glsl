@@ -243,8 +243,59 @@ layout(std430, binding = DST_BINDING) buffer BufD { uint16_t data_d[]; };
 
 #define DST_BLOCK
 
-// dst_store_block quantizes x as quantize_row_*_ref does (see core/quant/blocks.go).
+// store_nonfinite_block writes a block of x that holds NaN or ±Inf by core/quant's rule
+// (core/quant/nonfinite.go) and reports whether it did: Q8_0 gets d = NaN and zero quants when
+// a NaN is present, else d = +Inf and ±127 at the infinities; Q4_0/Q4_1 become NaN blocks.
+// Exponent bits are tested directly so no fast-math assumption can drop the check.
+bool store_nonfinite_block(uint base, float x[32]) {
+    bool nan = false, inf = false;
+    for (uint j = 0u; j < 32u; j++) {
+        uint b = floatBitsToUint(x[j]);
+        if ((b & 0x7f800000u) == 0x7f800000u) {
+            if ((b & 0x007fffffu) != 0u) {
+                nan = true;
+            } else {
+                inf = true;
+            }
+        }
+    }
+    if (!nan && !inf) {
+        return false;
+    }
+#if defined(DST_Q8_0)
+    data_d[base] = uint16_t(nan ? 0x7e00u : 0x7c00u);
+    for (uint j = 0u; j < 32u; j += 2u) {
+        uint q[2];
+        for (uint k = 0u; k < 2u; k++) {
+            uint b = floatBitsToUint(x[j + k]);
+            q[k] = 0u;
+            if (!nan && (b & 0x7fffffffu) == 0x7f800000u) {
+                q[k] = (b >> 31) != 0u ? 0x81u : 0x7fu; // -127 or 127
+            }
+        }
+        data_d[base + 1u + (j >> 1)] = uint16_t(q[0] | (q[1] << 8));
+    }
+#elif defined(DST_Q4_0)
+    data_d[base] = uint16_t(0x7e00u);
+    for (uint j = 1u; j < 9u; j++) {
+        data_d[base + j] = uint16_t(0x8888u);
+    }
+#else // DST_Q4_1
+    data_d[base] = uint16_t(0x7e00u);
+    data_d[base + 1u] = uint16_t(0x7e00u);
+    for (uint j = 2u; j < 10u; j++) {
+        data_d[base + j] = uint16_t(0u);
+    }
+#endif
+    return true;
+}
+
+// dst_store_block quantizes x as quantize_row_*_ref does (see core/quant/blocks.go), blocks
+// holding NaN or ±Inf by core/quant's rule.
 void dst_store_block(uint base, float x[32]) {
+    if (store_nonfinite_block(base, x)) {
+        return;
+    }
 #if defined(DST_Q4_0)
     float amax = 0.0, vmax = 0.0;
     for (uint j = 0u; j < 32u; j++) {

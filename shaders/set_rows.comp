@@ -4,11 +4,15 @@
 // to dst's type (quantized bit for bit as core/quant). As in the CPU's sequential
 // loop, when several source rows name the same dst row the last one (largest i1)
 // wins: a row is skipped if a later row of the same (i2, i3) has the same index.
-// Rows whose index is outside [0, dst rows) are skipped (the CPU reports an error).
+// Rows whose index is outside [0, dst rows) (negative ones too) are skipped and the
+// first such source row (row-major, as the CPU's loop meets it) is recorded in the
+// status word as the complement of its number (atomicMax): the host reads it back
+// and reports the same error as the CPU.
 // dst is a view of the destination tensor; nothing else of it is touched.
 //
 // Defines: DST_F32, DST_F16, DST_BF16, DST_Q4_0, DST_Q4_1 or DST_Q8_0.
-// Bindings: 0 = src (f32), 1 = indices (i32 or i64: p.idx64), 2 = dst.
+// Bindings: 0 = src (f32), 1 = indices (i32 or i64: p.idx64), 2 = dst, 3 = status
+// (one uint, zero before the dispatch; left zero when every index is in range).
 // Specialization: constant 0 = workgroup size (power of two, default 64).
 // Dispatch: any x grid (grid-stride loop over source rows).
 
@@ -20,6 +24,7 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1, local_size_x_id = 
 #include "rows.glsl"
 
 layout(std430, binding = 1) readonly buffer BufI { uint data_i[]; };
+layout(std430, binding = 3) buffer BufStatus { uint status; };
 
 layout(push_constant) uniform Params {
     uint ne0;                      // row length (elements)
@@ -57,6 +62,9 @@ void main() {
         uint r = index(i1, j2, j3);
         if (tid == 0u) {
             superseded = 0u;
+            if (r == 0xffffffffu) {
+                atomicMax(status, ~row);
+            }
         }
         barrier();
         if (r != 0xffffffffu) {

@@ -31,20 +31,33 @@ type Result struct {
 	NMSE        float64
 	Problem     string
 	CheckedNode string
+	// Ops are the computing ops of the case's graph (views left out), in graph order.
+	Ops []core.Op
 }
 
 // sentinelBytes separate tensors in the buffers under test; out-of-bounds writes change them.
 const sentinelBytes = 4096
 
-// Run runs c on backend be and on a fresh CPU reference backend and compares them.
+// Run runs c on backend be and on a fresh CPU reference backend and compares them. A nil be, or
+// a case without Build, is reported as a problem.
 func Run(c Case, be core.Backend, seed uint64) Result {
-	res := Result{Case: c.Name, Backend: be.Name()}
+	res := Result{Case: c.Name}
+	if be == nil || c.Build == nil {
+		res.Problem = "nil backend or case without Build"
+		return res
+	}
+	res.Backend = be.Name()
 	test, err := newInstance(c, be.DefaultBufferType())
 	if err != nil {
 		res.Problem = err.Error()
 		return res
 	}
 	defer test.free()
+	for _, n := range test.g.Nodes() {
+		if !n.Op.IsView() {
+			res.Ops = append(res.Ops, n.Op)
+		}
+	}
 	for _, n := range test.g.Nodes() {
 		if !be.Device().SupportsOp(n) {
 			return res // unsupported: not a failure
@@ -137,8 +150,9 @@ func Run(c Case, be core.Backend, seed uint64) Result {
 	return res
 }
 
-// compare applies ggml's rules: no NaN on either side, infinities must match in sign, then NMSE of
-// the finite values with b as the reference.
+// compare is NaN/Inf-aware: the non-finite pattern must be the same (NaN exactly where the
+// reference has NaN; ±Inf where it has ±Inf, of the same sign, a ±MaxFloat32 standing for an
+// infinity as in ggml's harness), then the NMSE of the finite rest, with b as the reference.
 func compare(a, b []float32) (float64, string) {
 	if len(a) != len(b) {
 		return 0, fmt.Sprintf("%d values vs %d", len(a), len(b))
@@ -152,8 +166,9 @@ func compare(a, b []float32) (float64, string) {
 			}
 			return 0, fmt.Sprintf("NaN at %d: got %v want %v", i, a[i], b[i])
 		}
-		if math.IsInf(x, 0) || math.IsInf(y, 0) || math.Abs(x) == math.MaxFloat32 || math.Abs(y) == math.MaxFloat32 {
-			if math.Signbit(x) != math.Signbit(y) || math.IsInf(x, 0) != math.IsInf(y, 0) && math.Abs(x) != math.Abs(y) {
+		infOrMax := func(v float64) bool { return math.IsInf(v, 0) || math.Abs(v) == math.MaxFloat32 }
+		if infOrMax(x) || infOrMax(y) {
+			if !infOrMax(x) || !infOrMax(y) || math.Signbit(x) != math.Signbit(y) {
 				return 0, fmt.Sprintf("infinity mismatch at %d: got %v want %v", i, a[i], b[i])
 			}
 			continue

@@ -1,12 +1,15 @@
 package tests
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/scheduler"
 )
 
 // devicesUnderTest are every registered device but the CPU (the reference).
@@ -20,7 +23,31 @@ func devicesUnderTest() []core.Device {
 	return out
 }
 
-// TestOps runs the whole op table on every non-CPU device against the CPU reference.
+// expectedOps are, per device kind (the device name up to its number), the ops the device must
+// run: each one needs at least one case of the table that the device supports and passes, so a
+// device that stops claiming an op (or all of them) fails TestOps instead of counting cases as
+// unsupported.
+var expectedOps = map[string][]core.Op{
+	"Vulkan": {
+		core.OpAdd, core.OpSub, core.OpMul, core.OpDiv, core.OpAdd1, core.OpScale, core.OpClamp,
+		core.OpLeakyRelu, core.OpSqr, core.OpSqrt, core.OpLog, core.OpSin, core.OpCos, core.OpUnary,
+		core.OpGLU, core.OpSum, core.OpSumRows, core.OpMean, core.OpArgmax, core.OpArgsort,
+		core.OpRepeat, core.OpConcat, core.OpCont, core.OpDup, core.OpCpy, core.OpGetRows,
+		core.OpSetRows, core.OpNorm, core.OpRMSNorm, core.OpSoftMax, core.OpDiagMaskInf, core.OpRope,
+		core.OpMulMat, core.OpOutProd, core.OpIm2Col, core.OpPool1D, core.OpPool2D,
+	},
+}
+
+// minPassed is the fewest cases any device under test must pass (a device with no entry in
+// expectedOps included): a run of the table where nothing is supported is a failure.
+const minPassed = 1
+
+// deviceKind is a device's name without its trailing number ("Vulkan0" → "Vulkan").
+func deviceKind(name string) string { return strings.TrimRight(name, "0123456789") }
+
+// TestOps runs the whole op table on every non-CPU device against the CPU reference. It fails on
+// any failing case, when a device passes fewer than minPassed cases, and when an op the device
+// is expected to run (expectedOps) has no passing case.
 func TestOps(t *testing.T) {
 	devs := devicesUnderTest()
 	if len(devs) == 0 {
@@ -34,21 +61,90 @@ func TestOps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name(), err)
 		}
-		passed, failed, unsupported := 0, 0, 0
-		for i, c := range Cases() {
-			r := Run(c, be, uint64(i+1))
-			switch {
-			case !r.Supported && r.Problem == "":
-				unsupported++
-			case r.Passed:
-				passed++
-			default:
-				failed++
-				t.Errorf("%s %s: %s", d.Name(), c.Name, r.Problem)
-			}
+		summary, problems := runTable(be, Cases())
+		t.Log(summary)
+		for _, p := range problems {
+			t.Error(p)
 		}
-		t.Logf("%s: %d passed, %d failed, %d unsupported", d.Name(), passed, failed, unsupported)
 		be.Close()
+	}
+}
+
+// runTable runs cases on be and returns a summary line and every problem: failing cases, fewer
+// than minPassed passes, expected ops (by the backend's name) without a passing case.
+func runTable(be core.Backend, cases []Case) (string, []string) {
+	var problems []string
+	passed, failed, unsupported := 0, 0, 0
+	ran := map[core.Op]bool{}
+	var skipped []string
+	for i, c := range cases {
+		r := Run(c, be, uint64(i+1))
+		switch {
+		case !r.Supported && r.Problem == "":
+			unsupported++
+			skipped = append(skipped, c.Name)
+		case r.Passed:
+			passed++
+			for _, op := range r.Ops {
+				ran[op] = true
+			}
+		default:
+			failed++
+			problems = append(problems, fmt.Sprintf("%s %s: %s", be.Name(), c.Name, r.Problem))
+		}
+	}
+	if passed < minPassed {
+		problems = append(problems, fmt.Sprintf("%s passed %d cases, want at least %d: the device runs none of the table", be.Name(), passed, minPassed))
+	}
+	var missing []string
+	for _, op := range expectedOps[deviceKind(be.Name())] {
+		if !ran[op] {
+			missing = append(missing, op.String())
+		}
+	}
+	if len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: no passing case for the ops it is expected to run: %s", be.Name(), strings.Join(missing, ", ")))
+	}
+	return fmt.Sprintf("%s: %d passed, %d failed, %d unsupported %q", be.Name(), passed, failed, unsupported, skipped), problems
+}
+
+// picky is a device that supports only the ops in ok.
+type picky struct {
+	core.Device
+	ok map[core.Op]bool
+}
+
+func (p picky) SupportsOp(t *core.Tensor) bool {
+	return t.Op.IsView() || t.Op == core.OpNone || p.ok[t.Op]
+}
+
+// pickyBackend is the CPU backend under another name, on a picky device.
+type pickyBackend struct {
+	*cpu.Backend
+	name string
+	dev  picky
+}
+
+func (p *pickyBackend) Name() string        { return p.name }
+func (p *pickyBackend) Device() core.Device { return p.dev }
+
+// TestOps cannot pass a device that runs nothing, or that stops running an op it is expected to:
+// runTable reports both.
+func TestHarnessCatchesUnsupportedDevice(t *testing.T) {
+	inner, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	cases := Cases()[:8] // the ADD cases and SUB's first: enough to run ADD and SUB
+	none := &pickyBackend{inner, "Other0", picky{inner.Device(), nil}}
+	if _, problems := runTable(none, cases); len(problems) != 1 || !strings.Contains(problems[0], "passed 0 cases") {
+		t.Errorf("a device that supports nothing: problems %q, want one saying it passed 0 cases", problems)
+	}
+	addOnly := &pickyBackend{inner, "Vulkan7", picky{inner.Device(), map[core.Op]bool{core.OpAdd: true}}}
+	_, problems := runTable(addOnly, cases)
+	if len(problems) != 1 || !strings.Contains(problems[0], "expected to run: SUB, MUL,") || strings.Contains(problems[0], " ADD,") {
+		t.Errorf("a Vulkan device that runs ADD only: problems %q, want one listing SUB, MUL, ... but not ADD", problems)
 	}
 }
 
@@ -110,3 +206,164 @@ func TestHarnessCatchesWrongResults(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+// TestBadIndicesAgree: GET_ROWS and SET_ROWS with an index past the end or negative fail on every
+// device with the CPU's error (from the op's name on: the index, its position, the limit), so
+// the outcome does not depend on where the scheduler places the node.
+func TestBadIndicesAgree(t *testing.T) {
+	devs := devicesUnderTest()
+	if len(devs) == 0 {
+		t.Skipf("no device besides the CPU: %s", vulkanWhy())
+	}
+	cases := []struct {
+		op  string
+		idx []int32
+		c   Case
+	}{
+		{"GET_ROWS", []int32{0, 2, 5, 1}, Case{Build: func(c *core.Context) *core.Tensor {
+			return c.GetRows(c.NewTensor(core.TypeF32, 8, 3), c.NewTensor(core.TypeI32, 4))
+		}}},
+		{"GET_ROWS", []int32{1, -2, 0, 9}, Case{Build: func(c *core.Context) *core.Tensor {
+			return c.GetRows(c.NewTensor(core.TypeQ8_0, 32, 3), c.NewTensor(core.TypeI32, 4))
+		}}},
+		{"SET_ROWS", []int32{0, 1, 3, -1}, Case{Build: func(c *core.Context) *core.Tensor {
+			return c.SetRows(c.NewTensor(core.TypeF32, 32, 3), c.NewTensor(core.TypeF32, 32, 4), c.NewTensor(core.TypeI32, 4))
+		}}},
+	}
+	ref, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	run := func(c Case, be core.Backend, idx []int32) error {
+		in, err := newInstance(c, be.DefaultBufferType())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.free()
+		for _, l := range in.inputs {
+			var err error
+			if l.Type == core.TypeI32 {
+				err = core.SetInt32s(l, idx)
+			} else {
+				err = core.SetFloat32sAny(l, make([]float32, l.NElements()))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return be.GraphCompute(in.g)
+	}
+	part := func(err error, op string) string {
+		if err == nil {
+			return "<nil>"
+		}
+		s := err.Error()
+		if i := strings.Index(s, op+": "); i >= 0 {
+			return s[i:]
+		}
+		return s
+	}
+	for _, d := range devs {
+		be, err := d.NewBackend()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			want := run(c.c, ref, c.idx)
+			got := run(c.c, be, c.idx)
+			if want == nil || !strings.Contains(want.Error(), "out of range") {
+				t.Fatalf("CPU: %v, want an out-of-range error", want)
+			}
+			if part(got, c.op) != part(want, c.op) {
+				t.Errorf("%s %s %v:\n got  %v\n want %v", d.Name(), c.op, c.idx, got, want)
+			}
+		}
+		be.Close()
+	}
+}
+
+// TestCompareNonFinite: compare accepts the same non-finite pattern and rejects any other.
+func TestCompareNonFinite(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	ok := [][2][]float32{
+		{{1, nan, inf, -inf}, {1, nan, inf, -inf}},
+		{{1, math.MaxFloat32}, {1, inf}},
+	}
+	for _, c := range ok {
+		if _, p := compare(c[0], c[1]); p != "" {
+			t.Errorf("compare(%v, %v): %s", c[0], c[1], p)
+		}
+	}
+	bad := [][2][]float32{
+		{{1, 2}, {1, nan}},
+		{{1, nan}, {1, 2}},
+		{{inf}, {-inf}},
+		{{inf}, {nan}},
+		{{3}, {inf}},
+		{{1, 2}, {1, 2, 3}},
+	}
+	for _, c := range bad {
+		if _, p := compare(c[0], c[1]); p == "" {
+			t.Errorf("compare(%v, %v) accepted", c[0], c[1])
+		}
+	}
+	if e, _ := compare([]float32{1, 2, nan}, []float32{1, 2.5, nan}); math.Abs(e-0.25/7.25) > 1e-12 {
+		t.Errorf("NMSE of the finite rest = %v, want 0.25/7.25", e)
+	}
+}
+
+// TestBadIndexThroughScheduler: a GET_ROWS with an index past the end fails through the
+// scheduler with the CPU's words whether the node runs on a device or on the CPU.
+func TestBadIndexThroughScheduler(t *testing.T) {
+	devs := devicesUnderTest()
+	if len(devs) == 0 {
+		t.Skipf("no device besides the CPU: %s", vulkanWhy())
+	}
+	cpuBe, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpuBe.Close()
+	dev, err := devs[0].NewBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	run := func(on core.Backend) error {
+		s, err := scheduler.New([]core.Backend{dev, cpuBe}, scheduler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+		a := ctx.NewTensor2D(core.TypeF32, 8, 3).SetName("a")
+		idx := ctx.NewTensor1D(core.TypeI32, 3).SetName("idx")
+		out := ctx.GetRows(a, idx).SetName("rows")
+		g := core.NewGraph(16)
+		g.BuildForwardExpand(out)
+		if err := s.SetTensorBackend(out, on); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AllocGraph(g); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.TensorBackend(out); got != on {
+			t.Fatalf("GET_ROWS placed on %v, want %s", got, on.Name())
+		}
+		if err := core.SetFloat32sAny(a, make([]float32, 24)); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.SetInt32s(idx, []int32{0, 7, 1}); err != nil {
+			t.Fatal(err)
+		}
+		return s.GraphCompute(g)
+	}
+	onDev, onCPU := run(dev), run(cpuBe)
+	const want = "GET_ROWS: index 7 at [1,0,0] of idx(NONE i32 [3,1,1,1]) is out of range: a(NONE f32 [8,3,1,1]) has 3 rows"
+	for _, err := range []error{onDev, onCPU} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors on %s: %v\non CPU: %v\nwant both to contain %q", dev.Name(), onDev, onCPU, want)
+			break
+		}
+	}
+}

@@ -246,6 +246,14 @@ func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 // src1 is first converted to the weight's vec-dot type in the work buffer (each worker its share of
 // rows), then workers claim chunks of dst from a shared atomic counter (seed 001's work stealing).
 func computeMulMat(p *params, dst *core.Tensor) {
+	mulMatPaths(p, dst)
+	if dst.Src[0].Type != core.TypeF32 {
+		fixNonFiniteDots(p, dst) // mulmat_nonfinite.go
+	}
+}
+
+// mulMatPaths computes MUL_MAT by the GEMM, quantized GEMM or vec-dot path.
+func mulMatPaths(p *params, dst *core.Tensor) {
 	if useGemm(p, dst) {
 		computeMulMatGemm(p, dst)
 		return

@@ -29,6 +29,10 @@ type Backend struct {
 	// barrier first; independent nodes run without.
 	written, read []span
 	barriers      int
+	// Index checks of GET_ROWS/SET_ROWS nodes (status.go): one status word per node.
+	status *vkrt.Buffer
+	checks []indexCheck
+	node   int // position of the node being encoded
 }
 
 // span is a byte range of a Vulkan buffer.
@@ -61,14 +65,33 @@ func (b *Backend) Device() core.Device { return b.dev }
 
 func (b *Backend) DefaultBufferType() core.BufferType { return b.dev.buft }
 
-// Synchronize returns at once: GraphCompute waits for its work.
-func (b *Backend) Synchronize() error { return nil }
+// Synchronize returns at once (GraphCompute waits for its work); on a closed backend it is an
+// error.
+func (b *Backend) Synchronize() error {
+	if b == nil {
+		return errors.New("tandem: vulkan: Synchronize on a nil *Backend")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("tandem: vulkan: %s: Synchronize: backend is closed", b.dev.name)
+	}
+	return nil
+}
 
-// Close releases the backend; the device and its buffers stay usable.
+// Close releases the backend; the device and its buffers stay usable. Closing twice is a no-op;
+// every other method but Name, Device and DefaultBufferType returns an error afterwards.
 func (b *Backend) Close() error {
+	if b == nil {
+		return errors.New("tandem: vulkan: Close on a nil *Backend")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	if b.status != nil {
+		b.status.Destroy()
+		b.status = nil
+	}
 	return nil
 }
 
@@ -81,15 +104,32 @@ func (b *Backend) Barriers() int {
 }
 
 // GraphCompute records every computing node of g (views and leafs cost
-// nothing), submits it in batches and waits for the result.
+// nothing), submits it in batches and waits for the result. A nil g is an
+// error. An index out of range in GET_ROWS or SET_ROWS (checked on the device)
+// is reported after the graph has run, as the CPU backend words it.
 func (b *Backend) GraphCompute(g *core.Graph) error {
+	if b == nil {
+		return errors.New("tandem: vulkan: GraphCompute on a nil *Backend")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return fmt.Errorf("tandem: vulkan: %s: backend is closed", b.dev.name)
 	}
+	if g == nil {
+		return fmt.Errorf("tandem: vulkan: %s: GraphCompute: nil graph", b.dev.name)
+	}
 	if err := g.Err(); err != nil {
 		return err
+	}
+	// Shutdown waits for this graph instead of destroying the device under it.
+	done, err := b.vd.Use()
+	if err != nil {
+		return fmt.Errorf("tandem: vulkan: %s: GraphCompute: %w", b.dev.name, err)
+	}
+	defer done()
+	if err := b.resetChecks(checksNeeded(g.Nodes())); err != nil {
+		return fmt.Errorf("tandem: vulkan: %s: %w", b.dev.name, err)
 	}
 	var submitted []*vkrt.Commands
 	var cur *vkrt.Commands
@@ -110,6 +150,9 @@ func (b *Backend) GraphCompute(g *core.Graph) error {
 			err = errors.Join(err, c.Wait())
 			c.Release()
 		}
+		if err == nil {
+			err = b.checkIndices()
+		}
 		return err
 	}
 	b.written, b.read = b.written[:0], b.read[:0] // each command buffer starts with a barrier
@@ -124,6 +167,7 @@ func (b *Backend) GraphCompute(g *core.Graph) error {
 			}
 			cur = c
 		}
+		b.node = i
 		if err := b.encode(cur, n); err != nil {
 			return finish(fmt.Errorf("tandem: vulkan: %s: node %d %v: %w", b.dev.name, i, n, err))
 		}
@@ -148,8 +192,8 @@ func (b *Backend) tensorSpan(t *core.Tensor) (span, *buffer, error) {
 		return span{}, nil, fmt.Errorf("tensor %v is in memory of %s, not %s", t, vb.bt.dev.name, b.dev.name)
 	}
 	n := t.NBytes()
-	if t.Offset < 0 || t.Offset+n > vb.Size() {
-		return span{}, nil, fmt.Errorf("tensor %v bytes [%d,%d) lie outside its %d-byte buffer", t, t.Offset, t.Offset+n, vb.Size())
+	if t.Offset < 0 || n < 0 || t.Offset > vb.Size() || n > vb.Size()-t.Offset {
+		return span{}, nil, fmt.Errorf("tensor %v bytes at offset %d, %d long, lie outside its %d-byte buffer", t, t.Offset, n, vb.Size())
 	}
 	return span{buf: vb.vb, from: uint64(t.Offset), to: uint64(t.Offset + n)}, vb, nil
 }

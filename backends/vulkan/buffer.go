@@ -45,7 +45,13 @@ func (bt *bufferType) MaxSize() int64 {
 	return n
 }
 
-func (bt *bufferType) AllocSize(t *core.Tensor) int64 { return t.NBytes() }
+// AllocSize is t's byte size (0 for a nil t).
+func (bt *bufferType) AllocSize(t *core.Tensor) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.NBytes()
+}
 
 func (bt *bufferType) IsHost() bool { return bt.kind == vkrt.HostBuffer }
 
@@ -97,16 +103,25 @@ func (b *buffer) Size() int64                 { return int64(b.vb.Size()) }
 func (b *buffer) Usage() core.BufferUsage     { return core.BufferUsage(b.usage.Load()) }
 func (b *buffer) SetUsage(u core.BufferUsage) { b.usage.Store(int32(u)) }
 
-// span checks that [t.Offset+offset, +n) lies in the buffer and returns its start.
+// span checks that t is a tensor of this buffer and that [t.Offset+offset, +n) lies in the
+// buffer (without overflowing), and returns its start.
 func (b *buffer) span(op string, t *core.Tensor, offset, n int64) (uint64, error) {
-	start := t.Offset + offset
-	if t.Offset < 0 || offset < 0 || n < 0 || start+n > b.Size() {
-		return 0, fmt.Errorf("tandem: vulkan: %s: tensor %v bytes [%d,%d) lie outside its %d-byte %s buffer",
-			op, t, start, start+n, b.Size(), b.bt.name)
+	if t == nil {
+		return 0, fmt.Errorf("tandem: vulkan: %s: nil tensor", op)
 	}
-	return uint64(start), nil
+	if vb, ok := vkBuffer(t.Buffer); !ok || vb != b {
+		return 0, fmt.Errorf("tandem: vulkan: %s: tensor %v is not in this %s buffer (its buffer: %v)", op, t, b.bt.name, bufName(t.Buffer))
+	}
+	size := b.Size()
+	if t.Offset < 0 || offset < 0 || n < 0 || t.Offset > size || offset > size-t.Offset || n > size-t.Offset-offset {
+		return 0, fmt.Errorf("tandem: vulkan: %s: tensor %v bytes at offset %d+%d, %d long, lie outside its %d-byte %s buffer",
+			op, t, t.Offset, offset, n, size, b.bt.name)
+	}
+	return uint64(t.Offset + offset), nil
 }
 
+// SetTensor writes data to t's bytes from offset. A nil t, a tensor of another buffer, a range
+// outside the buffer and a freed buffer are errors.
 func (b *buffer) SetTensor(t *core.Tensor, data []byte, offset int64) error {
 	off, err := b.span("SetTensor", t, offset, int64(len(data)))
 	if err != nil {
@@ -118,6 +133,7 @@ func (b *buffer) SetTensor(t *core.Tensor, data []byte, offset int64) error {
 	return nil
 }
 
+// GetTensor reads len(dst) bytes of t from offset; errors as SetTensor's.
 func (b *buffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error {
 	off, err := b.span("GetTensor", t, offset, int64(len(dst)))
 	if err != nil {
@@ -129,6 +145,7 @@ func (b *buffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error {
 	return nil
 }
 
+// MemsetTensor sets size bytes of t from offset to value; errors as SetTensor's.
 func (b *buffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) error {
 	off, err := b.span("MemsetTensor", t, offset, size)
 	if err != nil {
@@ -164,8 +181,12 @@ func vkBuffer(cb core.Buffer) (*buffer, bool) {
 }
 
 // CopyTensor copies src into dst (in b) on the device when src is in a Vulkan
-// buffer of the same device, or from host memory otherwise.
+// buffer of the same device, or from host memory otherwise. A nil src or dst is
+// an error.
 func (b *buffer) CopyTensor(src, dst *core.Tensor) (bool, error) {
+	if src == nil || dst == nil {
+		return true, fmt.Errorf("tandem: vulkan: CopyTensor: nil tensor (src %v, dst %v)", src, dst)
+	}
 	if !core.SameLayout(src, dst) || src.Buffer == nil {
 		return false, nil
 	}

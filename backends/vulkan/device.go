@@ -16,6 +16,7 @@ import (
 type device struct {
 	index    int
 	name     string
+	inst     *vkrt.Instance // the instance the device was listed by (fixed at creation)
 	info     *vkrt.DeviceInfo
 	buft     *bufferType
 	hostBuft *bufferType
@@ -32,14 +33,17 @@ var (
 	_ core.FeatureLister   = (*device)(nil)
 )
 
-func newDevice(i int, info *vkrt.DeviceInfo) *device {
-	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), info: info}
+func newDevice(inst *vkrt.Instance, i int, info *vkrt.DeviceInfo) *device {
+	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), inst: inst, info: info}
 	d.buft = &bufferType{dev: d, kind: vkrt.DeviceBuffer, name: d.name}
 	d.hostBuft = &bufferType{dev: d, kind: vkrt.HostBuffer, name: d.name + "_Host"}
 	return d
 }
 
 // open returns the logical device, creating it on first use.
+//
+// Lock order: state.mu before d.mu (Shutdown holds state.mu while it closes each device). open
+// takes only d.mu, never state.mu: the instance it needs is fixed when the device is listed.
 func (d *device) open() (*vkrt.Device, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -47,11 +51,8 @@ func (d *device) open() (*vkrt.Device, error) {
 		return nil, fmt.Errorf("tandem: vulkan: %s was shut down: %w", d.name, vkrt.ErrClosed)
 	}
 	if d.vd == nil && d.err == nil {
-		state.mu.Lock()
-		inst := state.inst
-		state.mu.Unlock()
 		opts := vkrt.DeviceOptions{ForceStaging: os.Getenv("TANDEM_VK_FORCE_STAGING") == "1"}
-		d.vd, d.err = inst.NewDevice(d.info.Index, opts)
+		d.vd, d.err = d.inst.NewDevice(d.info.Index, opts)
 		if d.err != nil {
 			d.err = fmt.Errorf("tandem: vulkan: opening %s (%s): %w", d.name, d.info.Name, d.err)
 		}
@@ -111,7 +112,17 @@ func (d *device) BufferType() core.BufferType { return d.buft }
 // host memory for the CPU backend that the GPU can copy from directly.
 func (d *device) HostBufferType() core.BufferType { return d.hostBuft }
 
-func (d *device) NewBackend() (core.Backend, error) { return New(d.index) }
+// NewBackend creates a backend on this device; after Shutdown (which retires the device) it is
+// an error: get the device again from Devices or the registry.
+func (d *device) NewBackend() (core.Backend, error) {
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("tandem: vulkan: %s was shut down: %w", d.name, vkrt.ErrClosed)
+	}
+	return New(d.index)
+}
 
 func (d *device) Features() []core.Feature {
 	i := d.info

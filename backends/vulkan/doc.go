@@ -18,6 +18,14 @@
 // memory (every transfer goes through a staging buffer); TANDEM_VK_LOADER
 // overrides the loader library.
 //
+// Errors and numerics follow the CPU backend: an index out of range in GET_ROWS or
+// SET_ROWS is checked on the device and reported after the graph with the CPU's
+// words; NORM/RMS_NORM scale rows so huge values do not overflow; non-finite
+// MUL_MAT results are those of float arithmetic on the dequantized weights. Nil
+// tensors and graphs, closed backends, freed buffers and out-of-range offsets are
+// errors. Shutdown may run concurrently with anything: it waits for the operations
+// in progress, and later calls on old backends and buffers return errors.
+//
 // Without cgo, or with the build tag novulkan, the package compiles to a stub
 // whose Available reports why and whose New returns an error.
 package vulkan

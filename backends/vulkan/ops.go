@@ -26,16 +26,38 @@ func fitsBinding(d *device, t *core.Tensor) bool {
 	return t.NBytes()+int64(l.MinStorageBufferOffsetAlignment) <= int64(l.MaxStorageBufferRange)
 }
 
-// supportsOp reports whether the kernels of this package compute t.
-func supportsOp(d *device, t *core.Tensor) bool {
+// layoutOK reports whether t's shape and strides are non-negative, so every element the shaders
+// address lies in the t.NBytes() bytes bound from its offset.
+func layoutOK(t *core.Tensor) bool {
+	for i := range core.MaxDims {
+		if t.Ne[i] < 0 || t.Nb[i] < 0 {
+			return false
+		}
+	}
+	return t.Offset >= 0
+}
+
+// supportsOp reports whether the kernels of this package compute t (false for a nil t, and for a
+// hand-built node that lacks a source its op needs).
+func supportsOp(d *device, t *core.Tensor) (ok bool) {
+	if t == nil {
+		return false
+	}
+	// The per-op checks read the sources an op has when built by core's constructors; a node
+	// assembled by hand without them must not crash the caller: it is simply not supported.
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
 	switch {
 	case t.Op == core.OpNone || t.Op.IsView():
 		return true
-	case !fitsBinding(d, t):
+	case !fitsBinding(d, t) || !layoutOK(t):
 		return false
 	}
 	for _, s := range t.Src {
-		if s != nil && !fitsBinding(d, s) {
+		if s != nil && (!fitsBinding(d, s) || !layoutOK(s)) {
 			return false
 		}
 	}

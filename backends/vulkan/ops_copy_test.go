@@ -65,13 +65,14 @@ func TestCopyQuantizeBitExact(t *testing.T) {
 	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
 		65504, 65519.99, 65520, 1e-8, 5.96e-8, 2.98e-8, 2.9802322e-08, 6.1e-5, 1e-40, -1e-40,
 		1.00048828125, 1.000732421875, math.MaxFloat32, float32(math.NaN()), 3.0000002}
-	copy(vals[len(vals)-len(specials):], specials) // the last block only feeds f16/bf16 (q8_0 of inf is unspecified)
+	copy(vals[len(vals)-len(specials):], specials) // with NaN: a NaN block in every quantized type
+	// Blocks with infinities only, and with one NaN: core/quant's rule for non-finite blocks.
+	inf := float32(math.Inf(1))
+	vals[len(vals)-64+3], vals[len(vals)-64+17], vals[len(vals)-64+30] = inf, -inf, inf
+	vals[len(vals)-96+7] = float32(math.NaN())
 	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeF16, core.TypeBF16} {
 		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
 		n := int64(len(vals))
-		if typ.IsQuantized() {
-			n -= 32
-		}
 		src := ctx.NewTensor1D(core.TypeF32, n)
 		dst := ctx.NewTensor1D(typ, n)
 		out := ctx.Cpy(src, dst)

@@ -7,10 +7,11 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// GET_ROWS and SET_ROWS, as the CPU kernels (backends/cpu/ops_rows.go), with one
-// difference: an index outside the rows of the gathered (or written) tensor is an
-// error on the CPU, while here GET_ROWS writes a NaN element (bits 0x7fc00000,
-// also for i32 rows) and SET_ROWS skips the row; no access leaves the tensors.
+// GET_ROWS and SET_ROWS, as the CPU kernels (backends/cpu/ops_rows.go). An index
+// outside the rows of the gathered (or written) tensor, negative ones included, is
+// an error as on the CPU: the shaders never follow it (GET_ROWS writes a NaN
+// element there, SET_ROWS skips the row) and record it in the node's status word,
+// which GraphCompute turns into the CPU's error (status.go).
 //
 //   - GET_ROWS: f32, f16, bf16, q4_0, q4_1, q8_0 rows into f32 (i32 into i32), i32
 //     or i64 indices, any strides.
@@ -51,11 +52,15 @@ const (
 func (b *Backend) encodeGetRows(c *vkrt.Commands, n *core.Tensor) error {
 	a, idx := n.Src[0], n.Src[1]
 	at := elemTypes[a.Type]
-	p, err := b.pipeline("get_rows_"+at.name, 3, getRowsPushSize, getRowsWG)
+	p, err := b.pipeline("get_rows_"+at.name, 4, getRowsPushSize, getRowsWG)
 	if err != nil {
 		return err
 	}
 	ops, err := b.bindNode(c, n, 4, use{a, at.unit}, use{idx, 4})
+	if err != nil {
+		return err
+	}
+	st, err := b.addCheck(b.node, n)
 	if err != nil {
 		return err
 	}
@@ -73,7 +78,7 @@ func (b *Backend) encodeGetRows(c *vkrt.Commands, n *core.Tensor) error {
 	pc.U32(u32(a.Ne[1]))
 	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4))
 	pc.U32(oa.offs, oi.offs, od.offs, u32(n.NElements()), b2u(idx.Type == core.TypeI64))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), getRowsWG, 0), 1, 1}, pc.Bytes(), oa.bind, oi.bind, od.bind)
+	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), getRowsWG, 0), 1, 1}, pc.Bytes(), oa.bind, oi.bind, od.bind, st)
 }
 
 func b2u(v bool) uint32 {
@@ -109,7 +114,7 @@ const (
 func (b *Backend) encodeSetRows(c *vkrt.Commands, n *core.Tensor) error {
 	src, idx := n.Src[1], n.Src[2]
 	dt := elemTypes[n.Type]
-	p, err := b.pipeline("set_rows_"+dt.name, 3, setRowsPushSize, setRowsWG)
+	p, err := b.pipeline("set_rows_"+dt.name, 4, setRowsPushSize, setRowsWG)
 	if err != nil {
 		return err
 	}
@@ -129,6 +134,10 @@ func (b *Backend) encodeSetRows(c *vkrt.Commands, n *core.Tensor) error {
 	if err := b.sync(c, od, osrc, oi); err != nil {
 		return err
 	}
+	st, err := b.addCheck(b.node, n)
+	if err != nil {
+		return err
+	}
 	pc := b.push.Reset()
 	pc.U32(u32(n.Ne[0]), u32(src.Ne[1]), u32(src.Ne[2]), u32(src.Ne[3]))
 	for i := range 4 {
@@ -140,5 +149,5 @@ func (b *Backend) encodeSetRows(c *vkrt.Commands, n *core.Tensor) error {
 		pc.U32(u32(n.Nb[i] / dt.unit))
 	}
 	pc.U32(u32(n.Ne[1]), osrc.offs, oi.offs, od.offs, u32(src.NRows()), b2u(idx.Type == core.TypeI64))
-	return c.Dispatch(p, [3]uint32{b.groups(src.NRows(), 1, 0), 1, 1}, pc.Bytes(), osrc.bind, oi.bind, od.bind)
+	return c.Dispatch(p, [3]uint32{b.groups(src.NRows(), 1, 0), 1, 1}, pc.Bytes(), osrc.bind, oi.bind, od.bind, st)
 }

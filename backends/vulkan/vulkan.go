@@ -51,7 +51,7 @@ func initState() {
 	state.inst = inst
 	infos, why := visible(inst.Devices())
 	for i, info := range infos {
-		state.devices = append(state.devices, newDevice(i, info))
+		state.devices = append(state.devices, newDevice(inst, i, info))
 	}
 	state.why = why
 }
@@ -170,7 +170,9 @@ var lastMessages []string
 
 // Shutdown closes every logical device (buffers and backends on them become
 // unusable) and the instance. The next call into the package starts over.
-// Tests use it to check, with validation on, that nothing leaked.
+// Tests use it to check, with validation on, that nothing leaked. It is safe to
+// call concurrently with any other function of the package (it takes the
+// package lock, then each device's lock; nothing takes them the other way).
 func Shutdown() error {
 	state.mu.Lock()
 	defer state.mu.Unlock()

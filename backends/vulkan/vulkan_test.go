@@ -17,17 +17,13 @@ import (
 // Environment: TANDEM_VK_VALIDATE=1 (validation layer; any message fails),
 // TANDEM_REQUIRE_VULKAN=1 (fail instead of skip without a device).
 
+// TestMain fails the run on every validation message the package's tests raised, wherever they
+// were raised (a test that does not go through newBackend's per-test check, a Shutdown inside a
+// test, the final Shutdown that reports leaked objects): ValidationMessages keeps the messages of
+// every instance since the process started.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	before := len(ValidationMessages())
-	if err := Shutdown(); err != nil {
-		fmt.Fprintln(os.Stderr, "Shutdown:", err)
-		code = 1
-	}
-	// Everything the tests left must have been destroyed cleanly (the layer
-	// reports leaked children when a device is destroyed).
-	for _, m := range ValidationMessages()[before:] {
-		fmt.Fprintln(os.Stderr, "validation at shutdown:", m)
+	if !ShutdownAndReport(os.Stderr) {
 		code = 1
 	}
 	os.Exit(code)

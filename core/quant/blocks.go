@@ -72,7 +72,7 @@ func roundHalfAway(v float32) float32 { return float32(math.Round(float64(v))) }
 // max itself maps to 0 and -max to 15 (it cannot reach 16). An all-zero block gets d = 0 and
 // quants 8. len(x) must be a multiple of QK4_0 and dst must hold len(x)/QK4_0*BlockQ4_0Size
 // bytes; extra dst bytes are left alone. Callers validate; otherwise it panics.
-// Non-finite inputs give unspecified (but non-panicking) quants.
+// A block holding NaN or ±Inf becomes a NaN block (FixNonFiniteQ4).
 func QuantizeRowQ4_0(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ4_0", len(x), QK4_0, BlockQ4_0Size, len(dst), "dst")
 	for i := range nb {
@@ -96,6 +96,7 @@ func QuantizeRowQ4_0(x []float32, dst []byte) {
 			blk[2+j] = uint8(q0) | uint8(q1)<<4
 		}
 	}
+	FixNonFiniteQ4(x[:nb*QK4_0], dst, false) // NaN and Inf by tandem's rule (nonfinite.go)
 }
 
 // DequantizeRowQ4_0 expands Q4_0 blocks from src into y, bit for bit as ggml's
@@ -119,7 +120,8 @@ func DequantizeRowQ4_0(src []byte, y []float32) {
 // quantize_row_q4_1_ref: per block, m = min, d = (max-min)/15, and each element becomes
 // min(15, trunc((x-min)/d + 0.5)) (round half up). A constant block gets d = 0 and quants 0.
 // len(x) must be a multiple of QK4_1 and dst must hold len(x)/QK4_1*BlockQ4_1Size bytes.
-// Callers validate; otherwise it panics. Non-finite inputs give unspecified quants.
+// Callers validate; otherwise it panics. A block holding NaN or ±Inf becomes a NaN block
+// (FixNonFiniteQ4).
 func QuantizeRowQ4_1(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ4_1", len(x), QK4_1, BlockQ4_1Size, len(dst), "dst")
 	for i := range nb {
@@ -148,6 +150,7 @@ func QuantizeRowQ4_1(x []float32, dst []byte) {
 			blk[4+j] = uint8(q0) | uint8(q1)<<4
 		}
 	}
+	FixNonFiniteQ4(x[:nb*QK4_1], dst, true)
 }
 
 // DequantizeRowQ4_1 expands Q4_1 blocks from src into y, bit for bit as ggml's
@@ -173,7 +176,7 @@ func DequantizeRowQ4_1(src []byte, y []float32) {
 // quantize_row_q8_0_ref: per block, d = amax/127 and each element becomes round(x/d), halfway
 // cases away from zero (C roundf), so quants lie in [-127, 127]. An all-zero block gets d = 0.
 // len(x) must be a multiple of QK8_0 and dst must hold len(x)/QK8_0*BlockQ8_0Size bytes.
-// Callers validate; otherwise it panics. Non-finite inputs give unspecified quants.
+// Callers validate; otherwise it panics. Blocks holding NaN or ±Inf follow FixNonFiniteQ8's rule.
 func QuantizeRowQ8_0(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ8_0", len(x), QK8_0, BlockQ8_0Size, len(dst), "dst")
 	for i := range nb {
@@ -185,6 +188,7 @@ func QuantizeRowQ8_0(x []float32, dst []byte) {
 			blk[2+j] = uint8(toInt8(roundHalfAway(v * id)))
 		}
 	}
+	FixNonFiniteQ8(x[:nb*QK8_0], dst, false) // NaN and Inf by tandem's rule (nonfinite.go)
 }
 
 // DequantizeRowQ8_0 expands Q8_0 blocks from src into y, bit for bit as ggml's
@@ -206,6 +210,7 @@ func DequantizeRowQ8_0(src []byte, y []float32) {
 // quantize_row_q8_1_ref: the quants and d are those of Q8_0, and s = f16(d * sum of the quants),
 // computed from the float32 d before it is rounded to f16. len(x) must be a multiple of QK8_1
 // and dst must hold len(x)/QK8_1*BlockQ8_1Size bytes. Callers validate; otherwise it panics.
+// Blocks holding NaN or ±Inf follow FixNonFiniteQ8's rule.
 func QuantizeRowQ8_1(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ8_1", len(x), QK8_1, BlockQ8_1Size, len(dst), "dst")
 	for i := range nb {
@@ -221,6 +226,7 @@ func QuantizeRowQ8_1(x []float32, dst []byte) {
 		}
 		putF16(blk[2:4], float32(sum)*d)
 	}
+	FixNonFiniteQ8(x[:nb*QK8_1], dst, true)
 }
 
 // DequantizeRowQ8_1 expands Q8_1 blocks from src into y: element = q*d (s is not needed).

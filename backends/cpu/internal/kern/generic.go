@@ -163,6 +163,7 @@ func quantizeRowQ8_0Go(x []float32, dst []byte) {
 		d := q8Block(x[b*QK:], blk[2:])
 		binary.LittleEndian.PutUint16(blk, f32ToF16Go(d))
 	}
+	quant.FixNonFiniteQ8(x[:nb*QK], dst, false) // NaN/Inf blocks by core/quant's rule
 }
 
 func quantizeRowQ8_1Go(x []float32, dst []byte) {
@@ -178,6 +179,7 @@ func quantizeRowQ8_1Go(x []float32, dst []byte) {
 		s := float32(sum) * d
 		binary.LittleEndian.PutUint16(blk[2:], f32ToF16Go(s))
 	}
+	quant.FixNonFiniteQ8(x[:nb*QK], dst, true)
 }
 
 func halfAt(b []byte, off int) float32 {

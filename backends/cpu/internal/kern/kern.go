@@ -174,7 +174,8 @@ func checkQ(op string, n int, x []byte, xs int, y []byte, ys int) {
 // d = amax/127, id = 1/d (0 when d == 0), q = (int8)roundf(x*id) in float32 arithmetic
 // (half away from zero; a non-finite or out-of-range product converts as x86 cvttss2si does,
 // i.e. to the low byte of 0x80000000 = 0), d stored as f16 (round to nearest even).
-// NaN inputs are outside the contract.
+// Blocks holding NaN or ±Inf follow core/quant's rule (quant.FixNonFiniteQ8): a NaN makes the
+// block's d NaN, so every dot product with the row is NaN.
 func QuantizeRowQ8_0(x []float32, dst []byte) {
 	checkQ("QuantizeRowQ8_0", len(x), dst, BlockQ8_0Size, nil, 0)
 	if len(x) == 0 {
@@ -185,7 +186,7 @@ func QuantizeRowQ8_0(x []float32, dst []byte) {
 
 // QuantizeRowQ8_1 quantizes like QuantizeRowQ8_0 into Q8_1 blocks (36 bytes) and stores
 // s = f16(float32(sum of the block's int8 values) * d), with the float32 d (not the f16
-// rounded one), exactly as ggml's quantize_row_q8_1_ref.
+// rounded one), exactly as ggml's quantize_row_q8_1_ref; non-finite blocks as QuantizeRowQ8_0.
 func QuantizeRowQ8_1(x []float32, dst []byte) {
 	checkQ("QuantizeRowQ8_1", len(x), dst, BlockQ8_1Size, nil, 0)
 	if len(x) == 0 {

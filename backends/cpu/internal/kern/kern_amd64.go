@@ -2,7 +2,11 @@
 
 package kern
 
-import "github.com/klauspost/cpuid/v2"
+import (
+	"github.com/klauspost/cpuid/v2"
+
+	"github.com/tandem-ml/tandem/core/quant"
+)
 
 // detected is the widest kernel set the CPU runs.
 var detected = func() KernelSet {
@@ -199,6 +203,7 @@ func f32ToF16Row(src []float32, dst []uint16) {
 func quantizeRowQ8_0(x []float32, dst []byte) {
 	if useASM {
 		quantizeRowQ8_0AVX2(x, dst)
+		quant.FixNonFiniteQ8(x, dst, false) // NaN/Inf blocks by core/quant's rule, as the twin
 		return
 	}
 	quantizeRowQ8_0Go(x, dst)
@@ -207,6 +212,7 @@ func quantizeRowQ8_0(x []float32, dst []byte) {
 func quantizeRowQ8_1(x []float32, dst []byte) {
 	if useASM {
 		quantizeRowQ8_1AVX2(x, dst)
+		quant.FixNonFiniteQ8(x, dst, true)
 		return
 	}
 	quantizeRowQ8_1Go(x, dst)

@@ -53,6 +53,10 @@ type Buffer struct {
 // NewBuffer creates a buffer of size bytes (0 is allowed) with usage storage +
 // transfer source + transfer destination.
 func (d *Device) NewBuffer(size uint64, kind BufferKind) (*Buffer, error) {
+	if err := d.acquire(); err != nil {
+		return nil, err
+	}
+	defer d.release()
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -196,6 +200,10 @@ func (b *Buffer) check(op string, off, n uint64) error {
 
 // Write copies src into the buffer at byte offset off.
 func (b *Buffer) Write(off uint64, src []byte) error {
+	if err := b.d.acquire(); err != nil {
+		return fmt.Errorf("vulkan: Write on a destroyed buffer (its device is closed): %w", err)
+	}
+	defer b.d.release()
 	if err := b.check("Write", off, uint64(len(src))); err != nil {
 		return err
 	}
@@ -211,6 +219,10 @@ func (b *Buffer) Write(off uint64, src []byte) error {
 
 // Read copies len(dst) bytes at byte offset off into dst.
 func (b *Buffer) Read(off uint64, dst []byte) error {
+	if err := b.d.acquire(); err != nil {
+		return fmt.Errorf("vulkan: Read on a destroyed buffer (its device is closed): %w", err)
+	}
+	defer b.d.release()
 	if err := b.check("Read", off, uint64(len(dst))); err != nil {
 		return err
 	}
@@ -226,6 +238,10 @@ func (b *Buffer) Read(off uint64, dst []byte) error {
 
 // Memset sets size bytes at off to v.
 func (b *Buffer) Memset(off, size uint64, v byte) error {
+	if err := b.d.acquire(); err != nil {
+		return fmt.Errorf("vulkan: Memset on a destroyed buffer (its device is closed): %w", err)
+	}
+	defer b.d.release()
 	if err := b.check("Memset", off, size); err != nil {
 		return err
 	}
@@ -275,6 +291,10 @@ func (b *Buffer) Destroy() {
 	if b.destroyed.Load() {
 		return
 	}
+	if b.d.acquire() != nil {
+		return // the device is closing: Close releases the buffer
+	}
+	defer b.d.release()
 	b.d.mu.Lock()
 	_, live := b.d.buffers[b]
 	delete(b.d.buffers, b)

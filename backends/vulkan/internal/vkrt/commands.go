@@ -119,6 +119,10 @@ func (c *Commands) destroy() {
 // Begin returns a Commands in the recording state. Its first command is a
 // global memory barrier, so it is ordered after all work submitted earlier.
 func (d *Device) Begin() (*Commands, error) {
+	if err := d.acquire(); err != nil {
+		return nil, err
+	}
+	defer d.release()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -159,6 +163,10 @@ func (d *Device) Begin() (*Commands, error) {
 
 // Run records fn into a fresh Commands, submits it, waits for it and releases it.
 func (d *Device) Run(fn func(c *Commands) error) error {
+	if err := d.acquire(); err != nil {
+		return err
+	}
+	defer d.release()
 	c, err := d.Begin()
 	if err != nil {
 		return err

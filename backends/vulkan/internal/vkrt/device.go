@@ -47,6 +47,10 @@ type Device struct {
 	// queueMu serializes vkQueueSubmit (queues are externally synchronized).
 	queueMu sync.Mutex
 
+	// use counts the operations in progress (use.go): Close waits for them, so it never
+	// destroys the device under a creation, a host copy or recorded work.
+	use useCount
+
 	mu          sync.Mutex // guards the fields below
 	closed      bool
 	setLayouts  map[int]vk.DescriptorSetLayout
@@ -169,6 +173,7 @@ func (d *Device) WaitIdle() error {
 // Close waits for the device to go idle and destroys everything created from
 // it (buffers still alive included), then the device. It is idempotent.
 func (d *Device) Close() error {
+	d.beginClose()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()

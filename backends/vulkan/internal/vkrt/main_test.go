@@ -51,8 +51,33 @@ func pickDevice(in *Instance) (int, error) {
 	return -1, fmt.Errorf("%d physical devices, none usable %v: %w", len(in.Devices()), why, ErrNoDevice)
 }
 
+// instances are every instance the tests created through newInstance; TestMain fails the run on
+// any validation message one of them received, unless a test marked it with expectValidation
+// (the tests that provoke messages on purpose and assert them).
+var instances struct {
+	mu       sync.Mutex
+	all      []*Instance
+	expected map[*Instance]bool
+}
+
 func newInstance() (*Instance, error) {
-	return NewInstance(InstanceOptions{AppName: "tandem-vkrt-test", Validate: ValidateFromEnv(), SyncValidation: true})
+	in, err := NewInstance(InstanceOptions{AppName: "tandem-vkrt-test", Validate: ValidateFromEnv(), SyncValidation: true})
+	if err == nil {
+		instances.mu.Lock()
+		instances.all = append(instances.all, in)
+		instances.mu.Unlock()
+	}
+	return in, err
+}
+
+// expectValidation marks in as an instance whose messages a test provoked and checks itself.
+func expectValidation(in *Instance) {
+	instances.mu.Lock()
+	defer instances.mu.Unlock()
+	if instances.expected == nil {
+		instances.expected = map[*Instance]bool{}
+	}
+	instances.expected[in] = true
 }
 
 // openDevice creates an instance and a device with opts, for tests that need
@@ -133,6 +158,25 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "validation at close:", msg)
 			code = 1
 		}
+	}
+	// Every message counts, whichever test raised it and whether or not it checked.
+	total := 0
+	for _, in := range instances.all {
+		if instances.expected[in] {
+			continue
+		}
+		if err := in.Close(); err != nil { // a no-op for closed ones; leaks show now
+			fmt.Fprintln(os.Stderr, "closing a test instance:", err)
+			code = 1
+		}
+		for _, msg := range in.ValidationMessages() {
+			fmt.Fprintln(os.Stderr, "validation:", msg)
+			total++
+		}
+	}
+	if total > 0 {
+		fmt.Fprintf(os.Stderr, "%d validation messages in all\n", total)
+		code = 1
 	}
 	os.Exit(code)
 }
