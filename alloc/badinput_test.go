@@ -448,3 +448,23 @@ func TestFreeWithoutFreedReporter(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAllocCtxTensorsEmptyTensors: tensors of 0 bytes get a place too (a 1-byte buffer), so they
+// are never left without memory by a successful call.
+func TestAllocCtxTensorsEmptyTensors(t *testing.T) {
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	e := ctx.NewTensor2D(core.TypeF32, 0, 3)
+	buf, err := alloc.AllocCtxTensorsFromBufferType(ctx, core.HostBufferType())
+	if err != nil || buf == nil {
+		t.Fatalf("AllocCtxTensors of an empty tensor: %v, %v", buf, err)
+	}
+	if e.Buffer == nil {
+		t.Fatal("the empty tensor has no memory")
+	}
+	if v, err := core.GetFloat32s(e); err != nil || len(v) != 0 {
+		t.Fatalf("GetFloat32s of the empty tensor: %v, %v", v, err)
+	}
+	if err := core.SetFloat32s(e, nil); err != nil {
+		t.Fatal(err)
+	}
+}

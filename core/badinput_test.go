@@ -361,6 +361,9 @@ func viewCases(t *testing.T) []badCase {
 			_, err := core.GetFloat32s(v)
 			return err
 		}},
+		{2, "Sum over 2^62 rows of nothing", []string{"rows of nothing"}, func() error {
+			return build(func(c *core.Context) { c.Sum(c.NewTensor2D(f32, 0, 1<<62)) })
+		}},
 		{2, "TensorCopy to a tensor with a negative stride", []string{"negative stride"}, func() error {
 			x, y := hostF32(t, 2, 2), hostF32(t, 2, 2)
 			x.Nb[1], y.Nb[1] = -8, -8

@@ -161,7 +161,38 @@ func FuzzConstructors(f *testing.F) {
 			checkInvariants(t, out, m.Name)
 			if out != nil && out.Err() == nil {
 				pool = append(pool, out)
+				transfers(t, s, out)
 			}
 		}
 	})
+}
+
+// transfers moves bytes in and out of x at hostile offsets: no panic, and an accepted range lies
+// inside x.
+func transfers(t *testing.T, s *fuzzSource, x *core.Tensor) {
+	t.Helper()
+	off, size := s.int64(), int64(s.pick(40))
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("transfer on %v at %d, %d bytes panicked: %v", x, off, size, r)
+		}
+	}()
+	inside := x.Buffer != nil && off >= 0 && off <= x.NBytes() && size <= x.NBytes()-off
+	for i, err := range []error{
+		core.TensorSet(x, make([]byte, size), off),
+		core.TensorGet(x, make([]byte, size), off),
+		core.TensorMemset(x, 7, off, size),
+	} {
+		if err == nil && !inside {
+			t.Fatalf("transfer %d on %v (%d bytes) accepted bytes [%d,+%d)", i, x, x.NBytes(), off, size)
+		}
+		if err != nil && inside {
+			t.Fatalf("transfer %d on %v refused [%d,+%d): %v", i, x, off, size, err)
+		}
+	}
+	if x.NElements() <= 1<<16 {
+		if v, err := core.GetFloat32s(x); err == nil {
+			_ = core.SetFloat32sAny(x, v)
+		}
+	}
 }

@@ -5,6 +5,25 @@ import (
 	"math"
 )
 
+// maxEmptyWalk bounds the rows of nothing (the product of an empty tensor's non-zero sizes) a
+// kernel may walk for an empty operand of a non-empty result beyond the result's own size: SUM of a
+// [0, 2⁶²] tensor would otherwise loop for ages to produce one 0.
+const maxEmptyWalk = 1 << 24
+
+// emptyWalk is the product of t's non-zero sizes (saturating).
+func emptyWalk(t *Tensor) int64 {
+	p := int64(1)
+	for _, n := range t.Ne {
+		if n != 0 {
+			var ok bool
+			if p, ok = CheckedMul(p, n); !ok {
+				return math.MaxInt64
+			}
+		}
+	}
+	return p
+}
+
 // emptyInputOK lists the ops whose kernels give a defined non-empty result from an empty operand:
 // the sums of no terms (0), the mean of no terms (NaN, as 0/0 in ggml), the argmax of an empty row
 // (0, tandem's convention on every backend), and CONCAT, which never reads the empty part.
@@ -18,11 +37,19 @@ func emptyInputOK(op Op) bool {
 // may read an empty operand only where emptyInputOK says the result is defined, otherwise the
 // constructor records an error naming the empty operand.
 func (c *Context) newOp(op Op, typ Type, ne [4]int64, srcs ...*Tensor) *Tensor {
-	if !emptyInputOK(op) && ne[0] != 0 && ne[1] != 0 && ne[2] != 0 && ne[3] != 0 {
+	if ne[0] != 0 && ne[1] != 0 && ne[2] != 0 && ne[3] != 0 {
+		outElems, _ := checkedProduct(ne[:]...)
 		for i, s := range srcs {
-			if s != nil && s.IsEmpty() {
+			if s == nil || !s.IsEmpty() {
+				continue
+			}
+			if !emptyInputOK(op) {
 				return c.errorf("%v: operand %d %v is empty (0 elements) but the result %v would not be; "+
 					"an op with a non-empty result needs non-empty operands", op, i, s, ne)
+			}
+			if walk := emptyWalk(s); walk > max(outElems, maxEmptyWalk) {
+				return c.errorf("%v: empty operand %d %v spans %d rows of nothing that a kernel would walk "+
+					"(more than %d and than the result's %d elements)", op, i, s, walk, int64(maxEmptyWalk), outElems)
 			}
 		}
 	}

@@ -197,6 +197,9 @@ func SetFloat32sAny(t *Tensor, values []float32) error {
 	if err := checkHostAlloc("SetFloat32sAny", t); err != nil {
 		return err
 	}
+	if t.NElements() == 0 {
+		return nil // nothing to write (an empty tensor may still have many rows of nothing)
+	}
 	raw := make([]byte, t.NBytes())
 	if err := TensorGet(t, raw, 0); err != nil {
 		return err
