@@ -167,8 +167,26 @@ func TestBadInput(t *testing.T) {
 	if bt.AllocSize(nil) != 0 {
 		t.Error("AllocSize(nil) != 0")
 	}
-	if hb, ok := freed.(interface{ Bytes() []byte }); ok && hb.Bytes() != nil {
-		t.Error("a freed host buffer still has bytes")
+	// A tensor in freed pinned host memory has no bytes (never a slice of unmapped memory), and
+	// writing it is an error.
+	hbt := be.Device().(core.HostBufferTyper).HostBufferType()
+	hbuf, err := hbt.Alloc(256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ht := &core.Tensor{Type: core.TypeF32, Ne: [4]int64{4, 1, 1, 1}, Nb: [4]int64{4, 16, 16, 16}, Name: "pinned"}
+	ht.Buffer = hbuf
+	if ht.Data() == nil {
+		t.Fatal("a pinned host tensor has no bytes")
+	}
+	if err := hbuf.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if ht.Data() != nil || ht.Float32s() != nil {
+		t.Error("a tensor in a freed pinned host buffer still has bytes")
+	}
+	if err := core.SetFloat32s(ht, make([]float32, 4)); err == nil || !strings.Contains(err.Error(), "destroyed") {
+		t.Errorf("SetFloat32s into a freed pinned buffer: %v", err)
 	}
 }
 

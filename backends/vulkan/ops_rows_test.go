@@ -185,3 +185,32 @@ func TestRowsBadIndexFirstNode(t *testing.T) {
 		t.Fatalf("error %v: want node 1's index 2 at [1,0,0] against 2 rows", err)
 	}
 }
+
+// TestRowsBadIndexOverwritten: when a later node of the graph overwrites the bad index with one in
+// range, the error still names the node and the position, and says the value was overwritten
+// instead of reporting a value that was never used.
+func TestRowsBadIndexOverwritten(t *testing.T) {
+	be := newBackend(t)
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	a := ctx.NewTensor2D(core.TypeF32, 4, 3).SetName("a")
+	idx := ctx.NewTensor1D(core.TypeI32, 2).SetName("idx")
+	fresh := ctx.NewTensor1D(core.TypeF32, 2).SetName("fresh")
+	rows := ctx.GetRows(a, idx)
+	over := ctx.Cpy(fresh, idx) // runs after GET_ROWS: writes indices 0 and 1
+	allocCtx(t, ctx, be.DefaultBufferType())
+	fillSeq(t, a)
+	if err := core.SetInt32s(idx, []int32{1, 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.SetFloat32s(fresh, []float32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	g := core.NewGraph(8)
+	g.BuildForwardExpand(rows)
+	g.BuildForwardExpand(over)
+	err := be.GraphCompute(g)
+	if err == nil || !strings.Contains(err.Error(), "GET_ROWS: index at [1,0,0] of idx") ||
+		!strings.Contains(err.Error(), "a later node overwrote the index") {
+		t.Fatalf("error %v: want the overwritten index at [1,0,0] reported", err)
+	}
+}
