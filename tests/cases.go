@@ -74,7 +74,7 @@ func Cases() []Case {
 		for _, swapped := range []bool{false, true} {
 			g, swapped := g, swapped
 			add(fmt.Sprintf("GLU(%v,swapped=%v)", g, swapped), 0, func(c *core.Context) *core.Tensor {
-				return c.GLU(c.NewTensor(f32, 10, 7, 3), nil, g, swapped)
+				return c.GLUSingle(c.NewTensor(f32, 10, 7, 3), g, swapped)
 			})
 		}
 		g := g

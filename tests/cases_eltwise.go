@@ -145,7 +145,7 @@ func eltwiseCases() []Case {
 		x := c.NewTensor(f32, 33, 5, 2)
 		y := c.Silu(c.Scale(c.Sin(x), 2))
 		z := c.Concat(c.Repeat(c.SumRows(y), c.NewTensor(f32, 3, 5, 2)), c.Tanh(y), 0)
-		return c.Mean(c.GLU(z, nil, core.GLUSwiglu, false))
+		return c.Mean(c.GLUSingle(z, core.GLUSwiglu, false))
 	})
 
 	// GLU: 16-bit types, rows with gaps, permuted outer dims, swapped split form.
@@ -154,15 +154,15 @@ func eltwiseCases() []Case {
 		for _, typ := range []core.Type{f16, bf16} {
 			typ := typ
 			add(fmt.Sprintf("GLU(%v,%v)", g, typ), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
-				return c.GLU(c.NewTensor(typ, 12, 5, 3), nil, g, true)
+				return c.GLUSingle(c.NewTensor(typ, 12, 5, 3), g, true)
 			})
 		}
 		add(fmt.Sprintf("GLU(%v,view,swapped)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
 			a := c.NewTensor(f32, 14, 5, 3)
-			return c.GLU(c.View3D(a, 10, 5, 3, a.Nb[1], a.Nb[2], 2*a.Nb[0]), nil, g, true)
+			return c.GLUSingle(c.View3D(a, 10, 5, 3, a.Nb[1], a.Nb[2], 2*a.Nb[0]), g, true)
 		})
 		add(fmt.Sprintf("GLU(%v,permuted)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
-			return c.GLU(c.Permute(c.NewTensor(f32, 10, 5, 3, 2), 0, 2, 1, 3), nil, g, false)
+			return c.GLUSingle(c.Permute(c.NewTensor(f32, 10, 5, 3, 2), 0, 2, 1, 3), g, false)
 		})
 		add(fmt.Sprintf("GLU(%v,split,swapped,permuted)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
 			a := c.Permute(c.NewTensor(f32, 7, 3, 5), 0, 2, 1, 3)
