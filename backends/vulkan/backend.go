@@ -3,6 +3,7 @@
 package vulkan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -108,6 +109,17 @@ func (b *Backend) Barriers() int {
 // error. An index out of range in GET_ROWS or SET_ROWS (checked on the device)
 // is reported after the graph has run, as the CPU backend words it.
 func (b *Backend) GraphCompute(g *core.Graph) error {
+	return b.GraphComputeContext(context.Background(), g)
+}
+
+// GraphComputeContext is GraphCompute that stops once ctx is done: no node is
+// recorded or submitted after that, work already submitted to the device is
+// waited for (a device cannot drop it half-way), and the error wraps ctx.Err().
+// The graph's outputs are then undefined. A nil ctx means context.Background().
+func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if b == nil {
 		return errors.New("tandem: vulkan: GraphCompute on a nil *Backend")
 	}
@@ -159,6 +171,9 @@ func (b *Backend) GraphCompute(g *core.Graph) error {
 	for i, n := range g.Nodes() {
 		if n.Op == core.OpNone || n.Op.IsView() || n.IsEmpty() {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return finish(fmt.Errorf("tandem: vulkan: %s: stopped before node %d %v: %w", b.dev.name, i, n, err))
 		}
 		if cur == nil {
 			c, err := b.vd.Begin()

@@ -3,6 +3,7 @@
 package vulkan
 
 import (
+	"context"
 	"errors"
 
 	"github.com/tandem-ml/tandem/core"
@@ -23,6 +24,11 @@ func Devices() []core.Device { return nil }
 
 // Backend is the Vulkan backend; this build cannot create one.
 type Backend struct{ core.Backend }
+
+// GraphComputeContext fails in this build.
+func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
+	return ErrUnavailable
+}
 
 // New fails in this build.
 func New(i int) (*Backend, error) { return nil, ErrUnavailable }
