@@ -99,21 +99,19 @@ func computeIm2Col(p *params, dst *core.Tensor) {
 func poolSupports(dst *core.Tensor) bool {
 	a := dst.Src[0]
 	return a != nil && convFloatType(a.Type) && dst.Type == core.TypeF32 &&
-		(core.PoolOp(dst.Params[0]) == core.PoolMax || core.PoolOp(dst.Params[0]) == core.PoolAvg)
+		(core.PoolParamsOf(dst).Op == core.PoolMax || core.PoolParamsOf(dst).Op == core.PoolAvg)
 }
 
 func pool1DWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.Ne[0], nTasks) }
 
 func pool2DWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.Ne[0], nTasks) }
 
-func computePool1D(p *params, dst *core.Tensor) {
-	poolRows(p, dst, core.PoolOp(dst.Params[0]), int64(dst.Params[1]), 1, int64(dst.Params[2]), 1,
-		int64(dst.Params[3]), 0)
-}
+// computePool1D is POOL_2D with k1 = s1 = 1 and p1 = 0 (PoolParamsOf says so).
+func computePool1D(p *params, dst *core.Tensor) { computePool2D(p, dst) }
 
 func computePool2D(p *params, dst *core.Tensor) {
-	poolRows(p, dst, core.PoolOp(dst.Params[0]), int64(dst.Params[1]), int64(dst.Params[2]),
-		int64(dst.Params[3]), int64(dst.Params[4]), int64(dst.Params[5]), int64(dst.Params[6]))
+	pp := core.PoolParamsOf(dst)
+	poolRows(p, dst, pp.Op, int64(pp.K0), int64(pp.K1), int64(pp.S0), int64(pp.S1), int64(pp.P0), int64(pp.P1))
 }
 
 // poolRows pools over dims 0 (and 1 when k1 > 1 or the op is 2-D) of dst.Src[0]. For 1-D every

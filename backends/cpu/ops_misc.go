@@ -44,7 +44,7 @@ func computeRepeat(p *params, dst *core.Tensor) {
 
 func concatSupports(dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
-	dim := int(dst.Params[0])
+	dim := core.ConcatDimOf(dst)
 	if a == nil || b == nil || a.Type != b.Type || a.Type != dst.Type || a.Type.IsQuantized() || a.Type.Size() == 0 ||
 		dim < 0 || dim >= core.MaxDims {
 		return false
@@ -63,13 +63,13 @@ func concatSupports(dst *core.Tensor) bool {
 	return true
 }
 
-// computeConcat joins src0 and src1 along dimension Params[0] (ggml_compute_forward_concat):
+// computeConcat joins src0 and src1 along dimension ConcatDimOf(dst) (ggml_compute_forward_concat):
 // elements whose index along dim is below src0's extent come from src0, the rest from src1 at
 // that index minus src0's extent.
 func computeConcat(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
 	da, db, dd := a.Data(), b.Data(), dst.Data()
-	dim := int(dst.Params[0])
+	dim := core.ConcatDimOf(dst)
 	es := a.Type.Size()
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {

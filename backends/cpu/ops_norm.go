@@ -29,7 +29,7 @@ func computeNorm(p *params, dst *core.Tensor) {
 	a := dst.Src[0]
 	da, dd := a.Data(), dst.Data()
 	row := scratch(p, dst.Ne[0])
-	eps := float64(dst.ParamF32(0))
+	eps := float64(core.EpsOf(dst))
 	rms := dst.Op == core.OpRMSNorm
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {

@@ -133,7 +133,7 @@ func computeArgsort(p *params, dst *core.Tensor) {
 	a := dst.Src[0]
 	da, dd := a.Data(), dst.Data()
 	buf := scratch(p, a.Ne[0])
-	desc := core.SortOrder(dst.Params[0]) == core.SortDesc
+	desc := core.SortOrderOf(dst) == core.SortDesc
 	ne0 := a.Ne[0]
 	r0, r1 := rowRange(a.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {

@@ -30,7 +30,7 @@ func softMaxSupports(dst *core.Tensor) bool {
 		return false
 	}
 	if m == nil {
-		return dst.ParamF32(1) <= 0
+		return core.SoftMaxParamsOf(dst).MaxBias <= 0
 	}
 	return (m.Type == core.TypeF32 || m.Type == core.TypeF16) && m.Ne[0] == a.Ne[0] && m.Ne[1] >= a.Ne[1] &&
 		m.Ne[2] > 0 && m.Ne[3] > 0 && a.Ne[2]%m.Ne[2] == 0 && a.Ne[3]%m.Ne[3] == 0
@@ -49,8 +49,8 @@ func computeSoftMax(p *params, dst *core.Tensor) {
 	ne0 := dst.Ne[0]
 	buf := scratch(p, 2*ne0)
 	w, mrow := buf[:ne0], buf[ne0:2*ne0]
-	scale := dst.ParamF32(0)
-	maxBias := dst.ParamF32(1)
+	sp := core.SoftMaxParamsOf(dst)
+	scale, maxBias := sp.Scale, sp.MaxBias
 	nHead := a.Ne[2]
 	slope, slopeHead := float32(1), int64(-1)
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
@@ -136,7 +136,7 @@ func diagMaskSupports(dst *core.Tensor) bool {
 func computeDiagMaskInf(p *params, dst *core.Tensor) {
 	a := dst.Src[0]
 	da, dd := a.Data(), dst.Data()
-	nPast := int64(dst.Params[0])
+	nPast := core.NPastOf(dst)
 	ne0 := dst.Ne[0]
 	negInf := float32(math.Inf(-1))
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)

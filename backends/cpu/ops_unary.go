@@ -41,7 +41,7 @@ func elementwiseSupports(dst *core.Tensor) bool {
 		b := dst.Src[1]
 		return b != nil && eltIsFloat(b.Type) && b.NElements() == 1
 	case core.OpUnary:
-		u := core.UnaryOp(dst.Params[0])
+		u := core.UnaryOpOf(dst)
 		return u >= 0 && u < core.UnaryCount
 	}
 	return true
@@ -66,12 +66,11 @@ func decodeElt(dst *core.Tensor) eltFunc {
 		b := dst.Src[1]
 		loadRow(b, b.Data(), 0, 0, 0, v[:])
 		f.a = v[0]
-	case core.OpScale, core.OpClamp:
-		f.a, f.b = dst.ParamF32(0), dst.ParamF32(1)
-	case core.OpLeakyRelu:
-		f.a = dst.ParamF32(0)
+	case core.OpScale, core.OpClamp, core.OpLeakyRelu:
+		ep := core.ElementwiseParamsOf(dst)
+		f.a, f.b = ep.A, ep.B
 	case core.OpUnary:
-		f.u = core.UnaryOp(dst.Params[0])
+		f.u = core.UnaryOpOf(dst)
 	}
 	return f
 }
@@ -306,7 +305,7 @@ func unaryApply(u core.UnaryOp, y, x []float32) {
 
 func gluSupports(dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
-	g := core.GLUOp(dst.Params[0])
+	g := core.GLUParamsOf(dst).Op
 	if a == nil || !eltIsFloat(a.Type) || !eltIsFloat(dst.Type) || g < 0 || g >= core.GLUCount {
 		return false
 	}
@@ -325,8 +324,8 @@ func gluWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(2*dst.Ne[
 // never builds a swapped split GLU).
 func computeGLU(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
-	g := core.GLUOp(dst.Params[0])
-	swapped := dst.Params[1] != 0
+	gp := core.GLUParamsOf(dst)
+	g, swapped := gp.Op, gp.Swapped
 	nc := dst.Ne[0]
 	buf := scratch(p, 2*nc)
 	da, dd := a.Data(), dst.Data()

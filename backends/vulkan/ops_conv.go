@@ -77,7 +77,7 @@ func supportsPool(d *device, t *core.Tensor) bool {
 	if a == nil || t.Type != core.TypeF32 || !t.IsContiguous() {
 		return false
 	}
-	if op := core.PoolOp(t.Params[0]); op != core.PoolMax && op != core.PoolAvg {
+	if op := core.PoolParamsOf(t).Op; op != core.PoolMax && op != core.PoolAvg {
 		return false
 	}
 	es := a.Type.Size()
@@ -96,7 +96,7 @@ func supportsPool(d *device, t *core.Tensor) bool {
 func (b *Backend) encodePool(c *vkrt.Commands, n *core.Tensor) error {
 	a := n.Src[0]
 	name := "pool_max_"
-	if core.PoolOp(n.Params[0]) == core.PoolAvg {
+	if core.PoolParamsOf(n).Op == core.PoolAvg {
 		name = "pool_avg_"
 	}
 	es := a.Type.Size()
@@ -116,12 +116,8 @@ func (b *Backend) encodePool(c *vkrt.Commands, n *core.Tensor) error {
 	oa, od := ops[0], ops[1]
 	// POOL_1D is POOL_2D with k1 = s1 = 1 and p1 = 0: every input row is
 	// pooled into the output row of the same index.
-	var k0, k1, s0, s1, p0, p1 int32
-	if n.Op == core.OpPool2D {
-		k0, k1, s0, s1, p0, p1 = n.Params[1], n.Params[2], n.Params[3], n.Params[4], n.Params[5], n.Params[6]
-	} else {
-		k0, k1, s0, s1, p0, p1 = n.Params[1], 1, n.Params[2], 1, n.Params[3], 0
-	}
+	pp := core.PoolParamsOf(n)
+	k0, k1, s0, s1, p0, p1 := int32(pp.K0), int32(pp.K1), int32(pp.S0), int32(pp.S1), int32(pp.P0), int32(pp.P1)
 	pc := b.push.Reset()
 	pc.U32(u32(n.Ne[0]), u32(n.Ne[1]), u32(n.Ne[2]), u32(n.NElements()))
 	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]))

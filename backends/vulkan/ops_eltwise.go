@@ -82,7 +82,7 @@ func eltUnaryCode(n *core.Tensor) uint32 {
 	case core.OpLeakyRelu:
 		return 8
 	}
-	return 16 + uint32(n.Params[0]) // UNARY
+	return 16 + uint32(core.UnaryOpOf(n)) // UNARY
 }
 
 func supportsEltUnary(d *device, t *core.Tensor) bool {
@@ -99,7 +99,7 @@ func supportsEltUnary(d *device, t *core.Tensor) bool {
 		b := t.Src[1]
 		return b != nil && b.Type == a.Type && b.NElements() == 1 && eltAddressable(b, unit)
 	case core.OpUnary:
-		u := core.UnaryOp(t.Params[0])
+		u := core.UnaryOpOf(t)
 		return u >= 0 && u < core.UnaryCount
 	}
 	return true
@@ -143,13 +143,8 @@ func (b *Backend) encodeEltUnary(c *vkrt.Commands, n *core.Tensor) error {
 	if err := b.sync(c, od, srcs...); err != nil {
 		return err
 	}
-	var p0, p1 float32
-	switch n.Op {
-	case core.OpScale, core.OpClamp:
-		p0, p1 = n.ParamF32(0), n.ParamF32(1)
-	case core.OpLeakyRelu:
-		p0 = n.ParamF32(0)
-	}
+	ep := core.ElementwiseParamsOf(n)
+	p0, p1 := ep.A, ep.B
 	pc := b.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, a, unit)
@@ -161,7 +156,7 @@ func (b *Backend) encodeEltUnary(c *vkrt.Commands, n *core.Tensor) error {
 
 func supportsGLU(d *device, t *core.Tensor) bool {
 	a, g := t.Src[0], t.Src[1]
-	op := core.GLUOp(t.Params[0])
+	op := core.GLUParamsOf(t).Op
 	if a == nil || a.Type != t.Type || op < 0 || op >= core.GLUCount {
 		return false
 	}
@@ -180,11 +175,12 @@ const gluPushSize = 20 * 4
 func (b *Backend) encodeGLU(c *vkrt.Commands, n *core.Tensor) error {
 	a, g := n.Src[0], n.Src[1]
 	tn, unit, _ := eltFloatType(b.dev, a.Type)
-	p, err := b.pipeline("eltwise_glu_"+tn, 3, gluPushSize, eltWG, uint32(n.Params[0]))
+	gp := core.GLUParamsOf(n)
+	p, err := b.pipeline("eltwise_glu_"+tn, 3, gluPushSize, eltWG, uint32(gp.Op))
 	if err != nil {
 		return err
 	}
-	swapped := n.Params[1] != 0
+	swapped := gp.Swapped
 	oa, err := b.bindTensor(a, unit)
 	if err != nil {
 		return err
@@ -353,7 +349,7 @@ func supportsArgsort(d *device, t *core.Tensor) bool {
 		!eltAddressable(a, 4) || !eltAddressable(t, 4) {
 		return false
 	}
-	order := core.SortOrder(t.Params[0])
+	order := core.SortOrderOf(t)
 	if order != core.SortAsc && order != core.SortDesc {
 		return false
 	}
@@ -376,7 +372,7 @@ func (b *Backend) encodeArgsort(c *vkrt.Commands, n *core.Tensor) error {
 	}
 	oa, od := ops[0], ops[1]
 	var desc uint32
-	if core.SortOrder(n.Params[0]) == core.SortDesc {
+	if core.SortOrderOf(n) == core.SortDesc {
 		desc = 1
 	}
 	pc := b.push.Reset()
@@ -421,7 +417,7 @@ func supportsEltCopy(d *device, t *core.Tensor) bool {
 		}
 		return true
 	}
-	dim := int(t.Params[0])
+	dim := core.ConcatDimOf(t)
 	if bt == nil || bt.Type != a.Type || !eltAddressable(bt, unit) || dim < 0 || dim >= core.MaxDims {
 		return false
 	}
@@ -447,7 +443,7 @@ func (b *Backend) encodeEltCopy(c *vkrt.Commands, n *core.Tensor) error {
 	unit := a.Type.Size()
 	var mode, dim uint32
 	if n.Op == core.OpConcat {
-		mode, dim = 1, uint32(n.Params[0])
+		mode, dim = 1, uint32(core.ConcatDimOf(n))
 	}
 	p, err := b.pipeline("eltwise_copy_"+width, 3, eltCopyPushSize, eltWG, mode)
 	if err != nil {

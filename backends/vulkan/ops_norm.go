@@ -77,7 +77,7 @@ func (b *Backend) encodeNorm(c *vkrt.Commands, n *core.Tensor) error {
 	pc := b.push.Reset()
 	pushRows(pc, n, a, 4)
 	pc.U32(oa.offs, od.offs)
-	pc.F32(n.ParamF32(0))
+	pc.F32(core.EpsOf(n))
 	pc.U32(u32(n.NRows()))
 	return c.Dispatch(p, [3]uint32{b.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
@@ -98,7 +98,7 @@ func (b *Backend) encodeDiagMaskInf(c *vkrt.Commands, n *core.Tensor) error {
 	pc := b.push.Reset()
 	pushRows(pc, n, a, 4)
 	pc.U32(oa.offs, od.offs)
-	pc.I32(n.Params[0])
+	pc.I32(int32(core.NPastOf(n)))
 	pc.U32(u32(n.NElements()))
 	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
@@ -109,7 +109,7 @@ func supportsSoftMax(d *device, t *core.Tensor) bool {
 		return false
 	}
 	if m == nil {
-		return t.ParamF32(1) <= 0
+		return core.SoftMaxParamsOf(t).MaxBias <= 0
 	}
 	if !(m.Type == core.TypeF32 || (m.Type == core.TypeF16 && d.info.Features.StorageBuffer16BitAccess)) {
 		return false
@@ -148,7 +148,8 @@ func (b *Backend) encodeSoftMax(c *vkrt.Commands, n *core.Tensor) error {
 	if err := b.sync(c, od, oa, om); err != nil {
 		return err
 	}
-	scale, maxBias := n.ParamF32(0), n.ParamF32(1)
+	sp := core.SoftMaxParamsOf(n)
+	scale, maxBias := sp.Scale, sp.MaxBias
 	pc := b.push.Reset()
 	pushRows(pc, n, a, 4)
 	if m != nil {
