@@ -113,7 +113,7 @@ func Available() (bool, string) {
 	initState()
 	switch {
 	case state.err != nil:
-		return false, state.err.Error()
+		return false, strings.TrimPrefix(newUnavailable(state.err).Error(), "tandem: vulkan: unavailable: ")
 	case len(state.devices) == 0:
 		return false, "no usable Vulkan device (" + state.why + ")"
 	}
@@ -146,7 +146,7 @@ func deviceAt(i int) (*device, error) {
 	defer state.mu.Unlock()
 	initState()
 	if state.err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, state.err)
+		return nil, newUnavailable(state.err)
 	}
 	if i < 0 || i >= len(state.devices) {
 		return nil, fmt.Errorf("%w: no Vulkan device %d (%d usable; %s)", ErrUnavailable, i, len(state.devices), state.why)
