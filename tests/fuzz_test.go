@@ -360,8 +360,8 @@ func fzFill(ctx *core.Context, data []byte) error {
 	h.Write(data)
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0xf022))
 	for _, t := range ctx.Tensors() {
-		if t.Op != core.OpNone || t.ViewSrc != nil || t.NElements() == 0 {
-			continue
+		if t.Op != core.OpNone || t.ViewSrc != nil || t.NElements() <= 0 || t.NElements() > 1<<22 || t.Data() == nil {
+			continue // (sizes past the arena only pass construction bugs fzCoreProblem reports)
 		}
 		if t.Type == core.TypeI32 {
 			v := make([]int32, t.NElements())
@@ -454,7 +454,11 @@ func fzCompare(got, want []float32, exact bool) (float64, string) {
 func fzArena(ctx *core.Context) []byte {
 	for _, t := range ctx.Tensors() {
 		if hb, ok := t.Buffer.(core.HostBuffer); ok {
-			return hb.Bytes()[:ctx.Used()]
+			b := hb.Bytes()
+			if u := ctx.Used(); u >= 0 && u < int64(len(b)) {
+				b = b[:u] // (Used is only off after a construction bug fzCoreProblem reports)
+			}
+			return b
 		}
 	}
 	return nil
@@ -488,12 +492,14 @@ func fzCheck(t *testing.T, data []byte) {
 		return
 	}
 	if problem := fzCoreProblem(ctx); problem != "" {
-		if dir := os.Getenv("TANDEM_FUZZ_KNOWN_CORE"); dir != "" {
-			// Fuzzing past known construction bugs: keep the input for the report, go on.
-			fzKeep(dir, problem, data)
-			t.Skip(problem)
+		dir := os.Getenv("TANDEM_FUZZ_KNOWN_CORE")
+		if dir == "" {
+			t.Fatalf("construction accepted a bad tensor: %s", problem)
 		}
-		t.Fatalf("construction accepted a bad tensor: %s", problem)
+		// Fuzzing past known construction bugs: keep the input for the report, and check that the
+		// CPU backend still turns the bad tensor into an error (or computes it alike on both kernel
+		// sets) without a kernel panic.
+		fzKeep(dir, problem, data)
 	}
 	if err := fzFill(ctx, data); err != nil {
 		t.Fatalf("filling the inputs: %v", err)
@@ -553,6 +559,12 @@ func fzCheck(t *testing.T, data []byte) {
 		e, problem := fzCompare(got, want, limit == 0)
 		if problem == "" && e > limit {
 			problem = fmt.Sprintf("NMSE %.3g > %.3g", e, limit)
+			// NMSE is ggml's metric for outputs of ordinary size; a few outputs that nearly cancel
+			// (a dot product or a sum close to 0) can exceed it while every value is within the
+			// rounding the kernels may differ by. Accept those when each value is within its bound.
+			if bound := fzBound(n); bound != nil && fzWithin(got, want, bound) {
+				problem = ""
+			}
 		}
 		if problem != "" {
 			t.Fatalf("node %d %v (sources %s): SIMD vs reference: %s", i, n, fzSources(n), problem)
@@ -561,23 +573,105 @@ func fzCheck(t *testing.T, data []byte) {
 	}
 }
 
+// fzBound gives, per output element of a reduction, the largest difference two correct kernels may
+// show: activations rounded to the weights' vec-dot type (f16: 2^-11 relative, q8_0: 1/254 of the
+// block's largest value) or summed in another order. nil for other ops.
+func fzBound(n *core.Tensor) []float64 {
+	a, b := n.Src[0], n.Src[1]
+	switch n.Op {
+	case core.OpMulMat:
+		av, err1 := core.GetFloat32s(a)
+		bv, err2 := core.GetFloat32s(b)
+		if err1 != nil || err2 != nil || a.Ne[0] != b.Ne[0] || a.Ne[2] == 0 || a.Ne[3] == 0 {
+			return nil
+		}
+		k := a.Ne[0]
+		r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+		out := make([]float64, 0, n.NElements())
+		for i3 := range n.Ne[3] {
+			for i2 := range n.Ne[2] {
+				for i1 := range n.Ne[1] {
+					brow := bv[((i3*b.Ne[2]+i2)*b.Ne[1]+i1)*k:][:k]
+					var bmax float64
+					for _, x := range brow {
+						bmax = max(bmax, math.Abs(float64(x)))
+					}
+					for i0 := range n.Ne[0] {
+						arow := av[((i3/r3*a.Ne[2]+i2/r2)*a.Ne[1]+i0)*k:][:k]
+						var sw, swx float64
+						for j, w := range arow {
+							sw += math.Abs(float64(w))
+							swx += math.Abs(float64(w) * float64(brow[j]))
+						}
+						out = append(out, 4e-3*sw*bmax+1e-6*swx+1e-30)
+					}
+				}
+			}
+		}
+		return out
+	case core.OpSumRows, core.OpSum, core.OpMean:
+		av, err := core.GetFloat32s(a)
+		if err != nil {
+			return nil
+		}
+		row := a.Ne[0]
+		if n.Op == core.OpSum {
+			row = int64(len(av))
+		}
+		if row == 0 || int64(len(av))/row != n.NElements() {
+			return nil
+		}
+		out := make([]float64, n.NElements())
+		for i := range out {
+			var s float64
+			for _, x := range av[int64(i)*row:][:row] {
+				s += math.Abs(float64(x))
+			}
+			if n.Op == core.OpMean {
+				s /= float64(row)
+			}
+			out[i] = 1e-6*s + 1e-30
+		}
+		return out
+	}
+	return nil
+}
+
+// fzWithin reports whether every finite value of got is within bound of want.
+func fzWithin(got, want []float32, bound []float64) bool {
+	if len(bound) != len(got) || len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		if d > bound[i] && !math.IsNaN(d) {
+			return false
+		}
+	}
+	return true
+}
+
 // fzCoreProblem checks what construction accepted: no negative size or stride, an element count
 // and byte extent that fit int64 and the context, and every view inside its source (first and
 // last byte). It returns the first problem.
 func fzCoreProblem(ctx *core.Context) string {
 	for _, t := range ctx.Tensors() {
-		n := int64(1)
+		empty := false
 		for i := range t.Ne {
 			if t.Ne[i] < 0 || t.Nb[i] < 0 {
 				return fmt.Sprintf("%v has ne %v nb %v (negative)", t, t.Ne, t.Nb)
 			}
-			if t.Ne[i] != 0 && n > (1<<40)/t.Ne[i] {
-				return fmt.Sprintf("%v has ne %v: %s elements", t, t.Ne, "more than 2^40")
+			empty = empty || t.Ne[i] == 0
+		}
+		if empty {
+			continue
+		}
+		n := int64(1)
+		for i := range t.Ne {
+			if n > (1<<40)/t.Ne[i] {
+				return fmt.Sprintf("%v has ne %v: more than 2^40 elements", t, t.Ne)
 			}
 			n *= t.Ne[i]
-		}
-		if n == 0 {
-			continue
 		}
 		ext, ok := fzExtent(t)
 		if !ok {
