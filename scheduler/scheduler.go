@@ -21,6 +21,7 @@ const MaxBackends = 16
 // EvalCallback observes nodes as they are computed. It is first called with ask = true: returning
 // true asks to see that node after it has run. It is then called with ask = false once the node's
 // data is ready; returning false there stops the whole graph (GraphCompute returns ErrStopped).
+// It runs while the scheduler's lock is held, so it must not call the scheduler's methods.
 type EvalCallback func(t *core.Tensor, ask bool) bool
 
 // ErrStopped is returned when an eval callback stops the graph.

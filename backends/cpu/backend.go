@@ -27,7 +27,9 @@ type Options struct {
 // ErrAborted is returned (wrapped) when an abort callback or a context stops a graph.
 var ErrAborted = fmt.Errorf("tandem: cpu: graph computation aborted")
 
-// Backend is the CPU backend. It is safe for use by one goroutine at a time.
+// Backend is the CPU backend. Its methods may be called from several goroutines; graph
+// computations are serialized (one runs at a time). Methods on a nil *Backend return an error, or do
+// nothing where they return none.
 type Backend struct {
 	mu      sync.Mutex
 	threads int
