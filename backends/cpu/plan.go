@@ -61,22 +61,24 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 
 // checkHostData makes sure a node and its sources are in host memory, and that every byte their
 // shapes and strides reach lies inside that memory, so no kernel indexes outside it.
+// Shapes and strides are checked first: a layout core cannot size has no host bytes either, and
+// the layout is what was wrong.
 func checkHostData(n *core.Tensor) error {
-	if n.Data() == nil {
-		return noHostData(n)
-	}
 	if err := checkExtent(n); err != nil {
 		return err
+	}
+	if n.Data() == nil {
+		return noHostData(n)
 	}
 	for _, s := range n.Src {
 		if s == nil {
 			continue
 		}
-		if s.NBytes() > 0 && s.Data() == nil {
-			return fmt.Errorf("source of %v: %w", n, noHostData(s))
-		}
 		if err := checkExtent(s); err != nil {
 			return fmt.Errorf("source of %v: %w", n, err)
+		}
+		if s.NBytes() > 0 && s.Data() == nil {
+			return fmt.Errorf("source of %v: %w", n, noHostData(s))
 		}
 	}
 	return nil
@@ -123,8 +125,14 @@ func checkExtent(t *core.Tensor) error {
 	if !ok {
 		return fmt.Errorf("tensor %v with strides %v spans more bytes than an int64 holds", t, t.Nb)
 	}
-	if t.Buffer != nil && ext > int64(len(t.Data())) {
-		return fmt.Errorf("tensor %v with strides %v spans %d bytes, its memory holds %d", t, t.Nb, ext, len(t.Data()))
+	if t.Buffer != nil {
+		d := t.Data()
+		if d == nil {
+			return noHostData(t)
+		}
+		if ext > int64(len(d)) {
+			return fmt.Errorf("tensor %v with strides %v spans %d bytes, its memory holds %d", t, t.Nb, ext, len(d))
+		}
 	}
 	return nil
 }
