@@ -3,6 +3,7 @@ package gguf
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/tandem-ml/tandem/core"
@@ -121,3 +122,5 @@ func rewrite(t testing.TB, f *File) []byte {
 	}
 	return buf.Bytes()
 }
+
+func writeFileBytes(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }
