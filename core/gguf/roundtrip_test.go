@@ -15,6 +15,19 @@ import (
 func TestRoundTripAllKindsAllTypes(t *testing.T) {
 	kvs := allKinds()
 	_, ts := testTensors(t, 1)
+	// every type a published GGUF file uses is covered
+	have := map[core.Type]bool{}
+	for _, x := range ts {
+		have[x.Type] = true
+	}
+	for _, typ := range []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1,
+		core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ8_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K,
+		core.TypeQ5_K, core.TypeQ6_K, core.TypeQ8_K, core.TypeIQ4_NL, core.TypeIQ4_XS,
+		core.TypeI8, core.TypeI16, core.TypeI32, core.TypeI64} {
+		if !have[typ] {
+			t.Fatalf("type %v is not in the round trip", typ)
+		}
+	}
 	b1 := writeBytes(t, testMetadata(t, kvs), ts)
 	f := readBytes(t, b1)
 	if f.Version != 3 || f.Alignment() != 64 || f.DataOffset()%64 != 0 {
