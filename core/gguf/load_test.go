@@ -348,3 +348,49 @@ func TestLoadMappedAllocatesNothing(t *testing.T) {
 		t.Fatal("Data and TensorGet disagree")
 	}
 }
+
+// Tensors whose file offset misses the host alignment are copied; the others are mapped.
+func TestLoadMapsOnlyAlignedTensors(t *testing.T) {
+	if !canMapHere {
+		t.Skip("no mapping on this platform")
+	}
+	w := NewWriter()
+	_ = w.Metadata.Set(KeyAlignment, uint32(16))
+	for i := range 4 {
+		addPattern(t, w, fmt.Sprintf("t%d", i), core.TypeF32, 4) // 16 bytes each
+	}
+	path := filepath.Join(t.TempDir(), "a16.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := f.Load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var mapped int
+	for i, x := range m.Ctx.Tensors() {
+		ti := f.Tensors[i]
+		isMapped := x.Buffer.Type() == MappedBufferType()
+		if isMapped != ((f.DataOffset()+ti.Offset)%32 == 0) {
+			t.Fatalf("%s at file offset %d: mapped %v", ti.Name, f.DataOffset()+ti.Offset, isMapped)
+		}
+		if !isMapped && x.Offset%32 != 0 {
+			t.Fatalf("%s copied to a misaligned offset %d", ti.Name, x.Offset)
+		}
+		if crc32.ChecksumIEEE(x.Data()) != patternSum(ti.Name, ti.Size) {
+			t.Fatalf("%s: wrong data", ti.Name)
+		}
+		if isMapped {
+			mapped++
+		}
+	}
+	if mapped != 2 || m.MappedBytes != 32 {
+		t.Fatalf("%d tensors (%d bytes) mapped, want 2 (32)", mapped, m.MappedBytes)
+	}
+}
