@@ -15,13 +15,25 @@ const (
 	TypeF16  Type = 1
 	TypeQ4_0 Type = 2
 	TypeQ4_1 Type = 3
+	TypeQ5_0 Type = 6
+	TypeQ5_1 Type = 7
 	TypeQ8_0 Type = 8
 	TypeQ8_1 Type = 9
-	TypeI8   Type = 24
-	TypeI16  Type = 25
-	TypeI32  Type = 26
-	TypeI64  Type = 27
-	TypeBF16 Type = 30
+	TypeQ2_K Type = 10
+	TypeQ3_K Type = 11
+	TypeQ4_K Type = 12
+	TypeQ5_K Type = 13
+	TypeQ6_K Type = 14
+	TypeQ8_K Type = 15
+	// TypeIQ4_NL is ggml's 4-bit non-linear codebook type (blocks of 32).
+	TypeIQ4_NL Type = 20
+	// TypeIQ4_XS is ggml's IQ4_NL codebook with 6-bit sub-block scales (super-blocks of 256).
+	TypeIQ4_XS Type = 23
+	TypeI8     Type = 24
+	TypeI16    Type = 25
+	TypeI32    Type = 26
+	TypeI64    Type = 27
+	TypeBF16   Type = 30
 )
 
 // typeTraits describes the storage of one type.
@@ -49,6 +61,16 @@ func init() {
 		toFloat: quant.DequantizeRowQ8_0, fromFloat: quant.QuantizeRowQ8_0}
 	traitTable[TypeQ8_1] = &typeTraits{name: "q8_1", blockSize: quant.QK8_1, typeSize: quant.BlockQ8_1Size, quantized: true,
 		toFloat: quant.DequantizeRowQ8_1, fromFloat: quant.QuantizeRowQ8_1}
+	traitTable[TypeQ5_0] = &typeTraits{name: "q5_0", blockSize: quant.QK5_0, typeSize: quant.BlockQ5_0Size, quantized: true}
+	traitTable[TypeQ5_1] = &typeTraits{name: "q5_1", blockSize: quant.QK5_1, typeSize: quant.BlockQ5_1Size, quantized: true}
+	traitTable[TypeQ2_K] = &typeTraits{name: "q2_K", blockSize: quant.QK_K, typeSize: quant.BlockQ2_KSize, quantized: true}
+	traitTable[TypeQ3_K] = &typeTraits{name: "q3_K", blockSize: quant.QK_K, typeSize: quant.BlockQ3_KSize, quantized: true}
+	traitTable[TypeQ4_K] = &typeTraits{name: "q4_K", blockSize: quant.QK_K, typeSize: quant.BlockQ4_KSize, quantized: true}
+	traitTable[TypeQ5_K] = &typeTraits{name: "q5_K", blockSize: quant.QK_K, typeSize: quant.BlockQ5_KSize, quantized: true}
+	traitTable[TypeQ6_K] = &typeTraits{name: "q6_K", blockSize: quant.QK_K, typeSize: quant.BlockQ6_KSize, quantized: true}
+	traitTable[TypeQ8_K] = &typeTraits{name: "q8_K", blockSize: quant.QK_K, typeSize: quant.BlockQ8_KSize, quantized: true}
+	traitTable[TypeIQ4_NL] = &typeTraits{name: "iq4_nl", blockSize: quant.QK4_NL, typeSize: quant.BlockIQ4_NLSize, quantized: true}
+	traitTable[TypeIQ4_XS] = &typeTraits{name: "iq4_xs", blockSize: quant.QK_K, typeSize: quant.BlockIQ4_XSSize, quantized: true}
 	traitTable[TypeI8] = &typeTraits{name: "i8", blockSize: 1, typeSize: 1}
 	traitTable[TypeI16] = &typeTraits{name: "i16", blockSize: 1, typeSize: 2}
 	traitTable[TypeI32] = &typeTraits{name: "i32", blockSize: 1, typeSize: 4, toFloat: i32ToFloat, fromFloat: i32FromFloat}
@@ -73,7 +95,7 @@ func (t Type) String() string {
 	return fmt.Sprintf("type(%d)", int32(t))
 }
 
-// BlockSize is the number of elements in one block (1 for plain types, 32 for the quantized ones).
+// BlockSize is the number of elements in one block (1 for plain types, 32 or 256 for quantized ones).
 func (t Type) BlockSize() int64 {
 	if tr := t.traits(); tr != nil {
 		return tr.blockSize

@@ -1,0 +1,283 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// DefaultChunkSize is the number of bytes Load reads at once when copying tensor data.
+const DefaultChunkSize = 4 << 20
+
+// Placement chooses the buffer type of each tensor of a file.
+type Placement func(name string, info TensorInfo) core.BufferType
+
+// LoadOptions configure File.Load. The zero value places every tensor in host memory, mapping the
+// file where it can.
+type LoadOptions struct {
+	// Placement picks each tensor's buffer type; nil (or a nil result) means core.HostBufferType().
+	Placement Placement
+	// NoMmap copies host tensors into allocated buffers instead of mapping the file.
+	NoMmap bool
+	// ChunkSize bounds the bytes read from the file at once (0: DefaultChunkSize).
+	ChunkSize int
+	// Progress, when not nil, is called after each chunk with the data bytes placed so far and the
+	// total (mapped tensors count when they are placed).
+	Progress func(done, total int64)
+}
+
+// Model is a file's tensors loaded into tandem buffers.
+type Model struct {
+	// Ctx is a NoAlloc context holding the file's tensors in file order, named as in the file.
+	Ctx *core.Context
+	// Buffers are the buffers allocated for the tensors, grouped by buffer type (a type with a
+	// maximum buffer size may have several), plus the file mapping when one is used.
+	Buffers []core.Buffer
+	// Infos are the file's tensor infos, in the order of Ctx.Tensors().
+	Infos []TensorInfo
+	// MappedBytes is the tensor data served by mapping the file (0 when nothing was mapped).
+	MappedBytes int64
+}
+
+// Tensor returns the tensor called name, or nil.
+func (m *Model) Tensor(name string) *core.Tensor { return m.Ctx.TensorByName(name) }
+
+// Close frees the buffers (and unmaps the file); the tensors lose their memory.
+func (m *Model) Close() error {
+	var errs []error
+	for _, b := range m.Buffers {
+		errs = append(errs, b.Free())
+	}
+	for _, t := range m.Ctx.Tensors() {
+		t.Buffer, t.Offset = nil, 0
+	}
+	m.Buffers = nil
+	return errors.Join(errs...)
+}
+
+// BlockIndex returns N for a tensor named "blk.N.…" (llama.cpp's layer naming).
+func BlockIndex(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, ".")
+	if !ok || num == "" || (len(num) > 1 && num[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// ByBlock places the tensors of blocks 0 to n-1 ("blk.N.…") in first and every other tensor
+// (other blocks, embeddings, output) in rest, like llama.cpp's -ngl with the device first.
+func ByBlock(n int, first, rest core.BufferType) Placement {
+	return func(name string, _ TensorInfo) core.BufferType {
+		if b, ok := BlockIndex(name); ok && b < n {
+			return first
+		}
+		return rest
+	}
+}
+
+// Load creates a NoAlloc context with the file's tensors, gives each tensor memory of the buffer
+// type opts.Placement picks (one buffer per type, or several where the type's MaxSize requires),
+// and streams the data in bounded chunks. Tensors placed in core.HostBufferType() are served from a
+// read-only mapping of the file instead where the platform and the alignment allow (see
+// LoadOptions.NoMmap); such tensors cannot be written with core.TensorSet. opts may be nil. On
+// failure everything allocated is freed.
+func (f *File) Load(opts *LoadOptions) (*Model, error) {
+	var o LoadOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	m := &Model{Ctx: ctx, Infos: f.Tensors}
+	bts := make([]core.BufferType, len(f.Tensors))
+	for i, ti := range f.Tensors {
+		t := ctx.NewTensor(ti.Type, ti.Ne[:]...)
+		t.SetName(ti.Name)
+		var bt core.BufferType
+		if o.Placement != nil {
+			bt = o.Placement(ti.Name, ti)
+		}
+		if bt == nil {
+			bt = core.HostBufferType()
+		}
+		bts[i] = bt
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("gguf: load: %w", err)
+	}
+	ts := ctx.Tensors()
+	fail := func(err error) (*Model, error) {
+		m.Close()
+		return nil, fmt.Errorf("gguf: load: %w", err)
+	}
+
+	// the mapping: host tensors whose file offset has the host alignment
+	mapped := make([]bool, len(ts))
+	if !o.NoMmap && f.canMap() {
+		align := core.HostBufferType().Alignment()
+		var anyMapped bool
+		for i, ti := range f.Tensors {
+			mapped[i] = bts[i] == core.HostBufferType() && (f.dataOffset+ti.Offset)%align == 0
+			anyMapped = anyMapped || mapped[i]
+		}
+		if anyMapped {
+			mb, err := f.mapFile()
+			if err != nil {
+				clear(mapped) // fall back to copying
+			} else {
+				m.Buffers = append(m.Buffers, mb)
+				for i, t := range ts {
+					if !mapped[i] {
+						continue
+					}
+					if err := core.TensorAlloc(mb, t, f.dataOffset+f.Tensors[i].Offset); err != nil {
+						return fail(err)
+					}
+					m.MappedBytes += f.Tensors[i].Size
+				}
+			}
+		}
+	}
+
+	// allocated buffers, per buffer type in order of first use
+	var order []core.BufferType
+	groups := map[core.BufferType][]int{}
+	for i, bt := range bts {
+		if mapped[i] {
+			continue
+		}
+		if _, ok := groups[bt]; !ok {
+			order = append(order, bt)
+		}
+		groups[bt] = append(groups[bt], i)
+	}
+	for _, bt := range order {
+		bufs, err := allocGroup(bt, ts, groups[bt])
+		m.Buffers = append(m.Buffers, bufs...)
+		if err != nil {
+			return fail(err)
+		}
+	}
+	for _, b := range m.Buffers {
+		b.SetUsage(core.BufferUsageWeights)
+	}
+
+	// the data, read in file order so the file is read sequentially
+	var total, done int64
+	for _, ti := range f.Tensors {
+		total += ti.Size
+	}
+	byOffset := make([]int, len(ts))
+	for i := range byOffset {
+		byOffset[i] = i
+	}
+	sort.Slice(byOffset, func(a, b int) bool { return f.Tensors[byOffset[a]].Offset < f.Tensors[byOffset[b]].Offset })
+	var chunk []byte
+	for _, i := range byOffset {
+		ti, t := f.Tensors[i], ts[i]
+		if mapped[i] {
+			done += ti.Size
+			if o.Progress != nil {
+				o.Progress(done, total)
+			}
+			continue
+		}
+		dst := t.Data() // host memory: read straight into it
+		if dst == nil && chunk == nil {
+			chunk = make([]byte, min(int64(o.ChunkSize), maxTensorSize(f.Tensors)))
+		}
+		for off := int64(0); off < ti.Size; {
+			k := min(int64(o.ChunkSize), ti.Size-off)
+			var b []byte
+			if dst != nil {
+				b = dst[off : off+k]
+			} else {
+				b = chunk[:k]
+			}
+			if _, err := f.r.ReadAt(b, f.dataOffset+ti.Offset+off); err != nil {
+				return fail(fmt.Errorf("reading tensor %q: %w", ti.Name, err))
+			}
+			if dst == nil {
+				if err := core.TensorSet(t, b, off); err != nil {
+					return fail(err)
+				}
+			}
+			off += k
+			done += k
+			if o.Progress != nil {
+				o.Progress(done, total)
+			}
+		}
+	}
+	return m, nil
+}
+
+func maxTensorSize(ts []TensorInfo) int64 {
+	var n int64
+	for _, t := range ts {
+		n = max(n, t.Size)
+	}
+	return n
+}
+
+// allocGroup allocates buffers of type bt for the tensors ts[idx], packed at aligned offsets in
+// runs no larger than bt.MaxSize(), and places the tensors. It returns the buffers made even on
+// failure so that the caller frees them.
+func allocGroup(bt core.BufferType, ts []*core.Tensor, idx []int) ([]core.Buffer, error) {
+	align := max(1, bt.Alignment())
+	maxSize := bt.MaxSize()
+	var bufs []core.Buffer
+	for start := 0; start < len(idx); {
+		end, size := start, int64(0)
+		for end < len(idx) {
+			s := core.AlignUp(bt.AllocSize(ts[idx[end]]), align)
+			if end > start && maxSize > 0 && size+s > maxSize {
+				break
+			}
+			size += s
+			end++
+		}
+		buf, err := allocBuffer(bt, size)
+		if err != nil {
+			return bufs, err
+		}
+		bufs = append(bufs, buf)
+		var off int64
+		for _, i := range idx[start:end] {
+			if err := core.TensorAlloc(buf, ts[i], off); err != nil {
+				return bufs, err
+			}
+			off += core.AlignUp(bt.AllocSize(ts[i]), align)
+		}
+		start = end
+	}
+	return bufs, nil
+}
+
+func allocBuffer(bt core.BufferType, size int64) (buf core.Buffer, err error) {
+	buf, err = bt.Alloc(size)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("allocating %d bytes of %s: %w", size, bt.Name(), err)
+	case buf == nil:
+		return nil, fmt.Errorf("allocating %d bytes of %s: no buffer returned", size, bt.Name())
+	case buf.Size() < size:
+		buf.Free()
+		return nil, fmt.Errorf("allocating %d bytes of %s: got %d", size, bt.Name(), buf.Size())
+	}
+	return buf, nil
+}
