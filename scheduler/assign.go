@@ -12,7 +12,7 @@ type assigner struct {
 	s      *Scheduler
 	g      *core.Graph
 	assign map[*core.Tensor]int
-	cause  map[*core.Tensor]string // why, for the debug dump
+	cause  map[*core.Tensor]string // why each tensor went where it went (Dump's reason column)
 }
 
 func (a *assigner) get(t *core.Tensor) int {
@@ -24,9 +24,7 @@ func (a *assigner) get(t *core.Tensor) int {
 
 func (a *assigner) set(t *core.Tensor, id int, cause string) {
 	a.assign[t] = id
-	if a.cause != nil {
-		a.cause[t] = cause
-	}
+	a.cause[t] = cause
 }
 
 func (a *assigner) supportsOp(id int, t *core.Tensor) bool {
@@ -66,7 +64,7 @@ func (a *assigner) fromCur(t *core.Tensor) (int, string, error) {
 			return -1, "", fmt.Errorf("tandem: scheduler: %v lives in a %s buffer, and no backend that can use it runs %v",
 				t, t.Buffer.Type().Name(), t.Op)
 		}
-		return id, "1.dst", nil
+		return id, "pass 1: its memory is in this backend's buffer", nil
 	}
 	if t.ViewSrc != nil && t.ViewSrc.Buffer != nil {
 		id := a.fromBuffer(t.ViewSrc.Buffer.Type(), t)
@@ -74,10 +72,10 @@ func (a *assigner) fromCur(t *core.Tensor) (int, string, error) {
 			return -1, "", fmt.Errorf("tandem: scheduler: %v views a %s buffer, and no backend that can use it runs %v",
 				t, t.ViewSrc.Buffer.Type().Name(), t.Op)
 		}
-		return id, "1.vsrc", nil
+		return id, "pass 1: views memory in this backend's buffer", nil
 	}
 	if t.Flags&core.FlagInput != 0 {
-		return len(a.s.backends) - 1, "1.inp", nil
+		return len(a.s.backends) - 1, "pass 1: graph input (starts on the CPU)", nil
 	}
 	if t.Op == core.OpRope {
 		return -1, "", nil // its small freq-factor weights must not decide placement
@@ -96,11 +94,11 @@ func (a *assigner) fromCur(t *core.Tensor) (int, string, error) {
 			for b := 0; b < cpu; b++ {
 				dev := a.s.backends[b].Device()
 				if dev.SupportsOp(t) && dev.OffloadOp(t) {
-					return b, "1.off", nil
+					return b, "pass 1: host weights, op offloaded", nil
 				}
 			}
 		}
-		return id, "1.wgt", nil // the first weight decides
+		return id, "pass 1: its weights live here", nil // the first weight decides
 	}
 	return -1, "", nil
 }
@@ -118,7 +116,7 @@ func (a *assigner) run() error {
 				if t.Op != core.OpNone && !a.supportsOp(id, t) {
 					return fmt.Errorf("tandem: scheduler: %v is pinned to %s, which cannot run %v", t, s.backends[id].Name(), t.Op)
 				}
-				a.set(t, id, "usr")
+				a.set(t, id, "pinned by SetTensorBackend")
 				continue
 			}
 			id, cause, err := a.fromCur(t)
@@ -150,7 +148,7 @@ func (a *assigner) run() error {
 					cur = id
 				}
 			} else if cur >= 0 && a.supportsOp(cur, n) {
-				a.set(n, cur, "2.sup")
+				a.set(n, cur, "pass 2: next to a neighbour on this backend")
 			}
 		}
 	}
@@ -186,7 +184,7 @@ func (a *assigner) run() error {
 				}
 			}
 			if best >= 0 {
-				a.set(n, best, "3.best")
+				a.set(n, best, "pass 3: highest-priority backend for its sources")
 			}
 			continue
 		}
@@ -205,7 +203,7 @@ func (a *assigner) run() error {
 				}
 			}
 			if ok {
-				a.set(n, b, "3.upg")
+				a.set(n, b, "pass 3: upgraded to a higher-priority backend")
 				break
 			}
 		}
@@ -215,7 +213,7 @@ func (a *assigner) run() error {
 	for _, n := range nodes {
 		if n.ViewSrc != nil && a.get(n) < 0 {
 			if id := a.get(n.ViewSrc); id >= 0 {
-				a.set(n, id, "4.vsrc")
+				a.set(n, id, "pass 4: follows its view source")
 			}
 		}
 		cur := a.get(n)
@@ -225,18 +223,18 @@ func (a *assigner) run() error {
 			}
 			if src.ViewSrc != nil {
 				if id := a.get(src.ViewSrc); id >= 0 {
-					a.set(src, id, "4.vsrc")
+					a.set(src, id, "pass 4: follows its view source")
 					continue
 				}
 			}
 			if cur >= 0 {
-				a.set(src, cur, "4.cur")
+				a.set(src, cur, "pass 4: source placed with its consumer")
 			}
 		}
 		if a.get(n) < 0 {
 			for b := range s.backends {
 				if a.supportsOp(b, n) {
-					a.set(n, b, "4.any")
+					a.set(n, b, "pass 4: first backend that supports it")
 					break
 				}
 			}
@@ -246,13 +244,13 @@ func (a *assigner) run() error {
 		}
 		for _, src := range n.Src {
 			if src != nil && a.get(src) < 0 {
-				a.set(src, cpu, "4.cpu")
+				a.set(src, cpu, "pass 4: nothing else: CPU")
 			}
 		}
 	}
 	for _, l := range leafs {
 		if a.get(l) < 0 {
-			a.set(l, cpu, "4.cpu")
+			a.set(l, cpu, "pass 4: nothing else: CPU")
 		}
 	}
 	return nil

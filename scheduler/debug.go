@@ -1,8 +1,10 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -24,8 +26,44 @@ func (s *Scheduler) Dump(w io.Writer, verbose bool) {
 	s.dumpPlan(w, s.plan, verbose)
 }
 
-// dump prints the plan to stderr when TANDEM_SCHED_DEBUG is set (2: verbose).
-func (s *Scheduler) dump(p *plan, _ *core.Graph) { s.dumpPlan(os.Stderr, p, s.debug > 1) }
+// report shows a new plan: on stderr when TANDEM_SCHED_DEBUG is set (2: verbose), and to
+// Options.Logger.
+func (s *Scheduler) report(p *plan) {
+	if s.debug > 0 {
+		s.dumpPlan(os.Stderr, p, s.debug > 1)
+	}
+	lg := s.opts.Logger
+	if lg == nil {
+		return
+	}
+	ctx := context.Background()
+	name := func(id int) string {
+		if id < 0 {
+			return "NULL"
+		}
+		return s.backends[id].Name()
+	}
+	if lg.Enabled(ctx, slog.LevelDebug) {
+		for i, sp := range p.splits {
+			var in []string
+			for _, c := range sp.inputs {
+				in = append(in, fmt.Sprintf("%s from %s", orName(c.src), name(c.srcBackend)))
+			}
+			lg.LogAttrs(ctx, slog.LevelDebug, "tandem scheduler split", slog.Int("split", i),
+				slog.String("backend", name(sp.backend)), slog.Int("nodes", len(sp.nodes)),
+				slog.Any("inputs", in), slog.Any("deps", sp.deps))
+		}
+	}
+	if lg.Enabled(ctx, LevelTrace) {
+		for i, sp := range p.splits {
+			for k, n := range sp.users {
+				lg.LogAttrs(ctx, LevelTrace, "tandem scheduler node", slog.Int("split", i), slog.Int("node", sp.start+k),
+					slog.String("op", n.Op.String()), slog.String("name", orName(n)),
+					slog.String("backend", name(p.assign[n])), slog.String("reason", p.cause[n]))
+			}
+		}
+	}
+}
 
 func (s *Scheduler) dumpPlan(w io.Writer, p *plan, verbose bool) {
 	name := func(id int) string {
@@ -47,11 +85,7 @@ func (s *Scheduler) dumpPlan(w io.Writer, p *plan, verbose bool) {
 			if n.Op.IsView() {
 				continue
 			}
-			cause := ""
-			if p.cause != nil {
-				cause = p.cause[n]
-			}
-			fmt.Fprintf(w, "  node #%4d %-12s %-24s %8s [%-8s %-6s]", sp.start+k, n.Op, trunc(orName(n), 24), sizeStr(n.NBytes()), name(p.assign[n]), cause)
+			fmt.Fprintf(w, "  node #%4d %-12s %-24s %8s [%-8s] (%s)", sp.start+k, n.Op, trunc(orName(n), 24), sizeStr(n.NBytes()), name(p.assign[n]), p.cause[n])
 			for j, src := range sp.nodes[k].Src {
 				if src == nil {
 					continue

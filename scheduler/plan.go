@@ -75,10 +75,8 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 	if g.NNodes() > s.opts.GraphSize {
 		return nil, fmt.Errorf("tandem: scheduler: graph has %d nodes, the scheduler was made for %d (Options.GraphSize)", g.NNodes(), s.opts.GraphSize)
 	}
-	a := &assigner{s: s, g: g, assign: make(map[*core.Tensor]int, g.NNodes()+len(g.Leafs()))}
-	if s.debug > 0 {
-		a.cause = map[*core.Tensor]string{}
-	}
+	a := &assigner{s: s, g: g, assign: make(map[*core.Tensor]int, g.NNodes()+len(g.Leafs())),
+		cause: make(map[*core.Tensor]string, g.NNodes()+len(g.Leafs()))}
 	if err := a.run(); err != nil {
 		return nil, err
 	}
@@ -91,9 +89,6 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 	}
 	s.buildAllocGraph(p, g)
 	s.addStats(func(st *Stats) { st.Plans++ })
-	if s.debug > 0 {
-		s.dump(p, g)
-	}
 	return p, nil
 }
 

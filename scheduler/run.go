@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"sync/atomic"
@@ -96,6 +97,7 @@ func (s *Scheduler) allocGraph(g *core.Graph) error {
 	p.adopt(g, before)
 	p.buildSlots()
 	p.computeDeps()
+	s.report(p) // after the dependencies: the dump shows what runs will wait for
 	for _, c := range p.copies {
 		clear(c.valid)
 	}
@@ -106,15 +108,27 @@ func (s *Scheduler) allocGraph(g *core.Graph) error {
 // GraphCompute runs g: plans and allocates it when needed, copies split inputs, computes every split
 // and waits. A nil g is an error.
 func (s *Scheduler) GraphCompute(g *core.Graph) error {
+	return s.GraphComputeContext(context.Background(), g)
+}
+
+// GraphComputeContext is GraphCompute that stops once ctx is done: no split starts (and no input
+// is copied) after that, a backend that takes a context (the CPU's and Vulkan's GraphComputeContext)
+// stops before its next node, and the error wraps ctx.Err() and names the split and backend. The
+// graph's outputs are then undefined; the scheduler stays usable. A nil ctx means
+// context.Background(); a nil g is an error.
+func (s *Scheduler) GraphComputeContext(ctx context.Context, g *core.Graph) error {
 	if s == nil {
 		return errNilScheduler
 	}
 	if g == nil {
 		return fmt.Errorf("%w (GraphCompute)", errNilGraph)
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.graphComputeAsync(g); err != nil {
+	if err := s.graphComputeAsync(ctx, g); err != nil {
 		return err
 	}
 	return s.synchronize()
@@ -122,6 +136,7 @@ func (s *Scheduler) GraphCompute(g *core.Graph) error {
 
 // runState tracks one run of the plan: per split, when its input copies and its work are done.
 type runState struct {
+	ctx      context.Context
 	slot     int
 	copied   []chan struct{}
 	done     []chan struct{}
@@ -142,12 +157,12 @@ func (s *Scheduler) GraphComputeAsync(g *core.Graph) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.graphComputeAsync(g)
+	return s.graphComputeAsync(context.Background(), g)
 }
 
 // graphComputeAsync starts a run; called with s.mu held. It may wait for the oldest run in flight,
 // which never needs s.mu to finish.
-func (s *Scheduler) graphComputeAsync(g *core.Graph) error {
+func (s *Scheduler) graphComputeAsync(ctx context.Context, g *core.Graph) error {
 	cb := s.evalCB
 	pipelined := s.opts.Copies > 1 && cb == nil
 	if !pipelined {
@@ -180,7 +195,7 @@ func (s *Scheduler) graphComputeAsync(g *core.Graph) error {
 			return fmt.Errorf("tandem: scheduler: snapshot of input %v: %w", sn.orig, err)
 		}
 	}
-	rs := &runState{slot: slot, finished: make(chan struct{}),
+	rs := &runState{ctx: ctx, slot: slot, finished: make(chan struct{}),
 		copied: make([]chan struct{}, len(p.splits)), done: make([]chan struct{}, len(p.splits))}
 	for i := range p.splits {
 		rs.copied[i] = make(chan struct{})
@@ -273,6 +288,9 @@ func (s *Scheduler) run(p *plan, rs *runState, prev *runState, cb EvalCallback) 
 		if failed.Load() {
 			return nil
 		}
+		if err := rs.ctx.Err(); err != nil {
+			return fmt.Errorf("tandem: scheduler: stopped before the split at node %d on %s: %w", sp.start, s.backends[sp.backend].Name(), err)
+		}
 		for _, c := range sp.inputs {
 			n, skipped, err := s.copyInput(c, rs.slot)
 			if err != nil {
@@ -286,7 +304,7 @@ func (s *Scheduler) run(p *plan, rs *runState, prev *runState, cb EvalCallback) 
 			}
 		}
 		closeOnce(rs.copied[i])
-		return s.computeSplit(sp, rs.slot, cb)
+		return s.computeSplit(rs.ctx, sp, rs.slot, cb)
 	}
 	waitPrev := func(sp *split) {
 		if prev == nil {
@@ -380,13 +398,24 @@ func (s *Scheduler) copyInput(c *copyItem, slot int) (int64, bool, error) {
 	return src.NBytes(), false, nil
 }
 
+// contextComputer is a backend that can stop a graph when a context is done.
+type contextComputer interface {
+	GraphComputeContext(ctx context.Context, g *core.Graph) error
+}
+
 // computeSplit runs one split; with an eval callback it runs up to each node the callback asks for,
 // shows it, and stops everything when the callback says so.
-func (s *Scheduler) computeSplit(sp *split, slot int, cb EvalCallback) error {
+func (s *Scheduler) computeSplit(ctx context.Context, sp *split, slot int, cb EvalCallback) error {
 	be := s.backends[sp.backend]
 	g := sp.graphs[slot]
 	if cb == nil {
-		if err := be.GraphCompute(g); err != nil {
+		var err error
+		if cc, ok := be.(contextComputer); ok {
+			err = cc.GraphComputeContext(ctx, g)
+		} else {
+			err = be.GraphCompute(g)
+		}
+		if err != nil {
 			return fmt.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		return nil

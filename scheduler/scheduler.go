@@ -7,6 +7,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"sync"
@@ -44,7 +45,15 @@ type Options struct {
 	Parallel bool
 	// Copies is the pipeline depth with Parallel (2 to 8; 0 means 4, ggml's GGML_SCHED_MAX_COPIES).
 	Copies int
+	// Logger receives the plan each time the scheduler makes one: a Debug record per split
+	// (backend, nodes, inputs and their sources, dependencies) and, at LevelTrace, one per node with
+	// the reason for its placement. nil logs nothing. TANDEM_SCHED_DEBUG=1 (2: every node) prints
+	// the same plan to stderr without a logger.
+	Logger *slog.Logger
 }
+
+// LevelTrace is the level of the scheduler's per-node placement records (below slog.LevelDebug).
+const LevelTrace = slog.LevelDebug - 4
 
 // Scheduler runs graphs across backends. It is safe for concurrent use; calls are serialized:
 // each public method holds the scheduler's lock for its whole duration (GraphCompute until the run
