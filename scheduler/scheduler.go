@@ -63,6 +63,8 @@ const LevelTrace = slog.LevelDebug - 4
 type Scheduler struct {
 	mu sync.Mutex // serializes the public methods
 
+	owned bool // the backends were created by NewFromDevices: Close closes them
+
 	backends []core.Backend
 	bufts    []core.BufferType
 	opts     Options
@@ -354,8 +356,9 @@ func (s *Scheduler) reset() {
 	s.allocked = false
 }
 
-// Close releases the scheduler's compute buffers. It does not close the backends. Closing a nil
-// scheduler does nothing.
+// Close releases the scheduler's compute buffers and, for a scheduler made by NewFromDevices or
+// NewAll, closes its backends; backends given to New stay open (their owner closes them). Closing
+// a nil scheduler does nothing.
 func (s *Scheduler) Close() error {
 	if s == nil {
 		return nil
@@ -364,5 +367,12 @@ func (s *Scheduler) Close() error {
 	defer s.mu.Unlock()
 	s.reset()
 	s.galloc.Free()
-	return nil
+	var err error
+	if s.owned {
+		for _, b := range s.backends {
+			err = errors.Join(err, b.Close())
+		}
+		s.owned = false
+	}
+	return err
 }
