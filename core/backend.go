@@ -66,11 +66,6 @@ type HostBuffer interface {
 	Bytes() []byte
 }
 
-// TensorIniter is an optional Buffer capability: a hook run when a tensor (or view) is placed in it.
-type TensorIniter interface {
-	InitTensor(t *Tensor) error
-}
-
 // TensorCopier is an optional Buffer capability: copy src (anywhere) into dst (in this buffer)
 // without going through host memory. ok is false when the buffer cannot do it.
 type TensorCopier interface {
@@ -88,33 +83,6 @@ type Backend interface {
 	// Synchronize waits for queued work.
 	Synchronize() error
 	Close() error
-}
-
-// AsyncBackend is an optional Backend capability: queued transfers on the backend's stream. Callers
-// must Synchronize before relying on the data.
-type AsyncBackend interface {
-	SetTensorAsync(t *Tensor, data []byte, offset int64) error
-	GetTensorAsync(t *Tensor, dst []byte, offset int64) error
-	// CopyTensorAsync copies src into dst (dst on this backend); ok false means unsupported.
-	CopyTensorAsync(src, dst *Tensor) (ok bool, err error)
-}
-
-// Event marks a point in a backend's stream.
-type Event interface {
-	Synchronize() error
-	Free()
-}
-
-// EventBackend is an optional Backend capability: record events and make the stream wait on them.
-type EventBackend interface {
-	NewEvent() (Event, error)
-	RecordEvent(e Event) error
-	WaitEvent(e Event) error
-}
-
-// ThreadSetter is an optional Backend capability: change the number of worker threads.
-type ThreadSetter interface {
-	SetThreads(n int) error
 }
 
 // DeviceType classifies devices.

@@ -44,9 +44,6 @@ type Tensor struct {
 	Buffer Buffer
 	Offset int64
 
-	// Extra is backend-private per-tensor state (set by Buffer.InitTensor implementations).
-	Extra any
-
 	ctx *Context
 	id  int
 	err error // set on placeholders: the construction error they stand for

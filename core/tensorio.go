@@ -302,8 +302,7 @@ func TensorCopy(src, dst *Tensor) error {
 	return dst.Buffer.SetTensor(dst, tmp, 0)
 }
 
-// TensorAlloc places t (not a view, not yet allocated) in buf at byte offset, and runs the buffer's
-// InitTensor hook. A nil buf or t, a freed buffer, an invalid layout and a range outside the buffer
+// TensorAlloc places t (not a view, not yet allocated) in buf at byte offset. A nil buf or t, a freed buffer, an invalid layout and a range outside the buffer
 // (overflowing sums included) are errors.
 func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
 	if t == nil {
@@ -340,9 +339,6 @@ func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
 			t, offset, end, buf.Type().Name(), buf.Size())
 	}
 	t.Buffer, t.Offset = buf, offset
-	if ti, ok := buf.(TensorIniter); ok {
-		return ti.InitTensor(t)
-	}
 	return nil
 }
 
@@ -375,8 +371,5 @@ func ViewInit(t *Tensor) error {
 		return overflowf("ViewInit: view %v at offset %d + %d", t, src.Offset, t.ViewOffs)
 	}
 	t.Buffer, t.Offset = src.Buffer, off
-	if ti, ok := t.Buffer.(TensorIniter); ok {
-		return ti.InitTensor(t)
-	}
 	return nil
 }

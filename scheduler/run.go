@@ -375,16 +375,6 @@ func (s *Scheduler) copyInput(c *copyItem, slot int) (int64, bool, error) {
 		}
 	}
 	be := s.backends[c.backend]
-	if ab, ok := be.(core.AsyncBackend); ok && src.Flags&core.FlagInput == 0 {
-		ok, err := ab.CopyTensorAsync(src, dst)
-		if err != nil {
-			return 0, false, fmt.Errorf("tandem: scheduler: copying %v to %s: %w", src, be.Name(), err)
-		}
-		if ok {
-			c.hash[slot], c.valid[slot] = h, c.leaf
-			return src.NBytes(), false, nil
-		}
-	}
 	if err := s.backends[c.srcBackend].Synchronize(); err != nil {
 		return 0, false, err
 	}
