@@ -244,7 +244,8 @@ func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 
 // computeMulMat: dst[i0, i1, i2, i3] = dot(src0 row (i0, i2/r2, i3/r3), src1 row (i1, i2, i3)).
 // src1 is first converted to the weight's vec-dot type in the work buffer (each worker its share of
-// rows), then workers claim chunks of dst from a shared atomic counter (seed 001's work stealing).
+// rows), then workers claim chunks of dst from a shared atomic counter (ggml's work stealing: a
+// worker that finishes early takes the next free chunk).
 func computeMulMat(p *params, dst *core.Tensor) {
 	mulMatPaths(p, dst)
 	if dst.Src[0].Type != core.TypeF32 {

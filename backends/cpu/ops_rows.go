@@ -10,8 +10,8 @@ import (
 // the gathered (or written) tensor stops the graph with an error naming the op, the index and its
 // position; ggml asserts instead.
 //
-// ggml runs both on one thread (ggml-notes §4.2: with GPU offload waking threads costs more than
-// the copy). Here GET_ROWS splits dst rows among workers; SET_ROWS gives each destination row to
+// ggml runs both on one thread (its n_tasks is 1: with GPU offload, waking threads costs more
+// than the copy). Here GET_ROWS splits dst rows among workers; SET_ROWS gives each destination row to
 // one worker (by its flat index modulo the team size) and every worker walks all source rows in
 // order, so repeated indices resolve as in a sequential loop — the last source row wins — whatever
 // the thread count. In both, worker 0 itself meets every index, so a bad one is reported by it

@@ -10,7 +10,7 @@ import (
 // Elementwise ops with one tensor input (ADD1 also reads a scalar): ADD1, SCALE, SQR, SQRT, LOG,
 // SIN, COS, CLAMP, LEAKY_RELU and UNARY; and the gated linear units (GLU).
 //
-// ggml runs most of these on one thread (n_tasks 1, ggml-notes §4.2); rows are independent, so
+// ggml runs most of these on one thread (its n_tasks is 1); rows are independent, so
 // here every worker takes a share of the rows. dst may alias src0 (CanInplace): each row is read
 // completely before the same row is written, and workers own disjoint rows.
 //
