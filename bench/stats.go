@@ -1,7 +1,7 @@
 package main
 
 import (
-	"math"
+	"github.com/tandem-ml/tandem/tests"
 	"slices"
 	"time"
 )
@@ -28,34 +28,9 @@ func Min(ds []time.Duration) time.Duration {
 	return slices.Min(ds)
 }
 
-// NMSE is Σ(x−ref)²/Σref², the normalized mean squared error of x against the reference. Two
-// equal vectors give 0; a non-finite value in x (or a length mismatch) gives +Inf; a zero
-// reference gives 0 when x is zero too and +Inf otherwise.
-func NMSE(x, ref []float32) float64 {
-	if len(x) != len(ref) {
-		return math.Inf(1)
-	}
-	var num, den float64
-	for i := range x {
-		a, b := float64(x[i]), float64(ref[i])
-		if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b) || math.IsInf(b, 0) {
-			if a == b { // the same infinity (e.g. a masked entry): no error
-				continue
-			}
-			return math.Inf(1)
-		}
-		d := a - b
-		num += d * d
-		den += b * b
-	}
-	switch {
-	case num == 0:
-		return 0
-	case den == 0:
-		return math.Inf(1)
-	}
-	return num / den
-}
+// NMSE is the harness's comparison (tests.NMSE): Σ(x−ref)²/Σref² over the finite values, +Inf
+// when x and ref differ in length or in where they are NaN or infinite.
+func NMSE(x, ref []float32) float64 { return tests.NMSE(x, ref) }
 
 // Throughput is work per second in units of 10⁹ (GFLOPS or GB/s).
 func Throughput(work float64, d time.Duration) float64 {

@@ -134,7 +134,7 @@ func Run(c Case, be core.Backend, seed uint64) Result {
 			res.Problem = fmt.Sprintf("read reference %v: %v", m, err)
 			return res
 		}
-		e, problem := compare(a, b)
+		e, problem := Compare(a, b)
 		res.CheckedNode = n.String()
 		if problem != "" {
 			res.Problem = fmt.Sprintf("node %d %v: %s", i, n, problem)
@@ -150,26 +150,50 @@ func Run(c Case, be core.Backend, seed uint64) Result {
 	return res
 }
 
-// compare is NaN/Inf-aware: the non-finite pattern must be the same (NaN exactly where the
-// reference has NaN; ±Inf where it has ±Inf, of the same sign, a ±MaxFloat32 standing for an
-// infinity as in ggml's harness), then the NMSE of the finite rest, with b as the reference.
-func compare(a, b []float32) (float64, string) {
-	if len(a) != len(b) {
-		return 0, fmt.Sprintf("%d values vs %d", len(a), len(b))
+// Compare is the comparison every cross-device check uses (the harness here, the bench's NMSE
+// column): got against the reference ref, NaN/Inf-aware. The non-finite pattern must be the same
+// (NaN exactly where ref has NaN; ±Inf where it has ±Inf, of the same sign, a ±MaxFloat32 standing
+// for an infinity as in ggml's harness), else problem says where it differs; then nmse is
+// Σ(got−ref)²/Σref² over the finite rest (the plain squared error when ref is all zeros).
+func Compare(got, ref []float32) (nmse float64, problem string) {
+	num, den, problem := compareParts(got, ref)
+	if problem != "" || den == 0 {
+		return num, problem
 	}
-	var num, den float64
+	return num / den, ""
+}
+
+// NMSE is Compare as one number: +Inf when the values differ in length or non-finite pattern, or
+// when a zero reference meets a non-zero value.
+func NMSE(got, ref []float32) float64 {
+	num, den, problem := compareParts(got, ref)
+	switch {
+	case problem != "":
+		return math.Inf(1)
+	case num == 0:
+		return 0
+	case den == 0:
+		return math.Inf(1)
+	}
+	return num / den
+}
+
+func compareParts(a, b []float32) (num, den float64, problem string) {
+	if len(a) != len(b) {
+		return 0, 0, fmt.Sprintf("%d values vs %d", len(a), len(b))
+	}
+	infOrMax := func(v float64) bool { return math.IsInf(v, 0) || math.Abs(v) == math.MaxFloat32 }
 	for i := range a {
 		x, y := float64(a[i]), float64(b[i])
 		if math.IsNaN(x) || math.IsNaN(y) {
 			if math.IsNaN(x) && math.IsNaN(y) {
 				continue
 			}
-			return 0, fmt.Sprintf("NaN at %d: got %v want %v", i, a[i], b[i])
+			return 0, 0, fmt.Sprintf("NaN at %d: got %v want %v", i, a[i], b[i])
 		}
-		infOrMax := func(v float64) bool { return math.IsInf(v, 0) || math.Abs(v) == math.MaxFloat32 }
 		if infOrMax(x) || infOrMax(y) {
 			if !infOrMax(x) || !infOrMax(y) || math.Signbit(x) != math.Signbit(y) {
-				return 0, fmt.Sprintf("infinity mismatch at %d: got %v want %v", i, a[i], b[i])
+				return 0, 0, fmt.Sprintf("infinity mismatch at %d: got %v want %v", i, a[i], b[i])
 			}
 			continue
 		}
@@ -177,10 +201,7 @@ func compare(a, b []float32) (float64, string) {
 		num += d * d
 		den += y * y
 	}
-	if den == 0 {
-		return num, ""
-	}
-	return num / den, ""
+	return num, den, ""
 }
 
 func initInput(c Case, t *core.Tensor, r *rand.Rand) error {

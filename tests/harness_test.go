@@ -291,8 +291,8 @@ func TestCompareNonFinite(t *testing.T) {
 		{{1, math.MaxFloat32}, {1, inf}},
 	}
 	for _, c := range ok {
-		if _, p := compare(c[0], c[1]); p != "" {
-			t.Errorf("compare(%v, %v): %s", c[0], c[1], p)
+		if _, p := Compare(c[0], c[1]); p != "" {
+			t.Errorf("Compare(%v, %v): %s", c[0], c[1], p)
 		}
 	}
 	bad := [][2][]float32{
@@ -304,11 +304,11 @@ func TestCompareNonFinite(t *testing.T) {
 		{{1, 2}, {1, 2, 3}},
 	}
 	for _, c := range bad {
-		if _, p := compare(c[0], c[1]); p == "" {
-			t.Errorf("compare(%v, %v) accepted", c[0], c[1])
+		if _, p := Compare(c[0], c[1]); p == "" {
+			t.Errorf("Compare(%v, %v) accepted", c[0], c[1])
 		}
 	}
-	if e, _ := compare([]float32{1, 2, nan}, []float32{1, 2.5, nan}); math.Abs(e-0.25/7.25) > 1e-12 {
+	if e, _ := Compare([]float32{1, 2, nan}, []float32{1, 2.5, nan}); math.Abs(e-0.25/7.25) > 1e-12 {
 		t.Errorf("NMSE of the finite rest = %v, want 0.25/7.25", e)
 	}
 }
