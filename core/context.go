@@ -24,7 +24,10 @@ type ContextParams struct {
 }
 
 // Context creates tensors and remembers them in creation order. With NoAlloc false it owns a host
-// arena of MemSize bytes from which tensor data is carved.
+// arena of MemSize bytes from which tensor data is carved. A Context is safe for concurrent use:
+// tensors and ops may be created from several goroutines (creation order is then the order in
+// which the calls got the context's lock). It holds no resources beyond memory: there is nothing
+// to close, and its arena goes away with its last tensor.
 type Context struct {
 	params  ContextParams
 	used    int64
@@ -33,7 +36,9 @@ type Context struct {
 
 	initErr error // NewContext's failure: every tensor creation fails with it
 
-	mu  sync.Mutex
+	mem sync.Mutex // guards used, arena carving and tensors: ops may be built from several goroutines
+
+	mu  sync.Mutex // guards err
 	err error
 }
 
@@ -115,10 +120,7 @@ func (c *Context) failErr(err error) *Tensor {
 // context's first error (or, for a nil context, the nil-context error), so a graph built from it
 // reports the failure even when the context is not at hand.
 func (c *Context) placeholder() *Tensor {
-	t := &Tensor{Type: TypeF32, ctx: c, Name: "invalid"}
-	if c != nil {
-		t.id = len(c.tensors)
-	}
+	t := &Tensor{Type: TypeF32, ctx: c, Name: "invalid", id: -1}
 	t.Ne = [4]int64{1, 1, 1, 1}
 	t.Nb = [4]int64{4, 4, 4, 4}
 	t.err = c.Err()
@@ -143,6 +145,8 @@ func (c *Context) Used() int64 {
 	if c == nil {
 		return 0
 	}
+	c.mem.Lock()
+	defer c.mem.Unlock()
 	return c.used
 }
 
@@ -151,7 +155,9 @@ func (c *Context) Tensors() []*Tensor {
 	if c == nil {
 		return nil
 	}
-	return c.tensors
+	c.mem.Lock()
+	defer c.mem.Unlock()
+	return c.tensors[:len(c.tensors):len(c.tensors)]
 }
 
 // TensorByName returns the first tensor with the given name, or nil (also for a nil context).
@@ -304,6 +310,8 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 		view = view.ViewSrc
 	}
 	t := &Tensor{Type: typ, Ne: ne, Nb: strides, ctx: c, ViewSrc: view, ViewOffs: offs}
+	c.mem.Lock()
+	defer c.mem.Unlock()
 	dataSize, dataOffs := int64(0), int64(0)
 	if view == nil && !c.params.NoAlloc {
 		if c.arena == nil {

@@ -4,7 +4,7 @@
 //
 // # Object model
 //
-//   - A [Context] creates tensors. With ContextParams.NoAlloc false it owns a host arena of MemSize
+//   - A [Context] creates tensors; it is safe for concurrent use. With ContextParams.NoAlloc false it owns a host arena of MemSize
 //     bytes and every tensor gets its data there at once; with NoAlloc true it creates metadata only
 //     and the alloc package places the tensors later, in a backend's buffers.
 //   - A [Tensor] is an array of up to four dimensions, or the recipe for one: Op and Src say how it
@@ -37,6 +37,21 @@
 //
 // Weights are passed as a, activations as b. Higher dimensions broadcast: a's dims 2 and 3 must
 // divide b's.
+//
+// # Lifecycle
+//
+// What holds resources is released explicitly; everything else is garbage collected:
+//
+//   - Buffer: Free returns its memory to the device (a host buffer, a Vulkan allocation). Tensors
+//     placed in it fail with ErrBufferFreed afterwards.
+//   - Backend: Close stops its workers and releases its device objects; it is an io.Closer.
+//   - scheduler.Scheduler: Close frees its compute buffers (and the backends it created itself).
+//   - alloc.GraphAllocator: Free releases the compute buffers it allocated.
+//   - gguf.File and gguf.Model: Close unmaps the file and frees the model's buffers.
+//   - Context and Graph hold only memory: nothing to close.
+//
+// Free is the word for memory (buffers, allocators), Close for everything that owns more than
+// memory (backends, schedulers, files), as in ggml's buffer_free and Go's io.Closer.
 //
 // # Bad input
 //
