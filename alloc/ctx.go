@@ -43,7 +43,7 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: the context allocates its own memory (NoAlloc is false)")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: the context holds an error: %w", err)
+		return nil, core.Errorf("tandem: alloc: AllocCtxTensors: the context holds an error: %w", err)
 	}
 	align := max(1, bt.Alignment())
 	maxSize := bt.MaxSize()
@@ -59,17 +59,17 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 		var size int64
 		if t.Buffer == nil && t.ViewSrc == nil {
 			if _, err := t.CheckedBytes(); err != nil {
-				return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: tensor %v: %w", t, err)
+				return nil, core.Errorf("tandem: alloc: AllocCtxTensors: tensor %v: %w", t, err)
 			}
 			raw := bt.AllocSize(t)
 			var ok bool
 			if size, ok = core.CheckedAlignUp(raw, align); !ok {
-				return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: tensor %v: size %d aligned to %d: %w", t, raw, align, core.ErrOverflow)
+				return nil, core.Errorf("tandem: alloc: AllocCtxTensors: tensor %v: size %d aligned to %d: %w", t, raw, align, core.ErrOverflow)
 			}
 		}
 		next, ok := core.CheckedAdd(cur, size)
 		if !ok {
-			return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: the tensors need more than an int64 of bytes (at %v): %w", t, core.ErrOverflow)
+			return nil, core.Errorf("tandem: alloc: AllocCtxTensors: the tensors need more than an int64 of bytes (at %v): %w", t, core.ErrOverflow)
 		}
 		if cur > 0 && maxSize > 0 && next > maxSize {
 			runs = append(runs, run{first, i, cur})
@@ -106,7 +106,7 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 		ta := NewTensorAllocator(b)
 		for _, t := range ts[r.first:r.last] {
 			if err := initCtxTensor(ta, t); err != nil {
-				return fail(fmt.Errorf("tandem: alloc: AllocCtxTensors: %w", err))
+				return fail(core.Errorf("tandem: alloc: AllocCtxTensors: %w", err))
 			}
 		}
 	}
@@ -114,13 +114,13 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 	for _, t := range ts {
 		if t.ViewSrc != nil && t.Buffer == nil && t.ViewSrc.Buffer != nil {
 			if err := core.ViewInit(t); err != nil {
-				return fail(fmt.Errorf("tandem: alloc: AllocCtxTensors: %w", err))
+				return fail(core.Errorf("tandem: alloc: AllocCtxTensors: %w", err))
 			}
 		}
 	}
 	switch len(bufs) {
 	case 0:
-		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: %w (%d tensors, all with memory or views)", ErrNothingToAllocate, len(ts))
+		return nil, core.Errorf("tandem: alloc: AllocCtxTensors: %w (%d tensors, all with memory or views)", ErrNothingToAllocate, len(ts))
 	case 1:
 		return bufs[0], nil
 	}
@@ -242,7 +242,7 @@ func (m *MultiBuffer) part(t *core.Tensor, op string) (core.Buffer, error) {
 		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: nil multi-buffer", op)
 	}
 	if m.freed {
-		return nil, fmt.Errorf("tandem: alloc: multi-buffer %s: tensor %v: %w", op, t, core.ErrBufferFreed)
+		return nil, core.Errorf("tandem: alloc: multi-buffer %s: tensor %v: %w", op, t, core.ErrBufferFreed)
 	}
 	for _, p := range m.bufs {
 		if t.Buffer == p {
@@ -282,7 +282,7 @@ func (m *MultiBuffer) MemsetTensor(t *core.Tensor, value byte, offset, size int6
 // Clear fills every part with value (an error after Free and for a nil m).
 func (m *MultiBuffer) Clear(value byte) error {
 	if m == nil || m.freed {
-		return fmt.Errorf("tandem: alloc: multi-buffer Clear: %w", core.ErrBufferFreed)
+		return core.Errorf("tandem: alloc: multi-buffer Clear: %w", core.ErrBufferFreed)
 	}
 	for _, b := range m.bufs {
 		if err := b.Clear(value); err != nil {

@@ -528,7 +528,7 @@ func (ga *GraphAllocator) ensureBuffers() error {
 			if c < len(ga.bufs[a]) && ga.bufs[a][c] != nil {
 				if err := ga.bufs[a][c].Free(); err != nil {
 					p.valid = false
-					return fmt.Errorf("tandem: alloc: freeing %s buffer to grow it: %w", ga.bts[a].Name(), err)
+					return core.Errorf("tandem: alloc: freeing %s buffer to grow it: %w", ga.bts[a].Name(), err)
 				}
 				ga.bufs[a][c] = nil
 			}
@@ -561,7 +561,7 @@ func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
 			buf := ga.bufs[p.slotAlloc[sl]][at.Chunk]
 			t.Buffer = nil
 			if err := core.TensorAlloc(buf, t, at.Offset); err != nil {
-				return fmt.Errorf("tandem: alloc: placing %v: %w", t, err)
+				return core.Errorf("tandem: alloc: placing %v: %w", t, err)
 			}
 			ga.placed = append(ga.placed, t)
 			continue
@@ -571,7 +571,7 @@ func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
 				t.Buffer, t.Offset = nil, 0
 				if t.ViewSrc.Buffer != nil {
 					if err := core.ViewInit(t); err != nil {
-						return fmt.Errorf("tandem: alloc: view %v: %w", t, err)
+						return core.Errorf("tandem: alloc: view %v: %w", t, err)
 					}
 					ga.placed = append(ga.placed, t)
 				}

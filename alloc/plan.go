@@ -169,7 +169,7 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 			continue
 		}
 		if _, err := t.CheckedBytes(); err != nil {
-			return fmt.Errorf("tandem: alloc: tensor %v: %w", t, err)
+			return core.Errorf("tandem: alloc: tensor %v: %w", t, err)
 		}
 		if r.bufID >= 0 {
 			bt := ga.bts[r.bufID]
@@ -182,7 +182,7 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 				total, ok = core.CheckedAdd(total, aligned)
 			}
 			if !ok || total > maxPlanBytes {
-				return fmt.Errorf("tandem: alloc: the graph's tensors need more than %d bytes in all (at %v): %w",
+				return core.Errorf("tandem: alloc: the graph's tensors need more than %d bytes in all (at %v): %w",
 					int64(maxPlanBytes), t, core.ErrOverflow)
 			}
 		}

@@ -46,15 +46,15 @@ func (ta *TensorAllocator) Alloc(t *core.Tensor) error {
 		return core.ViewInit(t)
 	}
 	if f, ok := ta.buf.(core.FreedReporter); ok && f.Freed() {
-		return fmt.Errorf("tandem: alloc: tensor %v: the %s %w", t, ta.buf.Type().Name(), core.ErrBufferFreed)
+		return core.Errorf("tandem: alloc: tensor %v: the %s %w", t, ta.buf.Type().Name(), core.ErrBufferFreed)
 	}
 	if _, err := t.CheckedBytes(); err != nil {
-		return fmt.Errorf("tandem: alloc: tensor %v: %w", t, err)
+		return core.Errorf("tandem: alloc: tensor %v: %w", t, err)
 	}
 	raw := ta.buf.Type().AllocSize(t)
 	size, ok := core.CheckedAlignUp(raw, ta.align)
 	if !ok {
-		return fmt.Errorf("tandem: alloc: tensor %v: size %d aligned to %d: %w", t, raw, ta.align, core.ErrOverflow)
+		return core.Errorf("tandem: alloc: tensor %v: size %d aligned to %d: %w", t, raw, ta.align, core.ErrOverflow)
 	}
 	if end, ok := core.CheckedAdd(ta.offset, size); !ok || end > ta.buf.Size() {
 		return fmt.Errorf("tandem: alloc: not enough space in the %s buffer for %v: %d bytes needed, %d available",

@@ -26,7 +26,7 @@ func NewFromDevices(devs []core.Device, opts Options) (*Scheduler, error) {
 		b, err := d.NewBackend()
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("tandem: scheduler: creating a backend on %s: %w", d.Name(), err)
+			return nil, core.Errorf("tandem: scheduler: creating a backend on %s: %w", d.Name(), err)
 		}
 		bes = append(bes, b)
 	}

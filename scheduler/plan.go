@@ -202,7 +202,7 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 		cur.nodes = append(cur.nodes, sh)
 	}
 	if err := p.ctx.Err(); err != nil {
-		return fmt.Errorf("tandem: scheduler: making copies: %w", err)
+		return core.Errorf("tandem: scheduler: making copies: %w", err)
 	}
 	for _, sp := range p.splits {
 		sp.graphs = []*core.Graph{core.NewGraphFromLists(sp.nodes, nil)}

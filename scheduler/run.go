@@ -49,7 +49,7 @@ func (s *Scheduler) Reserve(g *core.Graph) error {
 		return err
 	}
 	if err := s.galloc.ReserveN(s.plan.aGraph, s.plan.nodeIDs, s.plan.leafIDs); err != nil {
-		return fmt.Errorf("tandem: scheduler: reserve: %w", err)
+		return core.Errorf("tandem: scheduler: reserve: %w", err)
 	}
 	s.addStats(func(st *Stats) { st.Reserves++ })
 	return nil
@@ -89,7 +89,7 @@ func (s *Scheduler) allocGraph(g *core.Graph) error {
 		before[l] = l.Buffer != nil
 	}
 	if err := s.galloc.AllocGraphN(p.aGraph, p.nodeIDs, p.leafIDs); err != nil {
-		return fmt.Errorf("tandem: scheduler: allocating compute buffers: %w", err)
+		return core.Errorf("tandem: scheduler: allocating compute buffers: %w", err)
 	}
 	if s.galloc.Replanned() {
 		s.addStats(func(st *Stats) { st.Reserves++ })
@@ -192,7 +192,7 @@ func (s *Scheduler) graphComputeAsync(ctx context.Context, g *core.Graph) error 
 
 	for _, sn := range p.snaps {
 		if err := core.TensorCopy(sn.orig, sn.slots[slot]); err != nil {
-			return fmt.Errorf("tandem: scheduler: snapshot of input %v: %w", sn.orig, err)
+			return core.Errorf("tandem: scheduler: snapshot of input %v: %w", sn.orig, err)
 		}
 	}
 	rs := &runState{ctx: ctx, slot: slot, finished: make(chan struct{}),
@@ -289,7 +289,7 @@ func (s *Scheduler) run(p *plan, rs *runState, prev *runState, cb EvalCallback) 
 			return nil
 		}
 		if err := rs.ctx.Err(); err != nil {
-			return fmt.Errorf("tandem: scheduler: stopped before the split at node %d on %s: %w", sp.start, s.backends[sp.backend].Name(), err)
+			return core.Errorf("tandem: scheduler: stopped before the split at node %d on %s: %w", sp.start, s.backends[sp.backend].Name(), err)
 		}
 		for _, c := range sp.inputs {
 			n, skipped, err := s.copyInput(c, rs.slot)
@@ -382,7 +382,7 @@ func (s *Scheduler) copyInput(c *copyItem, slot int) (int64, bool, error) {
 		return 0, false, err
 	}
 	if err := core.TensorCopy(src, dst); err != nil {
-		return 0, false, fmt.Errorf("tandem: scheduler: copying %v to %s: %w", src, be.Name(), err)
+		return 0, false, core.Errorf("tandem: scheduler: copying %v to %s: %w", src, be.Name(), err)
 	}
 	c.hash[slot], c.valid[slot] = h, c.leaf
 	return src.NBytes(), false, nil
@@ -406,7 +406,7 @@ func (s *Scheduler) computeSplit(ctx context.Context, sp *split, slot int, cb Ev
 			err = be.GraphCompute(g)
 		}
 		if err != nil {
-			return fmt.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
+			return core.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		return nil
 	}
@@ -417,7 +417,7 @@ func (s *Scheduler) computeSplit(ctx context.Context, sp *split, slot int, cb Ev
 		}
 		end := min(j1+1, len(sp.nodes))
 		if err := be.GraphCompute(g.View(j0, end)); err != nil {
-			return fmt.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
+			return core.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		if err := be.Synchronize(); err != nil {
 			return err

@@ -48,7 +48,7 @@ func New(o Options) (*Backend, error) {
 		return nil, fmt.Errorf("tandem: cpu: %d threads is out of range (0..512)", o.Threads)
 	}
 	if err := kern.KernelSetError(); err != nil {
-		return nil, fmt.Errorf("tandem: cpu: %w", err)
+		return nil, core.Errorf("tandem: cpu: %w", err)
 	}
 	n := o.Threads
 	if n == 0 {

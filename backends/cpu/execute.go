@@ -53,7 +53,7 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 		}
 	})
 	if at, err := errs.failedAt(); err != nil {
-		return fmt.Errorf("tandem: cpu: node %d %v: %w", at, nodes[at], err)
+		return core.Errorf("tandem: cpu: node %d %v: %w", at, nodes[at], err)
 	}
 	return stopErr
 }

@@ -137,11 +137,11 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	// Shutdown waits for this graph instead of destroying the device under it.
 	done, err := b.vd.Use()
 	if err != nil {
-		return fmt.Errorf("tandem: vulkan: %s: GraphCompute: %w", b.dev.name, err)
+		return core.Errorf("tandem: vulkan: %s: GraphCompute: %w", b.dev.name, err)
 	}
 	defer done()
 	if err := b.resetChecks(checksNeeded(g.Nodes())); err != nil {
-		return fmt.Errorf("tandem: vulkan: %s: %w", b.dev.name, err)
+		return core.Errorf("tandem: vulkan: %s: %w", b.dev.name, err)
 	}
 	var submitted []*vkrt.Commands
 	var cur *vkrt.Commands
@@ -173,18 +173,18 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return finish(fmt.Errorf("tandem: vulkan: %s: stopped before node %d %v: %w", b.dev.name, i, n, err))
+			return finish(core.Errorf("tandem: vulkan: %s: stopped before node %d %v: %w", b.dev.name, i, n, err))
 		}
 		if cur == nil {
 			c, err := b.vd.Begin()
 			if err != nil {
-				return finish(fmt.Errorf("tandem: vulkan: %s: %w", b.dev.name, err))
+				return finish(core.Errorf("tandem: vulkan: %s: %w", b.dev.name, err))
 			}
 			cur = c
 		}
 		b.node = i
 		if err := b.encode(cur, n); err != nil {
-			return finish(fmt.Errorf("tandem: vulkan: %s: node %d %v: %w", b.dev.name, i, n, err))
+			return finish(core.Errorf("tandem: vulkan: %s: node %d %v: %w", b.dev.name, i, n, err))
 		}
 		if cur.Dispatches() >= maxNodesPerSubmit {
 			if err := cur.Submit(); err != nil {
