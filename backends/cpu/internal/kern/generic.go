@@ -120,123 +120,26 @@ func f16ToF32RowGo(src []uint16, dst []float32) { quant.FP16ToFP32Row(src, dst[:
 
 func f32ToF16RowGo(src []float32, dst []uint16) { quant.FP32ToFP16Row(src, dst[:len(src)]) }
 
-// roundf is C's roundf: round half away from zero, in float32.
-func roundf(x float32) float32 { return float32(math.Round(float64(x))) }
-
-// cvttInt8 converts an integral float32 to int8 the way gcc's x86 code for `(int8_t)f` does:
-// cvttss2si to int32 (0x80000000 for NaN and out-of-range values) and keep the low byte.
-func cvttInt8(f float32) int8 {
-	if !(f > -2147483648.5 && f < 2147483648) {
-		return 0 // low byte of 0x80000000
-	}
-	return int8(int32(f))
-}
-
-// q8Block quantizes 32 floats the way ggml's quantize_row_q8_0_ref/q8_1_ref do and returns
-// the float32 scale d.
-func q8Block(x []float32, qs []byte) float32 {
-	x = x[:QK]
-	qs = qs[:QK]
-	var amax float32
-	for _, v := range x {
-		av := float32(math.Abs(float64(v)))
-		if !(amax > av) { // C: MAX(amax, av) = amax > av ? amax : av
-			amax = av
-		}
-	}
-	d := amax / 127
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
-	for j, v := range x {
-		p := v * id
-		qs[j] = byte(cvttInt8(roundf(p)))
-	}
-	return d
-}
-
+// The quantization and dot twins are core/quant's reference code, which is ggml's.
 func quantizeRowQ8_0Go(x []float32, dst []byte) {
 	nb := len(x) / QK
-	for b := 0; b < nb; b++ {
-		blk := dst[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
-		d := q8Block(x[b*QK:], blk[2:])
-		binary.LittleEndian.PutUint16(blk, f32ToF16Go(d))
-	}
-	quant.FixNonFiniteQ8(x[:nb*QK], dst, false) // NaN/Inf blocks by core/quant's rule
+	quant.QuantizeRowQ8_0(x[:nb*QK], dst[:nb*BlockQ8_0Size])
 }
 
 func quantizeRowQ8_1Go(x []float32, dst []byte) {
 	nb := len(x) / QK
-	for b := 0; b < nb; b++ {
-		blk := dst[b*BlockQ8_1Size : (b+1)*BlockQ8_1Size]
-		d := q8Block(x[b*QK:], blk[4:])
-		var sum int32
-		for _, q := range blk[4:] {
-			sum += int32(int8(q))
-		}
-		binary.LittleEndian.PutUint16(blk, f32ToF16Go(d))
-		s := float32(sum) * d
-		binary.LittleEndian.PutUint16(blk[2:], f32ToF16Go(s))
-	}
-	quant.FixNonFiniteQ8(x[:nb*QK], dst, true)
+	quant.QuantizeRowQ8_1(x[:nb*QK], dst[:nb*BlockQ8_1Size])
 }
 
 func halfAt(b []byte, off int) float32 {
 	return f16ToF32Go(binary.LittleEndian.Uint16(b[off:]))
 }
 
-func dotQ8_0Q8_0Go(nb int, x, y []byte) float32 {
-	x = x[:nb*BlockQ8_0Size]
-	y = y[:nb*BlockQ8_0Size]
-	var sum float32
-	for b := 0; b < nb; b++ {
-		xb := x[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
-		yb := y[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
-		var si int32
-		for j := 2; j < BlockQ8_0Size; j++ {
-			si += int32(int8(xb[j])) * int32(int8(yb[j]))
-		}
-		sum += float32(si) * (halfAt(xb, 0) * halfAt(yb, 0))
-	}
-	return sum
-}
+func dotQ8_0Q8_0Go(nb int, x, y []byte) float32 { return quant.DotQ8_0Q8_0(nb*QK, x, y) }
 
-func dotQ4_0Q8_0Go(nb int, x, y []byte) float32 {
-	x = x[:nb*BlockQ4_0Size]
-	y = y[:nb*BlockQ8_0Size]
-	var sum float32
-	for b := 0; b < nb; b++ {
-		xb := x[b*BlockQ4_0Size : (b+1)*BlockQ4_0Size]
-		yb := y[b*BlockQ8_0Size : (b+1)*BlockQ8_0Size]
-		var si int32
-		for j := 0; j < 16; j++ {
-			q := xb[2+j]
-			si += (int32(q&0xf) - 8) * int32(int8(yb[2+j]))
-			si += (int32(q>>4) - 8) * int32(int8(yb[2+16+j]))
-		}
-		sum += float32(si) * (halfAt(xb, 0) * halfAt(yb, 0))
-	}
-	return sum
-}
+func dotQ4_0Q8_0Go(nb int, x, y []byte) float32 { return quant.DotQ4_0Q8_0(nb*QK, x, y) }
 
-func dotQ4_1Q8_1Go(nb int, x, y []byte) float32 {
-	x = x[:nb*BlockQ4_1Size]
-	y = y[:nb*BlockQ8_1Size]
-	var sum float32
-	for b := 0; b < nb; b++ {
-		xb := x[b*BlockQ4_1Size : (b+1)*BlockQ4_1Size]
-		yb := y[b*BlockQ8_1Size : (b+1)*BlockQ8_1Size]
-		var si int32
-		for j := 0; j < 16; j++ {
-			q := xb[4+j]
-			si += int32(q&0xf) * int32(int8(yb[4+j]))
-			si += int32(q>>4) * int32(int8(yb[4+16+j]))
-		}
-		sum += float32(si)*(halfAt(xb, 0)*halfAt(yb, 0)) + halfAt(xb, 2)*halfAt(yb, 2)
-	}
-	return sum
-}
+func dotQ4_1Q8_1Go(nb int, x, y []byte) float32 { return quant.DotQ4_1Q8_1(nb*QK, x, y) }
 
 // exp: Cody-Waite reduction x = n*ln2 + r, |r| <= ln2/2, and SLEEF's expf polynomial
 // (1 ulp); 2^n is applied as two factors so that subnormal results round only once.

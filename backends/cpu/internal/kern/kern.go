@@ -19,16 +19,18 @@
 //     integer part (quantized block dot products, quantization itself) is bit-identical.
 package kern
 
-// QK is the number of elements in one block of Q4_0, Q4_1, Q8_0 and Q8_1.
-const QK = 32
+import "github.com/tandem-ml/tandem/core/quant"
 
-// Block sizes in bytes of the quantized layouts (ggml's block_q4_0, block_q4_1, block_q8_0,
-// block_q8_1).
+// QK is the number of elements in one block of Q4_0, Q4_1, Q8_0 and Q8_1.
+const QK = quant.QK8_0
+
+// Block sizes in bytes of the quantized layouts: core/quant's (ggml's block_q4_0, block_q4_1,
+// block_q8_0, block_q8_1).
 const (
-	BlockQ4_0Size = 18 // f16 d, 16 bytes of nibbles; value = (nibble-8)*d
-	BlockQ4_1Size = 20 // f16 d, f16 m, 16 bytes of nibbles; value = nibble*d + m
-	BlockQ8_0Size = 34 // f16 d, 32 int8; value = q*d
-	BlockQ8_1Size = 36 // f16 d, f16 s = d*sum(q), 32 int8
+	BlockQ4_0Size = quant.BlockQ4_0Size
+	BlockQ4_1Size = quant.BlockQ4_1Size
+	BlockQ8_0Size = quant.BlockQ8_0Size
+	BlockQ8_1Size = quant.BlockQ8_1Size
 )
 
 // Feature is one CPU capability as reported by Features.
