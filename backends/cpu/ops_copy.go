@@ -71,8 +71,10 @@ func copyTasks(dst *core.Tensor, nth int) int {
 // copyAliased reports whether a copy's source shares bytes with its destination in another layout
 // (as Cpy(Permute(x), x) does): workers would read elements that were already overwritten. Such a
 // copy reads from a snapshot of the source, as if every element were read before any is written.
-func copyAliased(dst *core.Tensor) bool {
-	src := dst.Src[0]
+func copyAliased(dst *core.Tensor) bool { return aliases(dst, dst.Src[0]) }
+
+// aliases reports whether src shares bytes with dst (a view) in another layout.
+func aliases(dst, src *core.Tensor) bool {
 	if src == nil || src.Buffer == nil || src.Buffer != dst.Buffer {
 		return false
 	}
@@ -108,15 +110,19 @@ func overlapsItself(t *core.Tensor) bool {
 	return false
 }
 
+// snapshot returns a copy of t (same shape and strides) over a private copy of its bytes.
+func snapshot(t *core.Tensor) *core.Tensor {
+	snap := core.NewHostBuffer(core.HostBufferType(), t.NBytes())
+	copy(snap.Bytes(), t.Data())
+	s := *t
+	s.Buffer, s.Offset, s.ViewSrc = snap, 0, nil
+	return &s
+}
+
 func computeCopy(p *params, dst *core.Tensor) {
 	src := dst.Src[0]
 	if copyAliased(dst) {
-		// One worker (copyTasks) reads a snapshot of the source's bytes, same strides.
-		snap := core.NewHostBuffer(core.HostBufferType(), src.NBytes())
-		copy(snap.Bytes(), src.Data())
-		s := *src
-		s.Buffer, s.Offset, s.ViewSrc = snap, 0, nil
-		src = &s
+		src = snapshot(src) // one worker (copyTasks)
 	}
 	if src.Type == dst.Type {
 		copySameType(p, src, dst)
