@@ -240,6 +240,15 @@ func (b *fzBuilder) step() {
 		}
 	case 14:
 		n := a.NElements()
+		if r.intn(4) != 0 {
+			// a reshape that keeps the element count
+			d := r.dim()
+			if d == 0 || n%d != 0 {
+				d = 1
+			}
+			t = c.Reshape3D(a, d, n/d, 1)
+			break
+		}
 		switch r.intn(5) {
 		case 0:
 			t = c.Reshape1D(a, r.num(n))
@@ -304,24 +313,44 @@ func (b *fzBuilder) step() {
 	}
 }
 
-// view makes View1D..4D of a with sensible or hostile sizes, strides and offsets.
+// view makes View1D..4D of a: usually a sensible window (sizes up to a's, a's strides or wider
+// ones, an offset that keeps it inside), sometimes hostile (negative, huge or overflowing values).
 func (b *fzBuilder) view(a *core.Tensor) *core.Tensor {
 	r, c := b.r, b.c
 	es := a.Type.Size()
-	ne := [4]int64{}
-	for i := range ne {
-		ne[i] = r.num(max(1, a.Ne[i]-int64(r.intn(2))))
+	var ne, nb [4]int64
+	var off int64
+	if r.intn(4) == 0 {
+		for i := range ne {
+			ne[i] = r.num(max(1, a.Ne[i]-int64(r.intn(2))))
+			nb[i] = r.num(a.Nb[i])
+		}
+		off = r.num(es * int64(r.intn(4)))
+	} else {
+		for i := range ne {
+			ne[i] = 1 + int64(r.u8())%max(1, a.Ne[i])
+			nb[i] = a.Nb[i]
+		}
+		if a.Type.BlockSize() > 1 {
+			ne[0] = a.Ne[0]
+		} else if k := a.Ne[0] - ne[0]; k > 0 {
+			off = es * (int64(r.u8()) % (k + 1))
+		}
+		if r.intn(3) == 0 && ne[1] > 1 {
+			// rows further apart than the source's, within its bytes
+			ne[1] = max(1, ne[1]/2)
+			nb[1] *= 2
+		}
 	}
-	off := r.num(es * int64(r.intn(4)))
 	switch r.intn(4) {
 	case 0:
 		return c.View1D(a, ne[0], off)
 	case 1:
-		return c.View2D(a, ne[0], ne[1], r.num(a.Nb[1]), off)
+		return c.View2D(a, ne[0], ne[1], nb[1], off)
 	case 2:
-		return c.View3D(a, ne[0], ne[1], ne[2], r.num(a.Nb[1]), r.num(a.Nb[2]), off)
+		return c.View3D(a, ne[0], ne[1], ne[2], nb[1], nb[2], off)
 	default:
-		return c.View4D(a, ne[0], ne[1], ne[2], ne[3], r.num(a.Nb[1]), r.num(a.Nb[2]), r.num(a.Nb[3]), off)
+		return c.View4D(a, ne[0], ne[1], ne[2], ne[3], nb[1], nb[2], nb[3], off)
 	}
 }
 

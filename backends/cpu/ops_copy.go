@@ -1,6 +1,11 @@
 package cpu
 
-import "github.com/tandem-ml/tandem/core"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tandem-ml/tandem/core"
+)
 
 // DUP, CONT and CPY copy src0's elements into dst in row-major element order (ggml_compute_forward_dup):
 // when the shapes are equal that is element (i0,i1,i2,i3) to the same index; when they differ (CONT
@@ -19,7 +24,7 @@ import "github.com/tandem-ml/tandem/core"
 // writes dst. All workers share the rows of dst.
 
 func init() {
-	impl := opImpl{compute: computeCopy, tasks: rowsTasks, work: copyWork, supports: copySupports}
+	impl := opImpl{compute: computeCopy, tasks: copyTasks, work: copyWork, supports: copySupports}
 	register(core.OpDup, impl)
 	register(core.OpCont, impl)
 	register(core.OpCpy, impl)
@@ -54,8 +59,71 @@ func copyWork(dst *core.Tensor, nTasks int) int64 {
 	return scratchBytes(src.Ne[0]+dst.Ne[0], nTasks)
 }
 
+// copyTasks shares dst's rows among the workers, except for a copy whose bytes overlap (see
+// copyAliased), which one worker runs in row-major order so the result does not depend on timing.
+func copyTasks(dst *core.Tensor, nth int) int {
+	if copyAliased(dst) || overlapsItself(dst) {
+		return 1
+	}
+	return rowsTasks(dst, nth)
+}
+
+// copyAliased reports whether a copy's source shares bytes with its destination in another layout
+// (as Cpy(Permute(x), x) does): workers would read elements that were already overwritten. Such a
+// copy reads from a snapshot of the source, as if every element were read before any is written.
+func copyAliased(dst *core.Tensor) bool { return aliases(dst, dst.Src[0]) }
+
+// aliases reports whether src shares bytes with dst (a view) in another layout.
+func aliases(dst, src *core.Tensor) bool {
+	if src == nil || src.Buffer == nil || src.Buffer != dst.Buffer {
+		return false
+	}
+	if src.Offset == dst.Offset && src.Type == dst.Type && src.Ne == dst.Ne && src.Nb == dst.Nb {
+		return false // the same elements in the same places: an in-place copy is exact
+	}
+	return src.Offset < dst.Offset+dst.NBytes() && dst.Offset < src.Offset+src.NBytes()
+}
+
+// overlapsItself reports whether two elements (blocks) of t share bytes (a view whose strides are
+// smaller than what they step over); writes to such a tensor must happen in one order.
+func overlapsItself(t *core.Tensor) bool {
+	type dim struct{ ne, nb int64 }
+	ds := make([]dim, 0, core.MaxDims)
+	unit := t.Type.Size()
+	for i := range core.MaxDims {
+		ne := t.Ne[i]
+		if i == 0 {
+			ne /= max(1, t.Type.BlockSize())
+		}
+		if ne > 1 {
+			ds = append(ds, dim{ne, t.Nb[i]})
+		}
+	}
+	slices.SortFunc(ds, func(a, b dim) int { return cmp.Compare(a.nb, b.nb) })
+	ext := unit
+	for _, d := range ds {
+		if d.nb < ext {
+			return true
+		}
+		ext += d.nb * (d.ne - 1)
+	}
+	return false
+}
+
+// snapshot returns a copy of t (same shape and strides) over a private copy of its bytes.
+func snapshot(t *core.Tensor) *core.Tensor {
+	snap := core.NewHostBuffer(core.HostBufferType(), t.NBytes())
+	copy(snap.Bytes(), t.Data())
+	s := *t
+	s.Buffer, s.Offset, s.ViewSrc = snap, 0, nil
+	return &s
+}
+
 func computeCopy(p *params, dst *core.Tensor) {
 	src := dst.Src[0]
+	if copyAliased(dst) {
+		src = snapshot(src) // one worker (copyTasks)
+	}
 	if src.Type == dst.Type {
 		copySameType(p, src, dst)
 		return

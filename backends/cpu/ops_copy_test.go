@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -237,4 +238,54 @@ func TestEltCopyBadInput(t *testing.T) {
 	})
 	eltWantErr(t, "CPY", func(ctx *core.Context) { ctx.Cast(ctx.NewTensor1D(core.TypeF32, 48), core.TypeQ4_0) })
 	eltWantErr(t, "CONT", func(ctx *core.Context) { ctx.ContShape(ctx.NewTensor1D(core.TypeF32, 6), 4) })
+}
+
+// TestCpyAliasedSource copies a tensor onto itself in another layout (transposed in place, and
+// shifted by one element): the result must be as if every source element were read before any is
+// written, on every thread count.
+func TestCpyAliasedSource(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		ctx := core.NewContext(core.ContextParams{MemSize: 1 << 16})
+		x := ctx.NewTensor2D(core.TypeF32, 4, 4)
+		y := ctx.NewTensor1D(core.TypeF32, 16)
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = float32(i)
+		}
+		if err := core.SetFloat32s(x, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.SetFloat32s(y, v); err != nil {
+			t.Fatal(err)
+		}
+		tr := ctx.Cpy(ctx.Transpose(x), x)
+		sh := ctx.Cpy(ctx.View1D(y, 12, 4), ctx.View1D(y, 12, 0))
+		if err := ctx.Err(); err != nil {
+			t.Fatal(err)
+		}
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(tr)
+		g.BuildForwardExpand(sh)
+		if err := cpu.Compute(g, threads); err != nil {
+			t.Fatal(err)
+		}
+		got := x.Float32s()
+		for i := range 4 {
+			for j := range 4 {
+				if want := float32(j*4 + i); got[i*4+j] != want {
+					t.Fatalf("threads %d: transposed in place: x[%d,%d] = %v, want %v", threads, j, i, got[i*4+j], want)
+				}
+			}
+		}
+		gy := y.Float32s()
+		for i := range 16 {
+			want := float32(i + 1)
+			if i >= 12 {
+				want = float32(i)
+			}
+			if gy[i] != want {
+				t.Fatalf("threads %d: shifted in place: y[%d] = %v, want %v", threads, i, gy[i], want)
+			}
+		}
+	}
 }

@@ -106,8 +106,14 @@ func setRowsSupports(dst *core.Tensor) bool {
 		idx.Ne[1] > 0 && idx.Ne[2] > 0 && b.Ne[2]%idx.Ne[1] == 0 && b.Ne[3]%idx.Ne[2] == 0 && idx.Ne[3] == 1
 }
 
-// setRowsTasks: at most one worker per source row.
-func setRowsTasks(dst *core.Tensor, nth int) int { return rowsTasks(dst.Src[1], nth) }
+// setRowsTasks: at most one worker per source row; one when the source rows share bytes with the
+// destination or the destination's rows overlap each other (the writes then happen in one order).
+func setRowsTasks(dst *core.Tensor, nth int) int {
+	if aliases(dst, dst.Src[1]) || aliases(dst, dst.Src[2]) || overlapsItself(dst) {
+		return 1
+	}
+	return rowsTasks(dst.Src[1], nth)
+}
 
 // setRowsWork: one f32 row per worker for source rows that are not dense f32.
 func setRowsWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.Ne[0], nTasks) }
@@ -116,6 +122,12 @@ func setRowsWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.N
 // dst's type (quantized with the reference quantizer). dst is a view of src0.
 func computeSetRows(p *params, dst *core.Tensor) {
 	b, idx := dst.Src[1], dst.Src[2]
+	if aliases(dst, b) {
+		b = snapshot(b) // one worker (setRowsTasks): rows are read as they were before the node
+	}
+	if aliases(dst, idx) {
+		idx = snapshot(idx)
+	}
 	db, di, dd := b.Data(), idx.Data(), dst.Data()
 	ne0 := dst.Ne[0]
 	buf := scratch(p, ne0)

@@ -3,6 +3,7 @@ package cpu_test
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,4 +193,37 @@ func TestEltRowsBadInput(t *testing.T) {
 	eltWantErr(t, "SET_ROWS", func(ctx *core.Context) {
 		ctx.SetRows(ctx.NewTensor3D(core.TypeF32, 5, 9, 4), ctx.NewTensor3D(core.TypeF32, 5, 3, 4), ctx.NewTensor2D(core.TypeI32, 3, 3))
 	})
+}
+
+// TestSetRowsAliasedSource swaps two rows of x with SET_ROWS reading its rows from x itself: the
+// source rows must be read as they were before the node.
+func TestSetRowsAliasedSource(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		ctx := core.NewContext(core.ContextParams{MemSize: 1 << 16})
+		x := ctx.NewTensor2D(core.TypeF32, 4, 4)
+		idx := ctx.NewTensor1D(core.TypeI32, 2)
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = float32(i)
+		}
+		if err := core.SetFloat32s(x, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.SetInt32s(idx, []int32{1, 0}); err != nil {
+			t.Fatal(err)
+		}
+		r := ctx.SetRows(x, ctx.View2D(x, 4, 2, x.Nb[1], 0), idx)
+		if err := ctx.Err(); err != nil {
+			t.Fatal(err)
+		}
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(r)
+		if err := cpu.Compute(g, threads); err != nil {
+			t.Fatal(err)
+		}
+		want := []float32{4, 5, 6, 7, 0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15}
+		if got := x.Float32s(); !slices.Equal(got, want) {
+			t.Fatalf("threads %d: got %v, want %v", threads, got, want)
+		}
+	}
 }
