@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,6 +43,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	WriteHeader(stdout, cfg, disc)
 	runner := &Runner{Policy: cfg.Policy, Sizes: cfg.Sizes, Quick: cfg.Quick, Targets: disc.Targets, Progress: NewProgress(stderr)}
+	if cfg.Log != LogOff {
+		runner.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Log}))
+	}
 	if cfg.List {
 		writeList(stdout, runner, fams)
 		return 0

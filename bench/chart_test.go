@@ -1,8 +1,12 @@
 package main
 
 import (
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/tandem-ml/tandem/scheduler"
 )
 
 // A size a device skipped is drawn as a cross carrying the reason, and a software device is
@@ -46,4 +50,21 @@ func describeInfo(name, typ, desc string) DeviceInfo {
 	d := DeviceInfo{Name: name, Type: typ, Description: desc}
 	d.Software = isSoftware(d)
 	return d
+}
+
+// -log picks the level of the scheduler's plan records; anything else is a clear error.
+func TestParseLogFlag(t *testing.T) {
+	for arg, want := range map[string]slog.Level{"": LogOff, "debug": slog.LevelDebug, "TRACE": scheduler.LevelTrace} {
+		args := []string{}
+		if arg != "" {
+			args = []string{"-log", arg}
+		}
+		cfg, err := ParseArgs(args, io.Discard)
+		if err != nil || cfg.Log != want {
+			t.Errorf("-log %q: %v, %v; want %v", arg, cfg, err, want)
+		}
+	}
+	if _, err := ParseArgs([]string{"-log", "loud"}, io.Discard); err == nil || !strings.Contains(err.Error(), "debug") {
+		t.Errorf("-log loud: %v", err)
+	}
 }

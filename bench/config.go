@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/tandem-ml/tandem/scheduler"
 	"io"
+	"log/slog"
 	"runtime"
 	"sort"
 	"strconv"
@@ -24,7 +26,11 @@ type Config struct {
 	List    bool
 	Strict  bool
 	Policy  Policy
+	Log     slog.Level // -log: the scheduler's plans on stderr at this level (LogOff: none)
 }
+
+// LogOff is Config.Log without -log.
+const LogOff = slog.LevelError + 4
 
 // Policy is the timing and scaling policy: how long to spend on each case and each device.
 type Policy struct {
@@ -169,6 +175,8 @@ func ParseArgs(args []string, stderr io.Writer) (*Config, error) {
 	var ops, devices, threads, sizes string
 	var budget, maxRun, devBudget time.Duration
 	var reps int
+	var logLevel string
+	fs.StringVar(&logLevel, "log", "", "")
 	fs.BoolVar(&cfg.Quick, "quick", false, "")
 	fs.StringVar(&cfg.JSON, "json", "", "")
 	fs.StringVar(&cfg.SVG, "svg", "", "")
@@ -190,6 +198,16 @@ func ParseArgs(args []string, stderr io.Writer) (*Config, error) {
 	if fs.NArg() > 0 {
 		fmt.Fprint(stderr, usageText)
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch strings.ToLower(logLevel) {
+	case "":
+		cfg.Log = LogOff
+	case "debug":
+		cfg.Log = slog.LevelDebug
+	case "trace":
+		cfg.Log = scheduler.LevelTrace
+	default:
+		return nil, fmt.Errorf("-log %q: want debug (the scheduler's splits) or trace (every node and why it went there)", logLevel)
 	}
 	cfg.Ops = splitList(ops)
 	cfg.Devices = splitList(devices)
@@ -285,6 +303,8 @@ Flags:
   -svg FILE         write a chart of throughput by size, one panel per family,
                     one line per device (plain SVG, any browser or viewer)
   -html FILE        write a page with the table and the chart
+  -log debug|trace  log the scheduler's plans to stderr (log/slog): its splits, or every node
+                    with the reason it went where it went
   -list             list the devices and the cases, run nothing
   -strict           exit 1 when a result is WRONG (NMSE above its limit)
   -budget D         time spent repeating one case (default 300ms, quick 40ms)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -62,6 +63,7 @@ type Runner struct {
 	Quick    bool
 	Targets  []*Target
 	Progress *Progress
+	Logger   *slog.Logger // the scheduler rows' plans (nil: none)
 
 	est    map[*Target]*Estimator
 	spent  map[*Target]time.Duration
@@ -267,7 +269,7 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache) (*Result, []float32) 
 		wbuf.SetUsage(core.BufferUsageWeights)
 	}
 	if t.Kind == KindSched {
-		sched, err = scheduler.New([]core.Backend{t.Backend, t.CPU}, scheduler.Options{})
+		sched, err = scheduler.New([]core.Backend{t.Backend, t.CPU}, scheduler.Options{Logger: r.Logger})
 		if err != nil {
 			return fail("scheduler", err)
 		}
