@@ -61,16 +61,26 @@ func init() {
 		toFloat: quant.DequantizeRowQ8_0, fromFloat: quant.QuantizeRowQ8_0}
 	traitTable[TypeQ8_1] = &typeTraits{name: "q8_1", blockSize: quant.QK8_1, typeSize: quant.BlockQ8_1Size, quantized: true,
 		toFloat: quant.DequantizeRowQ8_1, fromFloat: quant.QuantizeRowQ8_1}
-	traitTable[TypeQ5_0] = &typeTraits{name: "q5_0", blockSize: quant.QK5_0, typeSize: quant.BlockQ5_0Size, quantized: true}
-	traitTable[TypeQ5_1] = &typeTraits{name: "q5_1", blockSize: quant.QK5_1, typeSize: quant.BlockQ5_1Size, quantized: true}
-	traitTable[TypeQ2_K] = &typeTraits{name: "q2_K", blockSize: quant.QK_K, typeSize: quant.BlockQ2_KSize, quantized: true}
-	traitTable[TypeQ3_K] = &typeTraits{name: "q3_K", blockSize: quant.QK_K, typeSize: quant.BlockQ3_KSize, quantized: true}
-	traitTable[TypeQ4_K] = &typeTraits{name: "q4_K", blockSize: quant.QK_K, typeSize: quant.BlockQ4_KSize, quantized: true}
-	traitTable[TypeQ5_K] = &typeTraits{name: "q5_K", blockSize: quant.QK_K, typeSize: quant.BlockQ5_KSize, quantized: true}
-	traitTable[TypeQ6_K] = &typeTraits{name: "q6_K", blockSize: quant.QK_K, typeSize: quant.BlockQ6_KSize, quantized: true}
-	traitTable[TypeQ8_K] = &typeTraits{name: "q8_K", blockSize: quant.QK_K, typeSize: quant.BlockQ8_KSize, quantized: true}
-	traitTable[TypeIQ4_NL] = &typeTraits{name: "iq4_nl", blockSize: quant.QK4_NL, typeSize: quant.BlockIQ4_NLSize, quantized: true}
-	traitTable[TypeIQ4_XS] = &typeTraits{name: "iq4_xs", blockSize: quant.QK_K, typeSize: quant.BlockIQ4_XSSize, quantized: true}
+	traitTable[TypeQ5_0] = &typeTraits{name: "q5_0", blockSize: quant.QK5_0, typeSize: quant.BlockQ5_0Size, quantized: true,
+		toFloat: quant.DequantizeRowQ5_0, fromFloat: quant.QuantizeRowQ5_0}
+	traitTable[TypeQ5_1] = &typeTraits{name: "q5_1", blockSize: quant.QK5_1, typeSize: quant.BlockQ5_1Size, quantized: true,
+		toFloat: quant.DequantizeRowQ5_1, fromFloat: quant.QuantizeRowQ5_1}
+	traitTable[TypeQ2_K] = &typeTraits{name: "q2_K", blockSize: quant.QK_K, typeSize: quant.BlockQ2_KSize, quantized: true,
+		toFloat: quant.DequantizeRowQ2_K, fromFloat: quant.QuantizeRowQ2_K}
+	traitTable[TypeQ3_K] = &typeTraits{name: "q3_K", blockSize: quant.QK_K, typeSize: quant.BlockQ3_KSize, quantized: true,
+		toFloat: quant.DequantizeRowQ3_K, fromFloat: quant.QuantizeRowQ3_K}
+	traitTable[TypeQ4_K] = &typeTraits{name: "q4_K", blockSize: quant.QK_K, typeSize: quant.BlockQ4_KSize, quantized: true,
+		toFloat: quant.DequantizeRowQ4_K, fromFloat: quant.QuantizeRowQ4_K}
+	traitTable[TypeQ5_K] = &typeTraits{name: "q5_K", blockSize: quant.QK_K, typeSize: quant.BlockQ5_KSize, quantized: true,
+		toFloat: quant.DequantizeRowQ5_K, fromFloat: quant.QuantizeRowQ5_K}
+	traitTable[TypeQ6_K] = &typeTraits{name: "q6_K", blockSize: quant.QK_K, typeSize: quant.BlockQ6_KSize, quantized: true,
+		toFloat: quant.DequantizeRowQ6_K, fromFloat: quant.QuantizeRowQ6_K}
+	traitTable[TypeQ8_K] = &typeTraits{name: "q8_K", blockSize: quant.QK_K, typeSize: quant.BlockQ8_KSize, quantized: true,
+		toFloat: quant.DequantizeRowQ8_K, fromFloat: quant.QuantizeRowQ8_K}
+	traitTable[TypeIQ4_NL] = &typeTraits{name: "iq4_nl", blockSize: quant.QK4_NL, typeSize: quant.BlockIQ4_NLSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ4_NL, fromFloat: quant.QuantizeRowIQ4_NL}
+	traitTable[TypeIQ4_XS] = &typeTraits{name: "iq4_xs", blockSize: quant.QK_K, typeSize: quant.BlockIQ4_XSSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ4_XS, fromFloat: quant.QuantizeRowIQ4_XS}
 	traitTable[TypeI8] = &typeTraits{name: "i8", blockSize: 1, typeSize: 1}
 	traitTable[TypeI16] = &typeTraits{name: "i16", blockSize: 1, typeSize: 2}
 	traitTable[TypeI32] = &typeTraits{name: "i32", blockSize: 1, typeSize: 4, toFloat: i32ToFloat, fromFloat: i32FromFloat}
@@ -168,13 +178,16 @@ func (t Type) FromFloat(src []float32, dst []byte) error {
 }
 
 // VecDotType is the type the CPU backend converts activations into before a dot product with
-// weights of type t (ggml's vec_dot_type): F32→F32, F16→F16, BF16→BF16, Q4_0/Q8_0→Q8_0, Q4_1→Q8_1.
+// weights of type t (ggml's vec_dot_type): F32→F32, F16→F16, BF16→BF16, Q4_0/Q5_0/Q8_0/IQ4_NL→Q8_0,
+// Q4_1/Q5_1→Q8_1, Q2_K…Q6_K/IQ4_XS→Q8_K. Other types map to themselves.
 func (t Type) VecDotType() Type {
 	switch t {
-	case TypeQ4_0, TypeQ8_0:
+	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL:
 		return TypeQ8_0
-	case TypeQ4_1:
+	case TypeQ4_1, TypeQ5_1:
 		return TypeQ8_1
+	case TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS:
+		return TypeQ8_K
 	}
 	return t
 }

@@ -1,6 +1,7 @@
 // dequant.glsl: per-type loaders for the "A" operand of a shader.
 //
-// The including shader defines exactly one of A_F32, A_F16, A_Q4_0, A_Q4_1, A_Q8_0
+// The including shader defines exactly one of A_F32, A_F16, A_Q4_0, A_Q4_1, A_Q8_0,
+// A_Q5_0, A_Q5_1, A_Q2_K ... A_Q6_K, A_Q8_K, A_IQ4_NL, A_IQ4_XS (those via kquants.glsl)
 // and A_BINDING (the binding number of A, default 0). This file declares the
 // readonly array data_a (float for A_F32, float16_t for A_F16, uint16_t words for
 // the block types) and provides:
@@ -99,8 +100,43 @@ vec4 a_load4(uint base, uint k) {
     return vec4(q) * d;
 }
 
+#elif defined(A_Q5_0) || defined(A_Q5_1) || defined(A_Q2_K) || defined(A_Q3_K) || defined(A_Q4_K) || defined(A_Q5_K) || defined(A_Q6_K) || defined(A_Q8_K) || defined(A_IQ4_NL) || defined(A_IQ4_XS)
+
+#if defined(A_Q5_0)
+#define KQ_Q5_0
+#elif defined(A_Q5_1)
+#define KQ_Q5_1
+#elif defined(A_Q2_K)
+#define KQ_Q2_K
+#elif defined(A_Q3_K)
+#define KQ_Q3_K
+#elif defined(A_Q4_K)
+#define KQ_Q4_K
+#elif defined(A_Q5_K)
+#define KQ_Q5_K
+#elif defined(A_Q6_K)
+#define KQ_Q6_K
+#elif defined(A_Q8_K)
+#define KQ_Q8_K
+#elif defined(A_IQ4_NL)
+#define KQ_IQ4_NL
+#elif defined(A_IQ4_XS)
+#define KQ_IQ4_XS
+#endif
+layout(std430, binding = A_BINDING) readonly buffer BufA { uint16_t data_a[]; };
+#define KQ_DATA data_a
+#include "kquants.glsl"
+#define A_QK KQ_QK
+#define A_BLOCK_UNITS KQ_WORDS
+
+vec4 a_load4(uint base, uint k) {
+    uint ib = base + (k / A_QK) * A_BLOCK_UNITS;
+    uint j = k % A_QK;
+    return vec4(kq_load(ib, j), kq_load(ib, j + 1u), kq_load(ib, j + 2u), kq_load(ib, j + 3u));
+}
+
 #else
-#error "define one of A_F32, A_F16, A_Q4_0, A_Q4_1, A_Q8_0"
+#error "define one of A_F32, A_F16, A_Q4_0, A_Q4_1, A_Q8_0 or a type of kquants.glsl"
 #endif
 
 #endif // TANDEM_DEQUANT_GLSL

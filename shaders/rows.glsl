@@ -9,7 +9,8 @@
 // quantizers (d = amax/127, 1/d, ...) are corrected to the correctly rounded
 // quotient (Vulkan only promises 2.5 ulp for a division).
 //
-// Loader (one of SRC_F32, SRC_F16, SRC_BF16, SRC_I32, SRC_Q4_0, SRC_Q4_1, SRC_Q8_0;
+// Loader (one of SRC_F32, SRC_F16, SRC_BF16, SRC_I32, SRC_Q4_0, SRC_Q4_1, SRC_Q8_0, or a
+// type of kquants.glsl: SRC_Q5_0, SRC_Q5_1, SRC_Q2_K ... SRC_Q6_K, SRC_Q8_K, SRC_IQ4_NL, SRC_IQ4_XS;
 // binding SRC_BINDING, default 0) declares data_s (uint[] for 32-bit types,
 // uint16_t[] otherwise) and provides
 //   float src_load(uint row, uint i0, uint nb0)
@@ -206,6 +207,36 @@ float src_load(uint row, uint i0, uint nb0) {
     return v;
 #endif
 #endif
+}
+
+#elif defined(SRC_Q5_0) || defined(SRC_Q5_1) || defined(SRC_Q2_K) || defined(SRC_Q3_K) || defined(SRC_Q4_K) || defined(SRC_Q5_K) || defined(SRC_Q6_K) || defined(SRC_Q8_K) || defined(SRC_IQ4_NL) || defined(SRC_IQ4_XS)
+
+#if defined(SRC_Q5_0)
+#define KQ_Q5_0
+#elif defined(SRC_Q5_1)
+#define KQ_Q5_1
+#elif defined(SRC_Q2_K)
+#define KQ_Q2_K
+#elif defined(SRC_Q3_K)
+#define KQ_Q3_K
+#elif defined(SRC_Q4_K)
+#define KQ_Q4_K
+#elif defined(SRC_Q5_K)
+#define KQ_Q5_K
+#elif defined(SRC_Q6_K)
+#define KQ_Q6_K
+#elif defined(SRC_Q8_K)
+#define KQ_Q8_K
+#elif defined(SRC_IQ4_NL)
+#define KQ_IQ4_NL
+#elif defined(SRC_IQ4_XS)
+#define KQ_IQ4_XS
+#endif
+layout(std430, binding = SRC_BINDING) readonly buffer BufS { uint16_t data_s[]; };
+#define KQ_DATA data_s
+#include "kquants.glsl"
+float src_load(uint row, uint i0, uint nb0) {
+    return kq_load(row + (i0 / KQ_QK) * nb0, i0 % KQ_QK);
 }
 
 #endif

@@ -30,7 +30,7 @@ func refVecDot(t core.Type) vecDot {
 	case core.TypeQ8_0:
 		return quant.DotQ8_0Q8_0
 	}
-	return nil
+	return refVecDotK(t)
 }
 
 // dotF32Ref accumulates in float64, as ggml's scalar path does.
@@ -77,7 +77,7 @@ func fastVecDot(t core.Type) vecDot {
 	case core.TypeQ8_0:
 		return kern.DotQ8_0Q8_0
 	}
-	return nil
+	return fastVecDotK(t)
 }
 
 // convertActivations converts an f32 row into the vec-dot type t with the fast converters.

@@ -119,6 +119,16 @@ var mulMatTypes = map[core.Type]struct {
 	core.TypeQ4_0: {"q4_0", 2},
 	core.TypeQ4_1: {"q4_1", 2},
 	core.TypeQ8_0: {"q8_0", 2},
+	// Q5, K-quant and IQ4 weights, dequantized by shaders/kquants.glsl.
+	core.TypeQ5_0:   {"q5_0", 2},
+	core.TypeQ5_1:   {"q5_1", 2},
+	core.TypeQ2_K:   {"q2_K", 2},
+	core.TypeQ3_K:   {"q3_K", 2},
+	core.TypeQ4_K:   {"q4_K", 2},
+	core.TypeQ5_K:   {"q5_K", 2},
+	core.TypeQ6_K:   {"q6_K", 2},
+	core.TypeIQ4_NL: {"iq4_nl", 2},
+	core.TypeIQ4_XS: {"iq4_xs", 2},
 }
 
 func (b *Backend) encode(c *vkrt.Commands, n *core.Tensor) error {

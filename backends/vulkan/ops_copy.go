@@ -39,6 +39,17 @@ var elemTypes = map[core.Type]struct {
 	core.TypeQ4_0: {"q4_0", 2},
 	core.TypeQ4_1: {"q4_1", 2},
 	core.TypeQ8_0: {"q8_0", 2},
+	// Q5, K-quant and IQ4 sources (shaders/kquants.glsl): dequantizing copies and GET_ROWS.
+	core.TypeQ5_0:   {"q5_0", 2},
+	core.TypeQ5_1:   {"q5_1", 2},
+	core.TypeQ2_K:   {"q2_K", 2},
+	core.TypeQ3_K:   {"q3_K", 2},
+	core.TypeQ4_K:   {"q4_K", 2},
+	core.TypeQ5_K:   {"q5_K", 2},
+	core.TypeQ6_K:   {"q6_K", 2},
+	core.TypeQ8_K:   {"q8_K", 2},
+	core.TypeIQ4_NL: {"iq4_nl", 2},
+	core.TypeIQ4_XS: {"iq4_xs", 2},
 }
 
 // copyConversions lists the converting element copies (cpy.comp) by source type.
@@ -50,6 +61,13 @@ var copyConversions = map[core.Type][]core.Type{
 	core.TypeQ4_0: {core.TypeF32, core.TypeF16, core.TypeBF16},
 	core.TypeQ4_1: {core.TypeF32, core.TypeF16, core.TypeBF16},
 	core.TypeQ8_0: {core.TypeF32, core.TypeF16, core.TypeBF16},
+}
+
+func init() {
+	for _, t := range []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K,
+		core.TypeQ6_K, core.TypeQ8_K, core.TypeIQ4_NL, core.TypeIQ4_XS} {
+		copyConversions[t] = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16}
+	}
 }
 
 // maxShaderIndex bounds the element (or unit) counts the row shaders index with

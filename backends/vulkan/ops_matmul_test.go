@@ -126,6 +126,9 @@ func TestMulMatTiled(t *testing.T) {
 				shapes = append(append([]mulMatShape(nil), shapes...), mulMatShapesFloat...)
 			}
 			for i, s := range shapes {
+				if bs := typ.BlockSize(); s.k%bs != 0 {
+					s.k = (s.k + bs - 1) / bs * bs // K-quant super-blocks: round K up to 256
+				}
 				t.Run(fmt.Sprintf("%v/%s", typ, s.name), func(t *testing.T) { runMulMat(t, be, typ, s, uint64(i)) })
 			}
 		}

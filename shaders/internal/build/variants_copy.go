@@ -21,6 +21,9 @@ func init() {
 		"q4_1": {"f32", "f16", "bf16"},
 		"q8_0": {"f32", "f16", "bf16"},
 	}
+	for _, t := range kquantTypes {
+		conv[t] = []string{"f32", "f16", "bf16"}
+	}
 	for src, dsts := range conv {
 		for _, dst := range dsts {
 			Register(Variant{Name: "cpy_" + src + "_" + dst, Source: "cpy.comp", Defines: []string{def("SRC", src), def("DST", dst)}})
@@ -31,7 +34,7 @@ func init() {
 			Register(Variant{Name: "cpy_" + src + "_" + dst, Source: "cpy_quant.comp", Defines: []string{def("SRC", src), def("DST", dst)}})
 		}
 	}
-	for _, src := range []string{"f32", "f16", "bf16", "i32", "q4_0", "q4_1", "q8_0"} {
+	for _, src := range append([]string{"f32", "f16", "bf16", "i32", "q4_0", "q4_1", "q8_0"}, kquantTypes...) {
 		dst := "f32"
 		if src == "i32" {
 			dst = "i32"
@@ -42,3 +45,6 @@ func init() {
 		Register(Variant{Name: "set_rows_" + dst, Source: "set_rows.comp", Defines: []string{def("DST", dst)}})
 	}
 }
+
+// kquantTypes are the Q5, K-quant and IQ4 types whose loaders live in kquants.glsl.
+var kquantTypes = []string{"q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K", "iq4_nl", "iq4_xs"}

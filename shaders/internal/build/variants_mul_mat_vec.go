@@ -3,7 +3,7 @@ package build
 import "strings"
 
 func init() {
-	for _, t := range []string{"f32", "f16", "q4_0", "q4_1", "q8_0"} {
+	for _, t := range []string{"f32", "f16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"} {
 		// Shared-memory reduction (any device) and subgroupAdd reduction
 		// (devices with subgroup arithmetic in compute shaders).
 		Register(Variant{

@@ -1,0 +1,100 @@
+package cpu_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/core"
+)
+
+// kquantTypes are the Q5, K-quant and IQ4 weight types (Q8_K is only an activation format).
+var kquantTypes = []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K,
+	core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_NL, core.TypeIQ4_XS}
+
+// TestKQuantMulMat multiplies weights of every new type (mat-vec and matrix shapes, odd row
+// counts, broadcast batches) with f32 activations and compares with a float64 product of the
+// dequantized weights; results are identical at 1, 2 and 3 threads.
+func TestKQuantMulMat(t *testing.T) {
+	shapes := []struct{ k, m, n, a2, a3, b2, b3 int64 }{
+		{256, 5, 1, 1, 1, 1, 1},
+		{512, 17, 7, 1, 1, 1, 1},
+		{256, 33, 9, 2, 1, 6, 1},
+		{768, 3, 4, 1, 2, 3, 4},
+	}
+	for _, typ := range kquantTypes {
+		for _, s := range shapes {
+			t.Run(fmt.Sprintf("%v_k%d_m%d_n%d_b%dx%d", typ, s.k, s.m, s.n, s.b2, s.b3), func(t *testing.T) {
+				var first []float32
+				for _, threads := range []int{1, 2, 3} {
+					ctx := core.NewContext(core.ContextParams{MemSize: 16 << 20})
+					a := ctx.NewTensor4D(typ, s.k, s.m, s.a2, s.a3)
+					b := ctx.NewTensor4D(core.TypeF32, s.k, s.n, s.b2, s.b3)
+					fillRandom(t, a, 1)
+					fillRandom(t, b, 2)
+					r := ctx.MulMat(a, b)
+					g := core.NewGraph(core.DefaultGraphSize)
+					g.BuildForwardExpand(r)
+					if err := cpu.Compute(g, threads); err != nil {
+						t.Fatal(err)
+					}
+					got := mustF32(t, r)
+					ref := refMulMat(mustF32(t, a), mustF32(t, b), a.Ne, b.Ne)
+					if e := nmse(got, ref); !(e <= 5e-4) || e == 0 {
+						t.Fatalf("threads %d: NMSE %g, want (0, 5e-4]", threads, e)
+					}
+					if first == nil {
+						first = got
+					} else {
+						equalF32(t, "threads vs 1 thread", got, first)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestKQuantGetRows gathers rows of every new type (dense and strided views) into f32, exactly
+// the dequantized rows.
+func TestKQuantGetRows(t *testing.T) {
+	for _, typ := range append(kquantTypes, core.TypeQ8_K) {
+		for _, layout := range []string{"contig", "view"} {
+			eltCheck(t, eltName("GET_ROWS", typ, layout), 0, func(t *testing.T, ctx *core.Context, rng *rand.Rand) (*core.Tensor, []float64) {
+				ne := [4]int64{typ.BlockSize() * 2, 9, 3, 2}
+				a, x := eltSourceAny(t, ctx, rng, typ, ne, layout)
+				b, idx := eltIndices(t, ctx, rng, core.TypeI32, [3]int64{4, 3, 2}, true, ne[1])
+				var want []float64
+				k := 0
+				for i12 := int64(0); i12 < 2; i12++ {
+					for i11 := int64(0); i11 < 3; i11++ {
+						for range 4 {
+							row := eltAt(ne, 0, idx[k], i11, i12)
+							k++
+							want = append(want, x[row:row+ne[0]]...)
+						}
+					}
+				}
+				return ctx.GetRows(a, b), want
+			})
+		}
+	}
+}
+
+// TestKQuantCpy copies every new type into F32 and F16 (dequantizing) and F32/F16 into every new
+// type (quantize-on-write with the reference quantizer), bit for bit.
+func TestKQuantCpy(t *testing.T) {
+	for _, typ := range append(kquantTypes, core.TypeQ8_K) {
+		ne := [4]int64{typ.BlockSize() * 2, 5, 3, 1}
+		for _, pair := range [][2]core.Type{{typ, core.TypeF32}, {typ, core.TypeF16}, {core.TypeF32, typ}, {core.TypeF16, typ}} {
+			for _, layout := range []string{"contig", "view"} {
+				eltCheckRaw(t, eltName("CAST", pair[0], pair[1], layout), func(t *testing.T, ctx *core.Context, rng *rand.Rand) (*core.Tensor, []byte) {
+					a, _ := eltSourceAny(t, ctx, rng, pair[0], ne, layout)
+					return ctx.Cast(a, pair[1]), eltCopyWant(t, a, pair[1])
+				})
+			}
+		}
+	}
+	// Quantized to quantized is not allowed (ggml dequantizes only into float types).
+	eltWantErr(t, "CPY", func(ctx *core.Context) { ctx.Cast(ctx.NewTensor1D(core.TypeQ4_K, 256), core.TypeQ6_K) })
+}

@@ -1,0 +1,211 @@
+// kquants.glsl: element loaders for ggml's Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+// Q8_K, IQ4_NL and IQ4_XS blocks, shared by dequant.glsl (A operands) and rows.glsl
+// (copies and row gathers).
+//
+// The including file declares the uint16_t array holding the blocks, defines KQ_DATA
+// as its name and exactly one of KQ_Q5_0, KQ_Q5_1, KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K,
+// KQ_Q6_K, KQ_Q8_K, KQ_IQ4_NL, KQ_IQ4_XS. Provided:
+//
+//   KQ_QK      elements per block (32 or 256)
+//   KQ_WORDS   16-bit words per block
+//   float kq_load(uint b, uint j)
+//       element j (0 .. KQ_QK-1) of the block starting at word b, with the
+//       arithmetic of core/quant's dequantizers (each product rounded, no fma), so
+//       results are bit-identical to the CPU.
+//
+// Layouts (byte offsets; f16 fields are little endian, all at even offsets):
+//   q5_0  22 B: d@0, qh u32@2 (bit e = 5th bit of element e), qs[16]@6 (element j low
+//         nibble of byte j&15 when j<16, high nibble when j>=16); value (q-16)*d.
+//   q5_1  24 B: d@0, m@2, qh@4, qs@8; value q*d + m.
+//   q2_K  84 B: scales[16]@0 (low nibble scale, high nibble min of sub-block e/16),
+//         qs[64]@16 (element 128h+32k+l at bits 2k of byte 32h+l), d@80, dmin@82;
+//         value (d*sc)*q - dmin*m.
+//   q3_K 110 B: hmask[32]@0 (bit e/32 of byte e%32 = 3rd bit), qs[64]@32 (as q2_K),
+//         scales[12]@96 (16 six-bit values u, sc = u-32), d@108;
+//         value (d*sc)*(q2 - (hbit ? 0 : 4)).
+//   q4_K 144 B: d@0, dmin@2, scales[12]@4 (6-bit scales and mins, get_scale_min_k4),
+//         qs[128]@16 (element 64c+l low nibble of byte 32c+l, 64c+32+l high nibble);
+//         value (d*sc)*q - dmin*m.
+//   q5_K 176 B: as q4_K with qh[32]@16 (bit e/32 of byte e%32 = 5th bit), qs@48.
+//   q6_K 210 B: ql[128]@0, qh[64]@128, scales int8[16]@192, d@208;
+//         value (d*sc)*(q-32).
+//   q8_K 292 B: d f32@0, qs int8[256]@4, bsums@260; value d*q.
+//   iq4_nl 18 B: d@0, qs[16]@2 (as q5_0); value d*kvalues[code].
+//   iq4_xs 136 B: d@0, scales_h u16@2, scales_l[4]@4, qs[128]@8 (sub-block ib at
+//         16ib, nibbles as iq4_nl); value (d*(ls-32))*kvalues[code].
+
+#ifndef TANDEM_KQUANTS_GLSL
+#define TANDEM_KQUANTS_GLSL
+
+#if defined(KQ_Q5_0)
+#define KQ_QK 32u
+#define KQ_WORDS 11u
+#elif defined(KQ_Q5_1)
+#define KQ_QK 32u
+#define KQ_WORDS 12u
+#elif defined(KQ_Q2_K)
+#define KQ_QK 256u
+#define KQ_WORDS 42u
+#elif defined(KQ_Q3_K)
+#define KQ_QK 256u
+#define KQ_WORDS 55u
+#elif defined(KQ_Q4_K)
+#define KQ_QK 256u
+#define KQ_WORDS 72u
+#elif defined(KQ_Q5_K)
+#define KQ_QK 256u
+#define KQ_WORDS 88u
+#elif defined(KQ_Q6_K)
+#define KQ_QK 256u
+#define KQ_WORDS 105u
+#elif defined(KQ_Q8_K)
+#define KQ_QK 256u
+#define KQ_WORDS 146u
+#elif defined(KQ_IQ4_NL)
+#define KQ_QK 32u
+#define KQ_WORDS 9u
+#elif defined(KQ_IQ4_XS)
+#define KQ_QK 256u
+#define KQ_WORDS 68u
+#else
+#error "kquants.glsl: define one of the KQ_<type> macros"
+#endif
+
+// kq_byte returns byte off of the block at word b.
+uint kq_byte(uint b, uint off) {
+    return (uint(KQ_DATA[b + (off >> 1)]) >> ((off & 1u) * 8u)) & 0xffu;
+}
+
+// kq_half converts the f16 at byte off (even) exactly, subnormals included.
+float kq_half(uint b, uint off) {
+    uint h = uint(KQ_DATA[b + (off >> 1)]);
+    uint s = (h & 0x8000u) << 16;
+    uint e = (h >> 10) & 0x1fu;
+    uint m = h & 0x3ffu;
+    if (e == 0u) {
+        // m * 2^-24 is exact in f32.
+        float v = float(m) * 5.9604644775390625e-8;
+        return uintBitsToFloat(floatBitsToUint(v) | s);
+    }
+    if (e == 31u) {
+        return uintBitsToFloat(s | 0x7f800000u | (m << 13));
+    }
+    return uintBitsToFloat(s | ((e + 112u) << 23) | (m << 13));
+}
+
+#if defined(KQ_IQ4_NL) || defined(KQ_IQ4_XS)
+const float kq_values[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
+                                      1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+#endif
+
+#if defined(KQ_Q4_K) || defined(KQ_Q5_K)
+// kq_scale_min unpacks the 6-bit scale (x) and min (y) of sub-block j.
+uvec2 kq_scale_min(uint b, uint j) {
+    if (j < 4u) {
+        return uvec2(kq_byte(b, 4u + j) & 63u, kq_byte(b, 8u + j) & 63u);
+    }
+    uint s = kq_byte(b, 8u + j);
+    return uvec2((s & 0xfu) | ((kq_byte(b, j) >> 6) << 4), (s >> 4) | ((kq_byte(b, 4u + j) >> 6) << 4));
+}
+#endif
+
+float kq_load(uint b, uint j) {
+#if defined(KQ_Q5_0) || defined(KQ_Q5_1) || defined(KQ_IQ4_NL)
+#if defined(KQ_Q5_0)
+    const uint qs = 6u;
+#elif defined(KQ_Q5_1)
+    const uint qs = 8u;
+#else
+    const uint qs = 2u;
+#endif
+    uint code = (kq_byte(b, qs + (j & 15u)) >> ((j >> 4) * 4u)) & 0xfu;
+    float d = kq_half(b, 0u);
+#if defined(KQ_IQ4_NL)
+    precise float v = d * kq_values[code];
+    return v;
+#else
+#if defined(KQ_Q5_0)
+    uint qh = uint(KQ_DATA[b + 1u]) | (uint(KQ_DATA[b + 2u]) << 16);
+#else
+    uint qh = uint(KQ_DATA[b + 2u]) | (uint(KQ_DATA[b + 3u]) << 16);
+#endif
+    code |= ((qh >> j) & 1u) << 4;
+#if defined(KQ_Q5_0)
+    precise float v = float(int(code) - 16) * d;
+    return v;
+#else
+    float m = kq_half(b, 2u);
+    precise float qd = float(code) * d;
+    precise float v = qd + m;
+    return v;
+#endif
+#endif
+
+#elif defined(KQ_Q2_K) || defined(KQ_Q3_K)
+    uint h = j >> 7, k = (j >> 5) & 3u, l = j & 31u;
+#if defined(KQ_Q2_K)
+    uint q = (kq_byte(b, 16u + 32u * h + l) >> (2u * k)) & 3u;
+    uint sc = kq_byte(b, j >> 4);
+    precise float dl = kq_half(b, 80u) * float(sc & 0xfu);
+    precise float ml = kq_half(b, 82u) * float(sc >> 4);
+    precise float dq = dl * float(q);
+    precise float v = dq - ml;
+    return v;
+#else
+    int q = int((kq_byte(b, 32u + 32u * h + l) >> (2u * k)) & 3u);
+    if ((kq_byte(b, l) & (1u << (j >> 5))) == 0u) {
+        q -= 4;
+    }
+    uint g = j >> 4;
+    uint lo = g < 8u ? kq_byte(b, 96u + g) & 0xfu : kq_byte(b, 96u + g - 8u) >> 4;
+    uint hi = (kq_byte(b, 104u + (g & 3u)) >> (2u * (g >> 2))) & 3u;
+    precise float dl = kq_half(b, 108u) * float(int(lo | (hi << 4)) - 32);
+    precise float v = dl * float(q);
+    return v;
+#endif
+
+#elif defined(KQ_Q4_K) || defined(KQ_Q5_K)
+    uint sub = j >> 5;
+    uvec2 sm = kq_scale_min(b, sub);
+#if defined(KQ_Q4_K)
+    const uint qs = 16u;
+#else
+    const uint qs = 48u;
+#endif
+    uint q = (kq_byte(b, qs + 32u * (j >> 6) + (j & 31u)) >> (4u * (sub & 1u))) & 0xfu;
+#if defined(KQ_Q5_K)
+    q |= ((kq_byte(b, 16u + (j & 31u)) >> sub) & 1u) << 4;
+#endif
+    precise float d1 = kq_half(b, 0u) * float(sm.x);
+    precise float m1 = kq_half(b, 2u) * float(sm.y);
+    precise float dq = d1 * float(q);
+    precise float v = dq - m1;
+    return v;
+
+#elif defined(KQ_Q6_K)
+    uint h = j >> 7, k = (j >> 5) & 3u, l = j & 31u;
+    uint lo = (kq_byte(b, 64u * h + 32u * (k & 1u) + l) >> (4u * (k >> 1))) & 0xfu;
+    uint hi = (kq_byte(b, 128u + 32u * h + l) >> (2u * k)) & 3u;
+    int sc = bitfieldExtract(int(kq_byte(b, 192u + (j >> 4))), 0, 8);
+    precise float dl = kq_half(b, 208u) * float(sc);
+    precise float v = dl * float(int(lo | (hi << 4)) - 32);
+    return v;
+
+#elif defined(KQ_Q8_K)
+    float d = uintBitsToFloat(uint(KQ_DATA[b]) | (uint(KQ_DATA[b + 1u]) << 16));
+    int q = bitfieldExtract(int(kq_byte(b, 4u + j)), 0, 8);
+    precise float v = d * float(q);
+    return v;
+
+#elif defined(KQ_IQ4_XS)
+    uint ib = j >> 5, jj = j & 31u;
+    uint ls = ((kq_byte(b, 4u + (ib >> 1)) >> (4u * (ib & 1u))) & 0xfu) |
+              (((uint(KQ_DATA[b + 1u]) >> (2u * ib)) & 3u) << 4);
+    uint code = (kq_byte(b, 8u + 16u * ib + (jj & 15u)) >> ((jj >> 4) * 4u)) & 0xfu;
+    precise float dl = kq_half(b, 0u) * float(int(ls) - 32);
+    precise float v = dl * kq_values[code];
+    return v;
+#endif
+}
+
+#endif // TANDEM_KQUANTS_GLSL
