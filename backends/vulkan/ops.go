@@ -87,48 +87,12 @@ func init() {
 	for _, op := range []core.Op{core.OpAdd, core.OpSub, core.OpMul, core.OpDiv} {
 		registerOp(op, vkOp{supports: supportsBinary, encode: (*Backend).encodeBinary})
 	}
-	registerOp(core.OpMulMat, vkOp{supports: supportsMulMat, encode: (*Backend).mulMatDispatch})
 }
 
 func supportsBinary(d *device, t *core.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	return a.Type == core.TypeF32 && b.Type == core.TypeF32 && t.Type == core.TypeF32 &&
 		core.CanRepeat(b, a) && t.Ne == a.Ne
-}
-
-func supportsMulMat(d *device, t *core.Tensor) bool {
-	a, b := t.Src[0], t.Src[1]
-	if _, ok := mulMatTypes[a.Type]; !ok || b.Type != core.TypeF32 || t.Type != core.TypeF32 {
-		return false
-	}
-	if a.Type != core.TypeF32 && !d.info.Features.StorageBuffer16BitAccess {
-		return false
-	}
-	return a.Nb[0] == a.Type.Size() && b.Nb[0] == 4 && t.Nb[0] == 4 &&
-		a.Ne[0]%a.Type.BlockSize() == 0 && b.Ne[2]%a.Ne[2] == 0 && b.Ne[3]%a.Ne[3] == 0
-}
-
-// mulMatTypes maps the weight types of MUL_MAT to their shader name part and
-// the unit (bytes) the shader addresses them in.
-var mulMatTypes = map[core.Type]struct {
-	name string
-	unit int64
-}{
-	core.TypeF32:  {"f32", 4},
-	core.TypeF16:  {"f16", 2},
-	core.TypeQ4_0: {"q4_0", 2},
-	core.TypeQ4_1: {"q4_1", 2},
-	core.TypeQ8_0: {"q8_0", 2},
-	// Q5, K-quant and IQ4 weights, dequantized by shaders/kquants.glsl.
-	core.TypeQ5_0:   {"q5_0", 2},
-	core.TypeQ5_1:   {"q5_1", 2},
-	core.TypeQ2_K:   {"q2_K", 2},
-	core.TypeQ3_K:   {"q3_K", 2},
-	core.TypeQ4_K:   {"q4_K", 2},
-	core.TypeQ5_K:   {"q5_K", 2},
-	core.TypeQ6_K:   {"q6_K", 2},
-	core.TypeIQ4_NL: {"iq4_nl", 2},
-	core.TypeIQ4_XS: {"iq4_xs", 2},
 }
 
 func (b *Backend) encode(c *vkrt.Commands, n *core.Tensor) error {
@@ -195,46 +159,4 @@ func (b *Backend) encodeBinary(c *vkrt.Commands, n *core.Tensor) error {
 	}
 	pc.U32(ox.offs, oy.offs, od.offs, u32(n.NElements()))
 	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), binaryWG, 0), 1, 1}, pc.Bytes(), ox.bind, oy.bind, od.bind)
-}
-
-const mulMatVecPushSize = 19 * 4
-
-func (b *Backend) encodeMulMat(c *vkrt.Commands, n *core.Tensor) error {
-	a, x := n.Src[0], n.Src[1]
-	mt := mulMatTypes[a.Type]
-	name := "mul_mat_vec_" + mt.name + "_f32"
-	info := b.vd.Info()
-	wg := min(max(info.Subgroup.Size, 32), 128)
-	rowsPerGroup := int64(1)
-	switch {
-	case info.Type == vkrt.DeviceTypeCPU:
-		// llvmpipe: one invocation per row and no workgroup reduction. Measured on 4096²:
-		// f32 0.64 → 1.63 GFLOPS, q4_0 0.88 → 1.81 (32 rows per workgroup beat 8, 16 and 64).
-		name = "mul_mat_vec_rows_" + mt.name + "_f32"
-		wg = max(info.Subgroup.Size, 32)
-		rowsPerGroup = int64(wg)
-	case info.Subgroup.Operations&vkrt.SubgroupArithmetic != 0 && info.Subgroup.Stages&0x20 != 0:
-		name += "_subgroup"
-	}
-	p, err := b.pipeline(name, 3, mulMatVecPushSize, wg)
-	if err != nil {
-		return err
-	}
-	ops, err := b.bindNode(c, n, 4, use{a, mt.unit}, use{x, 4})
-	if err != nil {
-		return err
-	}
-	oa, ox, od := ops[0], ops[1], ops[2]
-	// A strides in units of the shader's array (floats, halves or 16-bit words).
-	au := mt.unit
-	nbatch := x.Ne[2] * x.Ne[3]
-	pc := b.push.Reset()
-	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]), u32(x.Ne[1]), u32(nbatch))
-	pc.U32(oa.offs, ox.offs, od.offs)
-	pc.U32(u32(a.Nb[1]/au), u32(a.Nb[2]/au), u32(a.Nb[3]/au))
-	pc.U32(u32(x.Nb[1]/4), u32(x.Nb[2]/4), u32(x.Nb[3]/4))
-	pc.U32(u32(n.Nb[1]/4), u32(n.Nb[2]/4), u32(n.Nb[3]/4))
-	pc.U32(u32(x.Ne[2]), u32(x.Ne[2]/a.Ne[2]), u32(x.Ne[3]/a.Ne[3]))
-	grid := [3]uint32{b.groups(a.Ne[1], rowsPerGroup, 0), b.groups(x.Ne[1], 1, 1), b.groups(nbatch, 1, 2)}
-	return c.Dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
 }

@@ -1,11 +1,15 @@
 package build
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tandem-ml/tandem/shaders/typelist"
+)
 
 func init() {
 	// Tiled matrix-matrix products (mul_mm.comp), one variant per weight type;
 	// tile sizes are specialization constants.
-	for _, t := range []string{"f32", "f16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"} {
+	for _, t := range typelist.MatMulWeights {
 		Register(Variant{
 			Name:    "mul_mm_" + t + "_f32",
 			Source:  "mul_mm.comp",
@@ -16,7 +20,7 @@ func init() {
 
 func init() {
 	// OUT_PROD over the MUL_MAT weight types.
-	for _, t := range []string{"f32", "f16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"} {
+	for _, t := range typelist.MatMulWeights {
 		Register(Variant{
 			Name:    "out_prod_" + t + "_f32",
 			Source:  "out_prod.comp",

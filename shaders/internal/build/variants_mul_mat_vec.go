@@ -1,9 +1,13 @@
 package build
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tandem-ml/tandem/shaders/typelist"
+)
 
 func init() {
-	for _, t := range []string{"f32", "f16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"} {
+	for _, t := range typelist.MatMulWeights {
 		// Shared-memory reduction (any device) and subgroupAdd reduction
 		// (devices with subgroup arithmetic in compute shaders).
 		Register(Variant{
