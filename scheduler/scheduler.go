@@ -245,8 +245,9 @@ func (s *Scheduler) SetEvalCallback(cb EvalCallback) {
 }
 
 // SetTensorBackend pins t to backend b (which must be one of the scheduler's). The pin applies from
-// the next plan; a pinned node whose backend cannot run it is an error at planning time. A nil t or
-// b is an error.
+// the next plan (a change drops the current plan, waiting for runs in flight, and the tensors it gave
+// memory lose it until the next AllocGraph); a pinned node whose backend cannot run it is an error
+// at planning time. A nil t or b is an error.
 func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
 	if s == nil {
 		return errNilScheduler
@@ -265,7 +266,17 @@ func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
 	}
 	if old, ok := s.pins[t]; !ok || old != id {
 		s.pins[t] = id
-		s.plan = nil
+		if s.plan != nil {
+			// The next plan may place tensors elsewhere: take back the memory this plan gave
+			// them (after the runs in flight), or they would keep pointing at the old backend's.
+			err := s.synchronize()
+			s.plan.release()
+			s.plan = nil
+			s.allocked = false
+			if err != nil {
+				return fmt.Errorf("tandem: scheduler: SetTensorBackend: a run in flight failed: %w", err)
+			}
+		}
 	}
 	return nil
 }
