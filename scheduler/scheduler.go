@@ -90,7 +90,7 @@ type Stats struct {
 
 // New creates a scheduler over backends in priority order; the last one must be a CPU backend. A
 // nil backend (also a typed nil such as a nil *cpu.Backend) and a backend listed twice are errors;
-// nil entries of Options.BufferTypes mean the backend's default buffer type.
+// nil entries of Options.BufferTypes (typed nils too) mean the backend's default buffer type.
 func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 	if len(backends) == 0 {
 		return nil, fmt.Errorf("tandem: scheduler: no backends")
@@ -136,7 +136,7 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 	s.bufts = make([]core.BufferType, len(backends))
 	for i, b := range backends {
 		bt := b.DefaultBufferType()
-		if opts.BufferTypes != nil && opts.BufferTypes[i] != nil {
+		if opts.BufferTypes != nil && !isNil(opts.BufferTypes[i]) {
 			bt = opts.BufferTypes[i]
 		}
 		if !b.Device().SupportsBufferType(bt) {
@@ -158,7 +158,7 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 }
 
 // isNil reports whether b is nil or an interface holding a nil pointer (or other nil-able value).
-func isNil(b core.Backend) bool {
+func isNil(b any) bool {
 	if b == nil {
 		return true
 	}
