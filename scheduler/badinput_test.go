@@ -101,6 +101,8 @@ func TestBadInput(t *testing.T) {
 		{3, "New(CPU not last)", newWith([]core.Backend{cb, gb}, scheduler.Options{}), "last backend must be the CPU"},
 		{3, "New(buffer types count)", newWith([]core.Backend{gb, cb}, scheduler.Options{BufferTypes: []core.BufferType{nil}}), "1 buffer types for 2 backends"},
 		{3, "New(foreign buffer type)", newWith([]core.Backend{cb}, scheduler.Options{BufferTypes: []core.BufferType{dev.bt}}), "cannot use buffer type"},
+		{3, "New(BufferTypes: [typed nil]) uses the default", newWith([]core.Backend{cb}, scheduler.Options{BufferTypes: []core.BufferType{(*fakeBufType)(nil)}}), ""},
+		{3, "New(GraphSize: -5) uses the default", newWith([]core.Backend{cb}, scheduler.Options{GraphSize: -5}), ""},
 		{3, "New(Copies 9)", newWith([]core.Backend{cb}, scheduler.Options{Parallel: true, Copies: 9}), "9 pipeline copies"},
 		{3, "New(Copies -1)", newWith([]core.Backend{cb}, scheduler.Options{Parallel: true, Copies: -1}), "-1 pipeline copies"},
 		{3, "Reserve(nil)", func() error { return s.Reserve(nil) }, "graph is nil (Reserve)"},
@@ -158,6 +160,54 @@ func TestBadInput(t *testing.T) {
 			fillPattern(t, b2, 2)
 			return s2.GraphCompute(g2)
 		}, "panicked: device exploded"},
+		{4, "eval callback panics", func() error {
+			s2, err := scheduler.New([]core.Backend{cb}, scheduler.Options{})
+			if err != nil {
+				return err
+			}
+			defer s2.Close()
+			g2, a2, b2, _ := smallGraph(t)
+			if err := s2.AllocGraph(g2); err != nil {
+				return err
+			}
+			fillPattern(t, a2, 1)
+			fillPattern(t, b2, 2)
+			s2.SetEvalCallback(func(*core.Tensor, bool) bool { panic("callback exploded") })
+			return s2.GraphCompute(g2)
+		}, "panicked: callback exploded"},
+		{7, "Close twice, Reset, Synchronize with nothing in flight", func() error {
+			s2, err := scheduler.New([]core.Backend{cb}, scheduler.Options{})
+			if err != nil {
+				return err
+			}
+			if err := s2.Close(); err != nil {
+				return err
+			}
+			s2.Reset()
+			if err := s2.Synchronize(); err != nil {
+				return err
+			}
+			return s2.Close()
+		}, ""},
+		{7, "two async runs then Synchronize (pipelined)", func() error {
+			s2, err := scheduler.New([]core.Backend{cb}, scheduler.Options{Parallel: true, Copies: 2})
+			if err != nil {
+				return err
+			}
+			defer s2.Close()
+			g2, a2, b2, _ := smallGraph(t)
+			if err := s2.AllocGraph(g2); err != nil {
+				return err
+			}
+			fillPattern(t, a2, 1)
+			fillPattern(t, b2, 2)
+			for range 3 {
+				if err := s2.GraphComputeAsync(g2); err != nil {
+					return err
+				}
+			}
+			return s2.Synchronize()
+		}, ""},
 		{7, "GraphComputeAsync after Close", func() error {
 			s2, err := scheduler.New([]core.Backend{cb}, scheduler.Options{})
 			if err != nil {

@@ -46,17 +46,34 @@ func TestConcurrentUse(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer gb.Close()
-			cb, err := cpu.New(cpu.Options{Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cb.Close()
-			s, err := scheduler.New([]core.Backend{gb, cb}, scheduler.Options{Parallel: parallel})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			const workers, iters, n = 8, 12, 64
+			hammer(t, gb, parallel, 12)
+		})
+	}
+}
+
+// TestConcurrentUseVulkan is TestConcurrentUse with the Vulkan backend as the first backend.
+func TestConcurrentUseVulkan(t *testing.T) {
+	vk := newVulkan(t)
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parallel=%v", parallel), func(t *testing.T) { hammer(t, vk, parallel, 3) })
+	}
+}
+
+// hammer runs 8 goroutines on one scheduler over gb and a CPU backend, iters rounds each.
+func hammer(t *testing.T, gb core.Backend, parallel bool, iters int) {
+	cb, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	s, err := scheduler.New([]core.Backend{gb, cb}, scheduler.Options{Parallel: parallel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	{
+		{
+			const workers, n = 8, 64
 			var wg sync.WaitGroup
 			for w := range workers {
 				wg.Go(func() {
@@ -127,6 +144,65 @@ func TestConcurrentUse(t *testing.T) {
 			if st := s.Stats(); st.Runs < workers*iters {
 				t.Errorf("%d runs, want at least %d", st.Runs, workers*iters)
 			}
-		})
+		}
+	}
+}
+
+// TestRepinBetweenRunsVulkan alternates two graphs on one scheduler and moves their middle nodes
+// between Vulkan and the CPU: pinning a tensor of one graph drops the plan of the other, which must
+// take back the memory it gave (a CPU split read a stale Vulkan buffer).
+func TestRepinBetweenRunsVulkan(t *testing.T) {
+	vk := newVulkan(t)
+	cb, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	s, err := scheduler.New([]core.Backend{vk, cb}, scheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	us := []*userGraph{newUserGraph(t, 16), newUserGraph(t, 16)}
+	av, bv := make([]float32, 16), make([]float32, 16)
+	for i := range av {
+		av[i], bv[i] = float32(i), float32(3-i%4)
+	}
+	for _, u := range us {
+		if err := core.SetFloat32s(u.a, av); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.SetFloat32s(u.b, bv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		u  int
+		be core.Backend
+	}{{1, vk}, {0, cb}, {1, cb}, {0, vk}, {1, vk}, {0, cb}}
+	for i, st := range steps {
+		u := us[st.u]
+		if err := s.SetTensorBackend(u.sum, st.be); err != nil {
+			t.Fatal(err)
+		}
+		// Pin the other graph's node too (dropping this plan under the old code).
+		if err := s.SetTensorBackend(us[1-st.u].sum, []core.Backend{vk, cb}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.GraphCompute(u.g); err != nil {
+			t.Fatalf("step %d (graph %d, sum on %s): %v", i, st.u, st.be.Name(), err)
+		}
+		if got := s.TensorBackend(u.sum); got != st.be {
+			t.Fatalf("step %d: sum ran on %v, pinned to %s", i, got, st.be.Name())
+		}
+		got, err := core.GetFloat32s(u.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range got {
+			if want := av[j]*bv[j] + bv[j]; got[j] != want {
+				t.Fatalf("step %d: out[%d] = %v, want %v", i, j, got[j], want)
+			}
+		}
 	}
 }

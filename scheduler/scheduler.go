@@ -101,7 +101,7 @@ type Stats struct {
 
 // New creates a scheduler over backends in priority order; the last one must be a CPU backend. A
 // nil backend (also a typed nil such as a nil *cpu.Backend) and a backend listed twice are errors;
-// nil entries of Options.BufferTypes mean the backend's default buffer type.
+// nil entries of Options.BufferTypes (typed nils too) mean the backend's default buffer type.
 func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 	if len(backends) == 0 {
 		return nil, fmt.Errorf("tandem: scheduler: no backends")
@@ -147,7 +147,7 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 	s.bufts = make([]core.BufferType, len(backends))
 	for i, b := range backends {
 		bt := b.DefaultBufferType()
-		if opts.BufferTypes != nil && opts.BufferTypes[i] != nil {
+		if opts.BufferTypes != nil && !isNil(opts.BufferTypes[i]) {
 			bt = opts.BufferTypes[i]
 		}
 		if !b.Device().SupportsBufferType(bt) {
@@ -169,7 +169,7 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 }
 
 // isNil reports whether b is nil or an interface holding a nil pointer (or other nil-able value).
-func isNil(b core.Backend) bool {
+func isNil(b any) bool {
 	if b == nil {
 		return true
 	}
@@ -256,8 +256,9 @@ func (s *Scheduler) SetEvalCallback(cb EvalCallback) {
 }
 
 // SetTensorBackend pins t to backend b (which must be one of the scheduler's). The pin applies from
-// the next plan; a pinned node whose backend cannot run it is an error at planning time. A nil t or
-// b is an error.
+// the next plan (a change drops the current plan, waiting for runs in flight, and the tensors it gave
+// memory lose it until the next AllocGraph); a pinned node whose backend cannot run it is an error
+// at planning time. A nil t or b is an error.
 func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
 	if s == nil {
 		return errNilScheduler
@@ -276,7 +277,17 @@ func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
 	}
 	if old, ok := s.pins[t]; !ok || old != id {
 		s.pins[t] = id
-		s.plan = nil
+		if s.plan != nil {
+			// The next plan may place tensors elsewhere: take back the memory this plan gave
+			// them (after the runs in flight), or they would keep pointing at the old backend's.
+			err := s.synchronize()
+			s.plan.release()
+			s.plan = nil
+			s.allocked = false
+			if err != nil {
+				return fmt.Errorf("tandem: scheduler: SetTensorBackend: a run in flight failed: %w", err)
+			}
+		}
 	}
 	return nil
 }

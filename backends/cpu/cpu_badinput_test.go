@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -132,6 +133,24 @@ func TestCPUBadInput(t *testing.T) {
 			return Compute(g, 3)
 		}, "lie outside its"},
 		{4, "kernel panic, 1 thread", panicAt(1, 1, 0, false), "node 1 "},
+		{4, "abort callback panics, 3 threads", func() error {
+			be, err := New(Options{Threads: 3, Abort: func() bool { panic("abort exploded") }})
+			if err != nil {
+				return err
+			}
+			defer be.Close()
+			g, ys := addChain(t, 3, 8, 12)
+			err = be.GraphCompute(g)
+			if err == nil {
+				return nil
+			}
+			// The backend still works once the callback is gone.
+			be.SetAbort(nil)
+			if err2 := be.GraphCompute(g); err2 != nil || ys[2].Float32s()[0] != 3 {
+				return fmt.Errorf("after the panic: %v, last %v", err2, ys[2].Float32s()[0])
+			}
+			return err
+		}, "the abort callback panicked: abort exploded"},
 		{4, "kernel panic on worker 2 of 3", panicAt(3, 1, 2, false), "injected kernel panic"},
 		{4, "kernel panic on worker 0 of 3", panicAt(3, 2, 0, false), "kernel for op ADD panicked"},
 		{4, "kernel panic, others at an inner barrier", panicAt(3, 0, 1, true), "node 0 "},

@@ -39,9 +39,14 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 				if ctx.Err() != nil {
 					stopErr = fmt.Errorf("%w after node %d of %d: %w", ErrAborted, i+1, len(nodes), ctx.Err())
 					stopAt.Store(int64(i + 1))
-				} else if abort != nil && abort() {
-					stopErr = fmt.Errorf("%w after node %d of %d", ErrAborted, i+1, len(nodes))
-					stopAt.Store(int64(i + 1))
+				} else if abort != nil {
+					if stop, v := callAbort(abort); v != nil {
+						stopErr = fmt.Errorf("%w after node %d of %d: the abort callback panicked: %v", ErrAborted, i+1, len(nodes), v)
+						stopAt.Store(int64(i + 1))
+					} else if stop {
+						stopErr = fmt.Errorf("%w after node %d of %d", ErrAborted, i+1, len(nodes))
+						stopAt.Store(int64(i + 1))
+					}
 				}
 			}
 			p.barrier.wait()
@@ -56,6 +61,17 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 		return core.Errorf("tandem: cpu: node %d %v: %w", at, nodes[at], err)
 	}
 	return stopErr
+}
+
+// callAbort calls the user's abort callback, returning the value of a panic in it: worker 0 must
+// reach the barrier whatever the callback does, or the other workers would wait forever.
+func callAbort(abort func() bool) (stop bool, panicked any) {
+	defer func() {
+		if v := recover(); v != nil {
+			stop, panicked = true, v
+		}
+	}()
+	return abort(), nil
 }
 
 // KernelPanicError is the error a panic inside a kernel becomes (wrapped with the node's index and
