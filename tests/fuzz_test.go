@@ -389,7 +389,7 @@ func fzFill(ctx *core.Context, data []byte) error {
 	h.Write(data)
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0xf022))
 	for _, t := range ctx.Tensors() {
-		if t.Op != core.OpNone || t.ViewSrc != nil || t.NElements() <= 0 || t.NElements() > 1<<22 || t.Data() == nil {
+		if t.Op != core.OpNone || t.ViewSrc != nil || !fzSaneShape(t) || t.NElements() <= 0 || t.NElements() > 1<<22 || t.Data() == nil {
 			continue // (sizes past the arena only pass construction bugs fzCoreProblem reports)
 		}
 		if t.Type == core.TypeI32 {
@@ -566,6 +566,14 @@ func fzCheck(t *testing.T, data []byte) {
 		if n.Op == core.OpNone || n.Op.IsView() || n.NElements() == 0 {
 			continue
 		}
+		// Outputs of their own start as NaN bytes, so an element a kernel leaves unwritten shows.
+		if n.ViewSrc == nil {
+			if d := n.Data(); d != nil {
+				for j := range d {
+					d[j] = 0xff
+				}
+			}
+		}
 		copy(pre, arena)
 		one := g.View(i, i+1)
 		if err := ref.GraphCompute(one); err != nil {
@@ -574,6 +582,13 @@ func fzCheck(t *testing.T, data []byte) {
 		want, err := core.GetFloat32s(n)
 		if err != nil {
 			t.Fatalf("node %d %v: reading the reference: %v", i, n, err)
+		}
+		if n.ViewSrc == nil && n.Type == core.TypeF32 {
+			for j, v := range want {
+				if math.Float32bits(v) == 0xffffffff {
+					t.Fatalf("node %d %v (sources %s): the reference kernel left element %d unwritten", i, n, fzSources(n), j)
+				}
+			}
 		}
 		post := append([]byte(nil), arena...)
 		copy(arena, pre)
@@ -719,6 +734,26 @@ func fzCoreProblem(ctx *core.Context) string {
 		}
 	}
 	return ""
+}
+
+// fzSaneShape reports whether t's sizes and strides are non-negative, its element count is at most
+// 2^40 and its byte extent fits an int64.
+func fzSaneShape(t *core.Tensor) bool {
+	n := int64(1)
+	for i := range t.Ne {
+		if t.Ne[i] < 0 || t.Nb[i] < 0 {
+			return false
+		}
+		if t.Ne[i] == 0 {
+			return true
+		}
+		if n > (1<<40)/t.Ne[i] {
+			return false
+		}
+		n *= t.Ne[i]
+	}
+	_, ok := fzExtent(t)
+	return ok
 }
 
 // fzExtent is the byte span of t's elements, overflow-checked (false on overflow); -1 when t's
