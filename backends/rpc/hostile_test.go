@@ -421,7 +421,7 @@ func TestCastSelfSourceAndRecompute(t *testing.T) {
 	}
 	set(1, -2, 3.0, 40)
 	c.send(cmdGraphCompute, encodeGraph(0, []uint64{2}, []wireTensor{a, r}))
-	if got := get(); (got[0] != 1 || got[1] != -2 || got[2] != 3 || got[3] != 40) {
+	if got := get(); got[0] != 1 || got[1] != -2 || got[2] != 3 || got[3] != 40 {
 		t.Fatalf("cast gave %v", got)
 	}
 	set(5, 6, 7, 8)

@@ -251,6 +251,11 @@ func (b *graphBuilder) place(t *core.Tensor, w *wireTensor) error {
 	if sb.buf == nil {
 		return fmt.Errorf("graph: tensor %q lies in an empty buffer", w.name())
 	}
+	// Elements may not overlap (no zero or overlapping strides): the work an op does is then
+	// bounded by the memory it reads, and kernels never walk more elements than bytes allow.
+	if n, _ := extent(t.Type, w.Ne, w.Nb); t.NElements() > 0 && t.Type.RowSize(t.Ne[0]) > int64(n)/max(t.NRows(), 1) {
+		return fmt.Errorf("graph: tensor %q: ne %v with strides %v overlaps itself", w.name(), w.Ne, w.Nb)
+	}
 	t.Buffer, t.Offset = sb.buf, int64(w.Data-sb.base)
 	b.used[sb] = struct{}{}
 	if v := t.ViewSrc; v != nil {
