@@ -153,8 +153,8 @@ func (c *Client) callLocked(ctx context.Context, cmd byte, respLen int, payload 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	dl, ok := ctx.Deadline()
-	if !ok && c.Timeout > 0 {
+	dl, ctxDeadline := ctx.Deadline()
+	if !ctxDeadline && c.Timeout > 0 {
 		dl = time.Now().Add(c.Timeout)
 	}
 	_ = c.nc.SetDeadline(dl)
@@ -162,8 +162,12 @@ func (c *Client) callLocked(ctx context.Context, cmd byte, respLen int, payload 
 	defer stop()
 	out, err := c.exchange(cmd, respLen, payload)
 	if err != nil {
-		if ctx.Err() != nil {
+		var ne net.Error
+		switch {
+		case ctx.Err() != nil:
 			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		case ctxDeadline && errors.As(err, &ne) && ne.Timeout():
+			err = fmt.Errorf("%w (%w)", err, context.DeadlineExceeded)
 		}
 		c.err = fmt.Errorf("%w: %s to %s: %w", ErrConnectionLost, cmdName(cmd), c.addr, err)
 		c.nc.Close()
