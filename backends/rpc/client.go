@@ -25,6 +25,10 @@ type Client struct {
 	addr string
 	// Timeout bounds each call that has no deadline of its own (0: no limit). Set it before use.
 	Timeout time.Duration
+	// GGMLCompat makes SupportsOp refuse layouts that ggml's CPU backend asserts on (which abort
+	// a ggml rpc-server). Set it when the server is llama.cpp's or ggml's; a tandem server runs
+	// everything tandem can serialize. The protocol cannot tell the two apart.
+	GGMLCompat bool
 
 	mu      sync.Mutex
 	nc      net.Conn

@@ -49,7 +49,7 @@ func (d *Device) SupportsOp(t *core.Tensor) bool {
 	if _, ok := toGGML[t.Op]; !ok || !supportedParams(t) {
 		return false
 	}
-	if !fits32(t) {
+	if !fits32(t) || d.c.GGMLCompat && !ggmlCPUAccepts(t) {
 		return false
 	}
 	for _, s := range t.Src {
