@@ -27,6 +27,8 @@ type Server struct {
 	MaxPayload uint64
 	// CacheDir, when set, keeps uploads over 10 MiB by FNV-1a hash for SET_TENSOR_HASH.
 	CacheDir string
+
+	devMu sync.Mutex // held while a request touches the backends
 }
 
 // Serve accepts ggml RPC clients on l until ctx is done or l fails, serving each connection in its
@@ -126,6 +128,7 @@ type conn struct {
 	nextBase   uint64
 	last       map[uint32]*storedGraph
 	hello      bool
+	pending    [][]byte // reply parts, written once the request is done
 }
 
 func (c *conn) serve() {
@@ -137,6 +140,8 @@ func (c *conn) serve() {
 			c.log.Error("rpc: closing connection after internal error", "panic", fmt.Sprint(p))
 		}
 		c.nc.Close()
+		c.s.devMu.Lock()
+		defer c.s.devMu.Unlock()
 		for h, b := range c.bufs {
 			if b.buf != nil {
 				_ = b.buf.Free()
@@ -158,11 +163,20 @@ func (c *conn) serve() {
 			}
 			return
 		}
-		if err := c.handle(req); err != nil {
+		// Device work is serialized across connections (backends need not be safe for
+		// concurrent use); replies are written after the lock is released, so a client that
+		// does not read cannot hold up the others.
+		if err := c.handleLocked(req); err != nil {
 			c.log.Warn("rpc: closing connection", "command", cmdName(req.Cmd), "reason", err.Error())
 			return
 		}
-		if hasReply(req.Cmd) && c.r.Buffered() == 0 {
+		for _, p := range c.pending {
+			if _, err := c.w.Write(p); err != nil {
+				return
+			}
+		}
+		c.pending = c.pending[:0]
+		if hasReply(req.Cmd) {
 			if err := c.w.Flush(); err != nil {
 				return
 			}
@@ -170,21 +184,20 @@ func (c *conn) serve() {
 	}
 }
 
+// handleLocked runs one request holding the server's device lock (released on a panic too).
+func (c *conn) handleLocked(req request) error {
+	c.s.devMu.Lock()
+	defer c.s.devMu.Unlock()
+	return c.handle(req)
+}
+
 func (c *conn) reply(p ...[]byte) error {
 	var n uint64
 	for _, b := range p {
 		n += uint64(len(b))
 	}
-	var hdr [8]byte
-	le.PutUint64(hdr[:], n)
-	if _, err := c.w.Write(hdr[:]); err != nil {
-		return err
-	}
-	for _, b := range p {
-		if _, err := c.w.Write(b); err != nil {
-			return err
-		}
-	}
+	c.pending = append(c.pending, le.AppendUint64(nil, n))
+	c.pending = append(c.pending, p...)
 	return nil
 }
 
