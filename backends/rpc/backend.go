@@ -22,7 +22,12 @@ func (be *Backend) Device() core.Device { return be.d }
 func (be *Backend) DefaultBufferType() core.BufferType { return be.d.bt }
 
 // Synchronize makes a round trip, so that earlier uploads are known to be accepted.
-func (be *Backend) Synchronize() error { return be.d.c.sync(context.Background()) }
+func (be *Backend) Synchronize() error {
+	if err := be.d.c.sync(context.Background()); err != nil {
+		return fmt.Errorf("tandem: rpc: %s: synchronize: %w", be.d.name, err)
+	}
+	return nil
+}
 
 // Close does nothing: the Client owns the connection.
 func (be *Backend) Close() error { return nil }

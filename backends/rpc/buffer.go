@@ -38,20 +38,20 @@ func (b *Buffer) client() *Client { return b.bt.d.c }
 // wireFor serializes t (which must live in b) for a data command.
 func (b *Buffer) wireFor(op string, t *core.Tensor, offset, size int64) (wireTensor, error) {
 	if b.freed {
-		return wireTensor{}, fmt.Errorf("tandem: rpc: %s %v: buffer was freed", op, t)
+		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s %v: buffer was freed", b.bt.d.name, op, t)
 	}
 	if t.Buffer != core.Buffer(b) {
-		return wireTensor{}, fmt.Errorf("tandem: rpc: %s %v: tensor is not in this buffer", op, t)
+		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s %v: tensor is not in this buffer", b.bt.d.name, op, t)
 	}
 	n := t.NBytes()
 	if offset < 0 || size < 0 || offset > n || size > n-offset {
-		return wireTensor{}, fmt.Errorf("tandem: rpc: %s %v: bytes [%d,+%d) are outside its %d bytes", op, t, offset, size, n)
+		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s %v: bytes [%d,+%d) are outside its %d bytes", b.bt.d.name, op, t, offset, size, n)
 	}
 	if t.Offset < 0 || t.Offset > b.size || n > b.size-t.Offset {
-		return wireTensor{}, fmt.Errorf("tandem: rpc: %s %v: tensor at %d+%d is outside the %d-byte buffer", op, t, t.Offset, n, b.size)
+		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s %v: tensor at %d+%d is outside the %d-byte buffer", b.bt.d.name, op, t, t.Offset, n, b.size)
 	}
 	if !fits32(t) {
-		return wireTensor{}, fmt.Errorf("tandem: rpc: %s %v: shape or strides do not fit 32 bits", op, t)
+		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s %v: shape or strides do not fit 32 bits", b.bt.d.name, op, t)
 	}
 	w := wireTensor{ID: 1, Type: uint32(t.Type), Buffer: b.handle, Data: b.base + uint64(t.Offset)}
 	for i := 0; i < 4; i++ {
@@ -83,7 +83,7 @@ func (b *Buffer) SetTensorContext(ctx context.Context, t *core.Tensor, data []by
 	if len(data) > hashMinBytes {
 		r, err := c.call(ctx, cmdSetTensorHash, 1, le.AppendUint64(hdr, fnv1a64(data)))
 		if err != nil {
-			return fmt.Errorf("tandem: rpc: set %v: %w", t, err)
+			return fmt.Errorf("tandem: rpc: %s: set %v: %w", b.bt.d.name, t, err)
 		}
 		if r[0] == 1 {
 			return nil
@@ -91,7 +91,7 @@ func (b *Buffer) SetTensorContext(ctx context.Context, t *core.Tensor, data []by
 		hdr = hdr[:setHeaderSize]
 	}
 	if _, err := c.call(ctx, cmdSetTensor, -1, hdr, data); err != nil {
-		return fmt.Errorf("tandem: rpc: set %v: %w", t, err)
+		return fmt.Errorf("tandem: rpc: %s: set %v: %w", b.bt.d.name, t, err)
 	}
 	return nil
 }
@@ -112,7 +112,7 @@ func (b *Buffer) GetTensorContext(ctx context.Context, t *core.Tensor, dst []byt
 		return nil
 	}
 	if len(dst) > math.MaxInt32*4 {
-		return fmt.Errorf("tandem: rpc: get %v: %d bytes in one request is too many", t, len(dst))
+		return fmt.Errorf("tandem: rpc: %s: get %v: %d bytes in one request is too many", b.bt.d.name, t, len(dst))
 	}
 	p := make([]byte, getTensorReqSize)
 	w.put(p)
@@ -120,7 +120,7 @@ func (b *Buffer) GetTensorContext(ctx context.Context, t *core.Tensor, dst []byt
 	le.PutUint64(p[tensorSize+8:], uint64(len(dst)))
 	r, err := b.client().call(ctx, cmdGetTensor, len(dst), p)
 	if err != nil {
-		return fmt.Errorf("tandem: rpc: get %v: %w", t, err)
+		return fmt.Errorf("tandem: rpc: %s: get %v: %w", b.bt.d.name, t, err)
 	}
 	copy(dst, r)
 	return nil
@@ -141,7 +141,7 @@ func (b *Buffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) er
 	le.PutUint64(p[tensorSize+8:], uint64(size))
 	p[tensorSize+16] = value
 	if _, err := b.client().call(context.Background(), cmdMemsetTensor, 0, p); err != nil {
-		return fmt.Errorf("tandem: rpc: memset %v: %w", t, err)
+		return fmt.Errorf("tandem: rpc: %s: memset %v: %w", b.bt.d.name, t, err)
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func (b *Buffer) CopyTensor(src, dst *core.Tensor) (bool, error) {
 	wd.put(p[tensorSize:])
 	r, err := b.client().call(context.Background(), cmdCopyTensor, 1, p)
 	if err != nil {
-		return false, fmt.Errorf("tandem: rpc: copy %v to %v: %w", src, dst, err)
+		return false, fmt.Errorf("tandem: rpc: %s: copy %v to %v: %w", b.bt.d.name, src, dst, err)
 	}
 	return r[0] == 1, nil
 }
@@ -176,11 +176,11 @@ func (b *Buffer) CopyTensor(src, dst *core.Tensor) (bool, error) {
 // Clear fills the whole buffer with value (BUFFER_CLEAR).
 func (b *Buffer) Clear(value byte) error {
 	if b.freed {
-		return fmt.Errorf("tandem: rpc: clear: buffer was freed")
+		return fmt.Errorf("tandem: rpc: %s: clear: buffer was freed", b.bt.d.name)
 	}
 	p := le.AppendUint64(nil, b.handle)
 	if _, err := b.client().call(context.Background(), cmdBufferClear, 0, append(p, value)); err != nil {
-		return fmt.Errorf("tandem: rpc: clear: %w", err)
+		return fmt.Errorf("tandem: rpc: %s: clear: %w", b.bt.d.name, err)
 	}
 	return nil
 }
@@ -188,11 +188,11 @@ func (b *Buffer) Clear(value byte) error {
 // Free releases the buffer on the server (FREE_BUFFER). Freeing twice is an error.
 func (b *Buffer) Free() error {
 	if b.freed {
-		return fmt.Errorf("tandem: rpc: buffer %#x freed twice", b.handle)
+		return fmt.Errorf("tandem: rpc: %s: buffer %#x freed twice", b.bt.d.name, b.handle)
 	}
 	b.freed = true
 	if _, err := b.client().call(context.Background(), cmdFreeBuffer, 0, u64(b.handle)); err != nil {
-		return fmt.Errorf("tandem: rpc: free: %w", err)
+		return fmt.Errorf("tandem: rpc: %s: free: %w", b.bt.d.name, err)
 	}
 	return nil
 }

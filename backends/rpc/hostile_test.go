@@ -57,7 +57,7 @@ type hostileRig struct {
 	bt   *countingBT
 }
 
-func newHostileRig(t *testing.T) *hostileRig {
+func newHostileRig(t *testing.T, opts ...func(*Server)) *hostileRig {
 	be, err := cpu.New(cpu.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +70,9 @@ func newHostileRig(t *testing.T) *hostileRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	s := &Server{Backends: []core.Backend{cb}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxPayload: 1 << 24}
+	for _, o := range opts {
+		o(s)
+	}
 	go func() { s.Serve(ctx, l); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; be.Close() })
 	return &hostileRig{t: t, addr: l.Addr().String(), bt: cb.bt}
@@ -428,5 +431,27 @@ func TestCastSelfSourceAndRecompute(t *testing.T) {
 	c.send(cmdGraphRecompute, le.AppendUint32(nil, 0))
 	if got := get(); got[0] != 5 || got[3] != 8 {
 		t.Fatalf("recompute gave %v", got)
+	}
+}
+
+// MaxConnBytes: allocations beyond a connection's budget fail softly and the connection stays.
+func TestMaxConnBytes(t *testing.T) {
+	h := newHostileRig(t, func(s *Server) { s.MaxConnBytes = 1024 })
+	c := h.raw(true)
+	a, _ := c.alloc(512)
+	if a == 0 {
+		t.Fatal("512 bytes refused")
+	}
+	if b, _ := c.alloc(1024); b != 0 {
+		t.Fatal("allocation over the budget succeeded")
+	}
+	if c.call(cmdFreeBuffer, u64(a)) == nil {
+		t.Fatal("free failed")
+	}
+	if b, _ := c.alloc(1024); b == 0 {
+		t.Fatal("1024 bytes refused after the free")
+	}
+	if other, _ := h.raw(true).alloc(1024); other == 0 {
+		t.Fatal("the budget is per connection")
 	}
 }

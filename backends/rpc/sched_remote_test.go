@@ -1,11 +1,14 @@
 package rpc_test
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tandem-ml/tandem/alloc"
 	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/backends/rpc"
 	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/scheduler"
 )
@@ -87,7 +90,8 @@ func TestSchedulerSplitTwoServers(t *testing.T) {
 
 	addrA, _ := startServer(t, 1)
 	addrB, _ := startServer(t, 1)
-	beA, err := dial(t, addrA).Devices()[0].NewBackend()
+	proxyA := newFreezer(t, addrA)
+	beA, err := dial(t, proxyA.l.Addr().String()).Devices()[0].NewBackend()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,4 +145,12 @@ func TestSchedulerSplitTwoServers(t *testing.T) {
 		}
 	}
 	t.Logf("splits %d, copies %d", s.NSplits(), s.NCopies())
+
+	// The first server goes away: the run fails with an error naming that backend.
+	proxyA.drop()
+	err = s.GraphCompute(sg.g)
+	if err == nil || !errors.Is(err, rpc.ErrConnectionLost) || !strings.Contains(err.Error(), beA.Name()) {
+		t.Fatalf("after losing %s: %v", beA.Name(), err)
+	}
+	t.Logf("lost server: %v", err)
 }

@@ -27,6 +27,9 @@ type Server struct {
 	MaxPayload uint64
 	// CacheDir, when set, keeps uploads over 10 MiB by FNV-1a hash for SET_TENSOR_HASH.
 	CacheDir string
+	// MaxConnBytes bounds the buffer memory one connection may hold; 0 means no limit. Requests
+	// beyond it get the protocol's soft failure (handle 0), as an allocation that fails.
+	MaxConnBytes uint64
 
 	devMu sync.Mutex // held while a request touches the backends
 }
@@ -128,6 +131,7 @@ type conn struct {
 	nextBase   uint64
 	last       map[uint32]*storedGraph
 	hello      bool
+	held       uint64   // bytes of live buffers
 	pending    [][]byte // reply parts, written once the request is done
 }
 
@@ -270,6 +274,7 @@ func (c *conn) handle(req request) error {
 			return err
 		}
 		delete(c.bufs, b.handle)
+		c.held -= b.size
 		if b.buf != nil {
 			if err := b.buf.Free(); err != nil {
 				return fmt.Errorf("free: %w", err)
@@ -361,6 +366,9 @@ func (c *conn) alloc(p []byte) error {
 	if size > math.MaxInt64/2 || size > math.MaxUint64/4-c.nextBase {
 		return fail(errors.New("size too large"))
 	}
+	if lim := c.s.MaxConnBytes; lim > 0 && (size > lim || c.held > lim-size) {
+		return fail(fmt.Errorf("connection holds %d bytes, limit %d", c.held, lim))
+	}
 	var buf core.Buffer
 	got := uint64(0)
 	if size > 0 {
@@ -382,6 +390,7 @@ func (c *conn) alloc(p []byte) error {
 	c.nextHandle++
 	h := c.nextHandle<<8 | 0x5a // non-zero, not an address
 	c.bufs[h] = &sbuf{handle: h, base: base, size: got, dev: d, buf: buf}
+	c.held += got
 	return c.reply(u64(h), u64(got))
 }
 

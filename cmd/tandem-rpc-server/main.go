@@ -36,6 +36,7 @@ func run(args []string) error {
 	threads := fs.Int("threads", 0, "CPU backend threads (0: all cores)")
 	cacheDir := fs.String("cache", "", "directory caching uploads over 10 MiB for SET_TENSOR_HASH (empty: off)")
 	maxPayload := fs.Uint64("max-payload", 4<<30, "largest SET_TENSOR or GRAPH_COMPUTE request accepted, in bytes")
+	maxConn := fs.Uint64("max-conn-bytes", 0, "buffer memory one connection may hold, in bytes (0: no limit)")
 	verbose := fs.Bool("v", false, "log every connection")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,6 +92,6 @@ func run(args []string) error {
 	fmt.Fprintf(os.Stderr, "tandem-rpc-server listening on %s (protocol %d.%d.%d)\n", l.Addr(), rpc.ProtoMajor, rpc.ProtoMinor, rpc.ProtoPatch)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := &rpc.Server{Backends: backends, Logger: log, CacheDir: *cacheDir, MaxPayload: *maxPayload}
+	s := &rpc.Server{Backends: backends, Logger: log, CacheDir: *cacheDir, MaxPayload: *maxPayload, MaxConnBytes: *maxConn}
 	return s.Serve(ctx, l)
 }
