@@ -90,3 +90,22 @@ func dialRetry(t *testing.T, addr string) *rpc.Client {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestInteropGGMLClient runs a ggml client program against a tandem server:
+// TANDEM_GGML_RPC_CLIENT_BIN names a program started as `PROG 127.0.0.1:PORT` that computes graphs
+// on ggml_backend_rpc_init(addr, 0) and on its local CPU and exits non-zero when they differ.
+// Skipped when unset.
+func TestInteropGGMLClient(t *testing.T) {
+	bin := os.Getenv("TANDEM_GGML_RPC_CLIENT_BIN")
+	if bin == "" {
+		t.Skip("TANDEM_GGML_RPC_CLIENT_BIN not set")
+	}
+	addr, _ := startServer(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, addr).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("ggml client: %v", err)
+	}
+}
