@@ -1,7 +1,3 @@
-// Package rpc speaks ggml's RPC protocol (version 5.1.0): a client that turns the devices of a
-// remote server (llama.cpp's rpc-server or tandem's own) into core.Device values, and a server that
-// exposes tandem backends to any ggml RPC client. The protocol has no authentication: serve it on
-// trusted networks only.
 package rpc
 
 import (
