@@ -196,3 +196,21 @@ func (b *Buffer) Free() error {
 	}
 	return nil
 }
+
+// InitTensor tells the server about a tensor placed in b (INIT_TENSOR) in the one case ggml's
+// client does: quantized, not a view, rows not a multiple of 512 (CUDA servers pad those rows).
+func (b *Buffer) InitTensor(t *core.Tensor) error {
+	if t.ViewSrc != nil || !t.Type.IsQuantized() || t.Ne[0]%512 == 0 {
+		return nil
+	}
+	w, err := b.wireFor("init", t, 0, 0)
+	if err != nil {
+		return err
+	}
+	p := make([]byte, tensorSize)
+	w.put(p)
+	if _, err := b.client().call(context.Background(), cmdInitTensor, 0, p); err != nil {
+		return fmt.Errorf("tandem: rpc: %s: init %v: %w", b.bt.d.name, t, err)
+	}
+	return nil
+}
