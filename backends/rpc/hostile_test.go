@@ -75,6 +75,11 @@ func newHostileRig(t *testing.T, opts ...func(*Server)) *hostileRig {
 	}
 	go func() { s.Serve(ctx, l); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; be.Close() })
+	t.Cleanup(func() {
+		if n := s.panicked.Load(); n != 0 {
+			t.Errorf("server recovered from %d panics", n)
+		}
+	})
 	return &hostileRig{t: t, addr: l.Addr().String(), bt: cb.bt}
 }
 
@@ -454,4 +459,23 @@ func TestMaxConnBytes(t *testing.T) {
 	if other, _ := h.raw(true).alloc(1024); other == 0 {
 		t.Fatal("the budget is per connection")
 	}
+}
+
+// A view whose view_src names a tensor that none of its sources is, or one not in the list.
+func TestHostileViewSource(t *testing.T) {
+	h := newHostileRig(t)
+	for _, viewSrc := range []uint64{2, 99} {
+		c := h.raw(true)
+		hd, base := c.alloc(256)
+		a := f32Tensor(1, hd, base, 4)
+		other := f32Tensor(2, hd, base+64, 4)
+		v := f32Tensor(3, hd, base, 2)
+		v.Op, v.Src[0], v.ViewSrc, v.Flags = ggmlOpView, 1, viewSrc, flagCompute
+		c.send(cmdGraphCompute, encodeGraph(0, []uint64{3}, []wireTensor{a, other, v}))
+		c.send(cmdDeviceCount)
+		if !c.closed() {
+			t.Errorf("view_src %d accepted", viewSrc)
+		}
+	}
+	h.goodRun(h.raw(true))
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -31,7 +32,8 @@ type Server struct {
 	// beyond it get the protocol's soft failure (handle 0), as an allocation that fails.
 	MaxConnBytes uint64
 
-	devMu sync.Mutex // held while a request touches the backends
+	devMu    sync.Mutex   // held while a request touches the backends
+	panicked atomic.Int64 // internal errors caught (a bug; tests check it stays 0)
 }
 
 // Serve accepts ggml RPC clients on l until ctx is done or l fails, serving each connection in its
@@ -141,6 +143,7 @@ func (c *conn) serve() {
 	c.log.Info("rpc: connection opened")
 	defer func() {
 		if p := recover(); p != nil {
+			c.s.panicked.Add(1)
 			c.log.Error("rpc: closing connection after internal error", "panic", fmt.Sprint(p))
 		}
 		c.nc.Close()

@@ -218,7 +218,14 @@ func (b *graphBuilder) make(w *wireTensor, depth int) (*core.Tensor, error) {
 	}
 	switch {
 	case t.ViewSrc != nil:
-		if w.ViewSrc == 0 || b.built[w.ViewSrc] != t.ViewSrc && b.built[w.ViewSrc].ViewSrc != t.ViewSrc {
+		if w.ViewSrc == 0 {
+			return nil, fmt.Errorf("graph: %v node %q: the op makes a view but no view source is given", op, w.name())
+		}
+		v, err := b.get(w.ViewSrc, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if v != t.ViewSrc && v.ViewSrc != t.ViewSrc {
 			return nil, fmt.Errorf("graph: %v node %q: view source does not match the op's", op, w.name())
 		}
 	case w.ViewSrc != 0:
