@@ -42,6 +42,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	WriteHeader(stdout, cfg, disc)
+	if disc.RPC != nil {
+		defer disc.RPC.Close()
+		if !cfg.List {
+			if err := WriteRPCFigures(stdout, disc.RPC, cfg.Quick); err != nil {
+				fmt.Fprintln(stderr, "bench: rpc figures:", err)
+				return 1
+			}
+		}
+	}
 	runner := &Runner{Policy: cfg.Policy, Sizes: cfg.Sizes, Quick: cfg.Quick, Targets: disc.Targets, Progress: NewProgress(stderr)}
 	if cfg.Log != LogOff {
 		runner.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Log}))

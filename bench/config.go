@@ -25,6 +25,7 @@ type Config struct {
 	Sizes   SizeSpec
 	List    bool
 	Strict  bool
+	RPC     string // -rpc HOST:PORT: a ggml RPC server whose devices join the run
 	Policy  Policy
 	Log     slog.Level // -log: the scheduler's plans on stderr at this level (LogOff: none)
 }
@@ -187,6 +188,7 @@ func ParseArgs(args []string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&sizes, "sizes", "", "")
 	fs.BoolVar(&cfg.List, "list", false, "")
 	fs.BoolVar(&cfg.Strict, "strict", false, "")
+	fs.StringVar(&cfg.RPC, "rpc", "", "")
 	fs.DurationVar(&budget, "budget", 0, "")
 	fs.DurationVar(&maxRun, "maxrun", 0, "")
 	fs.DurationVar(&devBudget, "device-budget", 0, "")
@@ -307,6 +309,10 @@ Flags:
                     with the reason it went where it went
   -list             list the devices and the cases, run nothing
   -strict           exit 1 when a result is WRONG (NMSE above its limit)
+  -rpc HOST:PORT    add the devices of a ggml RPC server (tandem-rpc-server or
+                    llama.cpp's rpc-server) as rows, "RPC0[HOST:PORT]" alone and
+                    with the CPU through the scheduler, and print its per-call
+                    latency and SET/GET throughput first
   -budget D         time spent repeating one case (default 300ms, quick 40ms)
   -maxrun D         largest estimated single run before a size is skipped
                     (default 1s, quick 60ms)

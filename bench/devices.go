@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/backends/rpc"
 	"github.com/tandem-ml/tandem/backends/vulkan"
 	"github.com/tandem-ml/tandem/core"
 )
@@ -98,7 +101,8 @@ type Discovery struct {
 	Devices   []DeviceInfo // every device found (selected or not)
 	Targets   []*Target    // what runs, the baseline first
 	VulkanOK  bool
-	VulkanWhy string // why Vulkan is not used, when it is not
+	VulkanWhy string      // why Vulkan is not used, when it is not
+	RPC       *rpc.Client // -rpc: the connection to the remote server (closed by the app)
 }
 
 // Discover lists devices and makes the targets the config selects. The CPU baseline is always the
@@ -120,6 +124,19 @@ func Discover(cfg *Config) (*Discovery, error) {
 	}
 	if cpuDev == nil {
 		return nil, errors.New("no CPU device registered (is backends/cpu imported?)")
+	}
+	if cfg.RPC != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := rpc.Dial(ctx, cfg.RPC)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("-rpc: %w", err)
+		}
+		d.RPC = c
+		for _, dev := range c.Devices() {
+			d.Devices = append(d.Devices, describe(dev))
+			others = append(others, dev)
+		}
 	}
 	cpuSelected := selectedDevice(cfg.Devices, cpuDev)
 	for i, n := range cfg.Threads {

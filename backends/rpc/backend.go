@@ -1,0 +1,163 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// Backend computes graphs on one remote device.
+type Backend struct {
+	d *Device
+}
+
+// Name is the device name, "RPC<index>[host:port]".
+func (be *Backend) Name() string { return be.d.name }
+
+// Device returns the remote device.
+func (be *Backend) Device() core.Device { return be.d }
+
+// DefaultBufferType is the device's buffer type.
+func (be *Backend) DefaultBufferType() core.BufferType { return be.d.bt }
+
+// Synchronize makes a round trip, so that earlier uploads are known to be accepted.
+func (be *Backend) Synchronize() error {
+	if err := be.d.c.sync(context.Background()); err != nil {
+		return fmt.Errorf("tandem: rpc: %s: synchronize: %w", be.d.name, err)
+	}
+	return nil
+}
+
+// Close does nothing: the Client owns the connection.
+func (be *Backend) Close() error { return nil }
+
+// GraphCompute runs g on the remote device; see GraphComputeContext.
+func (be *Backend) GraphCompute(g *core.Graph) error {
+	return be.GraphComputeContext(context.Background(), g)
+}
+
+// GraphComputeContext serializes g (GRAPH_COMPUTE) and waits until the server has run it (a
+// DEVICE_COUNT round trip after it, since GRAPH_COMPUTE has no reply). A rejected graph, a dropped
+// connection or a dead server is an error, at the latest when ctx is done.
+func (be *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
+	if err := g.Err(); err != nil {
+		return err
+	}
+	payload, err := be.serialize(g)
+	if err != nil {
+		return fmt.Errorf("tandem: rpc: %s: %w", be.d.name, err)
+	}
+	c := be.d.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.callLocked(ctx, cmdGraphCompute, -1, payload); err != nil {
+		return fmt.Errorf("tandem: rpc: %s: graph compute: %w", be.d.name, err)
+	}
+	if _, err := c.callLocked(ctx, cmdDeviceCount, 4); err != nil {
+		return fmt.Errorf("tandem: rpc: %s: graph compute: %w", be.d.name, err)
+	}
+	return nil
+}
+
+// serialize lays out g as ggml's client does: node ids in execution order, then every tensor
+// reachable from them through sources and view sources once, sources first.
+func (be *Backend) serialize(g *core.Graph) ([]byte, error) {
+	nodes := g.Nodes()
+	ids := make(map[*core.Tensor]uint64, 2*len(nodes))
+	var order []*core.Tensor
+	var visit func(t *core.Tensor) error
+	visit = func(t *core.Tensor) error {
+		if _, ok := ids[t]; ok {
+			return nil
+		}
+		ids[t] = uint64(len(ids) + 1)
+		for _, s := range wireSources(t) {
+			if s != nil && s != t {
+				if err := visit(s); err != nil {
+					return err
+				}
+			}
+		}
+		if t.ViewSrc != nil {
+			if err := visit(t.ViewSrc); err != nil {
+				return err
+			}
+		}
+		order = append(order, t)
+		return nil
+	}
+	for _, n := range nodes {
+		if !be.d.SupportsOp(n) {
+			return nil, fmt.Errorf("node %v: op %v cannot be sent over RPC", n, n.Op)
+		}
+		if err := visit(n); err != nil {
+			return nil, err
+		}
+	}
+	isNode := make(map[*core.Tensor]bool, len(nodes))
+	uses := make(map[*core.Tensor]int32, len(order))
+	for _, n := range nodes {
+		isNode[n] = true
+		for _, s := range wireSources(n) {
+			if s != nil {
+				uses[s]++
+			}
+		}
+	}
+	wires := make([]wireTensor, len(order))
+	for i, t := range order {
+		w, err := be.wireTensor(t, ids)
+		if err != nil {
+			return nil, err
+		}
+		if isNode[t] && t.Op != core.OpNone {
+			w.Flags |= flagCompute
+		}
+		w.UseCount = uses[t]
+		if t.Op == core.OpRMSNorm {
+			// The server fuses RMS_NORM with a following MUL when the count is exactly 1, but a
+			// scheduler split cannot see uses in other splits: 0 keeps the norm's output written.
+			w.UseCount = 0
+		}
+		wires[i] = w
+	}
+	nodeIDs := make([]uint64, len(nodes))
+	for i, n := range nodes {
+		nodeIDs[i] = ids[n]
+	}
+	return encodeGraph(be.d.index, nodeIDs, wires), nil
+}
+
+func (be *Backend) wireTensor(t *core.Tensor, ids map[*core.Tensor]uint64) (wireTensor, error) {
+	b, ok := t.Buffer.(*Buffer)
+	if !ok || b.client() != be.d.c {
+		return wireTensor{}, fmt.Errorf("tensor %v is not in a buffer of %s", t, be.d.c.addr)
+	}
+	if b.freed {
+		return wireTensor{}, fmt.Errorf("tensor %v: its buffer was freed", t)
+	}
+	if !fits32(t) {
+		return wireTensor{}, fmt.Errorf("tensor %v: shape or strides do not fit 32 bits", t)
+	}
+	op, ok := toGGML[t.Op]
+	if !ok {
+		return wireTensor{}, fmt.Errorf("tensor %v: op %v has no ggml id", t, t.Op)
+	}
+	w := wireTensor{ID: ids[t], Type: uint32(t.Type), Buffer: b.handle, Data: b.base + uint64(t.Offset), Op: op,
+		Params: wireParams(t)}
+	for i := 0; i < 4; i++ {
+		w.Ne[i], w.Nb[i] = uint32(t.Ne[i]), uint32(t.Nb[i])
+	}
+	w.Flags = int32(t.Flags & (core.FlagInput | core.FlagOutput | core.FlagParam | core.FlagLoss))
+	for i, s := range wireSources(t) {
+		if s != nil {
+			w.Src[i] = ids[s]
+		}
+	}
+	if t.ViewSrc != nil {
+		w.ViewSrc, w.ViewOffs = ids[t.ViewSrc], uint64(t.ViewOffs)
+	}
+	w.setName(t.Name)
+	return w, nil
+}

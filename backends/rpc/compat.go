@@ -1,0 +1,46 @@
+package rpc
+
+import "github.com/tandem-ml/tandem/core"
+
+// ggmlCPUAccepts reports whether ggml's CPU backend (behind llama.cpp's or ggml's rpc-server) runs
+// t without tripping one of its assertions, which abort the whole server process. tandem's kernels
+// accept more layouts than ggml's; these rules were found by running every case of the tests/
+// harness against ggml's server (TestInteropGGMLServer).
+func ggmlCPUAccepts(t *core.Tensor) bool {
+	s0 := t.Src[0]
+	contig := func(x *core.Tensor) bool { return x == nil || x.IsContiguous() }
+	switch t.Op {
+	case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv, core.OpAdd1, core.OpSqr, core.OpSqrt, core.OpLog,
+		core.OpSin, core.OpCos, core.OpScale, core.OpClamp, core.OpLeakyRelu, core.OpUnary, core.OpGLU,
+		core.OpSumRows, core.OpRMSNorm, core.OpNorm, core.OpRepeat:
+		if !contig(s0) || t.Op == core.OpGLU && !contig(t.Src[1]) {
+			return false
+		}
+		switch t.Op {
+		case core.OpClamp, core.OpLeakyRelu, core.OpUnary, core.OpGLU:
+			if s0.Type == core.TypeBF16 {
+				return false
+			}
+		}
+	case core.OpDiagMaskInf:
+		return contig(s0) && t.Params[0] >= 0
+	case core.OpCpy:
+		if d := t.Src[1]; (s0.Type.IsQuantized() || t.Type.IsQuantized()) && (!contig(s0) || !contig(d) || t.ViewSrc != nil && !t.IsContiguous()) {
+			return false
+		}
+		if t.Type.IsQuantized() && s0.Ne[0] != t.Ne[0] {
+			return false // ggml quantizes source rows as they are
+		}
+	case core.OpSum, core.OpArgmax, core.OpArgsort, core.OpPool1D, core.OpPool2D:
+		return contig(s0) // ggml indexes these as dense rows (POOL_2D writes out of bounds otherwise)
+	case core.OpIm2Col:
+		return contig(t.Src[1])
+	case core.OpRope:
+		return t.Ne[0]%2 == 0 // ggml's rope walks pairs past an odd row end
+	case core.OpOutProd:
+		if s0.Type != core.TypeF32 && (s0.Ne[2] != t.Src[1].Ne[2] || s0.Ne[3] != t.Src[1].Ne[3]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,162 @@
+package rpc
+
+import "github.com/tandem-ml/tandem/core"
+
+// ggml's op ids in protocol 5.1.0 (enum ggml_op, GGML_OP_COUNT = 101): the ones tandem has.
+const (
+	ggmlOpNone        = 0
+	ggmlOpDup         = 1
+	ggmlOpAdd         = 2
+	ggmlOpAdd1        = 4
+	ggmlOpSub         = 6
+	ggmlOpMul         = 7
+	ggmlOpDiv         = 8
+	ggmlOpSqr         = 9
+	ggmlOpSqrt        = 10
+	ggmlOpLog         = 11
+	ggmlOpSin         = 12
+	ggmlOpCos         = 13
+	ggmlOpSum         = 14
+	ggmlOpSumRows     = 15
+	ggmlOpMean        = 17
+	ggmlOpArgmax      = 18
+	ggmlOpRepeat      = 20
+	ggmlOpConcat      = 22
+	ggmlOpNorm        = 24
+	ggmlOpRMSNorm     = 25
+	ggmlOpMulMat      = 29
+	ggmlOpOutProd     = 31
+	ggmlOpScale       = 32
+	ggmlOpCpy         = 34
+	ggmlOpCont        = 35
+	ggmlOpReshape     = 36
+	ggmlOpView        = 37
+	ggmlOpPermute     = 38
+	ggmlOpTranspose   = 39
+	ggmlOpGetRows     = 40
+	ggmlOpSetRows     = 42
+	ggmlOpDiagMaskInf = 44
+	ggmlOpSoftMax     = 46
+	ggmlOpRope        = 48
+	ggmlOpClamp       = 50
+	ggmlOpIm2Col      = 52
+	ggmlOpPool1D      = 60
+	ggmlOpPool2D      = 61
+	ggmlOpArgsort     = 69
+	ggmlOpLeakyRelu   = 71
+	ggmlOpUnary       = 91
+	ggmlOpGLU         = 100
+	ggmlOpCount       = 101
+
+	ggmlUnaryCount = 22 // enum ggml_unary_op; tandem's kinds 0..13 share ggml's numbers
+	ggmlGLUCount   = 6  // enum ggml_glu_op; tandem's REGLU, GEGLU, SWIGLU are 0, 1, 2
+)
+
+// opInfo describes how one tandem op travels: ggml's id and the meaning of its op_params slots.
+type opInfo struct {
+	Op     core.Op
+	GGML   uint32
+	Params string // layout, as in the protocol notes (Appendix D)
+}
+
+// opTable maps every tandem op to ggml's numbering. Ops missing here cannot be serialized.
+var opTable = []opInfo{
+	{core.OpNone, ggmlOpNone, "none"},
+	{core.OpDup, ggmlOpDup, "none"},
+	{core.OpAdd, ggmlOpAdd, "none"},
+	{core.OpAdd1, ggmlOpAdd1, "none"},
+	{core.OpSub, ggmlOpSub, "none"},
+	{core.OpMul, ggmlOpMul, "none"},
+	{core.OpDiv, ggmlOpDiv, "none"},
+	{core.OpSqr, ggmlOpSqr, "none"},
+	{core.OpSqrt, ggmlOpSqrt, "none"},
+	{core.OpLog, ggmlOpLog, "none"},
+	{core.OpSin, ggmlOpSin, "none"},
+	{core.OpCos, ggmlOpCos, "none"},
+	{core.OpSum, ggmlOpSum, "none"},
+	{core.OpSumRows, ggmlOpSumRows, "none"},
+	{core.OpMean, ggmlOpMean, "none"},
+	{core.OpArgmax, ggmlOpArgmax, "none"},
+	{core.OpRepeat, ggmlOpRepeat, "none; src0 only (the shape template is not sent)"},
+	{core.OpConcat, ggmlOpConcat, "i[0] dim"},
+	{core.OpNorm, ggmlOpNorm, "f[0] eps"},
+	{core.OpRMSNorm, ggmlOpRMSNorm, "f[0] eps"},
+	{core.OpMulMat, ggmlOpMulMat, "i[0] precision, i[1] hint"},
+	{core.OpOutProd, ggmlOpOutProd, "none"},
+	{core.OpScale, ggmlOpScale, "f[0] scale, f[1] bias"},
+	{core.OpCpy, ggmlOpCpy, "none; src1 = destination, or the node itself for a cast"},
+	{core.OpCont, ggmlOpCont, "none"},
+	{core.OpReshape, ggmlOpReshape, "none"},
+	{core.OpView, ggmlOpView, "i[0] offset low, i[1] offset high"},
+	{core.OpPermute, ggmlOpPermute, "i[0..3] axes"},
+	{core.OpTranspose, ggmlOpTranspose, "none"},
+	{core.OpGetRows, ggmlOpGetRows, "none"},
+	{core.OpSetRows, ggmlOpSetRows, "none; src0 rows, src1 ids, src2 destination"},
+	{core.OpDiagMaskInf, ggmlOpDiagMaskInf, "i[0] n_past"},
+	{core.OpSoftMax, ggmlOpSoftMax, "f[0] scale, f[1] max_bias"},
+	{core.OpRope, ggmlOpRope, "i[1] n_dims, i[2] mode, i[4] n_ctx_orig, f[5..10] freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow"},
+	{core.OpClamp, ggmlOpClamp, "f[0] min, f[1] max"},
+	{core.OpIm2Col, ggmlOpIm2Col, "i[0..6] s0, s1, p0, p1, d0, d1, is_2D"},
+	{core.OpPool1D, ggmlOpPool1D, "i[0] op, i[1] k0, i[2] s0, i[3] p0"},
+	{core.OpPool2D, ggmlOpPool2D, "i[0] op, i[1] k0, i[2] k1, i[3] s0, i[4] s1, i[5] p0, i[6] p1"},
+	{core.OpArgsort, ggmlOpArgsort, "i[0] order"},
+	{core.OpLeakyRelu, ggmlOpLeakyRelu, "f[0] negative slope"},
+	{core.OpUnary, ggmlOpUnary, "i[0] unary kind"},
+	{core.OpGLU, ggmlOpGLU, "i[0] glu kind, i[1] swapped"},
+}
+
+var (
+	toGGML   = map[core.Op]uint32{}
+	fromGGML = map[uint32]core.Op{}
+)
+
+func init() {
+	for _, e := range opTable {
+		toGGML[e.Op] = e.GGML
+		fromGGML[e.GGML] = e.Op
+	}
+}
+
+// GGMLOp returns ggml's op id for a tandem op; ok is false when the op cannot travel.
+func GGMLOp(op core.Op) (id uint32, ok bool) {
+	id, ok = toGGML[op]
+	return id, ok
+}
+
+// wireParams returns t's op_params as ggml lays them out.
+func wireParams(t *core.Tensor) [maxOpParams]int32 {
+	p := t.Params
+	switch t.Op {
+	case core.OpTranspose, core.OpNone, core.OpReshape:
+		p = [maxOpParams]int32{} // ggml's transpose and reshape carry no parameters
+	}
+	return p
+}
+
+// wireSources returns t's sources in ggml's order as tensors (self marks the node itself, used by
+// a cast's CPY).
+func wireSources(t *core.Tensor) [maxSrc]*core.Tensor {
+	s := t.Src
+	switch t.Op {
+	case core.OpRepeat:
+		s[1] = nil
+	case core.OpSetRows:
+		s[0], s[1], s[2] = t.Src[1], t.Src[2], t.Src[0]
+	case core.OpCpy:
+		if s[1] == nil {
+			s[1] = t // cast: ggml lists the node itself as src1
+		}
+	}
+	return s
+}
+
+// supportedParams reports whether a tandem op's parameters fit ggml's layout (the kinds exist).
+func supportedParams(t *core.Tensor) bool {
+	switch t.Op {
+	case core.OpUnary:
+		return t.Params[0] >= 0 && t.Params[0] < int32(core.UnaryCount) && t.Params[0] < ggmlUnaryCount
+	case core.OpGLU:
+		return t.Params[0] >= 0 && t.Params[0] < int32(core.GLUCount) && t.Params[0] < ggmlGLUCount
+	}
+	return true
+}

@@ -1,0 +1,148 @@
+package rpc
+
+import (
+	"math"
+	"testing"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+func fbits(f float32) int32 { return int32(math.Float32bits(f)) }
+
+// Each tandem op, built with tandem's constructors, must travel with ggml's op id (protocol notes,
+// Appendix B.1) and ggml's op_params layout and source order (Appendix D).
+func TestOpTable(t *testing.T) {
+	type want struct {
+		id     uint32
+		params map[int]int32 // slots not listed must be 0
+		srcs   []string      // names of wire sources in order ("self" for the node)
+	}
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	f32 := core.TypeF32
+	a := ctx.NewTensor2D(f32, 8, 4).SetName("a")
+	b := ctx.NewTensor2D(f32, 8, 4).SetName("b")
+	one := ctx.NewTensor1D(f32, 1).SetName("one")
+	ids := ctx.NewTensor1D(core.TypeI32, 2).SetName("ids")
+	x3 := ctx.NewTensor3D(f32, 8, 2, 4).SetName("x3")
+	pos := ctx.NewTensor1D(core.TypeI32, 4).SetName("pos")
+	img := ctx.NewTensor4D(f32, 6, 6, 2, 1).SetName("img")
+	ker := ctx.NewTensor4D(f32, 3, 3, 2, 4).SetName("ker")
+	dst := ctx.NewTensor2D(core.TypeF16, 8, 4).SetName("dst")
+	rows := ctx.NewTensor2D(f32, 8, 2).SetName("rows")
+
+	cases := []struct {
+		name string
+		t    *core.Tensor
+		w    want
+	}{
+		{"DUP", ctx.Dup(a), want{1, nil, []string{"a"}}},
+		{"ADD", ctx.Add(a, b), want{2, nil, []string{"a", "b"}}},
+		{"ADD1", ctx.Add1(a, one), want{4, nil, []string{"a", "one"}}},
+		{"SUB", ctx.Sub(a, b), want{6, nil, []string{"a", "b"}}},
+		{"MUL", ctx.Mul(a, b), want{7, nil, []string{"a", "b"}}},
+		{"DIV", ctx.Div(a, b), want{8, nil, []string{"a", "b"}}},
+		{"SQR", ctx.Sqr(a), want{9, nil, []string{"a"}}},
+		{"SQRT", ctx.Sqrt(a), want{10, nil, []string{"a"}}},
+		{"LOG", ctx.Log(a), want{11, nil, []string{"a"}}},
+		{"SIN", ctx.Sin(a), want{12, nil, []string{"a"}}},
+		{"COS", ctx.Cos(a), want{13, nil, []string{"a"}}},
+		{"SUM", ctx.Sum(a), want{14, nil, []string{"a"}}},
+		{"SUM_ROWS", ctx.SumRows(a), want{15, nil, []string{"a"}}},
+		{"MEAN", ctx.Mean(a), want{17, nil, []string{"a"}}},
+		{"ARGMAX", ctx.Argmax(a), want{18, nil, []string{"a"}}},
+		{"REPEAT", ctx.Repeat(one, a), want{20, nil, []string{"one"}}}, // template not sent
+		{"CONCAT", ctx.Concat(a, b, 1), want{22, map[int]int32{0: 1}, []string{"a", "b"}}},
+		{"NORM", ctx.Norm(a, 1e-5), want{24, map[int]int32{0: fbits(1e-5)}, []string{"a"}}},
+		{"RMS_NORM", ctx.RMSNorm(a, 1e-6), want{25, map[int]int32{0: fbits(1e-6)}, []string{"a"}}},
+		{"MUL_MAT", ctx.MulMat(a, b), want{29, nil, []string{"a", "b"}}},
+		{"OUT_PROD", ctx.OutProd(a, b), want{31, nil, []string{"a", "b"}}},
+		{"SCALE", ctx.ScaleBias(a, 2.5, -1), want{32, map[int]int32{0: fbits(2.5), 1: fbits(-1)}, []string{"a"}}},
+		{"CPY", ctx.Cpy(a, dst), want{34, nil, []string{"a", "dst"}}},
+		{"CPY(cast)", ctx.Cast(a, core.TypeF16), want{34, nil, []string{"a", "self"}}},
+		{"CONT", ctx.Cont(ctx.Transpose(a)), want{35, nil, []string{"a (transposed)"}}},
+		{"RESHAPE", ctx.Reshape(a, 4, 8), want{36, nil, []string{"a"}}},
+		{"VIEW", ctx.View1D(a, 2, 8), want{37, map[int]int32{0: 8, 1: 0}, []string{"a"}}},
+		{"VIEW(high offset bits)", ctx.View1D(ctx.NewTensor1D(core.TypeI8, 1<<33), 2, 1<<32+12), want{37, map[int]int32{0: 12, 1: 1}, []string{""}}},
+		{"PERMUTE", ctx.Permute(x3, 0, 2, 1, 3), want{38, map[int]int32{0: 0, 1: 2, 2: 1, 3: 3}, []string{"x3"}}},
+		{"TRANSPOSE", ctx.Transpose(a), want{39, nil, []string{"a"}}},
+		{"GET_ROWS", ctx.GetRows(a, ids), want{40, nil, []string{"a", "ids"}}},
+		{"SET_ROWS", ctx.SetRows(dst, rows, ids), want{42, nil, []string{"rows", "ids", "dst"}}},
+		{"DIAG_MASK_INF", ctx.DiagMaskInf(a, 3), want{44, map[int]int32{0: 3}, []string{"a"}}},
+		{"SOFT_MAX", ctx.SoftMaxExt(a, b, 0.125, 0), want{46, map[int]int32{0: fbits(0.125)}, []string{"a", "b"}}},
+		{"ROPE", ctx.Rope(ctx.NewTensor3D(f32, 8, 2, 4), pos, 8, core.RopeNeox), want{48, map[int]int32{1: 8, 2: 2,
+			5: fbits(10000), 6: fbits(1), 8: fbits(1), 9: fbits(32), 10: fbits(1)}, []string{"", "pos"}}},
+		{"CLAMP", ctx.Clamp(a, -1, 2), want{50, map[int]int32{0: fbits(-1), 1: fbits(2)}, []string{"a"}}},
+		{"IM2COL", ctx.Im2Col(ker, img, core.Im2ColParams{S0: 1, S1: 2, P0: 1, P1: 0, D0: 1, D1: 1, Is2D: true}, f32),
+			want{52, map[int]int32{0: 1, 1: 2, 2: 1, 4: 1, 5: 1, 6: 1}, []string{"ker", "img"}}},
+		{"POOL_1D", ctx.Pool1D(a, core.PoolAvg, 2, 2, 0), want{60, map[int]int32{0: 1, 1: 2, 2: 2}, []string{"a"}}},
+		{"POOL_2D", ctx.Pool2D(img, core.PoolMax, 2, 3, 2, 1, 1, 0), want{61, map[int]int32{1: 2, 2: 3, 3: 2, 4: 1, 5: 1}, []string{"img"}}},
+		{"ARGSORT", ctx.Argsort(a, core.SortDesc), want{69, map[int]int32{0: 1}, []string{"a"}}},
+		{"LEAKY_RELU", ctx.LeakyRelu(a, 0.01), want{71, map[int]int32{0: fbits(0.01)}, []string{"a"}}},
+		{"GLU(REGLU,swapped)", ctx.GLU(a, nil, core.GLUReglu, true), want{100, map[int]int32{0: 0, 1: 1}, []string{"a"}}},
+		{"GLU(GEGLU)", ctx.Geglu(a), want{100, map[int]int32{0: 1}, []string{"a"}}},
+		{"GLU(SWIGLU,split)", ctx.SwigluSplit(a, b), want{100, map[int]int32{0: 2}, []string{"a", "b"}}},
+	}
+	// Every unary kind tandem has, with ggml's number in op_params[0] (Appendix B.2).
+	ggmlUnary := map[core.UnaryOp]int32{core.UnaryAbs: 0, core.UnarySgn: 1, core.UnaryNeg: 2, core.UnaryStep: 3,
+		core.UnaryTanh: 4, core.UnaryElu: 5, core.UnaryRelu: 6, core.UnarySigmoid: 7, core.UnaryGelu: 8,
+		core.UnaryGeluQuick: 9, core.UnarySilu: 10, core.UnaryHardswish: 11, core.UnaryHardsigmoid: 12, core.UnaryExp: 13}
+	for u := core.UnaryOp(0); u < core.UnaryCount; u++ {
+		id, ok := ggmlUnary[u]
+		if !ok {
+			t.Errorf("unary %v has no ggml number in this test", u)
+			continue
+		}
+		cases = append(cases, struct {
+			name string
+			t    *core.Tensor
+			w    want
+		}{"UNARY(" + u.String() + ")", ctx.Unary(a, u), want{91, map[int]int32{0: id}, []string{"a"}}})
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	covered := map[core.Op]bool{core.OpNone: true}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			covered[tc.t.Op] = true
+			id, ok := GGMLOp(tc.t.Op)
+			if !ok || id != tc.w.id {
+				t.Fatalf("op %v: ggml id %d (ok %v), want %d", tc.t.Op, id, ok, tc.w.id)
+			}
+			p := wireParams(tc.t)
+			for i := range p {
+				if p[i] != tc.w.params[i] {
+					t.Errorf("op_params[%d] = %d, want %d (all: %v)", i, p[i], tc.w.params[i], p)
+				}
+			}
+			s := wireSources(tc.t)
+			for i := range s {
+				var name string
+				switch {
+				case i >= len(tc.w.srcs):
+					if s[i] != nil {
+						t.Errorf("src[%d] = %v, want none", i, s[i])
+					}
+					continue
+				case s[i] == nil:
+					name = "<nil>"
+				case s[i] == tc.t:
+					name = "self"
+				default:
+					name = s[i].Name
+				}
+				if name != tc.w.srcs[i] {
+					t.Errorf("src[%d] = %q, want %q", i, name, tc.w.srcs[i])
+				}
+			}
+		})
+	}
+	for _, e := range opTable {
+		if !covered[e.Op] {
+			t.Errorf("op %v is in the table but not tested", e.Op)
+		}
+	}
+	if ggmlOpCount != 101 || ggmlUnaryCount != 22 || ggmlGLUCount != 6 {
+		t.Error("enum counts differ from protocol 5.1.0")
+	}
+}

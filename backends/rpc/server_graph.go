@@ -1,0 +1,406 @@
+package rpc
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// maxGraphDepth bounds source chains while a graph is rebuilt.
+const maxGraphDepth = 1 << 16
+
+// graphBuilder rebuilds a GRAPH_COMPUTE payload into tandem tensors. Every op is rebuilt with
+// tandem's own op constructors from its sources and parameters, so shapes, types and layouts are
+// checked exactly as for a local graph; the result must then match the wire tensor field by field.
+type graphBuilder struct {
+	c      *conn
+	ctx    *core.Context
+	wire   map[uint64]*wireTensor
+	built  map[uint64]*core.Tensor
+	state  map[uint64]uint8 // 1 while its sources are being built, 2 when done
+	leafs  []*core.Tensor
+	used   map[*sbuf]struct{}
+	closed []*sbuf
+}
+
+func (c *conn) graphCompute(p []byte) error {
+	gp, err := decodeGraph(p)
+	if err != nil {
+		return err
+	}
+	d, be, err := c.device(p)
+	if err != nil {
+		return err
+	}
+	g, bufs, err := c.buildGraph(gp, be)
+	if err != nil {
+		return err
+	}
+	if err := be.GraphCompute(g); err != nil {
+		return fmt.Errorf("compute on %s: %w", be.Name(), err)
+	}
+	c.last[uint32(d)] = &storedGraph{g: g, bufs: bufs}
+	return nil
+}
+
+func (c *conn) buildGraph(gp *graphPayload, be core.Backend) (*core.Graph, []*sbuf, error) {
+	b := &graphBuilder{c: c, ctx: core.NewContext(core.ContextParams{NoAlloc: true}),
+		wire: make(map[uint64]*wireTensor, len(gp.Tensors)), built: map[uint64]*core.Tensor{},
+		state: map[uint64]uint8{}, used: map[*sbuf]struct{}{}}
+	for i := range gp.Tensors {
+		w := &gp.Tensors[i]
+		if w.ID == 0 {
+			return nil, nil, fmt.Errorf("graph: tensor %d of the list has id 0", i)
+		}
+		if _, dup := b.wire[w.ID]; !dup {
+			b.wire[w.ID] = w // the first entry wins, as in ggml
+		}
+	}
+	var nodes []*core.Tensor
+	seen := map[uint64]bool{}
+	for i, id := range gp.Nodes {
+		if id == 0 {
+			return nil, nil, fmt.Errorf("graph: node %d has id 0", i)
+		}
+		if seen[id] {
+			return nil, nil, fmt.Errorf("graph: node id %#x listed twice", id)
+		}
+		seen[id] = true
+		t, err := b.get(id, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if b.wire[id].Flags&flagCompute == 0 {
+			continue // ggml's CPU backend skips nodes without the COMPUTE flag
+		}
+		if t.Op != core.OpNone && !t.Op.IsView() && !be.Device().SupportsOp(t) {
+			return nil, nil, fmt.Errorf("graph: %s does not support node %v", be.Name(), t)
+		}
+		nodes = append(nodes, t)
+	}
+	bufs := make([]*sbuf, 0, len(b.used))
+	for sb := range b.used {
+		bufs = append(bufs, sb)
+	}
+	return core.NewGraphFromLists(nodes, b.leafs), bufs, nil
+}
+
+func (b *graphBuilder) get(id uint64, depth int) (*core.Tensor, error) {
+	switch b.state[id] {
+	case 2:
+		return b.built[id], nil
+	case 1:
+		return nil, fmt.Errorf("graph: tensor %#x depends on itself (cycle)", id)
+	}
+	if depth > maxGraphDepth {
+		return nil, fmt.Errorf("graph: source chain deeper than %d", maxGraphDepth)
+	}
+	w := b.wire[id]
+	if w == nil {
+		return nil, fmt.Errorf("graph: tensor %#x is not in the tensor list", id)
+	}
+	b.state[id] = 1
+	t, err := b.make(w, depth)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.place(t, w); err != nil {
+		return nil, err
+	}
+	t.Name = w.name()
+	t.Flags = core.Flags(w.Flags) & (core.FlagInput | core.FlagOutput | core.FlagParam | core.FlagLoss)
+	b.built[id], b.state[id] = t, 2
+	if t.Op == core.OpNone {
+		b.leafs = append(b.leafs, t)
+	}
+	return t, nil
+}
+
+func (b *graphBuilder) src(w *wireTensor, i, depth int) (*core.Tensor, error) {
+	if w.Src[i] == 0 {
+		return nil, nil
+	}
+	return b.get(w.Src[i], depth+1)
+}
+
+// make builds the tensor for w (not yet placed in memory).
+func (b *graphBuilder) make(w *wireTensor, depth int) (*core.Tensor, error) {
+	typ := core.Type(w.Type)
+	if w.Type > math.MaxInt32 || !typ.Valid() || typ.BlockSize() <= 0 {
+		return nil, fmt.Errorf("graph: tensor %q: unknown type %d", w.name(), w.Type)
+	}
+	if int64(w.Ne[0])%typ.BlockSize() != 0 {
+		return nil, fmt.Errorf("graph: tensor %q: %d elements per row is not a whole number of %v blocks", w.name(), w.Ne[0], typ)
+	}
+	var ne [4]int64
+	for i := range ne {
+		ne[i] = int64(w.Ne[i])
+	}
+	if w.Op == ggmlOpNone {
+		if uint64(w.Nb[0]) != uint64(typ.Size()) {
+			return nil, fmt.Errorf("graph: leaf %q: nb[0] = %d, want the %v element size %d", w.name(), w.Nb[0], typ, typ.Size())
+		}
+		t := b.ctx.NewTensor(typ, ne[:]...)
+		if err := b.ctx.Err(); err != nil {
+			return nil, fmt.Errorf("graph: leaf %q: %w", w.name(), err)
+		}
+		for i := range t.Nb {
+			t.Nb[i] = int64(w.Nb[i])
+		}
+		for i, s := range w.Src {
+			if s != 0 {
+				return nil, fmt.Errorf("graph: leaf %q has source %d", w.name(), i)
+			}
+		}
+		if w.ViewSrc != 0 {
+			v, err := b.get(w.ViewSrc, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if w.ViewOffs > math.MaxInt64/2 {
+				return nil, fmt.Errorf("graph: leaf %q: view offset %d too large", w.name(), w.ViewOffs)
+			}
+			t.ViewSrc, t.ViewOffs = v, int64(w.ViewOffs)
+			if v.ViewSrc != nil {
+				t.ViewSrc, t.ViewOffs = v.ViewSrc, v.ViewOffs+int64(w.ViewOffs)
+			}
+		}
+		return t, nil
+	}
+	op, ok := fromGGML[w.Op]
+	if !ok {
+		if w.Op >= ggmlOpCount {
+			return nil, fmt.Errorf("graph: tensor %q: op id %d is out of range", w.name(), w.Op)
+		}
+		return nil, fmt.Errorf("graph: tensor %q: ggml op %d is not supported by tandem", w.name(), w.Op)
+	}
+	cast := op == core.OpCpy && w.Src[1] == w.ID
+	var s [maxSrc]*core.Tensor
+	for i := range s {
+		if cast && i == 1 {
+			continue
+		}
+		t, err := b.src(w, i, depth)
+		if err != nil {
+			return nil, err
+		}
+		s[i] = t
+	}
+	t, err := b.construct(op, w, typ, ne, s, cast)
+	if err != nil {
+		return nil, err
+	}
+	// The rebuilt tensor must be what the client described.
+	if t.Type != typ || t.Ne != ne {
+		return nil, fmt.Errorf("graph: %v node %q: client says %v %v, the op gives %v %v", op, w.name(), typ, ne, t.Type, t.Ne)
+	}
+	for i := range t.Nb {
+		if t.Nb[i] != int64(w.Nb[i]) {
+			return nil, fmt.Errorf("graph: %v node %q: strides %v, the op gives %v", op, w.name(), w.Nb, t.Nb)
+		}
+	}
+	if wp := wireParams(t); wp != w.Params {
+		return nil, fmt.Errorf("graph: %v node %q: op_params %v not supported (want %v)", op, w.name(), w.Params, wp)
+	}
+	ws := wireSources(t)
+	for i := range ws {
+		want := (*core.Tensor)(nil)
+		if w.Src[i] != 0 {
+			want = b.built[w.Src[i]]
+			if cast && i == 1 {
+				want = t
+			}
+		}
+		if ws[i] != want {
+			return nil, fmt.Errorf("graph: %v node %q: source %d does not match the op's", op, w.name(), i)
+		}
+	}
+	switch {
+	case t.ViewSrc != nil:
+		if w.ViewSrc == 0 {
+			return nil, fmt.Errorf("graph: %v node %q: the op makes a view but no view source is given", op, w.name())
+		}
+		v, err := b.get(w.ViewSrc, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if v != t.ViewSrc && v.ViewSrc != t.ViewSrc {
+			return nil, fmt.Errorf("graph: %v node %q: view source does not match the op's", op, w.name())
+		}
+	case w.ViewSrc != 0:
+		// An in-place variant: the node writes into its view source's memory.
+		v, err := b.get(w.ViewSrc, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if w.ViewOffs > math.MaxInt64/2 {
+			return nil, fmt.Errorf("graph: %q: view offset %d too large", w.name(), w.ViewOffs)
+		}
+		t.ViewSrc, t.ViewOffs = v, int64(w.ViewOffs)
+		if v.ViewSrc != nil {
+			t.ViewSrc, t.ViewOffs = v.ViewSrc, v.ViewOffs+int64(w.ViewOffs)
+		}
+	}
+	return t, nil
+}
+
+// place gives t its memory from w's buffer and data address, checked against the buffer; a view
+// must sit exactly at its source's memory plus its offset.
+func (b *graphBuilder) place(t *core.Tensor, w *wireTensor) error {
+	if w.Buffer == 0 {
+		return fmt.Errorf("graph: tensor %q has no buffer", w.name())
+	}
+	_, sb, err := b.c.tensor(w)
+	if err != nil {
+		return fmt.Errorf("graph: %w", err)
+	}
+	if sb.buf == nil {
+		return fmt.Errorf("graph: tensor %q lies in an empty buffer", w.name())
+	}
+	// Elements may not overlap (no zero or overlapping strides): the work an op does is then
+	// bounded by the memory it reads, and kernels never walk more elements than bytes allow.
+	if n, _ := extent(t.Type, w.Ne, w.Nb); t.NElements() > 0 && t.Type.RowSize(t.Ne[0]) > int64(n)/max(t.NRows(), 1) {
+		return fmt.Errorf("graph: tensor %q: ne %v with strides %v overlaps itself", w.name(), w.Ne, w.Nb)
+	}
+	t.Buffer, t.Offset = sb.buf, int64(w.Data-sb.base)
+	b.used[sb] = struct{}{}
+	if v := t.ViewSrc; v != nil {
+		if v.Buffer != t.Buffer || v.Offset+t.ViewOffs != t.Offset {
+			return fmt.Errorf("graph: view %q: data is not its source's data + %d", w.name(), t.ViewOffs)
+		}
+	}
+	return nil
+}
+
+func f32(p int32) float32 { return math.Float32frombits(uint32(p)) }
+
+// construct rebuilds one op with tandem's constructors (the wire's source order already undone).
+func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4]int64, s [maxSrc]*core.Tensor, cast bool) (*core.Tensor, error) {
+	c, p := b.ctx, w.Params
+	if s[0] == nil {
+		return nil, fmt.Errorf("graph: %v node %q has no source 0", op, w.name())
+	}
+	var t *core.Tensor
+	switch op {
+	case core.OpDup:
+		t = c.Dup(s[0])
+	case core.OpAdd:
+		t = c.Add(s[0], s[1])
+	case core.OpAdd1:
+		t = c.Add1(s[0], s[1])
+	case core.OpSub:
+		t = c.Sub(s[0], s[1])
+	case core.OpMul:
+		t = c.Mul(s[0], s[1])
+	case core.OpDiv:
+		t = c.Div(s[0], s[1])
+	case core.OpSqr:
+		t = c.Sqr(s[0])
+	case core.OpSqrt:
+		t = c.Sqrt(s[0])
+	case core.OpLog:
+		t = c.Log(s[0])
+	case core.OpSin:
+		t = c.Sin(s[0])
+	case core.OpCos:
+		t = c.Cos(s[0])
+	case core.OpSum:
+		t = c.Sum(s[0])
+	case core.OpSumRows:
+		t = c.SumRows(s[0])
+	case core.OpMean:
+		t = c.Mean(s[0])
+	case core.OpArgmax:
+		t = c.Argmax(s[0])
+	case core.OpRepeat:
+		if s[0] == nil {
+			return nil, fmt.Errorf("graph: REPEAT %q has no source", w.name())
+		}
+		tmpl := c.NewTensor(s[0].Type, ne[:]...)
+		t = c.Repeat(s[0], tmpl)
+		if c.Err() == nil {
+			t.Src[1] = nil
+		}
+	case core.OpConcat:
+		t = c.Concat(s[0], s[1], int(p[0]))
+	case core.OpNorm:
+		t = c.Norm(s[0], f32(p[0]))
+	case core.OpRMSNorm:
+		t = c.RMSNorm(s[0], f32(p[0]))
+	case core.OpMulMat:
+		t = c.MulMat(s[0], s[1])
+		if c.Err() == nil && (p[0] == 0 || p[0] == 10) {
+			t.Params[0] = p[0] // precision: tandem accumulates in f32 either way
+		}
+	case core.OpOutProd:
+		t = c.OutProd(s[0], s[1])
+	case core.OpScale:
+		t = c.ScaleBias(s[0], f32(p[0]), f32(p[1]))
+	case core.OpCpy:
+		if cast {
+			t = c.Cast(s[0], typ)
+		} else {
+			t = c.Cpy(s[0], s[1])
+		}
+	case core.OpCont:
+		if s[0] != nil && s[0].Ne == ne {
+			t = c.Cont(s[0])
+		} else {
+			t = c.ContShape(s[0], ne[:]...)
+		}
+	case core.OpReshape:
+		t = c.Reshape(s[0], ne[:]...)
+	case core.OpView:
+		off := uint64(uint32(p[0])) | uint64(uint32(p[1]))<<32
+		if off > math.MaxInt64/2 {
+			return nil, fmt.Errorf("graph: VIEW %q: offset %d too large", w.name(), off)
+		}
+		t = c.View(s[0], ne[:], []int64{int64(w.Nb[1]), int64(w.Nb[2]), int64(w.Nb[3])}, int64(off))
+	case core.OpPermute:
+		t = c.Permute(s[0], int(p[0]), int(p[1]), int(p[2]), int(p[3]))
+	case core.OpTranspose:
+		t = c.Transpose(s[0])
+	case core.OpGetRows:
+		t = c.GetRows(s[0], s[1])
+	case core.OpSetRows:
+		t = c.SetRows(s[2], s[0], s[1])
+	case core.OpDiagMaskInf:
+		t = c.DiagMaskInf(s[0], int(p[0]))
+	case core.OpSoftMax:
+		t = c.SoftMaxExt(s[0], s[1], f32(p[0]), f32(p[1]))
+	case core.OpRope:
+		t = c.RopeExt(s[0], s[1], s[2], core.RopeParams{NDims: int(p[1]), Mode: int(p[2]), NCtxOrig: int(p[4]),
+			FreqBase: f32(p[5]), FreqScale: f32(p[6]), ExtFactor: f32(p[7]), AttnFactor: f32(p[8]),
+			BetaFast: f32(p[9]), BetaSlow: f32(p[10])})
+	case core.OpClamp:
+		t = c.Clamp(s[0], f32(p[0]), f32(p[1]))
+	case core.OpIm2Col:
+		t = c.Im2Col(s[0], s[1], core.Im2ColParams{S0: int(p[0]), S1: int(p[1]), P0: int(p[2]), P1: int(p[3]),
+			D0: int(p[4]), D1: int(p[5]), Is2D: p[6] != 0}, typ)
+	case core.OpPool1D:
+		t = c.Pool1D(s[0], core.PoolOp(p[0]), int(p[1]), int(p[2]), int(p[3]))
+	case core.OpPool2D:
+		t = c.Pool2D(s[0], core.PoolOp(p[0]), int(p[1]), int(p[2]), int(p[3]), int(p[4]), int(p[5]), int(p[6]))
+	case core.OpArgsort:
+		t = c.Argsort(s[0], core.SortOrder(p[0]))
+	case core.OpLeakyRelu:
+		t = c.LeakyRelu(s[0], f32(p[0]))
+	case core.OpUnary:
+		if p[0] < 0 || p[0] >= int32(core.UnaryCount) {
+			return nil, fmt.Errorf("graph: UNARY %q: unknown or unsupported unary kind %d", w.name(), p[0])
+		}
+		t = c.Unary(s[0], core.UnaryOp(p[0]))
+	case core.OpGLU:
+		if p[0] < 0 || p[0] >= int32(core.GLUCount) || p[1] != 0 && p[1] != 1 {
+			return nil, fmt.Errorf("graph: GLU %q: unknown or unsupported kind %d (swapped %d)", w.name(), p[0], p[1])
+		}
+		t = c.GLU(s[0], s[1], core.GLUOp(p[0]), p[1] == 1)
+	default:
+		return nil, fmt.Errorf("graph: op %v cannot be rebuilt", op)
+	}
+	if err := c.Err(); err != nil {
+		return nil, fmt.Errorf("graph: node %q: %w", w.name(), err)
+	}
+	return t, nil
+}
