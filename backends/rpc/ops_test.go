@@ -78,7 +78,7 @@ func TestOpTable(t *testing.T) {
 		{"POOL_2D", ctx.Pool2D(img, core.PoolMax, 2, 3, 2, 1, 1, 0), want{61, map[int]int32{1: 2, 2: 3, 3: 2, 4: 1, 5: 1}, []string{"img"}}},
 		{"ARGSORT", ctx.Argsort(a, core.SortDesc), want{69, map[int]int32{0: 1}, []string{"a"}}},
 		{"LEAKY_RELU", ctx.LeakyRelu(a, 0.01), want{71, map[int]int32{0: fbits(0.01)}, []string{"a"}}},
-		{"GLU(REGLU,swapped)", ctx.GLU(a, nil, core.GLUReglu, true), want{100, map[int]int32{0: 0, 1: 1}, []string{"a"}}},
+		{"GLU(REGLU,swapped)", ctx.GLUSingle(a, core.GLUReglu, true), want{100, map[int]int32{0: 0, 1: 1}, []string{"a"}}},
 		{"GLU(GEGLU)", ctx.Geglu(a), want{100, map[int]int32{0: 1}, []string{"a"}}},
 		{"GLU(SWIGLU,split)", ctx.SwigluSplit(a, b), want{100, map[int]int32{0: 2}, []string{"a", "b"}}},
 	}

@@ -395,7 +395,11 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		if p[0] < 0 || p[0] >= int32(core.GLUCount) || p[1] != 0 && p[1] != 1 {
 			return nil, fmt.Errorf("graph: GLU %q: unknown or unsupported kind %d (swapped %d)", w.name(), p[0], p[1])
 		}
-		t = c.GLU(s[0], s[1], core.GLUOp(p[0]), p[1] == 1)
+		if s[1] == nil {
+			t = c.GLUSingle(s[0], core.GLUOp(p[0]), p[1] == 1)
+		} else {
+			t = c.GLU(s[0], s[1], core.GLUOp(p[0]), p[1] == 1)
+		}
 	default:
 		return nil, fmt.Errorf("graph: op %v cannot be rebuilt", op)
 	}
