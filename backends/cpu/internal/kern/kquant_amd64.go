@@ -1,0 +1,61 @@
+//go:build amd64 && !purego
+
+package kern
+
+// The AVX2 integer kernels of kquant_amd64.s. Each reads nb blocks of x and y and writes the
+// per-sub-block sums to out; the callers check the lengths.
+
+//go:noescape
+func q4kSumsAVX2(nb int, x, y *byte, out *int32)
+
+//go:noescape
+func q5kSumsAVX2(nb int, x, y *byte, out *int32)
+
+//go:noescape
+func q6kSumsAVX2(nb int, x, y *byte, out *int32)
+
+//go:noescape
+func iq4xsSumsAVX2(nb int, x, y *byte, out *int32)
+
+//go:noescape
+func iq4nlSumsAVX2(nb int, x, y *byte, out *int32)
+
+func q4kSums(nb int, x, y []byte, out []int32) {
+	if useASM {
+		q4kSumsAVX2(nb, &x[0], &y[0], &out[0])
+		return
+	}
+	q4kSumsGo(nb, x, y, out)
+}
+
+func q5kSums(nb int, x, y []byte, out []int32) {
+	if useASM {
+		q5kSumsAVX2(nb, &x[0], &y[0], &out[0])
+		return
+	}
+	q5kSumsGo(nb, x, y, out)
+}
+
+func q6kSums(nb int, x, y []byte, out []int32) {
+	if useASM {
+		q6kSumsAVX2(nb, &x[0], &y[0], &out[0])
+		return
+	}
+	q6kSumsGo(nb, x, y, out)
+}
+
+func iq4xsSums(nb int, x, y []byte, out []int32) {
+	if useASM {
+		iq4xsSumsAVX2(nb, &x[0], &y[0], &out[0])
+		return
+	}
+	iq4xsSumsGo(nb, x, y, out)
+}
+
+func iq4nlSums(nb int, x, y []byte, out []int32) {
+	if useASM {
+		iq4nlSumsAVX2(nb, &x[0], &y[0], &out[0])
+		return
+	}
+	iq4nlSumsGo(nb, x, y, out)
+}

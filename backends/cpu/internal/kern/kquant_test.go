@@ -1,0 +1,129 @@
+package kern
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tandem-ml/tandem/core/quant"
+)
+
+// kqCase is one weight type of the K-quant/IQ4 dots with its reference (quant's port of
+// ggml's generic kernel) and quantizers.
+type kqCase struct {
+	name      string
+	qk, bs    int
+	quantize  func([]float32, []byte)
+	actQuant  func([]float32, []byte)
+	actBs     int
+	fast, ref func(int, []byte, []byte) float32
+	exact     bool // equal to the generic kernel bit for bit
+}
+
+var kqCases = []kqCase{
+	{"q4_K", 256, blockQ4_K, quant.QuantizeRowQ4_K, quant.QuantizeRowQ8_K, blockQ8_K, DotQ4_KQ8_K, quant.DotQ4_KQ8_K, false},
+	{"q5_K", 256, blockQ5_K, quant.QuantizeRowQ5_K, quant.QuantizeRowQ8_K, blockQ8_K, DotQ5_KQ8_K, quant.DotQ5_KQ8_K, false},
+	{"q6_K", 256, blockQ6_K, quant.QuantizeRowQ6_K, quant.QuantizeRowQ8_K, blockQ8_K, DotQ6_KQ8_K, quant.DotQ6_KQ8_K, false},
+	{"iq4_xs", 256, blockIQ4XS, quant.QuantizeRowIQ4_XS, quant.QuantizeRowQ8_K, blockQ8_K, DotIQ4_XSQ8_K, quant.DotIQ4_XSQ8_K, true},
+	{"iq4_nl", 32, blockIQ4NL, quant.QuantizeRowIQ4_NL, quant.QuantizeRowQ8_0, BlockQ8_0Size, DotIQ4_NLQ8_0, quant.DotIQ4_NLQ8_0, true},
+}
+
+// kqRow returns n values of one of several distributions (uniform, gaussian-like with
+// outliers, all positive, all negative, zeros with spikes).
+func kqRow(r *rand.Rand, n, fam int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		v := float32(r.NormFloat64())
+		switch fam % 5 {
+		case 0:
+			v = r.Float32()*2 - 1
+		case 1:
+			if r.IntN(50) == 0 {
+				v *= 40
+			}
+		case 2:
+			v = r.Float32() + 0.1
+		case 3:
+			v = -r.Float32()*3 - 1
+		case 4:
+			if r.IntN(8) != 0 {
+				v = 0
+			}
+		}
+		x[i] = v
+	}
+	return x
+}
+
+// TestKQuantDots: the AVX2 integer kernels and their pure-Go twins give identical results
+// (bit for bit, including the float part); IQ4 dots equal ggml's generic kernels exactly, the
+// K-quant dots agree with them to float rounding; all agree with a float64 dot of the
+// dequantized rows.
+func TestKQuantDots(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, c := range kqCases {
+		for trial := range 40 {
+			nblk := 1 + r.IntN(80) // crosses the 64-super-block chunk
+			if c.qk == 32 {
+				nblk = 1 + r.IntN(600)
+			}
+			n := nblk * c.qk
+			x := kqRow(r, n, trial)
+			yv := kqRow(r, n, trial+2)
+			xq := make([]byte, nblk*c.bs)
+			yq := make([]byte, n/32*c.actBs)
+			if c.qk == 256 {
+				yq = make([]byte, nblk*c.actBs)
+			}
+			c.quantize(x, xq)
+			c.actQuant(yv, yq)
+			fast := c.fast(n, xq, yq)
+			var twin float32
+			withASM(false, func() { twin = c.fast(n, xq, yq) })
+			if math.Float32bits(fast) != math.Float32bits(twin) {
+				t.Fatalf("%s n=%d: asm %v, twin %v", c.name, n, fast, twin)
+			}
+			ref := c.ref(n, xq, yq)
+			if c.exact {
+				if math.Float32bits(fast) != math.Float32bits(ref) {
+					t.Fatalf("%s n=%d: %v, generic %v", c.name, n, fast, ref)
+				}
+			}
+			// Against float64 on the dequantized rows.
+			xd := make([]float32, n)
+			yd := make([]float32, n)
+			dequant(c, xq, xd)
+			if c.qk == 256 {
+				quant.DequantizeRowQ8_K(yq, yd)
+			} else {
+				quant.DequantizeRowQ8_0(yq, yd)
+			}
+			var want, mag float64
+			for i := range xd {
+				want += float64(xd[i]) * float64(yd[i])
+				mag += math.Abs(float64(xd[i]) * float64(yd[i]))
+			}
+			if d := math.Abs(float64(fast - ref)); d > 1e-5*mag {
+				t.Fatalf("%s n=%d: %v, generic %v (|terms| %g)", c.name, n, fast, ref, mag)
+			}
+			if d := math.Abs(float64(fast) - want); d > 1e-5*mag+1e-6 {
+				t.Fatalf("%s n=%d: %v, float64 %v", c.name, n, fast, want)
+			}
+		}
+	}
+}
+
+func dequant(c kqCase, q []byte, dst []float32) {
+	switch c.name {
+	case "q4_K":
+		quant.DequantizeRowQ4_K(q, dst)
+	case "q5_K":
+		quant.DequantizeRowQ5_K(q, dst)
+	case "q6_K":
+		quant.DequantizeRowQ6_K(q, dst)
+	case "iq4_xs":
+		quant.DequantizeRowIQ4_XS(q, dst)
+	case "iq4_nl":
+		quant.DequantizeRowIQ4_NL(q, dst)
+	}
+}
