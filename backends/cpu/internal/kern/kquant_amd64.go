@@ -2,6 +2,12 @@
 
 package kern
 
+import "github.com/klauspost/cpuid/v2"
+
+// useVNNI selects the AVX-512 VNNI forms of the integer kernels (VPDPBUSD on 256-bit registers)
+// when the assembly kernels are in use. A variable so that tests can compare both forms.
+var useVNNI = cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512VL, cpuid.AVX512VNNI)
+
 // The AVX2 integer kernels of kquant_amd64.s. Each reads nb blocks of x and y and writes the
 // per-sub-block sums to out; the callers check the lengths.
 
@@ -9,19 +15,38 @@ package kern
 func q4kSumsAVX2(nb int, x, y *byte, out *int32)
 
 //go:noescape
+func q4kSumsVNNI(nb int, x, y *byte, out *int32)
+
+//go:noescape
 func q5kSumsAVX2(nb int, x, y *byte, out *int32)
+
+//go:noescape
+func q5kSumsVNNI(nb int, x, y *byte, out *int32)
 
 //go:noescape
 func q6kSumsAVX2(nb int, x, y *byte, out *int32)
 
 //go:noescape
+func q6kSumsVNNI(nb int, x, y *byte, out *int32)
+
+//go:noescape
 func iq4xsSumsAVX2(nb int, x, y *byte, out *int32)
+
+//go:noescape
+func iq4xsSumsVNNI(nb int, x, y *byte, out *int32)
 
 //go:noescape
 func iq4nlSumsAVX2(nb int, x, y *byte, out *int32)
 
+//go:noescape
+func iq4nlSumsVNNI(nb int, x, y *byte, out *int32)
+
 func q4kSums(nb int, x, y []byte, out []int32) {
 	if useASM {
+		if useVNNI {
+			q4kSumsVNNI(nb, &x[0], &y[0], &out[0])
+			return
+		}
 		q4kSumsAVX2(nb, &x[0], &y[0], &out[0])
 		return
 	}
@@ -30,6 +55,10 @@ func q4kSums(nb int, x, y []byte, out []int32) {
 
 func q5kSums(nb int, x, y []byte, out []int32) {
 	if useASM {
+		if useVNNI {
+			q5kSumsVNNI(nb, &x[0], &y[0], &out[0])
+			return
+		}
 		q5kSumsAVX2(nb, &x[0], &y[0], &out[0])
 		return
 	}
@@ -38,6 +67,10 @@ func q5kSums(nb int, x, y []byte, out []int32) {
 
 func q6kSums(nb int, x, y []byte, out []int32) {
 	if useASM {
+		if useVNNI {
+			q6kSumsVNNI(nb, &x[0], &y[0], &out[0])
+			return
+		}
 		q6kSumsAVX2(nb, &x[0], &y[0], &out[0])
 		return
 	}
@@ -46,6 +79,10 @@ func q6kSums(nb int, x, y []byte, out []int32) {
 
 func iq4xsSums(nb int, x, y []byte, out []int32) {
 	if useASM {
+		if useVNNI {
+			iq4xsSumsVNNI(nb, &x[0], &y[0], &out[0])
+			return
+		}
 		iq4xsSumsAVX2(nb, &x[0], &y[0], &out[0])
 		return
 	}
@@ -54,6 +91,10 @@ func iq4xsSums(nb int, x, y []byte, out []int32) {
 
 func iq4nlSums(nb int, x, y []byte, out []int32) {
 	if useASM {
+		if useVNNI {
+			iq4nlSumsVNNI(nb, &x[0], &y[0], &out[0])
+			return
+		}
 		iq4nlSumsAVX2(nb, &x[0], &y[0], &out[0])
 		return
 	}

@@ -60,6 +60,7 @@ func kqRow(r *rand.Rand, n, fam int) []float32 {
 // K-quant dots agree with them to float rounding; all agree with a float64 dot of the
 // dequantized rows.
 func TestKQuantDots(t *testing.T) {
+	t.Logf("asm %v, AVX-512 VNNI %v", useASM, kqVNNI())
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, c := range kqCases {
 		for trial := range 40 {
@@ -82,6 +83,9 @@ func TestKQuantDots(t *testing.T) {
 			withASM(false, func() { twin = c.fast(n, xq, yq) })
 			if math.Float32bits(fast) != math.Float32bits(twin) {
 				t.Fatalf("%s n=%d: asm %v, twin %v", c.name, n, fast, twin)
+			}
+			if avx2 := withoutVNNI(func() float32 { return c.fast(n, xq, yq) }); math.Float32bits(avx2) != math.Float32bits(twin) {
+				t.Fatalf("%s n=%d: AVX2 %v, twin %v", c.name, n, avx2, twin)
 			}
 			ref := c.ref(n, xq, yq)
 			if c.exact {
@@ -125,5 +129,40 @@ func dequant(c kqCase, q []byte, dst []float32) {
 		quant.DequantizeRowIQ4_XS(q, dst)
 	case "iq4_nl":
 		quant.DequantizeRowIQ4_NL(q, dst)
+	}
+}
+
+// BenchmarkKQuantDot: one 4096-element row (a 4096-wide weight row against its activations)
+// per iteration, for each path: the default (VNNI or AVX2), AVX2, the pure-Go twin and the
+// reference port of ggml's generic kernel.
+func BenchmarkKQuantDot(b *testing.B) {
+	const n = 4096
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range kqCases {
+		x := kqRow(r, n, 1)
+		y := kqRow(r, n, 0)
+		xq := make([]byte, n/c.qk*c.bs)
+		yq := make([]byte, n/32*c.actBs)
+		if c.qk == 256 {
+			yq = make([]byte, n/256*c.actBs)
+		}
+		c.quantize(x, xq)
+		c.actQuant(y, yq)
+		run := func(name string, f func() float32) {
+			b.Run(c.name+"/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(xq)))
+				for b.Loop() {
+					f()
+				}
+			})
+		}
+		run("default", func() float32 { return c.fast(n, xq, yq) })
+		run("avx2", func() float32 { return withoutVNNI(func() float32 { return c.fast(n, xq, yq) }) })
+		run("twin", func() float32 {
+			var v float32
+			withASM(false, func() { v = c.fast(n, xq, yq) })
+			return v
+		})
+		run("reference", func() float32 { return c.ref(n, xq, yq) })
 	}
 }
