@@ -142,3 +142,11 @@ func TestKQuantFastVsReference(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKQuantMulMatVec: 4096×14336 weights of each new SIMD type (and q4_0, q8_0 for
+// comparison) times one column, two threads.
+func BenchmarkKQuantMulMatVec(b *testing.B) {
+	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ8_0, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS} {
+		b.Run(typ.String(), func(b *testing.B) { benchMulMat(b, typ, 14336, 1, 4096, 2) })
+	}
+}

@@ -12,7 +12,8 @@ import (
 // MUL_MAT is registered in ops.go with mulMatDispatch as its encoder: the
 // mat-vec kernel (encodeMulMat) for up to mulMatVecMaxCols columns of
 // B, the tiled kernel (encodeMulMatTiled) above. Both accept exactly what
-// supportsMulMat accepts: weights f32/f16/q4_0/q4_1/q8_0 with contiguous rows
+// supportsMulMat accepts: weights f32/f16/q4_0/q4_1/q8_0 and the Q5, K-quant and IQ4
+// types (shaders/kquants.glsl) with contiguous rows
 // (any row and batch strides), f32 activations with contiguous rows (any
 // strides or permutation of dims 1-3), broadcast over dims 2 and 3.
 
