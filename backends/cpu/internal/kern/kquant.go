@@ -248,3 +248,28 @@ func iq4nlSumsGo(nb int, x, y []byte, out []int32) {
 		out[i] = s
 	}
 }
+
+// QuantizeRowQ8_K quantizes x (a multiple of 256 values) into Q8_K blocks in dst, bit for bit
+// as quant.QuantizeRowQ8_K (ggml's quantize_row_q8_K_ref, also its x86 from_float), with an
+// AVX2 kernel for d and the codes; zero blocks get zero bsums. Non-finite inputs give
+// unspecified codes.
+func QuantizeRowQ8_K(x []float32, dst []byte) {
+	nb := kCheck("QuantizeRowQ8_K", len(x), qkK, 4, len(x), blockQ8_K, len(dst))
+	if nb == 0 {
+		return
+	}
+	if !quantizeRowQ8_K(nb, x, dst) {
+		quant.QuantizeRowQ8_K(x, dst[:nb*blockQ8_K])
+		return
+	}
+	for i := range nb {
+		blk := dst[i*blockQ8_K : (i+1)*blockQ8_K]
+		for g := range 16 {
+			var s int32
+			for _, q := range blk[4+16*g : 4+16*g+16] {
+				s += int32(int8(q))
+			}
+			binary.LittleEndian.PutUint16(blk[260+2*g:], uint16(int16(s)))
+		}
+	}
+}

@@ -902,3 +902,135 @@ iq4nlSumsVNNI_done:
 	VZEROUPPER
 	RET
 
+
+DATA kqAbs<>+0(SB)/8, $0x7fffffff7fffffff
+DATA kqAbs<>+8(SB)/8, $0x7fffffff7fffffff
+DATA kqAbs<>+16(SB)/8, $0x7fffffff7fffffff
+DATA kqAbs<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL kqAbs<>(SB), RODATA|NOPTR, $32
+
+DATA kqLow<>+0(SB)/8, $0x000000ff000000ff
+DATA kqLow<>+8(SB)/8, $0x000000ff000000ff
+DATA kqLow<>+16(SB)/8, $0x000000ff000000ff
+DATA kqLow<>+24(SB)/8, $0x000000ff000000ff
+GLOBL kqLow<>(SB), RODATA|NOPTR, $32
+
+// VPERMD index that undoes the lane interleaving of VPACKUSDW+VPACKUSWB.
+DATA kqPerm<>+0(SB)/8, $0x0000000400000000
+DATA kqPerm<>+8(SB)/8, $0x0000000500000001
+DATA kqPerm<>+16(SB)/8, $0x0000000600000002
+DATA kqPerm<>+24(SB)/8, $0x0000000700000003
+GLOBL kqPerm<>(SB), RODATA|NOPTR, $32
+
+DATA kqConst<>+0(SB)/4, $127
+DATA kqConst<>+4(SB)/4, $0xc2fe0000
+DATA kqConst<>+8(SB)/4, $0x3f800000
+GLOBL kqConst<>(SB), RODATA|NOPTR, $12
+
+// func q8kQuantAVX2(nb int, x *float32, dst *byte)
+TEXT ·q8kQuantAVX2(SB), NOSPLIT, $0-24
+	MOVQ         nb+0(FP), CX
+	MOVQ         x+8(FP), SI
+	MOVQ         dst+16(FP), DI
+	VMOVUPS      kqAbs<>(SB), Y15
+	VMOVDQU      kqLow<>(SB), Y11
+	VMOVDQU      kqPerm<>(SB), Y10
+	VPBROADCASTD kqConst<>+0(SB), Y9
+	TESTQ        CX, CX
+	JZ           q8k_done
+
+q8k_block:
+	VXORPS Y4, Y4, Y4
+	XORQ   AX, AX
+
+q8k_amax:
+	VANDPS (SI)(AX*4), Y15, Y0
+	VMAXPS Y0, Y4, Y4
+	ADDQ   $8, AX
+	CMPQ   AX, $256
+	JB     q8k_amax
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS       X5, X4, X4
+	VMOVHLPS     X4, X5, X5
+	VMAXPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VMAXSS       X5, X4, X4
+	VXORPS       X7, X7, X7
+	VUCOMISS     X7, X4
+	JE           q8k_zero
+	JP           q8k_zero
+	VBROADCASTSS X4, Y5
+	XORQ         AX, AX
+
+q8k_find:
+	VANDPS    (SI)(AX*4), Y15, Y0
+	VCMPPS    $0, Y5, Y0, Y0
+	VMOVMSKPS Y0, BX
+	TESTL     BX, BX
+	JNZ       q8k_found
+	ADDQ      $8, AX
+	CMPQ      AX, $256
+	JB        q8k_find
+	JMP       q8k_zero
+
+q8k_found:
+	BSFL         BX, BX
+	ADDQ         BX, AX
+	VMOVSS       (SI)(AX*4), X6
+	VMOVSS       kqConst<>+4(SB), X8
+	VDIVSS       X6, X8, X8
+	VMOVSS       kqConst<>+8(SB), X7
+	VDIVSS       X8, X7, X7
+	VMOVSS       X7, (DI)
+	VBROADCASTSS X8, Y8
+	XORQ         AX, AX
+
+q8k_quant:
+	VMULPS    (SI)(AX*4), Y8, Y0
+	VMULPS    32(SI)(AX*4), Y8, Y1
+	VMULPS    64(SI)(AX*4), Y8, Y2
+	VMULPS    96(SI)(AX*4), Y8, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPMINSD   Y9, Y0, Y0
+	VPMINSD   Y9, Y1, Y1
+	VPMINSD   Y9, Y2, Y2
+	VPMINSD   Y9, Y3, Y3
+	VPAND     Y11, Y0, Y0
+	VPAND     Y11, Y1, Y1
+	VPAND     Y11, Y2, Y2
+	VPAND     Y11, Y3, Y3
+	VPACKUSDW Y1, Y0, Y0
+	VPACKUSDW Y3, Y2, Y2
+	VPACKUSWB Y2, Y0, Y0
+	VPERMD    Y0, Y10, Y0
+	VMOVDQU   Y0, 4(DI)(AX*1)
+	ADDQ      $32, AX
+	CMPQ      AX, $256
+	JB        q8k_quant
+	JMP       q8k_next
+
+q8k_zero:
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y0, 32(DI)
+	VMOVDQU Y0, 64(DI)
+	VMOVDQU Y0, 96(DI)
+	VMOVDQU Y0, 128(DI)
+	VMOVDQU Y0, 160(DI)
+	VMOVDQU Y0, 192(DI)
+	VMOVDQU Y0, 224(DI)
+	VMOVDQU Y0, 256(DI)
+	MOVL    $0, 288(DI)
+
+q8k_next:
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q8k_block
+
+q8k_done:
+	VZEROUPPER
+	RET

@@ -166,3 +166,45 @@ func BenchmarkKQuantDot(b *testing.B) {
 		run("reference", func() float32 { return c.ref(n, xq, yq) })
 	}
 }
+
+// TestQuantizeRowQ8_K: the AVX2 quantizer equals quant's reference port bit for bit on the
+// families of kqRow plus zero, constant, tiny and huge blocks and exact rounding ties.
+func TestQuantizeRowQ8_K(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 60 {
+		nb := 1 + r.IntN(9)
+		x := kqRow(r, nb*256, trial)
+		switch trial % 6 {
+		case 1:
+			clear(x[256*(nb-1):]) // a zero block
+		case 2:
+			for i := range x {
+				x[i] = float32(int(x[i]*10)) * 0.5 // ties when scaled
+			}
+		case 3:
+			for i := range x {
+				x[i] *= 1e-30
+			}
+		case 4:
+			for i := range x {
+				x[i] *= 1e30
+			}
+		case 5:
+			for i := range x[:256] {
+				x[i] = -2.5 // constant negative block
+			}
+		}
+		want := make([]byte, nb*blockQ8_K)
+		quant.QuantizeRowQ8_K(x, want)
+		got := make([]byte, nb*blockQ8_K)
+		for i := range got {
+			got[i] = 0xAA // bsums and codes must all be written
+		}
+		QuantizeRowQ8_K(x, got)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("trial %d: byte %d (block %d offset %d) = %#x, reference %#x", trial, i, i/blockQ8_K, i%blockQ8_K, got[i], want[i])
+			}
+		}
+	}
+}
