@@ -72,14 +72,23 @@ func dotK45(op string, n int, x, y []byte, bs int, sums func(nb int, x, y []byte
 		m := min(kChunk, nb-c)
 		sums(m, x[c*bs:], y[c*blockQ8_K:], out[:m*8])
 		for i := range m {
-			bx := x[(c+i)*bs:]
-			by := y[(c+i)*blockQ8_K:]
-			s := bx[4:16]
+			bx := x[(c+i)*bs : (c+i)*bs+16]
+			by := y[(c+i)*blockQ8_K : (c+i+1)*blockQ8_K]
+			// Unpack the eight 6-bit scales (sc) and mins (mn) four at a time, as ggml does.
+			s0 := binary.LittleEndian.Uint32(bx[4:])
+			s1 := binary.LittleEndian.Uint32(bx[8:])
+			s2 := binary.LittleEndian.Uint32(bx[12:])
+			scLo, scHi := s0&0x3f3f3f3f, (s2&0x0f0f0f0f)|((s0>>6)&0x03030303)<<4
+			mnLo, mnHi := s1&0x3f3f3f3f, ((s2>>4)&0x0f0f0f0f)|((s1>>6)&0x03030303)<<4
+			o := out[8*i : 8*i+8]
+			bsums := by[260:292]
 			var isum, summ int32
-			for j := range 8 {
-				sc, mn := kScaleMin(j, s)
-				isum += sc * out[8*i+j]
-				summ += mn * (kBsum(by, 2*j) + kBsum(by, 2*j+1))
+			for j := range 4 {
+				sh := 8 * j
+				isum += int32(scLo>>sh&0xff)*o[j] + int32(scHi>>sh&0xff)*o[j+4]
+				b0 := int32(int16(binary.LittleEndian.Uint16(bsums[4*j:]))) + int32(int16(binary.LittleEndian.Uint16(bsums[4*j+2:])))
+				b1 := int32(int16(binary.LittleEndian.Uint16(bsums[16+4*j:]))) + int32(int16(binary.LittleEndian.Uint16(bsums[16+4*j+2:])))
+				summ += int32(mnLo>>sh&0xff)*b0 + int32(mnHi>>sh&0xff)*b1
 			}
 			yd := kQ8KD(by)
 			d := kF16(bx[0:]) * yd
@@ -99,11 +108,14 @@ func DotQ6_KQ8_K(n int, x, y []byte) float32 {
 		m := min(kChunk, nb-c)
 		q6kSums(m, x[c*blockQ6_K:], y[c*blockQ8_K:], out[:m*16])
 		for i := range m {
-			bx := x[(c+i)*blockQ6_K:]
-			by := y[(c+i)*blockQ8_K:]
+			bx := x[(c+i)*blockQ6_K : (c+i+1)*blockQ6_K]
+			by := y[(c+i)*blockQ8_K : (c+i+1)*blockQ8_K]
+			sc := bx[192:208]
+			bsums := by[260:292]
+			o := out[16*i : 16*i+16]
 			var isum int32
 			for g := range 16 {
-				isum += int32(int8(bx[192+g])) * (out[16*i+g] - 32*kBsum(by, g))
+				isum += int32(int8(sc[g])) * (o[g] - 32*int32(int16(binary.LittleEndian.Uint16(bsums[2*g:]))))
 			}
 			d := kF16(bx[208:]) * kQ8KD(by)
 			sumf += float32(d * float32(isum))
