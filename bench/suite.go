@@ -436,9 +436,11 @@ func graphWork(g *core.Graph) (flops, bytes float64) {
 }
 
 // matchOp reports whether the -ops term matches the family ID: the whole ID, a leading path of it
-// ("mul_mat", "mul_mat/vec"), any one part ("q4_0", "vec"), or a path.Match glob ("*/f16").
+// ("mul_mat", "mul_mat/vec"), any one part ("q4_0", "vec"), or a path.Match glob ("*/f16"),
+// ignoring case ("q4_k" matches "mul_mat/ffn/q4_K").
 func matchOp(term, id string) bool {
 	term = strings.ToLower(strings.TrimSpace(term))
+	id = strings.ToLower(id)
 	if term == "" {
 		return false
 	}
