@@ -251,6 +251,8 @@ Cases (family ids in brackets; -ops matches them):
   MUL_MAT matrix   [mul_mat/mat/TYPE]  m = n = k = N, weights TYPE, activations f32
   MUL_MAT mat-vec  [mul_mat/vec/TYPE]  N×N weights times one f32 column (token generation)
                    TYPE is f32, f16, q4_0 or q8_0
+  MUL_MAT 4096×14336 [mul_mat/ffn/TYPE] model-sized weights times N = 1 (mat-vec) or
+                   512 tokens; TYPE is q4_0, q8_0, q4_K, q5_K, q6_K or iq4_xs
   ADD, MUL         [add/f32, mul/f32]  two f32 tensors of N elements
   SOFT_MAX         [soft_max/f32]      rows of 1024, scale 1/8
   RMS_NORM         [rms_norm/f32]      rows of 4096

@@ -29,6 +29,9 @@ func TestMatchOp(t *testing.T) {
 		{"vec", "mul_mat/vec/q4_0", true},
 		{"q4_0", "mul_mat/mat/q4_0", true},
 		{"Q4_0", "block/q4_0", true},
+		{"q4_k", "mul_mat/ffn/q4_K", true},
+		{"ffn/q6_K", "mul_mat/ffn/q6_K", false},
+		{"mul_mat/ffn/Q6_K", "mul_mat/ffn/q6_K", true},
 		{"*/f16", "mul_mat/mat/f16", false}, // path.Match: * does not cross /
 		{"*/*/f16", "mul_mat/mat/f16", true},
 		{"add", "add/f32", true},
@@ -345,7 +348,12 @@ func TestRunnerScaling(t *testing.T) {
 // family where the second device ran nothing.
 func fakeResults() []*Result {
 	fams := Suite()
-	mm, add := fams[0], fams[8]
+	mm, add := fams[0], fams[0]
+	for _, f := range fams {
+		if f.ID == "add/f32" {
+			add = f
+		}
+	}
 	var out []*Result
 	for i, n := range []int64{64, 128, 256} {
 		c := mm.make(n)

@@ -140,6 +140,9 @@ func Suite() []*Family {
 	for _, typ := range []core.Type{core.TypeF32, core.TypeF16, core.TypeQ4_0, core.TypeQ8_0} {
 		fams = append(fams, mulMatFamily(typ, true))
 	}
+	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ8_0, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS} {
+		fams = append(fams, ffnFamily(typ))
+	}
 	fams = append(fams,
 		binaryFamily(core.OpAdd),
 		binaryFamily(core.OpMul),
@@ -191,6 +194,35 @@ func mulMatFamily(typ core.Type, vec bool) *Family {
 		c.Build = func(w, x *core.Context) (*core.Tensor, []Input) {
 			a := w.NewTensor2D(typ, n, n).SetName("a")
 			b := x.NewTensor2D(core.TypeF32, n, cols).SetName("b").SetInput()
+			return x.MulMat(a, b).SetName("out"), []Input{{a, uniform}, {b, uniform}}
+		}
+		return c
+	}
+	return f
+}
+
+// ffnFamily: MUL_MAT with a model-sized weight of type typ, 4096 columns by 14336 rows (a
+// feed-forward up projection), times N tokens of f32 activations: N = 1 is the mat-vec of token
+// generation, N = 512 a prompt batch. It puts the quantization types real GGUF files use side by
+// side.
+func ffnFamily(typ core.Type) *Family {
+	const k, m = 4096, 14336
+	f := &Family{
+		ID:     "mul_mat/ffn/" + typ.String(),
+		Title:  "MUL_MAT " + typ.String() + " 4096×14336",
+		XLabel: "tokens (4096×14336 weights · 4096×N)",
+		Metric: MetricFLOPs,
+		Ladder: []int64{1, 512},
+		Quick:  []int64{1, 32},
+		Limit:  5e-4,
+	}
+	f.make = func(n int64) *Case {
+		c := &Case{Family: f, N: n, FLOPs: 2 * float64(k) * float64(m) * float64(n)}
+		c.Shape = fmt.Sprintf("%d×%d · %d×%d", k, m, k, n)
+		c.Bytes = float64(typ.RowSize(k)*m) + 4*float64(k*n) + 4*float64(m*n)
+		c.Build = func(w, x *core.Context) (*core.Tensor, []Input) {
+			a := w.NewTensor2D(typ, k, m).SetName("a")
+			b := x.NewTensor2D(core.TypeF32, k, n).SetName("b").SetInput()
 			return x.MulMat(a, b).SetName("out"), []Input{{a, uniform}, {b, uniform}}
 		}
 		return c
@@ -404,9 +436,11 @@ func graphWork(g *core.Graph) (flops, bytes float64) {
 }
 
 // matchOp reports whether the -ops term matches the family ID: the whole ID, a leading path of it
-// ("mul_mat", "mul_mat/vec"), any one part ("q4_0", "vec"), or a path.Match glob ("*/f16").
+// ("mul_mat", "mul_mat/vec"), any one part ("q4_0", "vec"), or a path.Match glob ("*/f16"),
+// ignoring case ("q4_k" matches "mul_mat/ffn/q4_K").
 func matchOp(term, id string) bool {
 	term = strings.ToLower(strings.TrimSpace(term))
+	id = strings.ToLower(id)
 	if term == "" {
 		return false
 	}

@@ -132,7 +132,7 @@ layout(std430, binding = A_BINDING) readonly buffer BufA { uint16_t data_a[]; };
 vec4 a_load4(uint base, uint k) {
     uint ib = base + (k / A_QK) * A_BLOCK_UNITS;
     uint j = k % A_QK;
-    return vec4(kq_load(ib, j), kq_load(ib, j + 1u), kq_load(ib, j + 2u), kq_load(ib, j + 3u));
+    return kq_load4(ib, j);
 }
 
 #else

@@ -8,8 +8,8 @@
 //
 //   KQ_QK      elements per block (32 or 256)
 //   KQ_WORDS   16-bit words per block
-//   float kq_load(uint b, uint j)
-//       element j (0 .. KQ_QK-1) of the block starting at word b, with the
+//   float kq_load(uint b, uint j), vec4 kq_load4(uint b, uint j) (j a multiple of 4)
+//       element j (0 .. KQ_QK-1) of the block starting at word b (or j..j+3), with the
 //       arithmetic of core/quant's dequantizers (each product rounded, no fma), so
 //       results are bit-identical to the CPU.
 //
@@ -109,7 +109,46 @@ uvec2 kq_scale_min(uint b, uint j) {
 }
 #endif
 
-float kq_load(uint b, uint j) {
+// kq_params returns what elements of one sub-block share: (scale, offset) as used by
+// kq_value. j..j+3 share them when j is a multiple of 4.
+vec2 kq_params(uint b, uint j) {
+#if defined(KQ_Q5_0) || defined(KQ_IQ4_NL)
+    return vec2(kq_half(b, 0u), 0.0);
+#elif defined(KQ_Q5_1)
+    return vec2(kq_half(b, 0u), kq_half(b, 2u));
+#elif defined(KQ_Q2_K)
+    uint sc = kq_byte(b, j >> 4);
+    precise float dl = kq_half(b, 80u) * float(sc & 0xfu);
+    precise float ml = kq_half(b, 82u) * float(sc >> 4);
+    return vec2(dl, ml);
+#elif defined(KQ_Q3_K)
+    uint g = j >> 4;
+    uint lo = g < 8u ? kq_byte(b, 96u + g) & 0xfu : kq_byte(b, 96u + g - 8u) >> 4;
+    uint hi = (kq_byte(b, 104u + (g & 3u)) >> (2u * (g >> 2))) & 3u;
+    precise float dl = kq_half(b, 108u) * float(int(lo | (hi << 4)) - 32);
+    return vec2(dl, 0.0);
+#elif defined(KQ_Q4_K) || defined(KQ_Q5_K)
+    uvec2 sm = kq_scale_min(b, j >> 5);
+    precise float d1 = kq_half(b, 0u) * float(sm.x);
+    precise float m1 = kq_half(b, 2u) * float(sm.y);
+    return vec2(d1, m1);
+#elif defined(KQ_Q6_K)
+    int sc = bitfieldExtract(int(kq_byte(b, 192u + (j >> 4))), 0, 8);
+    precise float dl = kq_half(b, 208u) * float(sc);
+    return vec2(dl, 0.0);
+#elif defined(KQ_Q8_K)
+    return vec2(uintBitsToFloat(uint(KQ_DATA[b]) | (uint(KQ_DATA[b + 1u]) << 16)), 0.0);
+#elif defined(KQ_IQ4_XS)
+    uint ib = j >> 5;
+    uint ls = ((kq_byte(b, 4u + (ib >> 1)) >> (4u * (ib & 1u))) & 0xfu) |
+              (((uint(KQ_DATA[b + 1u]) >> (2u * ib)) & 3u) << 4);
+    precise float dl = kq_half(b, 0u) * float(int(ls) - 32);
+    return vec2(dl, 0.0);
+#endif
+}
+
+// kq_value returns element j of the block at word b given its sub-block's kq_params p.
+float kq_value(uint b, uint j, vec2 p) {
 #if defined(KQ_Q5_0) || defined(KQ_Q5_1) || defined(KQ_IQ4_NL)
 #if defined(KQ_Q5_0)
     const uint qs = 6u;
@@ -119,9 +158,8 @@ float kq_load(uint b, uint j) {
     const uint qs = 2u;
 #endif
     uint code = (kq_byte(b, qs + (j & 15u)) >> ((j >> 4) * 4u)) & 0xfu;
-    float d = kq_half(b, 0u);
 #if defined(KQ_IQ4_NL)
-    precise float v = d * kq_values[code];
+    precise float v = p.x * kq_values[code];
     return v;
 #else
 #if defined(KQ_Q5_0)
@@ -131,12 +169,11 @@ float kq_load(uint b, uint j) {
 #endif
     code |= ((qh >> j) & 1u) << 4;
 #if defined(KQ_Q5_0)
-    precise float v = float(int(code) - 16) * d;
+    precise float v = float(int(code) - 16) * p.x;
     return v;
 #else
-    float m = kq_half(b, 2u);
-    precise float qd = float(code) * d;
-    precise float v = qd + m;
+    precise float qd = float(code) * p.x;
+    precise float v = qd + p.y;
     return v;
 #endif
 #endif
@@ -145,67 +182,61 @@ float kq_load(uint b, uint j) {
     uint h = j >> 7, k = (j >> 5) & 3u, l = j & 31u;
 #if defined(KQ_Q2_K)
     uint q = (kq_byte(b, 16u + 32u * h + l) >> (2u * k)) & 3u;
-    uint sc = kq_byte(b, j >> 4);
-    precise float dl = kq_half(b, 80u) * float(sc & 0xfu);
-    precise float ml = kq_half(b, 82u) * float(sc >> 4);
-    precise float dq = dl * float(q);
-    precise float v = dq - ml;
+    precise float dq = p.x * float(q);
+    precise float v = dq - p.y;
     return v;
 #else
     int q = int((kq_byte(b, 32u + 32u * h + l) >> (2u * k)) & 3u);
     if ((kq_byte(b, l) & (1u << (j >> 5))) == 0u) {
         q -= 4;
     }
-    uint g = j >> 4;
-    uint lo = g < 8u ? kq_byte(b, 96u + g) & 0xfu : kq_byte(b, 96u + g - 8u) >> 4;
-    uint hi = (kq_byte(b, 104u + (g & 3u)) >> (2u * (g >> 2))) & 3u;
-    precise float dl = kq_half(b, 108u) * float(int(lo | (hi << 4)) - 32);
-    precise float v = dl * float(q);
+    precise float v = p.x * float(q);
     return v;
 #endif
 
 #elif defined(KQ_Q4_K) || defined(KQ_Q5_K)
-    uint sub = j >> 5;
-    uvec2 sm = kq_scale_min(b, sub);
 #if defined(KQ_Q4_K)
     const uint qs = 16u;
 #else
     const uint qs = 48u;
 #endif
+    uint sub = j >> 5;
     uint q = (kq_byte(b, qs + 32u * (j >> 6) + (j & 31u)) >> (4u * (sub & 1u))) & 0xfu;
 #if defined(KQ_Q5_K)
     q |= ((kq_byte(b, 16u + (j & 31u)) >> sub) & 1u) << 4;
 #endif
-    precise float d1 = kq_half(b, 0u) * float(sm.x);
-    precise float m1 = kq_half(b, 2u) * float(sm.y);
-    precise float dq = d1 * float(q);
-    precise float v = dq - m1;
+    precise float dq = p.x * float(q);
+    precise float v = dq - p.y;
     return v;
 
 #elif defined(KQ_Q6_K)
     uint h = j >> 7, k = (j >> 5) & 3u, l = j & 31u;
     uint lo = (kq_byte(b, 64u * h + 32u * (k & 1u) + l) >> (4u * (k >> 1))) & 0xfu;
     uint hi = (kq_byte(b, 128u + 32u * h + l) >> (2u * k)) & 3u;
-    int sc = bitfieldExtract(int(kq_byte(b, 192u + (j >> 4))), 0, 8);
-    precise float dl = kq_half(b, 208u) * float(sc);
-    precise float v = dl * float(int(lo | (hi << 4)) - 32);
+    precise float v = p.x * float(int(lo | (hi << 4)) - 32);
     return v;
 
 #elif defined(KQ_Q8_K)
-    float d = uintBitsToFloat(uint(KQ_DATA[b]) | (uint(KQ_DATA[b + 1u]) << 16));
     int q = bitfieldExtract(int(kq_byte(b, 4u + j)), 0, 8);
-    precise float v = d * float(q);
+    precise float v = p.x * float(q);
     return v;
 
 #elif defined(KQ_IQ4_XS)
     uint ib = j >> 5, jj = j & 31u;
-    uint ls = ((kq_byte(b, 4u + (ib >> 1)) >> (4u * (ib & 1u))) & 0xfu) |
-              (((uint(KQ_DATA[b + 1u]) >> (2u * ib)) & 3u) << 4);
     uint code = (kq_byte(b, 8u + 16u * ib + (jj & 15u)) >> ((jj >> 4) * 4u)) & 0xfu;
-    precise float dl = kq_half(b, 0u) * float(int(ls) - 32);
-    precise float v = dl * kq_values[code];
+    precise float v = p.x * kq_values[code];
     return v;
 #endif
+}
+
+float kq_load(uint b, uint j) {
+    return kq_value(b, j, kq_params(b, j));
+}
+
+// kq_load4 returns elements j..j+3 (j a multiple of 4) of the block at word b.
+vec4 kq_load4(uint b, uint j) {
+    vec2 p = kq_params(b, j);
+    return vec4(kq_value(b, j, p), kq_value(b, j + 1u, p), kq_value(b, j + 2u, p), kq_value(b, j + 3u, p));
 }
 
 #endif // TANDEM_KQUANTS_GLSL

@@ -57,3 +57,18 @@ func init() {
 		return cs
 	})
 }
+
+// OUT_PROD with a Q5, K-quant or IQ4 first operand (dequantized on the fly).
+func init() {
+	extraCases = append(extraCases, func() []Case {
+		var cs []Case
+		for _, typ := range kquantTypes {
+			typ := typ
+			cs = append(cs, Case{Name: fmt.Sprintf("OUT_PROD(%v,broadcast)", typ), MaxNMSE: nmseMatMul,
+				Build: func(c *core.Context) *core.Tensor {
+					return c.OutProd(c.NewTensor(typ, 256, 13, 2, 1), c.NewTensor(core.TypeF32, 7, 13, 4, 2))
+				}})
+		}
+		return cs
+	})
+}

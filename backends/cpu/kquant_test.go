@@ -98,3 +98,55 @@ func TestKQuantCpy(t *testing.T) {
 	// Quantized to quantized is not allowed (ggml dequantizes only into float types).
 	eltWantErr(t, "CPY", func(ctx *core.Context) { ctx.Cast(ctx.NewTensor1D(core.TypeQ4_K, 256), core.TypeQ6_K) })
 }
+
+// TestKQuantFastVsReference runs MUL_MAT on the SIMD kernels and on the reference (ggml's
+// generic dots): IQ4 results are identical, K-quant results agree to float rounding (the SIMD
+// dots scale each super-block's exact integer sum once).
+func TestKQuantFastVsReference(t *testing.T) {
+	ref, _ := cpu.New(cpu.Options{Threads: 2, Reference: true})
+	defer ref.Close()
+	fast, _ := cpu.New(cpu.Options{Threads: 3})
+	defer fast.Close()
+	for _, typ := range kquantTypes {
+		for _, s := range [][3]int64{{256, 5, 1}, {512, 33, 3}, {1024, 70, 17}} {
+			k, m, n := s[0], s[1], s[2]
+			t.Run(fmt.Sprintf("%v_k%d_m%d_n%d", typ, k, m, n), func(t *testing.T) {
+				ctx := core.NewContext(core.ContextParams{MemSize: 8 << 20})
+				a := ctx.NewTensor3D(typ, k, m, 2)
+				b := ctx.NewTensor3D(core.TypeF32, k, n, 4)
+				fillRandom(t, a, 5)
+				fillRandom(t, b, 6)
+				r := ctx.MulMat(a, b)
+				g := core.NewGraph(8)
+				g.BuildForwardExpand(r)
+				if err := ref.GraphCompute(g); err != nil {
+					t.Fatal(err)
+				}
+				want := append([]float32(nil), mustF32(t, r)...)
+				if err := fast.GraphCompute(g); err != nil {
+					t.Fatal(err)
+				}
+				got := mustF32(t, r)
+				if typ == core.TypeIQ4_NL || typ == core.TypeIQ4_XS {
+					equalF32(t, "fast vs reference", got, want)
+					return
+				}
+				w64 := make([]float64, len(want))
+				for i, v := range want {
+					w64[i] = float64(v)
+				}
+				if e := nmse(got, w64); e > 1e-10 {
+					t.Fatalf("NMSE %g > 1e-10", e)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkKQuantMulMatVec: 4096×14336 weights of each new SIMD type (and q4_0, q8_0 for
+// comparison) times one column, two threads.
+func BenchmarkKQuantMulMatVec(b *testing.B) {
+	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ8_0, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS} {
+		b.Run(typ.String(), func(b *testing.B) { benchMulMat(b, typ, 14336, 1, 4096, 2) })
+	}
+}

@@ -89,6 +89,8 @@ func convertActivations(t core.Type, src []float32, dst []byte) {
 		kern.QuantizeRowQ8_0(src, dst)
 	case core.TypeQ8_1:
 		kern.QuantizeRowQ8_1(src, dst)
+	case core.TypeQ8_K:
+		kern.QuantizeRowQ8_K(src, dst)
 	default:
 		fromF32(t, src, dst)
 	}

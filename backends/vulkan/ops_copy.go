@@ -14,7 +14,8 @@ import (
 //   - Same type: bits are copied unit by unit (cpy_u32 for 4-byte elements,
 //     cpy_u16 for 2-byte elements and whole quantized blocks), exact for every
 //     type, NaN payloads included.
-//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 -> f32/f16/bf16/i32 (the pairs ggml allows):
+//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant and IQ4 types ->
+//     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
 //   - f32/f16/bf16 -> q4_0/q4_1/q8_0: one thread per dst block, bit for bit as

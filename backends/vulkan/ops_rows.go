@@ -13,7 +13,8 @@ import (
 // element there, SET_ROWS skips the row) and record it in the node's status word,
 // which GraphCompute turns into the CPU's error (status.go).
 //
-//   - GET_ROWS: f32, f16, bf16, q4_0, q4_1, q8_0 rows into f32 (i32 into i32), i32
+//   - GET_ROWS: f32, f16, bf16, q4_0, q4_1, q8_0, q5_0, q5_1, q2_K ... q6_K, q8_K,
+//     iq4_nl, iq4_xs rows into f32 (i32 into i32), i32
 //     or i64 indices, any strides.
 //   - SET_ROWS: f32 rows into f32, f16, bf16, q4_0, q4_1 or q8_0 (quantized bit for
 //     bit as core/quant), i32 or i64 indices broadcast over dims 2 and 3. When

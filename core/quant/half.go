@@ -1,6 +1,8 @@
 // Package quant holds tandem's numeric storage formats: IEEE half floats (f16), bfloat16 (bf16),
-// and ggml's legacy block-quantized formats Q4_0, Q4_1, Q8_0 and Q8_1, with the reference
-// conversions to and from float32 and the reference block dot products.
+// ggml's legacy block-quantized formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, the K-quants
+// Q2_K … Q6_K and Q8_K (super-blocks of 256) and the non-linear IQ4_NL and IQ4_XS, with the
+// reference conversions to and from float32 and the reference block dot products (without an
+// importance matrix). testdata/ holds golden outputs of ggml's C code that the tests compare with.
 //
 // Every function here is bit-compatible with ggml's reference C code: the conversions in
 // ggml-impl.h (f16, bf16), quantize_row_*_ref and dequantize_row_* in ggml-quants.c, and the

@@ -2,7 +2,9 @@
 // elementwise ops, half-float row conversions, ggml-compatible Q8_0/Q8_1 quantization and
 // the quantized dot products MUL_MAT uses, vectorized exp/silu/gelu, a multi-threaded packed
 // SGEMM for ggml's MUL_MAT layout (Sgemm, SgemmF16A) and tiled quantized GEMMs with Q8_0
-// activations (GemmQ4_0Q8_0, GemmQ8_0Q8_0), all run by a ggml-style team of workers.
+// activations (GemmQ4_0Q8_0, GemmQ8_0Q8_0), all run by a ggml-style team of workers, and the
+// Q4_K, Q5_K, Q6_K, IQ4_XS (against Q8_K) and IQ4_NL (against Q8_0) dot products, whose integer
+// parts also have AVX-512 VNNI forms (kquant.go).
 //
 // On amd64 every kernel has a hand-written Go assembly version (AVX2 + FMA + F16C, selected at
 // run time with github.com/klauspost/cpuid) and a pure-Go twin with the same semantics. The

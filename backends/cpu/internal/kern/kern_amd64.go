@@ -14,7 +14,7 @@ var detected = func() KernelSet {
 	switch {
 	case !c.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C):
 		return SetGeneric
-	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512VNNI, cpuid.AVX512VBMI):
+	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512VNNI):
 		return SetAVX512VNNI
 	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ):
 		return SetAVX512
@@ -28,8 +28,10 @@ var (
 	active = min(detected, capFromEnv())
 	useASM = active >= SetAVX2
 	use512 = active >= SetAVX512
-	// useVNNI selects the AVX-512 VNNI/VBMI integer kernels.
+	// useVNNI selects the AVX-512 VNNI integer kernels; hasVBMI adds the byte permutes the Q4_0
+	// mat-vec kernel needs.
 	useVNNI = active >= SetAVX512VNNI
+	hasVBMI = cpuid.CPU.Supports(cpuid.AVX512VBMI)
 )
 
 const purego = false

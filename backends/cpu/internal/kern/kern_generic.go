@@ -13,6 +13,7 @@ var (
 	useASM   = false
 	use512   = false
 	useVNNI  = false
+	hasVBMI  = false
 	detected = SetGeneric
 	_        = capFromEnv() // an invalid TANDEM_CPU_KERNELS is still reported
 )

@@ -15,7 +15,7 @@ const (
 	SetGeneric    KernelSet = iota // pure Go (other architectures, the purego tag, old CPUs)
 	SetAVX2                        // AVX2 + FMA + F16C assembly
 	SetAVX512                      // adds AVX-512 F/BW/VL/DQ kernels (512-bit SGEMM micro-kernels)
-	SetAVX512VNNI                  // adds AVX-512 VNNI + VBMI integer kernels (Q4_0 mat-vec)
+	SetAVX512VNNI                  // adds AVX-512 VNNI integer kernels (quantized dots; Q4_0 mat-vec with VBMI)
 )
 
 var setNames = [...]string{SetGeneric: "generic", SetAVX2: "avx2", SetAVX512: "avx512", SetAVX512VNNI: "avx512vnni"}

@@ -63,7 +63,7 @@ func BenchmarkQ4MatVecRow(b *testing.B) {
 		reportGBs(b, float64(len(x)))
 	})
 	b.Run("avx512vnni", func(b *testing.B) {
-		if !useVNNI {
+		if !useVNNI || !hasVBMI {
 			b.Skip("no AVX-512 VNNI kernels")
 		}
 		for b.Loop() {

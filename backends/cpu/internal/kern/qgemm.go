@@ -89,7 +89,7 @@ func qgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
 		off = int(64-r) / 4
 	}
-	if q4 && n == 1 && useVNNI {
+	if q4 && n == 1 && useVNNI && hasVBMI {
 		qmatvecQ4(ith, nth, barrier, counter, work[off:], m, nb, a, lda, b, c)
 		return
 	}

@@ -10,7 +10,7 @@ import (
 // block counts around the groups of four (the rest goes through the AVX2 dot), with extreme
 // quants and scales; the prepared layout is checked through the results.
 func TestDotQ4_0MatVec(t *testing.T) {
-	if !useVNNI {
+	if !useVNNI || !hasVBMI {
 		t.Skipf("kernel set %v: no AVX-512 VNNI kernels to test", ActiveKernelSet())
 	}
 	r := newRand(41)
