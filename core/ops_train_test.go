@@ -1,0 +1,131 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSetLossAndParamErrors(t *testing.T) {
+	ctx := NewContext(ContextParams{NoAlloc: true})
+	v := ctx.NewTensor1D(TypeF32, 3)
+	if err := ctx.SetLoss(v); err == nil || !strings.Contains(err.Error(), "not a scalar") {
+		t.Fatalf("SetLoss on a vector: err = %v", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("SetLoss error not recorded on the context")
+	}
+	ctx = NewContext(ContextParams{NoAlloc: true})
+	if err := ctx.SetLoss(ctx.NewTensor1D(TypeF16, 1)); err == nil || !strings.Contains(err.Error(), "f32") {
+		t.Fatalf("SetLoss on f16: err = %v", err)
+	}
+	ctx = NewContext(ContextParams{NoAlloc: true})
+	i := ctx.NewTensor1D(TypeI32, 4)
+	if err := ctx.SetParam(i); err == nil || !strings.Contains(err.Error(), "i32") && !strings.Contains(err.Error(), "I32") {
+		t.Fatalf("SetParam on i32: err = %v", err)
+	}
+	if i.Flags&FlagParam != 0 {
+		t.Fatal("i32 tensor flagged as param")
+	}
+	ctx = NewContext(ContextParams{NoAlloc: true})
+	a := ctx.NewTensor1D(TypeF32, 4)
+	if err := ctx.SetParam(ctx.Sqr(a)); err == nil {
+		t.Fatal("SetParam on an op result gave no error")
+	}
+	ctx = NewContext(ContextParams{NoAlloc: true})
+	a = ctx.NewTensor1D(TypeF32, 4)
+	s := ctx.Sum(a)
+	if err := ctx.SetParam(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.SetLoss(s); err != nil {
+		t.Fatal(err)
+	}
+	if a.Flags&FlagParam == 0 || s.Flags&FlagLoss == 0 {
+		t.Fatal("flags not set")
+	}
+}
+
+func TestTrainOpConstructors(t *testing.T) {
+	ctx := NewContext(ContextParams{NoAlloc: true})
+	x := ctx.NewTensor2D(TypeF32, 5, 3)
+	g := ctx.NewTensor2D(TypeF32, 5, 3)
+	if r := ctx.SiluBack(g, x); r.Op != OpSiluBack || r.Src[0] != g || r.Src[1] != x || r.Ne != x.Ne {
+		t.Fatalf("SiluBack: %v", r)
+	}
+	if r := ctx.RMSNormBack(g, x, 1e-5); r.Op != OpRMSNormBack || r.ParamF32(0) != 1e-5 {
+		t.Fatalf("RMSNormBack: %v", r)
+	}
+	r := ctx.SoftMaxExtBack(g, x, 0.5, 8)
+	if sc, mb := SoftMaxParamsOf(r); r.Op != OpSoftMaxBack || sc != 0.5 || mb != 8 {
+		t.Fatalf("SoftMaxExtBack: %v %g %g", r, sc, mb)
+	}
+	if r := ctx.RepeatBack(ctx.NewTensor2D(TypeF32, 10, 6), x); r.Op != OpRepeatBack || r.Ne != x.Ne || r.Src[1] != nil {
+		t.Fatalf("RepeatBack: %v", r)
+	}
+	labels := ctx.NewTensor2D(TypeF32, 5, 3)
+	ce := ctx.CrossEntropyLoss(x, labels)
+	if ce.Op != OpCrossEntropyLoss || ce.Ne != [4]int64{1, 1, 1, 1} {
+		t.Fatalf("CrossEntropyLoss: %v", ce)
+	}
+	if r := ctx.CrossEntropyLossBack(ce, x, labels); r.Op != OpCrossEntropyLossBack || r.Src[2] != labels || r.Ne != x.Ne {
+		t.Fatalf("CrossEntropyLossBack: %v", r)
+	}
+	q := ctx.NewTensor3D(TypeF32, 8, 2, 4)
+	pos := ctx.NewTensor1D(TypeI32, 4)
+	rb := ctx.RopeExtBack(q, pos, nil, RopeParams{NDims: 6, Mode: RopeNeox, FreqBase: 500, FreqScale: 1, AttnFactor: 1})
+	if p := RopeParamsOf(rb); rb.Op != OpRopeBack || p.NDims != 6 || p.Mode != RopeNeox || p.FreqBase != 500 {
+		t.Fatalf("RopeExtBack: %v %+v", rb, p)
+	}
+	emb := ctx.NewTensor2D(TypeF32, 5, 7)
+	idx := ctx.NewTensor1D(TypeI32, 3)
+	if r := ctx.GetRowsBack(g, idx, emb); r.Op != OpGetRowsBack || r.Ne != emb.Ne || r.Src[1] != idx {
+		t.Fatalf("GetRowsBack: %v", r)
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	w := ctx.NewTensor2D(TypeF32, 5, 3)
+	ctx.SetParam(w)
+	m, v := ctx.NewTensorLike(w), ctx.NewTensorLike(w)
+	ap := ctx.NewTensor1D(TypeF32, AdamWNParams)
+	st := ctx.OptStepAdamW(w, g, m, v, ap)
+	if st.Op != OpOptStepAdamW || st.ViewSrc != w || st.Src[0] != w || st.Src[1] != g || st.Src[2] != m || st.Src[3] != v || st.Src[4] != ap {
+		t.Fatalf("OptStepAdamW: %v", st)
+	}
+	sp := ctx.NewTensor1D(TypeF32, SGDNParams)
+	if st := ctx.OptStepSGD(w, g, sp); st.Op != OpOptStepSGD || st.ViewSrc != w || st.Src[2] != sp {
+		t.Fatalf("OptStepSGD: %v", st)
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTrainOpConstructorErrors(t *testing.T) {
+	cases := map[string]func(c *Context){
+		"SILU_BACK":          func(c *Context) { c.SiluBack(c.NewTensor1D(TypeF32, 3), c.NewTensor1D(TypeF32, 4)) },
+		"RMS_NORM_BACK":      func(c *Context) { c.RMSNormBack(c.NewTensor1D(TypeF16, 3), c.NewTensor1D(TypeF32, 3), 0) },
+		"REPEAT_BACK":        func(c *Context) { c.RepeatBack(c.NewTensor1D(TypeF32, 5), c.NewTensor1D(TypeF32, 3)) },
+		"CROSS_ENTROPY_LOSS": func(c *Context) { c.CrossEntropyLoss(c.NewTensor1D(TypeF32, 5), c.NewTensor1D(TypeF32, 3)) },
+		"OPT_STEP_ADAMW": func(c *Context) {
+			w := c.NewTensor1D(TypeF32, 4) // not a param
+			c.OptStepAdamW(w, c.NewTensorLike(w), c.NewTensorLike(w), c.NewTensorLike(w), c.NewTensor1D(TypeF32, 7))
+		},
+		"OPT_STEP_SGD": func(c *Context) {
+			w := c.NewTensor1D(TypeF32, 4)
+			c.SetParam(w)
+			c.OptStepSGD(w, c.NewTensorLike(w), c.NewTensor1D(TypeF32, 7)) // wrong params size
+		},
+		"GET_ROWS_BACK": func(c *Context) {
+			c.GetRowsBack(c.NewTensor2D(TypeF32, 4, 3), c.NewTensor1D(TypeI32, 2), c.NewTensor2D(TypeF32, 4, 9))
+		},
+	}
+	for op, f := range cases {
+		c := NewContext(ContextParams{NoAlloc: true})
+		f(c)
+		if err := c.Err(); err == nil || !strings.Contains(err.Error(), op) {
+			t.Errorf("%s: err = %v", op, err)
+		}
+	}
+}
