@@ -12,6 +12,9 @@ type BackwardOptions struct {
 	// over several micro-batches sums their gradients. The caller zeroes the accumulators at the
 	// start of each logical batch. Without it, gradients are recomputed from scratch every run.
 	Accumulate bool
+	// AccContext is where the accumulators are created (for example a context whose tensors live
+	// in a persistent buffer, ggml-opt's ctx_static); nil means the ctx given to BuildBackward.
+	AccContext *Context
 }
 
 // BuildBackward returns a new graph holding gf's nodes (same order) followed by the nodes that
@@ -85,7 +88,14 @@ func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, er
 		gb.gradAccs = map[*Tensor]*Tensor{}
 		for _, n := range gf.nodes {
 			if n.Flags&FlagParam != 0 {
-				acc := ctx.NewTensor(TypeF32, n.Ne[:]...)
+				actx := ctx
+				if o.AccContext != nil {
+					actx = o.AccContext
+				}
+				acc := actx.NewTensor(TypeF32, n.Ne[:]...)
+				if err := actx.Err(); err != nil {
+					return nil, fmt.Errorf("tandem: BuildBackward: accumulator for %v: %w", n, err)
+				}
 				acc.SetName("grad acc for " + n.Name)
 				if d := acc.Float32s(); d != nil {
 					clear(d)

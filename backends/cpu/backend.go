@@ -34,6 +34,16 @@ type Backend struct {
 	pool    *pool
 	work    []byte
 	closed  bool
+
+	rs    runState
+	runFn func(int) // b.runWorker, bound once
+
+	// the plan of the last graph run, reused while the same graph with the same nodes runs again
+	planG       *core.Graph
+	planNodes   []*core.Tensor
+	planThreads int
+	planRef     bool
+	plan        *plan
 }
 
 var _ core.Backend = (*Backend)(nil)
@@ -112,8 +122,22 @@ func (b *Backend) Close() error {
 		b.closed = true
 		b.pool.close()
 		b.work = nil
+		b.planG, b.plan, b.planNodes = nil, nil, nil
 	}
 	return nil
+}
+
+// sameNodes reports whether a and b hold the same tensors in the same order.
+func sameNodes(a, b []*core.Tensor) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // GraphCompute runs every node of g.
@@ -132,9 +156,25 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if err := g.Err(); err != nil {
 		return err
 	}
-	pl, err := makePlan(g, b.threads)
-	if err != nil {
-		return err
+	var pl *plan
+	if g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes) {
+		pl = b.plan
+		for i, n := range g.Nodes() {
+			if skipNode(n) {
+				continue
+			}
+			if err := checkHostData(n); err != nil {
+				return fmt.Errorf("tandem: cpu: node %d: %w", i, err)
+			}
+		}
+	} else {
+		var err error
+		if pl, err = makePlan(g, b.threads); err != nil {
+			b.planG, b.plan = nil, nil
+			return err
+		}
+		b.planG, b.planThreads, b.planRef, b.plan = g, b.threads, b.ref, pl
+		b.planNodes = append(b.planNodes[:0], g.Nodes()...)
 	}
 	if int64(len(b.work)) < pl.workSize {
 		b.work = make([]byte, pl.workSize)

@@ -1,0 +1,225 @@
+package cpu_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tandem-ml/tandem/alloc"
+	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/core"
+)
+
+// trainMLP is a two-layer perceptron training step built the way an optimizer drives it: weights,
+// moments, data and optimizer parameters in a NoAlloc context placed once in a persistent buffer;
+// forward + backward + AdamW steps in a compute context placed by the graph allocator.
+type trainMLP struct {
+	params, moments  []*core.Tensor
+	x, labels, adamw *core.Tensor
+	loss             *core.Tensor
+	gb               *core.Graph
+	ga               *alloc.GraphAllocator
+	be               *cpu.Backend
+}
+
+func newTrainMLP(t testing.TB, nIn, nHidden, nOut, batch int64, accumulate bool) *trainMLP {
+	t.Helper()
+	be, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	wctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	m := &trainMLP{be: be}
+	w1 := wctx.NewTensor2D(core.TypeF32, nIn, nHidden).SetName("w1")
+	b1 := wctx.NewTensor1D(core.TypeF32, nHidden).SetName("b1")
+	w2 := wctx.NewTensor2D(core.TypeF32, nHidden, nOut).SetName("w2")
+	b2 := wctx.NewTensor1D(core.TypeF32, nOut).SetName("b2")
+	m.params = []*core.Tensor{w1, b1, w2, b2}
+	for _, p := range m.params {
+		if err := wctx.SetParam(p); err != nil {
+			t.Fatal(err)
+		}
+		m.moments = append(m.moments, wctx.NewTensorLike(p), wctx.NewTensorLike(p))
+	}
+	m.x = wctx.NewTensor2D(core.TypeF32, nIn, batch).SetInput()
+	m.labels = wctx.NewTensor2D(core.TypeF32, nOut, batch).SetInput()
+	m.adamw = wctx.NewTensor1D(core.TypeF32, core.AdamWNParams).SetInput()
+
+	cctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	h := cctx.Relu(cctx.Add(cctx.MulMat(w1, m.x), b1))
+	logits := cctx.Add(cctx.MulMat(w2, h), b2)
+	m.loss = cctx.CrossEntropyLoss(logits, m.labels).SetOutput()
+	if err := cctx.SetLoss(m.loss); err != nil {
+		t.Fatal(err)
+	}
+	gf := core.NewGraph(core.DefaultGraphSize)
+	gf.BuildForwardExpand(m.loss)
+	var opts []core.BackwardOptions
+	if accumulate {
+		opts = append(opts, core.BackwardOptions{Accumulate: true, AccContext: wctx})
+	}
+	gb, err := core.BuildBackward(cctx, gf, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range m.params {
+		gb.BuildForwardExpand(cctx.OptStepAdamW(p, gb.Grad(p), m.moments[2*i], m.moments[2*i+1], m.adamw))
+	}
+	if err := gb.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alloc.AllocCtxTensors(wctx, be); err != nil {
+		t.Fatal(err)
+	}
+	m.gb = gb
+	m.ga = alloc.NewGraphAllocator(be.DefaultBufferType())
+	if err := m.ga.AllocGraph(gb); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, p := range m.params {
+		d := p.Float32s()
+		scale := 1 / math.Sqrt(float64(p.Ne[0]))
+		for i := range d {
+			d[i] = float32((rng.Float64()*2 - 1) * scale)
+		}
+	}
+	for _, mm := range m.moments {
+		clear(mm.Float32s())
+	}
+	for _, acc := range gb.GradAccs() {
+		clear(acc.Float32s())
+	}
+	return m
+}
+
+// step sets the AdamW parameters for step it (from 1) and runs one training step.
+func (m *trainMLP) step(it int) error {
+	const alpha, beta1, beta2 = 0.05, 0.9, 0.999
+	p := m.adamw.Float32s()
+	p[0], p[1], p[2], p[3], p[4] = alpha, beta1, beta2, 1e-8, 0
+	p[5] = float32(1 / (1 - math.Pow(beta1, float64(it))))
+	p[6] = float32(1 / (1 - math.Pow(beta2, float64(it))))
+	if err := m.ga.AllocGraph(m.gb); err != nil {
+		return err
+	}
+	return m.be.GraphCompute(m.gb)
+}
+
+// A two-layer MLP learns a fixed 3-class problem through the graph allocator; the plan is made
+// once.
+func TestTrainMLPThroughAllocator(t *testing.T) {
+	const nIn, nOut, batch = 4, 3, 12
+	m := newTrainMLP(t, nIn, 16, nOut, batch, false)
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, y := m.x.Float32s(), m.labels.Float32s()
+	clear(y)
+	for i := 0; i < batch; i++ {
+		c := i % nOut
+		for j := 0; j < nIn; j++ {
+			x[i*nIn+j] = float32(rng.NormFloat64()*0.3) + float32(c-1)*float32(j%2*2-1)
+		}
+		y[i*nOut+c] = 1
+	}
+	first := float32(0)
+	for it := 1; it <= 150; it++ {
+		if err := m.step(it); err != nil {
+			t.Fatal(err)
+		}
+		if it == 1 {
+			first = m.loss.Float32s()[0]
+			if math.Abs(float64(first)-math.Log(3)) > 0.6 {
+				t.Fatalf("initial loss %g, want about ln 3", first)
+			}
+		}
+	}
+	last := m.loss.Float32s()[0]
+	if !(last < 0.05) {
+		t.Fatalf("loss %g after 150 AdamW steps (first %g), want < 0.05", last, first)
+	}
+	if r := m.ga.Replans(); r > 1 {
+		t.Errorf("graph allocator planned %d times, want 1", r)
+	}
+}
+
+// Micro-batches with gradient accumulators: two runs of one graph without an optimizer step give
+// twice the gradient of one run.
+func TestAccumulatedGradientsThroughAllocator(t *testing.T) {
+	m := newTrainMLP(t, 3, 5, 2, 4, true)
+	// drop the optimizer steps: compute gradients only
+	nodes := m.gb.Nodes()
+	var keep []*core.Tensor
+	for _, n := range nodes {
+		if n.Op != core.OpOptStepAdamW {
+			keep = append(keep, n)
+		}
+	}
+	g := core.NewGraphFromLists(keep, m.gb.Leafs())
+	for i := range m.x.Float32s() {
+		m.x.Float32s()[i] = float32(math.Sin(float64(i)))
+	}
+	clear(m.labels.Float32s())
+	for i := 0; i < 4; i++ {
+		m.labels.Float32s()[i*2+i%2] = 1
+	}
+	ga := alloc.NewGraphAllocator(m.be.DefaultBufferType())
+	if err := ga.AllocGraph(g); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.be.GraphCompute(g); err != nil {
+		t.Fatal(err)
+	}
+	one := make([][]float32, len(m.params))
+	for i, p := range m.params {
+		one[i] = append([]float32(nil), m.gb.GradAcc(p).Float32s()...)
+	}
+	if err := m.be.GraphCompute(g); err != nil {
+		t.Fatal(err)
+	}
+	nonzero := false
+	for i, p := range m.params {
+		for j, v := range m.gb.GradAcc(p).Float32s() {
+			if math.Abs(float64(v-2*one[i][j])) > 1e-6*math.Max(1, math.Abs(float64(v))) {
+				t.Fatalf("%v: accumulated %g after two runs, one run gave %g", p, v, one[i][j])
+			}
+			nonzero = nonzero || v != 0
+		}
+	}
+	if !nonzero {
+		t.Fatal("all gradients are zero")
+	}
+}
+
+// After the first step, a training step (allocator + compute) allocates nothing on the heap.
+func TestTrainStepAllocations(t *testing.T) {
+	m := newTrainMLP(t, 4, 8, 3, 6, false)
+	if err := m.step(1); err != nil {
+		t.Fatal(err)
+	}
+	it := 2
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := m.step(it); err != nil {
+			t.Fatal(err)
+		}
+		it++
+	})
+	t.Logf("heap allocations per training step: %g", allocs)
+	if allocs > 0 {
+		t.Errorf("a training step allocates %g times, want 0", allocs)
+	}
+}
+
+func BenchmarkTrainStepMLP(b *testing.B) {
+	m := newTrainMLP(b, 32, 64, 10, 32, false)
+	if err := m.step(1); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := m.step(i + 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
