@@ -45,15 +45,24 @@ func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, er
 		o = opts[0]
 	}
 	b := &backward{ctx: ctx, opts: o, grads: map[*Tensor]*Tensor{}, needs: map[*Tensor]bool{}}
-	nParams, nLoss := 0, 0
+	// Parameters are normally nodes; one flagged after the graph was built is still a leaf of gf.
+	var params []*Tensor
+	nLoss := 0
 	for _, n := range gf.nodes {
 		if n.Flags&FlagParam != 0 {
-			nParams++
+			params = append(params, n)
 		}
 		if n.Flags&FlagLoss != 0 {
 			nLoss++
 		}
 	}
+	for _, l := range gf.leafs {
+		if l.Flags&FlagParam != 0 {
+			params = append(params, l)
+			b.needs[l] = true
+		}
+	}
+	nParams := len(params)
 	if nLoss == 0 {
 		return nil, fmt.Errorf("tandem: BuildBackward: the graph has no loss (mark a scalar node with ctx.SetLoss)")
 	}
@@ -86,23 +95,21 @@ func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, er
 	}
 	if o.Accumulate {
 		gb.gradAccs = map[*Tensor]*Tensor{}
-		for _, n := range gf.nodes {
-			if n.Flags&FlagParam != 0 {
-				actx := ctx
-				if o.AccContext != nil {
-					actx = o.AccContext
-				}
-				acc := actx.NewTensor(TypeF32, n.Ne[:]...)
-				if err := actx.Err(); err != nil {
-					return nil, fmt.Errorf("tandem: BuildBackward: accumulator for %v: %w", n, err)
-				}
-				acc.SetName("grad acc for " + n.Name)
-				if d := acc.Float32s(); d != nil {
-					clear(d)
-				}
-				gb.gradAccs[n] = acc
-				gb.accList = append(gb.accList, acc)
+		for _, n := range params {
+			actx := ctx
+			if o.AccContext != nil {
+				actx = o.AccContext
 			}
+			acc := actx.NewTensor(TypeF32, n.Ne[:]...)
+			if err := actx.Err(); err != nil {
+				return nil, fmt.Errorf("tandem: BuildBackward: accumulator for %v: %w", n, err)
+			}
+			acc.SetName("grad acc for " + n.Name)
+			if d := acc.Float32s(); d != nil {
+				clear(d)
+			}
+			gb.gradAccs[n] = acc
+			gb.accList = append(gb.accList, acc)
 		}
 	}
 	// Seeds: every loss gets 0·loss + 1.
@@ -135,6 +142,15 @@ func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, er
 		}
 		if gb.err != nil {
 			return nil, fmt.Errorf("tandem: BuildBackward: %w", gb.err)
+		}
+	}
+	for _, l := range gf.leafs {
+		if g := b.grads[l]; g != nil && l.Flags&FlagParam != 0 && o.Accumulate {
+			acc := gb.gradAccs[l]
+			fin := ctx.Cpy(ctx.Add(acc, g), acc)
+			fin.SetName("grad for " + l.Name)
+			b.grads[l] = fin
+			gb.BuildForwardExpand(fin)
 		}
 	}
 	if err := ctx.Err(); err != nil {

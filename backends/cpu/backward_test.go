@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tandem-ml/tandem/backends/cpu"
@@ -143,5 +144,54 @@ func TestBackwardAccumulate(t *testing.T) {
 	}
 	if v := acc.Float32s(); v[0] != 3 || v[1] != -4 {
 		t.Fatalf("after reset acc = %v, want [3 -4]", v)
+	}
+}
+
+// A tensor flagged as a parameter after the forward graph was built (a leaf of gf) still gets its
+// gradient, with and without accumulators.
+func TestBackwardParamFlaggedLate(t *testing.T) {
+	for _, accumulate := range []bool{false, true} {
+		ctx := core.NewContext(core.ContextParams{MemSize: 1 << 20})
+		w := ctx.NewTensor1D(core.TypeF32, 3)
+		loss := ctx.Sum(ctx.Sqr(w))
+		gf := core.NewGraph(core.DefaultGraphSize)
+		gf.BuildForwardExpand(loss)
+		if err := ctx.SetParam(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := ctx.SetLoss(loss); err != nil {
+			t.Fatal(err)
+		}
+		gb, err := core.BuildBackward(ctx, gf, core.BackwardOptions{Accumulate: accumulate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(w.Float32s(), []float32{1, -2, 0.5})
+		if err := cpu.Compute(gb, 1); err != nil {
+			t.Fatal(err)
+		}
+		g := gb.Grad(w)
+		if g == nil {
+			t.Fatal("no gradient")
+		}
+		if v := g.Float32s(); v[0] != 2 || v[1] != -4 || v[2] != 1 {
+			t.Errorf("accumulate=%v: gradient %v, want [2 -4 1]", accumulate, v)
+		}
+	}
+}
+
+// A mask that depends on a parameter has no gradient rule: a clear error naming SOFT_MAX.
+func TestBackwardSoftMaxMaskError(t *testing.T) {
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	x := ctx.NewTensor2D(core.TypeF32, 4, 2)
+	mask := ctx.NewTensor2D(core.TypeF32, 4, 2)
+	ctx.SetParam(x)
+	ctx.SetParam(mask)
+	loss := ctx.Sum(ctx.SoftMaxExt(x, mask, 1, 0))
+	ctx.SetLoss(loss)
+	gf := core.NewGraph(core.DefaultGraphSize)
+	gf.BuildForwardExpand(loss)
+	if _, err := core.BuildBackward(ctx, gf); err == nil || !strings.Contains(err.Error(), "SOFT_MAX") {
+		t.Errorf("err = %v, want one naming SOFT_MAX", err)
 	}
 }
