@@ -621,3 +621,15 @@ func (b *backward) glu(n, g *Tensor) error {
 	}
 	return nil
 }
+
+// ResetGradAccs zeroes every gradient accumulator (BackwardOptions.Accumulate), as at the start of
+// a logical batch; ggml_graph_reset's part for accumulators. The accumulators must have memory.
+// Graphs without accumulators have nothing to reset.
+func (g *Graph) ResetGradAccs() error {
+	for _, acc := range g.accList {
+		if err := TensorMemset(acc, 0, 0, acc.NBytes()); err != nil {
+			return fmt.Errorf("tandem: ResetGradAccs: %v: %w", acc, err)
+		}
+	}
+	return nil
+}

@@ -138,7 +138,12 @@ func TestBackwardAccumulate(t *testing.T) {
 			t.Fatalf("run %d: Grad(w) = %v, want %v", run, g, want)
 		}
 	}
-	clear(acc.Float32s())
+	if err := gb.ResetGradAccs(); err != nil {
+		t.Fatal(err)
+	}
+	if v := acc.Float32s(); v[0] != 0 || v[1] != 0 {
+		t.Fatalf("after ResetGradAccs acc = %v", v)
+	}
 	if err := cpu.Compute(gb, 1); err != nil {
 		t.Fatal(err)
 	}
