@@ -336,6 +336,7 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 		}
 	case OpConcat:
 		dim := int(n.Params[0])
+		g = b.contiguous(g)
 		if w0 {
 			b.add(a, c.Cont(c.View4D(g, a.Ne[0], a.Ne[1], a.Ne[2], a.Ne[3], g.Nb[1], g.Nb[2], g.Nb[3], 0)))
 		}
@@ -415,7 +416,7 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 			if p.Nb[0] != p.Type.Size() || p.IsTransposed() {
 				p = c.Cont(p)
 			}
-			b.add(s1, c.Cont(c.Transpose(c.MulMat(p, g))))
+			b.add(s1, c.Cont(c.Transpose(c.MulMat(p, b.contiguous(g)))))
 		}
 	case OpLeakyRelu:
 		if w0 {

@@ -368,6 +368,26 @@ func gradCases() []gradCase {
 			return c.ctx.SoftMax(c.ctx.MulMat(c.param(5, 2), h))
 		}, maxErr: 2e-3},
 	}
+	// The same ops with their output consumed through a permutation, so that the gradient arriving
+	// at them is a non-contiguous view.
+	for _, base := range []string{"CONCAT/1", "OUT_PROD", "MUL_MAT/broadcast", "RESHAPE", "VIEW", "GET_ROWS", "SOFT_MAX",
+		"RMS_NORM", "NORM", "ROPE/neox", "SILU", "SWIGLU", "REPEAT", "SUM_ROWS", "IM2COL", "POOL_2D/avg", "DIAG_MASK_INF", "CPY"} {
+		for _, gc := range cs {
+			if gc.name != base {
+				continue
+			}
+			inner := gc.build
+			gc.name += "/permuted-use"
+			gc.build = func(c *gradCtx) *core.Tensor {
+				out := inner(c)
+				if out.Ne[1] == 1 {
+					return c.ctx.Transpose(out)
+				}
+				return c.ctx.Permute(out, 1, 0, 2, 3)
+			}
+			cs = append(cs, gc)
+		}
+	}
 	return cs
 }
 
