@@ -81,6 +81,22 @@ func TestTrainOpConstructors(t *testing.T) {
 	if r := ctx.GetRowsBack(g, idx, emb); r.Op != OpGetRowsBack || r.Ne != emb.Ne || r.Src[1] != idx {
 		t.Fatalf("GetRowsBack: %v", r)
 	}
+	acc := ctx.Acc(x, ctx.NewTensor2D(TypeF32, 2, 3), 20, 60, 60, 4)
+	if nb1, nb2, nb3, off := AccParamsOf(acc); acc.Op != OpAcc || nb1 != 20 || nb2 != 60 || nb3 != 60 || off != 4 || acc.Ne != x.Ne {
+		t.Fatalf("Acc: %v", acc)
+	}
+	img := ctx.NewTensor4D(TypeF32, 6, 5, 2, 1)
+	kern := ctx.NewTensor4D(TypeF32, 3, 2, 2, 1)
+	ip := Im2ColParams{S0: 2, S1: 1, P0: 1, P1: 0, D0: 1, D1: 1, Is2D: true}
+	im := ctx.Im2Col(kern, img, ip, TypeF32)
+	if r := ctx.Im2ColBack(im, kern, img.Ne, ip); r.Op != OpIm2ColBack || r.Ne != img.Ne || Im2ColParamsOf(r) != ip {
+		t.Fatalf("Im2ColBack: %v", r)
+	}
+	pooled := ctx.Pool2D(img, PoolAvg, 2, 3, 2, 1, 1, 0)
+	pb := ctx.Pool2DBack(pooled, img, PoolAvg, 2, 3, 2, 1, 1, 0)
+	if pp := Pool2DParamsOf(pb); pb.Op != OpPool2DBack || pb.Ne != img.Ne || pp != (Pool2DParams{Op: PoolAvg, K0: 2, K1: 3, S0: 2, S1: 1, P0: 1}) {
+		t.Fatalf("Pool2DBack: %v %+v", pb, pp)
+	}
 	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +132,17 @@ func TestTrainOpConstructorErrors(t *testing.T) {
 			w := c.NewTensor1D(TypeF32, 4)
 			c.SetParam(w)
 			c.OptStepSGD(w, c.NewTensorLike(w), c.NewTensor1D(TypeF32, 7)) // wrong params size
+		},
+		"ACC": func(c *Context) {
+			c.Acc(c.NewTensor2D(TypeF32, 3, 2), c.NewTensor2D(TypeF32, 2, 2), 12, 24, 24, 8) // runs past the end
+		},
+		"DIAG_MASK_ZERO": func(c *Context) { c.DiagMaskZero(c.NewTensor2D(TypeI32, 3, 3), 0) },
+		"IM2COL_BACK": func(c *Context) {
+			k := c.NewTensor3D(TypeF32, 2, 1, 1)
+			c.Im2ColBack(c.NewTensor3D(TypeF32, 2, 4, 1), k, [4]int64{4, 1, 1, 1}, Im2ColParams{S0: 1, D0: 1}) // OL is 3
+		},
+		"POOL_2D_BACK": func(c *Context) {
+			c.Pool2DBack(c.NewTensor2D(TypeF32, 3, 2), c.NewTensor2D(TypeF32, 4, 4), PoolMax, 2, 2, 2, 2, 0, 0) // pooled is 2x2
 		},
 		"GET_ROWS_BACK": func(c *Context) {
 			c.GetRowsBack(c.NewTensor2D(TypeF32, 4, 3), c.NewTensor1D(TypeI32, 2), c.NewTensor2D(TypeF32, 4, 9))
