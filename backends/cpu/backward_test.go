@@ -200,3 +200,28 @@ func TestBackwardSoftMaxMaskError(t *testing.T) {
 		t.Errorf("err = %v, want one naming SOFT_MAX", err)
 	}
 }
+
+// Several losses add up: L = Σw² + Σ3w (the second built on top of the first's inputs) gives 2w + 3.
+func TestBackwardSeveralLosses(t *testing.T) {
+	ctx := core.NewContext(core.ContextParams{MemSize: 1 << 20})
+	w := ctx.NewTensor1D(core.TypeF32, 3)
+	ctx.SetParam(w)
+	l1 := ctx.Sum(ctx.Sqr(w))
+	l2 := ctx.Sum(ctx.Scale(w, 3))
+	ctx.SetLoss(l1)
+	ctx.SetLoss(l2)
+	gf := core.NewGraph(core.DefaultGraphSize)
+	gf.BuildForwardExpand(l1)
+	gf.BuildForwardExpand(l2)
+	gb, err := core.BuildBackward(ctx, gf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(w.Float32s(), []float32{1, -2, 0.25})
+	if err := cpu.Compute(gb, 2); err != nil {
+		t.Fatal(err)
+	}
+	if g := gb.Grad(w).Float32s(); g[0] != 5 || g[1] != -1 || g[2] != 3.5 {
+		t.Errorf("gradient %v, want [5 -1 3.5]", g)
+	}
+}
