@@ -367,6 +367,7 @@ func gradCases() []gradCase {
 			h := c.ctx.Tanh(c.ctx.Add(c.ctx.MulMat(c.param(4, 5), x), c.param(5)))
 			return c.ctx.SoftMax(c.ctx.MulMat(c.param(5, 2), h))
 		}, maxErr: 2e-3},
+		{name: "chain/transformer-block", precise: true, eps: 0.05, maxErr: 2e-3, build: buildGradBlock},
 	}
 	// The same ops with their output consumed through a permutation, so that the gradient arriving
 	// at them is a non-contiguous view.
@@ -395,4 +396,51 @@ func TestGradients(t *testing.T) {
 	for i, gc := range gradCases() {
 		t.Run(gc.name, func(t *testing.T) { runGradCase(t, gc, uint64(1000+i)) })
 	}
+}
+
+// buildGradBlock is a small pre-norm transformer block (as the bench's, with f32 weights): token
+// embedding lookup, RMS norm, q/k/v projections, neox RoPE, causal masked scaled softmax attention,
+// output projection, residual, RMS norm, SwiGLU feed-forward, residual.
+func buildGradBlock(c *gradCtx) *core.Tensor {
+	const nEmbd, headD, nHead, nTok, nFF, nVocab = 8, 4, 2, 3, 6, 5
+	x := c.ctx
+	w := func(ne ...int64) *core.Tensor {
+		t := c.param(ne...)
+		for i := range t.Float32s() {
+			t.Float32s()[i] *= 0.7
+		}
+		return t
+	}
+	tokEmbd := w(nEmbd, nVocab)
+	attnNorm := w(nEmbd)
+	wq, wk, wv, wo := w(nEmbd, nEmbd), w(nEmbd, nEmbd), w(nEmbd, nEmbd), w(nEmbd, nEmbd)
+	ffnNorm := w(nEmbd)
+	wgu := w(nEmbd, 2*nFF)
+	wdown := w(nFF, nEmbd)
+	ids := c.indices([]int32{3, 0, 3}, nTok)
+	pos := c.indices([]int32{2, 3, 4}, nTok)
+	mask := c.ctx.NewTensor2D(core.TypeF32, nTok, nTok)
+	for i := 0; i < nTok; i++ {
+		for j := 0; j < nTok; j++ {
+			if j > i {
+				mask.Float32s()[i*nTok+j] = float32(math.Inf(-1))
+			}
+		}
+	}
+	inp := x.GetRows(tokEmbd, ids)
+	cur := x.Mul(x.RMSNorm(inp, 1e-5), attnNorm)
+	q := x.Reshape3D(x.MulMat(wq, cur), headD, nHead, nTok)
+	k := x.Reshape3D(x.MulMat(wk, cur), headD, nHead, nTok)
+	v := x.Reshape3D(x.MulMat(wv, cur), headD, nHead, nTok)
+	q = x.Rope(q, pos, headD, core.RopeNeox)
+	k = x.Rope(k, pos, headD, core.RopeNeox)
+	kq := x.MulMat(x.Permute(k, 0, 2, 1, 3), x.Permute(q, 0, 2, 1, 3))
+	kq = x.SoftMaxExt(kq, mask, float32(1/math.Sqrt(headD)), 0)
+	vt := x.Cont(x.Permute(v, 1, 2, 0, 3))
+	kqv := x.MulMat(vt, kq)
+	merged := x.Cont(x.Permute(kqv, 0, 2, 1, 3))
+	cur = x.Add(x.MulMat(wo, x.Reshape2D(merged, nEmbd, nTok)), inp)
+	nrm := x.Mul(x.RMSNorm(cur, 1e-5), ffnNorm)
+	h := x.Swiglu(x.MulMat(wgu, nrm))
+	return x.Add(x.MulMat(wdown, h), cur)
 }
