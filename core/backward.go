@@ -28,8 +28,8 @@ type BackwardOptions struct {
 // Deviations from ggml, all towards the true gradient: ADD1's scalar operand gets the sum of the
 // gradient (ggml: the mean), SUB and DIV reduce broadcast operands, MEAN may be used several times,
 // SOFT_MAX's gradient does not depend on max_bias (ALiBi moves only the mask), and TANH, SIGMOID,
-// GELU, GELU_QUICK, ELU, HARDSWISH, HARDSIGMOID, LEAKY_RELU, CLAMP, NORM, CONCAT, OUT_PROD, REGLU
-// and GEGLU have gradients (composed from forward ops).
+// GELU, GELU_QUICK, ELU, HARDSWISH, HARDSIGMOID, LEAKY_RELU, CLAMP, NORM, CONCAT, OUT_PROD, POOL_1D,
+// REGLU and GEGLU have gradients (composed from forward and *_BACK ops).
 func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, error) {
 	if ctx == nil || gf == nil {
 		return nil, fmt.Errorf("tandem: BuildBackward: nil context or graph")
@@ -447,6 +447,20 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 		if w0 {
 			pp := Pool2DParamsOf(n)
 			b.add(a, c.Pool2DBack(g, a, pp.Op, pp.K0, pp.K1, pp.S0, pp.S1, pp.P0, pp.P1))
+		}
+	case OpPool1D:
+		if w0 {
+			// each row is a plane of height 1: the 2-D backward over [L, 1, rows]
+			op, k0, s0, p0 := PoolOp(n.Params[0]), int(n.Params[1]), int(n.Params[2]), int(n.Params[3])
+			rows := a.Ne[1] * a.Ne[2] * a.Ne[3]
+			x := a
+			if x.Type != TypeF32 {
+				return fmt.Errorf("tandem: BuildBackward: gradient of POOL_1D %v: its source %v must be f32", n, a)
+			}
+			x3 := c.Reshape3D(b.contiguous(x), a.Ne[0], 1, rows)
+			g3 := c.Reshape3D(b.contiguous(g), n.Ne[0], 1, rows)
+			d := c.Pool2DBack(g3, x3, op, k0, 1, s0, 1, p0, 0)
+			b.add(a, c.Reshape4D(d, a.Ne[0], a.Ne[1], a.Ne[2], a.Ne[3]))
 		}
 	case OpCrossEntropyLoss:
 		if w1 {

@@ -358,6 +358,12 @@ func gradCases() []gradCase {
 		{name: "POOL_2D/avg", build: func(c *gradCtx) *core.Tensor {
 			return c.ctx.Pool2D(c.param(6, 5, 2), core.PoolAvg, 3, 2, 2, 2, 1, 0)
 		}},
+		{name: "POOL_1D/max", build: func(c *gradCtx) *core.Tensor {
+			return c.ctx.Pool1D(c.paramDistinct(0.05, 7, 3, 2), core.PoolMax, 3, 2, 1)
+		}},
+		{name: "POOL_1D/avg", build: func(c *gradCtx) *core.Tensor {
+			return c.ctx.Pool1D(c.ctx.Transpose(c.param(3, 7)), core.PoolAvg, 2, 2, 1)
+		}},
 		{name: "CROSS_ENTROPY_LOSS", precise: true, build: func(c *gradCtx) *core.Tensor {
 			labels := c.ctx.SoftMax(c.tensor(-2, 2, 5, 3, 2))
 			return c.ctx.CrossEntropyLoss(c.param(5, 3, 2), labels)
