@@ -237,15 +237,7 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 		return nil
 	}
 	switch n.Op {
-	case OpDup, OpCont:
-		if w0 {
-			b.add(a, b.reshapeLike(g, a))
-		}
-	case OpCpy:
-		if w0 {
-			b.add(a, b.reshapeLike(g, a))
-		}
-	case OpReshape:
+	case OpDup, OpCont, OpCpy, OpReshape:
 		if w0 {
 			b.add(a, b.reshapeLike(g, a))
 		}
@@ -453,11 +445,10 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 			// each row is a plane of height 1: the 2-D backward over [L, 1, rows]
 			op, k0, s0, p0 := PoolOp(n.Params[0]), int(n.Params[1]), int(n.Params[2]), int(n.Params[3])
 			rows := a.Ne[1] * a.Ne[2] * a.Ne[3]
-			x := a
-			if x.Type != TypeF32 {
+			if a.Type != TypeF32 {
 				return fmt.Errorf("tandem: BuildBackward: gradient of POOL_1D %v: its source %v must be f32", n, a)
 			}
-			x3 := c.Reshape3D(b.contiguous(x), a.Ne[0], 1, rows)
+			x3 := c.Reshape3D(b.contiguous(a), a.Ne[0], 1, rows)
 			g3 := c.Reshape3D(b.contiguous(g), n.Ne[0], 1, rows)
 			d := c.Pool2DBack(g3, x3, op, k0, 1, s0, 1, p0, 0)
 			b.add(a, c.Reshape4D(d, a.Ne[0], a.Ne[1], a.Ne[2], a.Ne[3]))
@@ -559,7 +550,7 @@ func (b *backward) unary(n, g *Tensor) (*Tensor, error) {
 	case UnarySigmoid:
 		return c.Mul(g, c.Mul(n, c.ScaleBias(n, -1, 1))), nil
 	case UnarySilu:
-		return c.SiluBack(b.contiguousF32(g), a), nil
+		return c.SiluBack(g, a), nil
 	case UnaryGelu:
 		return c.Mul(g, b.geluDeriv(a)), nil
 	case UnaryGeluQuick:
@@ -580,9 +571,6 @@ func (b *backward) unary(n, g *Tensor) (*Tensor, error) {
 		return nil, noGradient(n, "UNARY "+u.String(), 0)
 	}
 }
-
-// contiguousF32 returns g as is (kernels read any strides); kept as one place to adapt layouts.
-func (b *backward) contiguousF32(g *Tensor) *Tensor { return g }
 
 // glu adds the gradients of a gated linear unit y = act(u)·v.
 func (b *backward) glu(n, g *Tensor) error {
