@@ -22,6 +22,7 @@ type BackwardOptions struct {
 // parameter (ctx.SetParam) and every node between them; gf is not changed. New tensors are created
 // in ctx. Nodes that do not depend on a parameter, or do not lead to a loss, get no gradient nodes.
 // The gradient of a loss is seeded with 1 by a node of the graph, so nothing has to be initialised.
+// Parameter gradients are marked as outputs, so allocators keep them to the end of the run.
 // A path from a parameter to the loss through an op without a derivative (ARGMAX, ARGSORT, …) is an
 // error naming the op. At most one BackwardOptions value is used.
 //
@@ -158,6 +159,13 @@ func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, er
 	}
 	if gb.err != nil {
 		return nil, fmt.Errorf("tandem: BuildBackward: %w", gb.err)
+	}
+	// Parameter gradients are read after the run (or by optimizer steps appended later): keep
+	// allocators from reusing their memory.
+	for _, p := range params {
+		for t := b.grads[p]; t != nil; t = t.ViewSrc {
+			t.Flags |= FlagOutput
+		}
 	}
 	gb.size = max(gf.size, len(gb.nodes), len(gb.leafs))
 	gb.grads = b.grads

@@ -42,7 +42,7 @@ func (c *Context) SetParam(t *Tensor) error {
 }
 
 // SetLoss marks t as a loss to minimise: BuildBackward seeds its gradient with 1 (several losses
-// add up). t must be a scalar (one element in every dimension) F32 tensor; otherwise the error is
+// add up). It also marks t as an output, so that its value survives the run. t must be a scalar (one element in every dimension) F32 tensor; otherwise the error is
 // returned and recorded on the context.
 func (c *Context) SetLoss(t *Tensor) error {
 	var err error
@@ -59,7 +59,9 @@ func (c *Context) SetLoss(t *Tensor) error {
 		c.setErr(err)
 		return err
 	}
-	t.Flags |= FlagLoss
+	// A loss is read after the run: keep allocators from reusing its memory (the gradient seed
+	// computed from it could otherwise be placed over it).
+	t.Flags |= FlagLoss | FlagOutput
 	return nil
 }
 

@@ -274,3 +274,54 @@ func TestTrainSpiral(t *testing.T) {
 	}
 	t.Fatalf("accuracy %.3f after 1500 steps (loss %.4f), want ≥ 0.95", acc, m.loss.Float32s()[0])
 }
+
+// Through the graph allocator, the loss value and the gradients of parameters stay readable after
+// the run even when nothing marked them as outputs (SetLoss marks the loss; BuildBackward marks
+// parameter gradients), so memory reuse cannot overwrite them.
+func TestLossAndGradsSurviveAllocator(t *testing.T) {
+	be, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	wctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	w := wctx.NewTensor1D(core.TypeF32, 3)
+	x := wctx.NewTensor1D(core.TypeF32, 3)
+	wctx.SetParam(w)
+	cctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	y := cctx.Mul(w, x)
+	loss := cctx.Sum(cctx.Sqr(cctx.Scale(y, 1)))
+	if err := cctx.SetLoss(loss); err != nil {
+		t.Fatal(err)
+	}
+	gf := core.NewGraph(64)
+	gf.BuildForwardExpand(loss)
+	gb, err := core.BuildBackward(cctx, gf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alloc.AllocCtxTensors(wctx, be); err != nil {
+		t.Fatal(err)
+	}
+	ga := alloc.NewGraphAllocator(be.DefaultBufferType())
+	if err := ga.AllocGraph(gb); err != nil {
+		t.Fatal(err)
+	}
+	copy(w.Float32s(), []float32{1, 2, -1})
+	copy(x.Float32s(), []float32{0.5, -1, 3})
+	if err := be.GraphCompute(gb); err != nil {
+		t.Fatal(err)
+	}
+	// loss = 0.25 + 4 + 9; dL/dw = 2·w·x²
+	if got := loss.Float32s()[0]; got != 13.25 {
+		t.Errorf("loss = %g, want 13.25", got)
+	}
+	got, err := core.GetFloat32s(gb.Grad(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != 0.5 || got[1] != 4 || got[2] != -18 {
+		t.Errorf("dL/dw = %v, want [0.5 4 -18]", got)
+	}
+}
+
