@@ -174,7 +174,9 @@ func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, er
 
 // Grad returns the gradient of t (F32, t's shape) in a graph made by BuildBackward: for a parameter
 // or any node on a path from a parameter to the loss. It is nil where no gradient flows, and for
-// graphs not made by BuildBackward.
+// graphs not made by BuildBackward. When a graph allocator places the graph, parameter gradients are
+// kept to the end of the run (they are outputs); mark other gradients with SetOutput before
+// allocating if you read them.
 func (g *Graph) Grad(t *Tensor) *Tensor { return g.grads[t] }
 
 // GradAcc returns the gradient accumulator of parameter t (BackwardOptions.Accumulate), or nil.
