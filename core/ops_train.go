@@ -101,10 +101,6 @@ func (c *Context) optStepCheck(op string, a *Tensor, params *Tensor, nParams int
 		c.setErr(err)
 		return false
 	}
-	if a.Flags&FlagParam == 0 {
-		c.setErr(fmt.Errorf("tandem: %s: %v is not a parameter (call ctx.SetParam first)", op, a))
-		return false
-	}
 	if !c.sameF32(op, append([]*Tensor{a}, same...)...) {
 		return false
 	}
@@ -119,7 +115,8 @@ func (c *Context) optStepCheck(op string, a *Tensor, params *Tensor, nParams int
 	return true
 }
 
-// OptStepAdamW updates parameter a in place with one AdamW step; the result is a view of a.
+// OptStepAdamW updates parameter a in place with one AdamW step; the result is a view of a. (ggml
+// also requires a to be flagged as a parameter; tandem does not, so the step can be used alone.)
 // Sources: a, grad, m, v (F32, a's shape; m and v are the moments, updated in place) and params, an
 // F32[7] tensor [α, β1, β2, ε, wd, β1h, β2h] (see AdamWAlpha…): the bias corrections live in the
 // tensor so one graph serves every step. Per element:

@@ -125,8 +125,8 @@ func TestTrainOpConstructorErrors(t *testing.T) {
 		"REPEAT_BACK":        func(c *Context) { c.RepeatBack(c.NewTensor1D(TypeF32, 5), c.NewTensor1D(TypeF32, 3)) },
 		"CROSS_ENTROPY_LOSS": func(c *Context) { c.CrossEntropyLoss(c.NewTensor1D(TypeF32, 5), c.NewTensor1D(TypeF32, 3)) },
 		"OPT_STEP_ADAMW": func(c *Context) {
-			w := c.NewTensor1D(TypeF32, 4) // not a param
-			c.OptStepAdamW(w, c.NewTensorLike(w), c.NewTensorLike(w), c.NewTensorLike(w), c.NewTensor1D(TypeF32, 7))
+			w := c.NewTensor1D(TypeF32, 4)
+			c.OptStepAdamW(w, c.NewTensor1D(TypeF32, 5), c.NewTensorLike(w), c.NewTensorLike(w), c.NewTensor1D(TypeF32, 7))
 		},
 		"OPT_STEP_SGD": func(c *Context) {
 			w := c.NewTensor1D(TypeF32, 4)
