@@ -324,4 +324,3 @@ func TestLossAndGradsSurviveAllocator(t *testing.T) {
 		t.Errorf("dL/dw = %v, want [0.5 4 -18]", got)
 	}
 }
-
