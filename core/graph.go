@@ -20,6 +20,11 @@ type Graph struct {
 	visited   map[*Tensor]struct{}
 	useCounts map[*Tensor]int
 	err       error
+
+	// set by BuildBackward
+	grads    map[*Tensor]*Tensor
+	gradAccs map[*Tensor]*Tensor
+	accList  []*Tensor
 }
 
 // NewGraph creates an empty graph that holds at most size nodes and size leafs.

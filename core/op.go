@@ -47,6 +47,20 @@ const (
 	OpLeakyRelu
 	OpUnary
 	OpGLU
+	OpAcc
+	OpDiagMaskZero
+	OpSiluBack
+	OpRMSNormBack
+	OpSoftMaxBack
+	OpRopeBack
+	OpGetRowsBack
+	OpRepeatBack
+	OpIm2ColBack
+	OpPool2DBack
+	OpCrossEntropyLoss
+	OpCrossEntropyLossBack
+	OpOptStepAdamW
+	OpOptStepSGD
 	OpCount
 )
 
@@ -59,6 +73,11 @@ var opNames = [OpCount]string{
 	OpTranspose: "TRANSPOSE", OpGetRows: "GET_ROWS", OpSetRows: "SET_ROWS", OpDiagMaskInf: "DIAG_MASK_INF",
 	OpSoftMax: "SOFT_MAX", OpRope: "ROPE", OpClamp: "CLAMP", OpIm2Col: "IM2COL", OpPool1D: "POOL_1D",
 	OpPool2D: "POOL_2D", OpArgsort: "ARGSORT", OpLeakyRelu: "LEAKY_RELU", OpUnary: "UNARY", OpGLU: "GLU",
+	OpAcc: "ACC", OpDiagMaskZero: "DIAG_MASK_ZERO", OpSiluBack: "SILU_BACK", OpRMSNormBack: "RMS_NORM_BACK",
+	OpSoftMaxBack: "SOFT_MAX_BACK", OpRopeBack: "ROPE_BACK", OpGetRowsBack: "GET_ROWS_BACK",
+	OpRepeatBack: "REPEAT_BACK", OpIm2ColBack: "IM2COL_BACK", OpPool2DBack: "POOL_2D_BACK",
+	OpCrossEntropyLoss: "CROSS_ENTROPY_LOSS", OpCrossEntropyLossBack: "CROSS_ENTROPY_LOSS_BACK",
+	OpOptStepAdamW: "OPT_STEP_ADAMW", OpOptStepSGD: "OPT_STEP_SGD",
 }
 
 // String returns ggml's name of the op ("MUL_MAT", ...).

@@ -11,14 +11,14 @@ type PoolParams struct {
 	P0, P1         int // padding per dimension
 }
 
-// PoolParamsOf decodes the parameters of a POOL_1D or POOL_2D node. A nil t gives the zero value.
+// PoolParamsOf decodes the parameters of a POOL_1D, POOL_2D or POOL_2D_BACK node. A nil t gives the zero value.
 func PoolParamsOf(t *Tensor) PoolParams {
 	switch {
 	case t == nil:
 		return PoolParams{}
 	case t.Op == OpPool1D:
 		return PoolParams{Op: PoolOp(t.Params[0]), K0: int(t.Params[1]), K1: 1, S0: int(t.Params[2]), S1: 1, P0: int(t.Params[3])}
-	case t.Op == OpPool2D:
+	case t.Op == OpPool2D || t.Op == OpPool2DBack:
 		return PoolParams{Op: PoolOp(t.Params[0]), K0: int(t.Params[1]), K1: int(t.Params[2]), S0: int(t.Params[3]),
 			S1: int(t.Params[4]), P0: int(t.Params[5]), P1: int(t.Params[6])}
 	}
@@ -29,9 +29,10 @@ func PoolParamsOf(t *Tensor) PoolParams {
 // (0: no ALiBi).
 type SoftMaxParams struct{ Scale, MaxBias float32 }
 
-// SoftMaxParamsOf decodes the parameters of a SOFT_MAX node. A nil t gives the zero value.
+// SoftMaxParamsOf decodes the parameters of a SOFT_MAX or SOFT_MAX_BACK node. A nil t gives the
+// zero value.
 func SoftMaxParamsOf(t *Tensor) SoftMaxParams {
-	if t == nil || t.Op != OpSoftMax {
+	if t == nil || (t.Op != OpSoftMax && t.Op != OpSoftMaxBack) {
 		return SoftMaxParams{}
 	}
 	return SoftMaxParams{Scale: t.ParamF32(0), MaxBias: t.ParamF32(1)}
@@ -77,9 +78,9 @@ func ConcatDimOf(t *Tensor) int {
 	return int(t.Params[0])
 }
 
-// NPastOf returns DIAG_MASK_INF's n_past: row i keeps columns 0..n_past+i. A nil t gives the zero value.
+// NPastOf returns the n_past of DIAG_MASK_INF and DIAG_MASK_ZERO: row i keeps columns 0..n_past+i. A nil t gives the zero value.
 func NPastOf(t *Tensor) int64 {
-	if t == nil || t.Op != OpDiagMaskInf {
+	if t == nil || (t.Op != OpDiagMaskInf && t.Op != OpDiagMaskZero) {
 		return 0
 	}
 	return int64(t.Params[0])

@@ -38,6 +38,16 @@ type Backend struct {
 	pool    *pool
 	work    []byte
 	closed  bool
+
+	rs    runState
+	runFn func(int) // b.runWorker, bound once
+
+	// the plan of the last graph run, reused while the same graph with the same nodes runs again
+	planG       *core.Graph
+	planNodes   []*core.Tensor
+	planThreads int
+	planRef     bool
+	plan        *plan
 }
 
 var _ core.Backend = (*Backend)(nil)
@@ -142,8 +152,22 @@ func (b *Backend) Close() error {
 		b.closed = true
 		b.pool.close()
 		b.work = nil
+		b.planG, b.plan, b.planNodes = nil, nil, nil
 	}
 	return nil
+}
+
+// sameNodes reports whether a and b hold the same tensors in the same order.
+func sameNodes(a, b []*core.Tensor) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // GraphCompute runs every node of g. A nil g is an error. A panic inside a kernel is recovered and
@@ -172,9 +196,25 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if err := g.Err(); err != nil {
 		return err
 	}
-	pl, err := safePlan(g, b.threads)
-	if err != nil {
-		return err
+	var pl *plan
+	if g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes) {
+		pl = b.plan
+		for i, n := range g.Nodes() {
+			if skipNode(n) {
+				continue
+			}
+			if err := checkHostData(n); err != nil {
+				return fmt.Errorf("tandem: cpu: node %d: %w", i, err)
+			}
+		}
+	} else {
+		var err error
+		if pl, err = safePlan(g, b.threads); err != nil {
+			b.planG, b.plan = nil, nil
+			return err
+		}
+		b.planG, b.planThreads, b.planRef, b.plan = g, b.threads, b.ref, pl
+		b.planNodes = append(b.planNodes[:0], g.Nodes()...)
 	}
 	if int64(len(b.work)) < pl.workSize {
 		b.work = make([]byte, pl.workSize)

@@ -8,59 +8,88 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
+// runState is the state of one graph run shared by the workers. It lives in the Backend and is
+// reset for every run (runs are serialized by the backend's mutex), so that running a graph whose
+// plan is cached allocates nothing.
+type runState struct {
+	nodes   []*core.Tensor
+	pl      *plan
+	ctx     context.Context
+	abort   func() bool
+	work    []byte
+	ref     bool
+	errs    errSlot
+	stopAt  atomic.Int64
+	stopErr error
+	prms    []params // one per worker
+}
+
 // execute runs the planned graph on the pool: every worker walks all nodes, runs those it has a task
 // in, and meets the others at a barrier after each node. Worker 0 polls for abort after each node.
 func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
-	nodes := g.Nodes()
-	errs := newErrSlot()
-	var stopAt atomic.Int64
-	stopAt.Store(int64(len(nodes)))
-	var stopErr error
-	p := b.pool
-	nth := p.n
-	abort := b.abort
-	p.run(func(ith int) {
-		prm := params{ith: ith, nth: nth, work: b.work, pool: p, errs: errs, ref: b.ref}
-		for i := 0; i < len(nodes); i++ {
-			if int64(i) >= stopAt.Load() {
-				break
-			}
-			n := nodes[i]
-			if !skipNode(n) && ith < pl.tasks[i] {
-				prm.nth, prm.node = pl.tasks[i], i
-				if !runKernel(&prm, n) {
-					// This worker leaves the run: the others may be waiting for it at a barrier
-					// inside the node or after it, so the barrier is broken for the rest of the run
-					// and every worker stops after node i (errs.failed(i) is true for all).
-					return
-				}
-			}
-			if ith == 0 {
-				if ctx.Err() != nil {
-					stopErr = fmt.Errorf("%w after node %d of %d: %w", ErrAborted, i+1, len(nodes), ctx.Err())
-					stopAt.Store(int64(i + 1))
-				} else if abort != nil {
-					if stop, v := callAbort(abort); v != nil {
-						stopErr = fmt.Errorf("%w after node %d of %d: the abort callback panicked: %v", ErrAborted, i+1, len(nodes), v)
-						stopAt.Store(int64(i + 1))
-					} else if stop {
-						stopErr = fmt.Errorf("%w after node %d of %d", ErrAborted, i+1, len(nodes))
-						stopAt.Store(int64(i + 1))
-					}
-				}
-			}
-			p.barrier.wait()
-			// Errors of node i were all recorded before the barrier; later nodes' errors carry a
-			// larger index, so every worker takes the same decision here.
-			if errs.failed(i) {
-				break
-			}
-		}
-	})
-	if at, err := errs.failedAt(); err != nil {
+	rs := &b.rs
+	rs.nodes, rs.pl, rs.ctx, rs.abort, rs.work, rs.ref = g.Nodes(), pl, ctx, b.abort, b.work, b.ref
+	rs.errs.reset()
+	rs.stopAt.Store(int64(len(rs.nodes)))
+	rs.stopErr = nil
+	if len(rs.prms) != b.pool.n {
+		rs.prms = make([]params, b.pool.n)
+	}
+	if b.runFn == nil {
+		b.runFn = b.runWorker
+	}
+	b.pool.run(b.runFn)
+	nodes := rs.nodes
+	rs.nodes, rs.pl, rs.ctx, rs.work = nil, nil, nil, nil
+	if at, err := rs.errs.failedAt(); err != nil {
 		return core.Errorf("tandem: cpu: node %d %v: %w", at, nodes[at], err)
 	}
-	return stopErr
+	return rs.stopErr
+}
+
+// runWorker is worker ith's walk over the nodes of the current run.
+func (b *Backend) runWorker(ith int) {
+	rs := &b.rs
+	p := b.pool
+	nth := p.n
+	nodes, pl, ctx, abort := rs.nodes, rs.pl, rs.ctx, rs.abort
+	prm := &rs.prms[ith]
+	*prm = params{ith: ith, nth: nth, work: rs.work, pool: p, errs: &rs.errs, ref: rs.ref}
+	for i := 0; i < len(nodes); i++ {
+		if int64(i) >= rs.stopAt.Load() {
+			break
+		}
+		n := nodes[i]
+		if !skipNode(n) && ith < pl.tasks[i] {
+			prm.nth, prm.node = pl.tasks[i], i
+			if !runKernel(prm, n) {
+				// This worker leaves the run: the others may be waiting for it at a barrier
+				// inside the node or after it, so the barrier is broken for the rest of the run
+				// and every worker stops after node i (errs.failed(i) is true for all).
+				return
+			}
+		}
+		if ith == 0 {
+			if ctx.Err() != nil {
+				rs.stopErr = fmt.Errorf("%w after node %d of %d: %w", ErrAborted, i+1, len(nodes), ctx.Err())
+				rs.stopAt.Store(int64(i + 1))
+			} else if abort != nil {
+				if stop, v := callAbort(abort); v != nil {
+					rs.stopErr = fmt.Errorf("%w after node %d of %d: the abort callback panicked: %v", ErrAborted, i+1, len(nodes), v)
+					rs.stopAt.Store(int64(i + 1))
+				} else if stop {
+					rs.stopErr = fmt.Errorf("%w after node %d of %d", ErrAborted, i+1, len(nodes))
+					rs.stopAt.Store(int64(i + 1))
+				}
+			}
+		}
+		p.barrier.wait()
+		// Errors of node i were all recorded before the barrier; later nodes' errors carry a
+		// larger index, so every worker takes the same decision here.
+		if rs.errs.failed(i) {
+			break
+		}
+	}
 }
 
 // callAbort calls the user's abort callback, returning the value of a panic in it: worker 0 must

@@ -44,10 +44,12 @@ type errSlot struct {
 
 const noFailure = 1<<63 - 1
 
-func newErrSlot() *errSlot {
-	e := &errSlot{}
+// reset clears the slot for a new run.
+func (e *errSlot) reset() {
+	e.mu.Lock()
+	e.node, e.err = 0, nil
 	e.first.Store(noFailure)
-	return e
+	e.mu.Unlock()
 }
 
 func (e *errSlot) set(node int, err error) {

@@ -22,11 +22,13 @@ import (
 //
 // ggml builds θ by repeated float32 multiplication; here the per-token cache is built in float64
 // (then stored as float32 cos/sin), and the rotation is done in float64, which is at least as
-// accurate. Rows (i1, i2, i3) are split among all workers (ggml: n_threads); each row is converted
+// accurate. ROPE_BACK is the same kernel with sin θ negated: the rotation by −θ, the transpose of
+// the forward map mscale·R(θ) (ggml's sin_sign = −1). Rows (i1, i2, i3) are split among all workers (ggml: n_threads); each row is converted
 // to an f32 scratch row, rotated, and stored back, so any strides work and dst may alias a.
 
 func init() {
 	register(core.OpRope, opImpl{compute: computeRope, work: ropeWork, supports: ropeSupports})
+	register(core.OpRopeBack, opImpl{compute: computeRope, work: ropeWork, supports: ropeSupports})
 }
 
 func ropeSupports(dst *core.Tensor) bool {
@@ -113,6 +115,10 @@ func computeRope(p *params, dst *core.Tensor) {
 	lo, hi := ropeCorrDims(rp.NDims, rp.NCtxOrig, rp.FreqBase, rp.BetaFast, rp.BetaSlow)
 	neox := rp.Mode == core.RopeNeox
 	half := nDims / 2
+	sinSign := 1.0
+	if dst.Op == core.OpRopeBack {
+		sinSign = -1
+	}
 	cached := int64(-1)
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {
@@ -127,7 +133,7 @@ func computeRope(p *params, dst *core.Tensor) {
 			if neox {
 				j0, j1 = k, k+half
 			}
-			c, s := float64(cache[2*k]), float64(cache[2*k+1])
+			c, s := float64(cache[2*k]), sinSign*float64(cache[2*k+1])
 			x0, x1 := float64(row[j0]), float64(row[j1])
 			row[j0] = float32(x0*c - x1*s)
 			row[j1] = float32(x0*s + x1*c)

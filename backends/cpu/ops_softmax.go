@@ -22,6 +22,7 @@ func init() {
 	register(core.OpSoftMax, opImpl{compute: computeSoftMax, tasks: rowsTasks, work: softMaxWork,
 		supports: softMaxSupports})
 	register(core.OpDiagMaskInf, opImpl{compute: computeDiagMaskInf, supports: diagMaskSupports})
+	register(core.OpDiagMaskZero, opImpl{compute: computeDiagMaskInf, supports: diagMaskSupports})
 }
 
 func softMaxSupports(dst *core.Tensor) bool {
@@ -138,7 +139,10 @@ func computeDiagMaskInf(p *params, dst *core.Tensor) {
 	da, dd := a.Data(), dst.Data()
 	nPast := core.NPastOf(dst)
 	ne0 := dst.Ne[0]
-	negInf := float32(math.Inf(-1))
+	negInf := float32(math.Inf(-1)) // the fill value; DIAG_MASK_ZERO fills 0
+	if dst.Op == core.OpDiagMaskZero {
+		negInf = 0
+	}
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)

@@ -63,6 +63,7 @@ type pool struct {
 	done    sync.WaitGroup
 	barrier barrier
 	chunk   atomic.Int64 // shared chunk counter for work-stealing kernels
+	cur     job          // the job of the current run (runs are serialized by the backend)
 	closed  bool
 	exited  sync.WaitGroup
 }
@@ -98,7 +99,8 @@ func (p *pool) worker(ith int, ch chan *job) {
 
 // run executes f on every worker (f(0) on the calling goroutine) and waits for all of them.
 func (p *pool) run(f func(ith int)) {
-	j := &job{run: f}
+	p.cur.run = f
+	j := &p.cur
 	p.done.Add(p.n - 1)
 	for i := 1; i < p.n; i++ {
 		p.starts[i] <- j
