@@ -12,6 +12,7 @@ import (
 var (
 	useASM   = false
 	use512   = false
+	gemm512  = false
 	useVNNI  = false
 	hasVBMI  = false
 	detected = SetGeneric

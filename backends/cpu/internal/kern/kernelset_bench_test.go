@@ -27,6 +27,8 @@ func BenchmarkMicroKernel(b *testing.B) {
 		if !use512 {
 			b.Skip("no AVX-512 kernels")
 		}
+		defer func(g bool) { gemm512 = g }(gemm512)
+		gemm512 = true
 		for b.Loop() {
 			kernel12x32(kb, ap, bp2, bStride(kb), c2, 2*gemmNR, false)
 		}
@@ -36,6 +38,8 @@ func BenchmarkMicroKernel(b *testing.B) {
 		if !use512 {
 			b.Skip("no AVX-512 kernels")
 		}
+		defer func(g bool) { gemm512 = g }(gemm512)
+		gemm512 = true
 		for b.Loop() {
 			kernel6x32(kb, ap, bp, c, 2*gemmNR, false)
 		}

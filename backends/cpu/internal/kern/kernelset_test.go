@@ -9,11 +9,13 @@ import (
 
 // withSet runs f with the kernels capped at s (never above what the CPU has).
 func withSet(s KernelSet, f func()) {
-	oldASM, old512, oldVNNI := useASM, use512, useVNNI
+	oldASM, old512, oldVNNI, oldGemm := useASM, use512, useVNNI, gemm512
 	useASM = oldASM && s >= SetAVX2
 	use512 = old512 && s >= SetAVX512
 	useVNNI = oldVNNI && s >= SetAVX512VNNI
-	defer func() { useASM, use512, useVNNI = oldASM, old512, oldVNNI }()
+	// The 512-bit SGEMM kernels run in tests on every AVX-512 CPU, wide or not.
+	gemm512 = use512
+	defer func() { useASM, use512, useVNNI, gemm512 = oldASM, old512, oldVNNI, oldGemm }()
 	f()
 }
 
