@@ -32,15 +32,22 @@ func (be *Backend) Synchronize() error {
 // Close does nothing: the Client owns the connection.
 func (be *Backend) Close() error { return nil }
 
-// GraphCompute runs g on the remote device; see GraphComputeContext.
+// GraphCompute runs g on the remote device; see GraphComputeContext. A nil g is an error.
 func (be *Backend) GraphCompute(g *core.Graph) error {
 	return be.GraphComputeContext(context.Background(), g)
 }
 
 // GraphComputeContext serializes g (GRAPH_COMPUTE) and waits until the server has run it (a
 // DEVICE_COUNT round trip after it, since GRAPH_COMPUTE has no reply). A rejected graph, a dropped
-// connection or a dead server is an error, at the latest when ctx is done.
+// connection or a dead server is an error, at the latest when ctx is done. A nil g is an error; a
+// nil ctx means context.Background().
 func (be *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
+	if g == nil {
+		return fmt.Errorf("tandem: rpc: %s: GraphCompute: nil graph", be.d.name)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if err := g.Err(); err != nil {
 		return err
 	}

@@ -37,6 +37,9 @@ func (b *Buffer) client() *Client { return b.bt.d.c }
 
 // wireFor serializes t (which must live in b) for a data command.
 func (b *Buffer) wireFor(op string, t *core.Tensor, offset, size int64) (wireTensor, error) {
+	if t == nil {
+		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s: nil tensor", b.bt.d.name, op)
+	}
 	if b.freed {
 		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s %v: buffer was freed", b.bt.d.name, op, t)
 	}
@@ -62,13 +65,16 @@ func (b *Buffer) wireFor(op string, t *core.Tensor, offset, size int64) (wireTen
 }
 
 // SetTensor uploads data into t from byte offset (SET_TENSOR; above 10 MiB it first offers the
-// FNV-1a hash with SET_TENSOR_HASH in case the server has the bytes cached).
+// FNV-1a hash with SET_TENSOR_HASH in case the server has the bytes cached). A nil t is an error.
 func (b *Buffer) SetTensor(t *core.Tensor, data []byte, offset int64) error {
 	return b.SetTensorContext(context.Background(), t, data, offset)
 }
 
-// SetTensorContext is SetTensor bounded by ctx.
+// SetTensorContext is SetTensor bounded by ctx. A nil t is an error.
 func (b *Buffer) SetTensorContext(ctx context.Context, t *core.Tensor, data []byte, offset int64) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	w, err := b.wireFor("set", t, offset, int64(len(data)))
 	if err != nil {
 		return err
@@ -96,14 +102,17 @@ func (b *Buffer) SetTensorContext(ctx context.Context, t *core.Tensor, data []by
 	return nil
 }
 
-// GetTensor downloads len(dst) bytes of t from byte offset (GET_TENSOR).
+// GetTensor downloads len(dst) bytes of t from byte offset (GET_TENSOR). A nil t is an error.
 func (b *Buffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error {
 	return b.GetTensorContext(context.Background(), t, dst, offset)
 }
 
 // GetTensorContext is GetTensor bounded by ctx: a dead server is an error once ctx is done (or
-// after the client's Timeout), not a hang.
+// after the client's Timeout), not a hang. A nil t is an error.
 func (b *Buffer) GetTensorContext(ctx context.Context, t *core.Tensor, dst []byte, offset int64) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	w, err := b.wireFor("get", t, offset, int64(len(dst)))
 	if err != nil {
 		return err
@@ -126,7 +135,7 @@ func (b *Buffer) GetTensorContext(ctx context.Context, t *core.Tensor, dst []byt
 	return nil
 }
 
-// MemsetTensor fills size bytes of t from offset with value (MEMSET_TENSOR).
+// MemsetTensor fills size bytes of t from offset with value (MEMSET_TENSOR). A nil t is an error.
 func (b *Buffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) error {
 	w, err := b.wireFor("memset", t, offset, size)
 	if err != nil {
@@ -147,8 +156,12 @@ func (b *Buffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) er
 }
 
 // CopyTensor copies src into dst (in b) on the server when both live on the same connection and
-// have the same type and contiguous layout (COPY_TENSOR); otherwise ok is false.
+// have the same type and contiguous layout (COPY_TENSOR); otherwise ok is false. A nil src or dst
+// is an error.
 func (b *Buffer) CopyTensor(src, dst *core.Tensor) (bool, error) {
+	if src == nil || dst == nil {
+		return false, fmt.Errorf("tandem: rpc: %s: copy: nil tensor", b.bt.d.name)
+	}
 	sb, ok := src.Buffer.(*Buffer)
 	if !ok || sb.client() != b.client() || src.Type != dst.Type || !src.IsContiguous() || !dst.IsContiguous() ||
 		src.NBytes() != dst.NBytes() {
@@ -198,8 +211,12 @@ func (b *Buffer) Free() error {
 }
 
 // InitTensor tells the server about a tensor placed in b (INIT_TENSOR) in the one case ggml's
-// client does: quantized, not a view, rows not a multiple of 512 (CUDA servers pad those rows).
+// client does: quantized, not a view, rows not a multiple of 512 (CUDA servers pad those rows). A nil
+// t is an error.
 func (b *Buffer) InitTensor(t *core.Tensor) error {
+	if t == nil {
+		return fmt.Errorf("tandem: rpc: %s: init: nil tensor", b.bt.d.name)
+	}
 	if t.ViewSrc != nil || !t.Type.IsQuantized() || t.Ne[0]%512 == 0 {
 		return nil
 	}

@@ -44,8 +44,12 @@ func (d *Device) Memory() (free, total int64) {
 
 // SupportsOp reports whether t can be serialized: its op has a ggml id and its parameters a ggml
 // layout, and every shape and stride of t and its sources fits the protocol's 32-bit fields. The
-// protocol cannot ask the remote backend, so a server may still refuse the graph.
+// protocol cannot ask the remote backend, so a server may still refuse the graph. A nil t is not
+// supported.
 func (d *Device) SupportsOp(t *core.Tensor) bool {
+	if t == nil {
+		return false
+	}
 	if _, ok := toGGML[t.Op]; !ok || !supportedParams(t) {
 		return false
 	}
@@ -72,7 +76,7 @@ func fits32(t *core.Tensor) bool {
 // SupportsBufferType reports whether bt is this device's buffer type.
 func (d *Device) SupportsBufferType(bt core.BufferType) bool { return bt == core.BufferType(d.bt) }
 
-// OffloadOp is false: weights are not moved to a remote device for an op.
+// OffloadOp is false (for a nil t too): weights are not moved to a remote device for an op.
 func (d *Device) OffloadOp(*core.Tensor) bool { return false }
 
 // BufferType returns the device's buffer type.
@@ -109,8 +113,11 @@ func (bt *BufferType) IsHost() bool { return false }
 func (bt *BufferType) Device() core.Device { return bt.d }
 
 // AllocSize asks the server (GET_ALLOC_SIZE) for quantized tensors whose rows are not a multiple
-// of 512, which some backends pad, as ggml's client does; otherwise it is t.NBytes().
+// of 512, which some backends pad, as ggml's client does; otherwise it is t.NBytes() (0 for a nil t).
 func (bt *BufferType) AllocSize(t *core.Tensor) int64 {
+	if t == nil {
+		return 0
+	}
 	n := t.NBytes()
 	if !t.Type.IsQuantized() || t.Ne[0]%512 == 0 || !fits32(t) {
 		return n

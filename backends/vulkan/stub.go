@@ -25,7 +25,7 @@ func Devices() []core.Device { return nil }
 // Backend is the Vulkan backend; this build cannot create one.
 type Backend struct{ core.Backend }
 
-// GraphComputeContext fails in this build.
+// GraphComputeContext fails in this build (whatever ctx and g, nil included).
 func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
 	return ErrUnavailable
 }

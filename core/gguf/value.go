@@ -137,9 +137,12 @@ type Value interface {
 
 // Get returns the value of key as T. A missing key, or a value of another GGUF type (no
 // conversions: a u32 is not an i32), is an error naming the key and both types. Array values are
-// the file's slices; callers must not modify them.
+// the file's slices; callers must not modify them. A nil m is an error.
 func Get[T Value](m *Metadata, key string) (T, error) {
 	var zero T
+	if m == nil {
+		return zero, fmt.Errorf("gguf: metadata key %q: nil metadata", key)
+	}
 	v, ok := m.Lookup(key)
 	if !ok {
 		return zero, fmt.Errorf("gguf: metadata key %q not found", key)

@@ -38,8 +38,11 @@ type wtensor struct {
 func NewWriter() *Writer { return &Writer{Version: Version} }
 
 // WriterFrom returns a writer holding f's version, metadata and tensors (their data read from f
-// when written), so that WriteTo reproduces f.
+// when written), so that WriteTo reproduces f. A nil f is an error.
 func WriterFrom(f *File) (*Writer, error) {
+	if f == nil {
+		return nil, errors.New("gguf: WriterFrom: nil file")
+	}
 	w := &Writer{Version: f.Version}
 	for _, kv := range f.KVs() {
 		if err := w.Metadata.Set(kv.Key, kv.Value); err != nil {
@@ -61,8 +64,11 @@ func WriterFrom(f *File) (*Writer, error) {
 }
 
 // NDims is the number of dimensions ggml records for t: trailing dimensions of size 1 dropped,
-// at least 1 (ggml_n_dims).
+// at least 1 (ggml_n_dims); 1 for a nil t.
 func NDims(t *core.Tensor) int {
+	if t == nil {
+		return 1
+	}
 	for i := core.MaxDims - 1; i >= 1; i-- {
 		if t.Ne[i] != 1 {
 			return i + 1
@@ -72,11 +78,12 @@ func NDims(t *core.Tensor) int {
 }
 
 // AddTensor adds t, whose data is read with core.TensorGet when the file is written (t must be
-// contiguous and have memory by then). The number of dimensions written is NDims(t).
+// contiguous and have memory by then). The number of dimensions written is NDims(t). A nil t is an
+// error.
 func (w *Writer) AddTensor(t *core.Tensor) error { return w.AddTensorNDims(t, 0) }
 
 // AddTensorNDims is AddTensor writing nDims dimensions (0: NDims(t)); dimensions past nDims must
-// be 1. Use it to reproduce a file that stores trailing dimensions of size 1.
+// be 1. Use it to reproduce a file that stores trailing dimensions of size 1. A nil t is an error.
 func (w *Writer) AddTensorNDims(t *core.Tensor, nDims int) error {
 	if t == nil {
 		return errors.New("gguf: AddTensor: nil tensor")
@@ -359,7 +366,8 @@ func Write(dst io.Writer, md *Metadata, tensors []*core.Tensor) error {
 	return err
 }
 
-// WriteFile is Write to the file at path (created or truncated).
+// WriteFile is Write to the file at path (created or truncated); nil md and tensors are treated as
+// Write treats them.
 func WriteFile(path string, md *Metadata, tensors []*core.Tensor) error {
 	w, err := newWriterFor(md, tensors)
 	if err != nil {

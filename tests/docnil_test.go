@@ -1,0 +1,68 @@
+package tests
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestDocsSayWhatNilMeans: every exported function or method of the library packages that takes a
+// pointer parameter says in its doc comment what nil means (core and alloc check their pointer
+// receivers too, in their own tests).
+func TestDocsSayWhatNilMeans(t *testing.T) {
+	dirs := []string{"../scheduler", "../backends/cpu", "../backends/vulkan", "../backends/rpc", "../core/gguf", "../alloc", "../opt"}
+	checked := 0
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		fset := token.NewFileSet()
+		pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pkgs {
+			for _, f := range p.Files {
+				for _, d := range f.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					if !ok || !fd.Name.IsExported() || !hasPointerParam(fd) {
+						continue
+					}
+					checked++
+					if !strings.Contains(strings.ToLower(fd.Doc.Text()), "nil") {
+						t.Errorf("%s: %s takes a pointer but its doc does not say what nil means", fset.Position(fd.Pos()), fd.Name.Name)
+					}
+				}
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d functions checked: the sweep lost its reach", checked)
+	}
+}
+
+func hasPointerParam(fd *ast.FuncDecl) bool {
+	if fd.Recv != nil {
+		rt := fd.Recv.List[0].Type
+		if star, ok := rt.(*ast.StarExpr); ok {
+			rt = star.X
+		}
+		if id, ok := rt.(*ast.Ident); !ok || !id.IsExported() {
+			return false
+		}
+	}
+	for _, fl := range fd.Type.Params.List {
+		typ := fl.Type
+		if el, ok := typ.(*ast.Ellipsis); ok {
+			typ = el.Elt
+		}
+		if _, ok := typ.(*ast.StarExpr); ok {
+			return true
+		}
+	}
+	return false
+}
