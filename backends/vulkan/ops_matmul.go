@@ -95,15 +95,23 @@ func (b *Backend) encodeMulMat(c *vkrt.Commands, n *core.Tensor) error {
 	// A strides in units of the shader's array (floats, halves or 16-bit words).
 	au := mt.unit
 	nbatch := x.Ne[2] * x.Ne[3]
+	pc := b.pushMulMat(n, oa, ox, od, au)
+	grid := [3]uint32{b.groups(a.Ne[1], rowsPerGroup, 0), b.groups(x.Ne[1], 1, 1), b.groups(nbatch, 1, 2)}
+	return c.Dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
+}
+
+// pushMulMat packs the push constants the mat-vec and tiled MUL_MAT shaders share: sizes, offsets,
+// the strides of A (in units of au bytes), B and dst (in floats), and the broadcast ratios.
+func (b *Backend) pushMulMat(n *core.Tensor, oa, ox, od operand, au int64) *vkrt.Push {
+	a, x := n.Src[0], n.Src[1]
 	pc := b.push.Reset()
-	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]), u32(x.Ne[1]), u32(nbatch))
+	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]), u32(x.Ne[1]), u32(x.Ne[2]*x.Ne[3]))
 	pc.U32(oa.offs, ox.offs, od.offs)
 	pc.U32(u32(a.Nb[1]/au), u32(a.Nb[2]/au), u32(a.Nb[3]/au))
 	pc.U32(u32(x.Nb[1]/4), u32(x.Nb[2]/4), u32(x.Nb[3]/4))
 	pc.U32(u32(n.Nb[1]/4), u32(n.Nb[2]/4), u32(n.Nb[3]/4))
 	pc.U32(u32(x.Ne[2]), u32(x.Ne[2]/a.Ne[2]), u32(x.Ne[3]/a.Ne[3]))
-	grid := [3]uint32{b.groups(a.Ne[1], rowsPerGroup, 0), b.groups(x.Ne[1], 1, 1), b.groups(nbatch, 1, 2)}
-	return c.Dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
+	return pc
 }
 
 // mulMatVecMaxCols is the largest B column count (ne11) that uses the mat-vec
@@ -232,13 +240,7 @@ func (b *Backend) encodeMulMatTiledWith(c *vkrt.Commands, n *core.Tensor, t mmTi
 		return err
 	}
 	nbatch := x.Ne[2] * x.Ne[3]
-	pc := b.push.Reset()
-	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]), u32(x.Ne[1]), u32(nbatch))
-	pc.U32(oa.offs, ox.offs, od.offs)
-	pc.U32(u32(a.Nb[1]/au), u32(a.Nb[2]/au), u32(a.Nb[3]/au))
-	pc.U32(u32(x.Nb[1]/4), u32(x.Nb[2]/4), u32(x.Nb[3]/4))
-	pc.U32(u32(n.Nb[1]/4), u32(n.Nb[2]/4), u32(n.Nb[3]/4))
-	pc.U32(u32(x.Ne[2]), u32(x.Ne[2]/a.Ne[2]), u32(x.Ne[3]/a.Ne[3]))
+	pc := b.pushMulMat(n, oa, ox, od, au)
 	grid := [3]uint32{b.groups(a.Ne[1], int64(t.bm), 0), b.groups(x.Ne[1], int64(t.bn), 1), b.groups(nbatch, 1, 2)}
 	return c.Dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
 }
