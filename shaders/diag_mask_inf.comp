@@ -1,5 +1,6 @@
 #version 450
-// diag_mask_inf.comp: DIAG_MASK_INF of f32: element (i0, i1, i2, i3) becomes -inf
+// diag_mask_inf.comp: DIAG_MASK_INF of f32 (DIAG_MASK_ZERO with define ZERO: 0
+// instead of -inf): element (i0, i1, i2, i3) becomes -inf
 // when i0 > n_past + i1, else it is copied. Each thread reads and writes one
 // element at the same position, so dst may alias src (in place).
 //
@@ -34,7 +35,11 @@ void main() {
         // i0 > n_past + i1, without overflow for any n_past
         bool masked = p.n_past >= 0 ? (i0 > i1 && i0 - i1 > uint(p.n_past)) : (i0 + (0u - uint(p.n_past)) > i1);
         if (masked) {
+#if defined(ZERO)
+            data_d[id] = 0u; // DIAG_MASK_ZERO: +0
+#else
             data_d[id] = 0xff800000u; // -inf
+#endif
         } else {
             data_d[id] = data_s[p.offs_s + i0 * p.nb00 + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03];
         }

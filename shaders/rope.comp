@@ -16,7 +16,10 @@
 // depend on the device's sin/cos (Vulkan allows them 2^-11 absolute error).
 // Double-float steps need exact float rounding: they are marked precise.
 //
-// Defines: ROPE_F16 for f16 tensors (else f32).
+// ROPE_BACK (define BACK) is the same map with the rotation by -theta (sin
+// negated): the transpose of the forward rotation, YaRN's magnitude included.
+//
+// Defines: ROPE_F16 for f16 tensors (else f32); BACK for ROPE_BACK.
 // Bindings: 0 = src, 1 = positions (i32), 2 = freq factors (f32; any buffer when
 // p.has_ff is 0), 3 = dst.
 // Specialization: constant 0 = workgroup size (default 256).
@@ -171,6 +174,9 @@ void main() {
         rope_sincos(theta, sn, cs);
         cs *= p.mscale;
         sn *= p.mscale;
+#if defined(BACK)
+        sn = -sn;
+#endif
         uint j0 = p.neox != 0u ? k : 2u * k;
         uint j1 = p.neox != 0u ? k + half_dims : 2u * k + 1u;
         float x0 = load_s(is + j0 * p.nb00);

@@ -4,6 +4,7 @@ package vulkan
 
 import (
 	"math"
+	"strings"
 
 	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
@@ -86,7 +87,11 @@ const diagMaskPushSize = 16 * 4
 
 func (b *Backend) encodeDiagMaskInf(c *vkrt.Commands, n *core.Tensor) error {
 	a := n.Src[0]
-	p, err := b.pipeline("diag_mask_inf_f32", 2, diagMaskPushSize, copyWG)
+	name := "diag_mask_inf_f32"
+	if n.Op == core.OpDiagMaskZero {
+		name = "diag_mask_zero_f32"
+	}
+	p, err := b.pipeline(name, 2, diagMaskPushSize, copyWG)
 	if err != nil {
 		return err
 	}
@@ -203,6 +208,9 @@ func (b *Backend) encodeRope(c *vkrt.Commands, n *core.Tensor) error {
 	name, unit := "rope_f32", int64(4)
 	if a.Type == core.TypeF16 {
 		name, unit = "rope_f16", 2
+	}
+	if n.Op == core.OpRopeBack {
+		name = strings.Replace(name, "rope_", "rope_back_", 1)
 	}
 	p, err := b.pipeline(name, 4, ropePushSize, copyWG)
 	if err != nil {
