@@ -80,6 +80,7 @@ type Fill struct {
 	Lo, Hi float32 // uniform range
 	Mod    int32   // ids in [0, Mod)
 	Offset int32   // first position
+	Values []float32 // FillValues
 }
 
 // FillKind selects the data generator.
@@ -90,6 +91,7 @@ const (
 	FillIDs                     // int32 ids in [0, Mod)
 	FillPos                     // int32 positions Offset, Offset+1, ...
 	FillCausal                  // f32 causal mask: 0 on and below the diagonal, -inf above
+	FillValues                  // exactly Values (an optimizer's hyper-parameters)
 )
 
 // Data generates the values of a tensor of n elements (cols = ne0 for the mask): []float32 or
@@ -108,6 +110,10 @@ func (f Fill) Data(seed uint64, n, cols int64) any {
 		for i := range out {
 			out[i] = f.Offset + int32(i)
 		}
+		return out
+	case FillValues:
+		out := make([]float32, n)
+		copy(out, f.Values)
 		return out
 	case FillCausal:
 		out := make([]float32, n)
@@ -150,6 +156,7 @@ func Suite() []*Family {
 		rmsNormFamily(),
 		ropeFamily(),
 		blockFamily(),
+		trainFamily(),
 	)
 	return fams
 }
