@@ -77,9 +77,9 @@ type Input struct {
 // Fill describes deterministic input data.
 type Fill struct {
 	Kind   FillKind
-	Lo, Hi float32 // uniform range
-	Mod    int32   // ids in [0, Mod)
-	Offset int32   // first position
+	Lo, Hi float32   // uniform range
+	Mod    int32     // ids in [0, Mod)
+	Offset int32     // first position
 	Values []float32 // FillValues
 }
 
