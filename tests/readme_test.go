@@ -14,6 +14,11 @@ import (
 var readmeFree = map[string]string{
 	"q4bytes": "make([]byte, 4096*4096/32*18)",
 	"input":   "make([]float32, 4096*8)",
+	"vk":      "core.Backend(nil)",
+	"be":      "core.Backend(nil)",
+	"model":   "opt.Model{}",
+	"ds":      "(*opt.Dataset)(nil)",
+	"ctx":     "context.Background()",
 }
 
 var shortDecl = regexp.MustCompile(`(?m)^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*:=`)
@@ -41,16 +46,22 @@ func TestREADMECode(t *testing.T) {
 	src.WriteString(`package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 
 	"github.com/tandem-ml/tandem/alloc"
 	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/backends/vulkan"
 	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/opt"
 	"github.com/tandem-ml/tandem/scheduler"
 )
 
 var (
+	_ = context.Background
+	_ = os.Stdout
+	_ = opt.New
 	_ = alloc.AllocCtxTensors
 	_ = vulkan.New
 	_ = scheduler.New
@@ -60,8 +71,14 @@ var (
 	for i, b := range blocks {
 		body := b[1]
 		fmt.Fprintf(&src, "\nfunc snippet%d() error {\n", i)
+		declared := map[string]bool{}
+		for _, m := range shortDecl.FindAllStringSubmatch(body, -1) {
+			for _, name := range strings.Split(m[1], ",") {
+				declared[strings.TrimSpace(name)] = true
+			}
+		}
 		for name, init := range readmeFree {
-			if regexp.MustCompile(`\b` + name + `\b`).MatchString(body) {
+			if !declared[name] && regexp.MustCompile(`\b` + name + `\b`).MatchString(body) {
 				fmt.Fprintf(&src, "\t%s := %s\n", name, init)
 				fmt.Fprintf(&src, "\t_ = %s\n", name)
 			}
