@@ -78,7 +78,7 @@ var (
 			}
 		}
 		for name, init := range readmeFree {
-			if !declared[name] && regexp.MustCompile(`\b` + name + `\b`).MatchString(body) {
+			if !declared[name] && regexp.MustCompile(`\b`+name+`\b`).MatchString(body) {
 				fmt.Fprintf(&src, "\t%s := %s\n", name, init)
 				fmt.Fprintf(&src, "\t_ = %s\n", name)
 			}
