@@ -157,6 +157,7 @@ func Suite() []*Family {
 		ropeFamily(),
 		blockFamily(),
 		trainFamily(),
+		trainBlockFamily(),
 	)
 	return fams
 }
@@ -362,7 +363,8 @@ func blockFamily() *Family {
 		nFF := roundUp(nEmbd*8/3, 64)
 		c.Shape = fmt.Sprintf("n_embd %d, ff %d, %d tok", nEmbd, nFF, blockTokens)
 		c.Build = func(w, x *core.Context) (*core.Tensor, []Input) {
-			return buildBlock(w, x, nEmbd, nFF, blockTokens)
+			out, ins, _ := buildBlock(w, x, nEmbd, nFF, blockTokens, core.TypeQ4_0, core.TypeQ8_0)
+			return out, ins
 		}
 		// The work counts come from the graph itself (same code as the runner's).
 		w := core.NewContext(core.ContextParams{NoAlloc: true})
@@ -375,24 +377,28 @@ func blockFamily() *Family {
 	return f
 }
 
-func buildBlock(w, x *core.Context, nEmbd, nFF, nTok int64) (*core.Tensor, []Input) {
+// buildBlock builds the block with projection weights of type wt and down-projection weights of
+// type wdt; it returns the output, the tensors that need data and the weights.
+func buildBlock(w, x *core.Context, nEmbd, nFF, nTok int64, wt, wdt core.Type) (*core.Tensor, []Input, []*core.Tensor) {
 	const headD = 64
 	const nVocab = 256
 	nHead := nEmbd / headD
 	var ins []Input
+	var weights []*core.Tensor
 	weight := func(t *core.Tensor) *core.Tensor {
 		ins = append(ins, Input{t, Fill{Lo: -0.5, Hi: 0.5}})
+		weights = append(weights, t)
 		return t
 	}
 	tokEmbd := weight(w.NewTensor2D(core.TypeF32, nEmbd, nVocab).SetName("tok_embd"))
 	attnNorm := weight(w.NewTensor1D(core.TypeF32, nEmbd).SetName("attn_norm"))
-	wq := weight(w.NewTensor2D(core.TypeQ4_0, nEmbd, nEmbd).SetName("wq"))
-	wk := weight(w.NewTensor2D(core.TypeQ4_0, nEmbd, nEmbd).SetName("wk"))
-	wv := weight(w.NewTensor2D(core.TypeQ4_0, nEmbd, nEmbd).SetName("wv"))
-	wo := weight(w.NewTensor2D(core.TypeQ4_0, nEmbd, nEmbd).SetName("wo"))
+	wq := weight(w.NewTensor2D(wt, nEmbd, nEmbd).SetName("wq"))
+	wk := weight(w.NewTensor2D(wt, nEmbd, nEmbd).SetName("wk"))
+	wv := weight(w.NewTensor2D(wt, nEmbd, nEmbd).SetName("wv"))
+	wo := weight(w.NewTensor2D(wt, nEmbd, nEmbd).SetName("wo"))
 	ffnNorm := weight(w.NewTensor1D(core.TypeF32, nEmbd).SetName("ffn_norm"))
-	wgu := weight(w.NewTensor2D(core.TypeQ4_0, nEmbd, 2*nFF).SetName("ffn_gate_up"))
-	wdown := weight(w.NewTensor2D(core.TypeQ8_0, nFF, nEmbd).SetName("ffn_down"))
+	wgu := weight(w.NewTensor2D(wt, nEmbd, 2*nFF).SetName("ffn_gate_up"))
+	wdown := weight(w.NewTensor2D(wdt, nFF, nEmbd).SetName("ffn_down"))
 
 	ids := x.NewTensor1D(core.TypeI32, nTok).SetName("ids").SetInput()
 	pos := x.NewTensor1D(core.TypeI32, nTok).SetName("pos").SetInput()
@@ -419,7 +425,7 @@ func buildBlock(w, x *core.Context, nEmbd, nFF, nTok int64) (*core.Tensor, []Inp
 	nrm := x.Mul(x.RMSNorm(cur, 1e-5), ffnNorm)
 	h := x.Swiglu(x.MulMat(wgu, nrm)).SetName("ffn_h")
 	out := x.Add(x.MulMat(wdown, h), cur).SetName("out").SetOutput()
-	return out, ins
+	return out, ins, weights
 }
 
 // graphWork counts a graph's work: FLOPs of its MUL_MAT nodes (2·k per output element) and the
