@@ -57,7 +57,7 @@ func trainFamily() *Family {
 // output; N is n_embd.
 func trainBlockFamily() *Family {
 	f := &Family{
-		ID:     "train/block",
+		ID:     "train/layer",
 		Title:  "TRAIN BLOCK step (AdamW)",
 		XLabel: fmt.Sprintf("n_embd (%d tokens)", blockTokens),
 		Metric: MetricFLOPs,
