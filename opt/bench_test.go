@@ -30,3 +30,28 @@ func BenchmarkStepMLP(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 }
+
+// A training step allocates nothing on the heap once the first step has run (the graph is
+// planned once; the scheduler runs its single split on the caller's goroutine).
+func TestStepAllocatesNothing(t *testing.T) {
+	be := newCPU(t)
+	m := newMLP(t, 16, be, be, 3)
+	tr, err := opt.New(opt.Config{Backends: []core.Backend{be}, Model: m.model(), BatchSize: 8, Loss: opt.LossCrossEntropy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	data, labels := spiral(8, 1)
+	x, y := data[:16], labels[:24]
+	if _, err := tr.Step(x, y); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := tr.Step(x, y); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f heap allocations per training step, want 0", allocs)
+	}
+}

@@ -128,10 +128,78 @@ func (s *Scheduler) GraphComputeContext(ctx context.Context, g *core.Graph) erro
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.opts.Copies <= 1 {
+		return s.computeSync(ctx, g)
+	}
 	if err := s.graphComputeAsync(ctx, g); err != nil {
 		return err
 	}
 	return s.synchronize()
+}
+
+// computeSync runs g on the calling goroutine when splits run one after another (no pipelining,
+// and Sequential, an eval callback or a single split): nothing is allocated per run. Graphs whose
+// independent splits may run concurrently take the general path. Called with s.mu held.
+func (s *Scheduler) computeSync(ctx context.Context, g *core.Graph) error {
+	if err := s.synchronize(); err != nil { // runs started by GraphComputeAsync
+		return err
+	}
+	if err := s.allocGraph(g); err != nil {
+		return err
+	}
+	p, cb := s.plan, s.evalCB
+	if !s.opts.Sequential && cb == nil && len(p.splits) >= 2 {
+		if err := s.graphComputeAsync(ctx, g); err != nil {
+			return err
+		}
+		return s.synchronize()
+	}
+	var copies, skips int
+	var bytes int64
+	var err error
+	for _, sp := range p.splits {
+		if err = s.runSplitSync(ctx, sp, cb, &copies, &skips, &bytes); err != nil {
+			break
+		}
+	}
+	s.addStats(func(st *Stats) {
+		st.Runs++
+		st.Copies += copies
+		st.CopySkips += skips
+		st.CopyBytes += bytes
+	})
+	for _, b := range s.backends {
+		if e := b.Synchronize(); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// runSplitSync copies one split's inputs and computes it on the calling goroutine; a panic in a
+// backend, a copy or the eval callback becomes the split's error, as on the general path.
+func (s *Scheduler) runSplitSync(ctx context.Context, sp *split, cb EvalCallback, copies, skips *int, bytes *int64) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = core.Errorf("tandem: scheduler: split at node %d on %s panicked: %v", sp.start, s.backends[sp.backend].Name(), v)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return core.Errorf("tandem: scheduler: stopped before the split at node %d on %s: %w", sp.start, s.backends[sp.backend].Name(), err)
+	}
+	for _, c := range sp.inputs {
+		n, skipped, err := s.copyInput(c, 0)
+		if err != nil {
+			return err
+		}
+		if skipped {
+			*skips++
+		} else {
+			*copies++
+			*bytes += n
+		}
+	}
+	return s.computeSplit(ctx, sp, 0, cb)
 }
 
 // runState tracks one run of the plan: per split, when its input copies and its work are done.
