@@ -1,10 +1,10 @@
 package core_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -44,7 +44,7 @@ func TestSeed004Backward(t *testing.T) {
 		}
 	}
 	x.Float32s()[0], a.Float32s()[0], b.Float32s()[0] = 2, 3, 4
-	if err := evalScalars(gb); err != nil {
+	if err := cpu.Compute(gb, 2); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.Float32s()[0]; got != 16 {
@@ -142,29 +142,4 @@ func TestBackwardErrors(t *testing.T) {
 	if g := gb.Grad(emb); g == nil || g.Op != core.OpGetRowsBack {
 		t.Errorf("embedding gradient = %v, want a GET_ROWS_BACK node", g)
 	}
-}
-
-// evalScalars runs a graph of one-element F32 tensors in float64 (the ops seed 004's backward graph
-// uses), so that core's tests need no backend.
-func evalScalars(g *core.Graph) error {
-	for _, n := range g.Nodes() {
-		v := func(i int) float64 { return float64(n.Src[i].Float32s()[0]) }
-		var r float64
-		switch n.Op {
-		case core.OpNone:
-			continue
-		case core.OpAdd:
-			r = v(0) + v(1)
-		case core.OpMul:
-			r = v(0) * v(1)
-		case core.OpScale:
-			r = v(0)*float64(n.ParamF32(0)) + float64(n.ParamF32(1))
-		case core.OpRepeat, core.OpSum, core.OpDup, core.OpCont:
-			r = v(0)
-		default:
-			return fmt.Errorf("evalScalars: op %v", n.Op)
-		}
-		n.Float32s()[0] = float32(r)
-	}
-	return nil
 }

@@ -51,3 +51,20 @@ func TestParamDecoders(t *testing.T) {
 		}
 	}
 }
+
+// TypeByName finds every type by the name it prints, and nothing else.
+func TestTypeByName(t *testing.T) {
+	n := 0
+	for id := Type(0); id < 64; id++ {
+		if !id.Valid() {
+			continue
+		}
+		n++
+		if got, ok := TypeByName(id.String()); !ok || got != id {
+			t.Errorf("%v: TypeByName gives %v, %v", id, got, ok)
+		}
+	}
+	if _, ok := TypeByName("q9_Z"); ok || n < 20 {
+		t.Errorf("unknown name found, or only %d types", n)
+	}
+}

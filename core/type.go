@@ -191,3 +191,14 @@ func (t Type) VecDotType() Type {
 	}
 	return t
 }
+
+// TypeByName finds the type ggml prints as name ("f32", "q4_K", "iq4_xs"); ok is false for a name
+// no type has.
+func TypeByName(name string) (t Type, ok bool) {
+	for id := range Type(len(traitTable)) {
+		if id.Valid() && id.String() == name {
+			return id, true
+		}
+	}
+	return 0, false
+}

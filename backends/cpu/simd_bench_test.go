@@ -63,10 +63,9 @@ func BenchmarkGonumSgemm(b *testing.B) {
 }
 
 func typeByName(s string) core.Type {
-	for _, t := range []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0} {
-		if t.String() == s {
-			return t
-		}
+	t, ok := core.TypeByName(s)
+	if !ok {
+		panic("unknown type " + s)
 	}
-	panic("unknown type " + s)
+	return t
 }

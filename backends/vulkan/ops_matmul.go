@@ -18,7 +18,7 @@ import (
 
 func init() {
 	for _, name := range typelist.MatMulWeights {
-		t, ok := typeByName(name)
+		t, ok := core.TypeByName(name)
 		if !ok {
 			panic("vulkan: shader weight type " + name + " is not a core type")
 		}
@@ -30,16 +30,6 @@ func init() {
 	}
 	registerOp(core.OpMulMat, vkOp{supports: supportsMulMat, encode: (*Backend).mulMatDispatch})
 	registerOp(core.OpOutProd, vkOp{supports: supportsOutProd, encode: (*Backend).encodeOutProd})
-}
-
-// typeByName finds the core type printed as name.
-func typeByName(name string) (core.Type, bool) {
-	for id := core.Type(0); id < 64; id++ {
-		if id.Valid() && id.String() == name {
-			return id, true
-		}
-	}
-	return 0, false
 }
 
 // mulMatType is a MUL_MAT weight type's shader name part and the unit (bytes) the shaders address
