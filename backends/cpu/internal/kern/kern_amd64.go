@@ -8,26 +8,40 @@ import (
 	"github.com/tandem-ml/tandem/core/quant"
 )
 
-// detected is the widest kernel set the CPU runs.
-var detected = func() KernelSet {
-	c := &cpuid.CPU
-	switch {
-	case !c.Supports(cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C):
-		return SetGeneric
-	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512VNNI):
-		return SetAVX512VNNI
-	case c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ):
-		return SetAVX512
+// setFeatures are the CPU features each kernel set needs (besides those of SetAVX2 for all
+// the assembly sets).
+var setFeatures = [...][]cpuid.FeatureID{
+	SetAVX2:       {cpuid.AVX, cpuid.AVX2, cpuid.FMA3, cpuid.F16C},
+	SetAVXVNNI:    {cpuid.AVXVNNI},
+	SetAVX512:     {cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ},
+	SetAVX512VNNI: {cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512VNNI},
+	SetAVX512BF16: {cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ, cpuid.AVX512VNNI, cpuid.AVX512BF16},
+}
+
+// setRuns reports whether this CPU has every feature set s needs.
+func setRuns(s KernelSet) bool {
+	if s == SetGeneric {
+		return true
 	}
-	return SetAVX2
-}()
+	if s < 0 || int(s) >= len(setFeatures) {
+		return false
+	}
+	c := &cpuid.CPU
+	return c.Supports(setFeatures[SetAVX2]...) && c.Supports(setFeatures[s]...)
+}
+
+// detected is the widest kernel set the CPU runs.
+var detected = widestRunnable(KernelSet(len(setNames) - 1))
 
 // useASM selects the AVX2/FMA/F16C assembly kernels and use512 the AVX-512 float ones. They are
 // variables only so that tests can exercise every set's paths on the same machine.
 var (
-	active = min(detected, capFromEnv())
+	active = widestRunnable(min(detected, capFromEnv()))
 	useASM = active >= SetAVX2
-	use512 = active >= SetAVX512
+	// useAVXVNNI selects the VEX-encoded 256-bit int8 dot kernels (AVX-VNNI); sets above it use
+	// them only where the CPU has the feature.
+	useAVXVNNI = active >= SetAVXVNNI && cpuid.CPU.Supports(cpuid.AVXVNNI)
+	use512     = active >= SetAVX512
 	// gemm512 selects the 512-bit SGEMM micro-kernels. They pay only where a 512-bit FMA does twice
 	// the work of a 256-bit one: measured on AMD Zen 4 (family 0x19), which splits 512-bit
 	// operations in two, they ran at 0.89x the AVX2 kernel (2048³: 169 vs 189 GFLOPS, 2 threads), so
@@ -38,6 +52,8 @@ var (
 	// mat-vec kernel needs.
 	useVNNI = active >= SetAVX512VNNI
 	hasVBMI = cpuid.CPU.Supports(cpuid.AVX512VBMI)
+	// useBF16 selects the vdpbf16ps kernels for bf16 weights.
+	useBF16 = active >= SetAVX512BF16
 )
 
 const purego = false

@@ -16,8 +16,14 @@ var (
 	useVNNI  = false
 	hasVBMI  = false
 	detected = SetGeneric
-	_        = capFromEnv() // an invalid TANDEM_CPU_KERNELS is still reported
+
+	useAVXVNNI = false
+	useBF16    = false
+	_          = capFromEnv() // an invalid TANDEM_CPU_KERNELS is still reported
 )
+
+// setRuns: only the pure-Go set is compiled in.
+func setRuns(s KernelSet) bool { return s == SetGeneric }
 
 const purego = runtime.GOARCH == "amd64" // on amd64 this file is only built with the tag
 

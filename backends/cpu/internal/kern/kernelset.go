@@ -7,18 +7,24 @@ import (
 )
 
 // KernelSet names a family of kernels chosen by the CPU's features, from the pure-Go twins up
-// to the widest assembly the CPU runs. Each set includes the ones below it.
+// to the widest assembly the CPU runs. A set runs only on a CPU with all of its features
+// (setFeatures); the active set is the widest such set at or below the cap. Sets above AVX-VNNI
+// use its 256-bit int8 kernels only where the CPU also has AVX-VNNI (Ice Lake servers and Zen 4
+// have AVX-512 VNNI without it).
 type KernelSet int
 
 // The kernel sets, narrowest first.
 const (
 	SetGeneric    KernelSet = iota // pure Go (other architectures, the purego tag, old CPUs)
 	SetAVX2                        // AVX2 + FMA + F16C assembly
-	SetAVX512                      // adds AVX-512 F/BW/VL/DQ kernels (512-bit SGEMM micro-kernels)
-	SetAVX512VNNI                  // adds AVX-512 VNNI integer kernels (quantized dots; Q4_0 mat-vec with VBMI)
+	SetAVXVNNI                     // adds AVX-VNNI: VEX-encoded 256-bit int8 dot products
+	SetAVX512                      // AVX2 plus AVX-512 F/BW/VL/DQ kernels (512-bit SGEMM micro-kernels)
+	SetAVX512VNNI                  // adds AVX-512 VNNI integer kernels (512-bit quantized dots)
+	SetAVX512BF16                  // adds AVX-512 BF16 (vdpbf16ps dots for bf16 weights)
 )
 
-var setNames = [...]string{SetGeneric: "generic", SetAVX2: "avx2", SetAVX512: "avx512", SetAVX512VNNI: "avx512vnni"}
+var setNames = [...]string{SetGeneric: "generic", SetAVX2: "avx2", SetAVXVNNI: "avxvnni", SetAVX512: "avx512",
+	SetAVX512VNNI: "avx512vnni", SetAVX512BF16: "avx512bf16"}
 
 // String is the set's name as TANDEM_CPU_KERNELS spells it.
 func (s KernelSet) String() string {
@@ -28,8 +34,8 @@ func (s KernelSet) String() string {
 	return fmt.Sprintf("KernelSet(%d)", int(s))
 }
 
-// ParseKernelSet reads a set name ("generic" or "purego", "avx2", "avx512", "avx512vnni"),
-// case-insensitively.
+// ParseKernelSet reads a set name ("generic" or "purego", "avx2", "avxvnni", "avx512",
+// "avx512vnni", "avx512bf16"), case-insensitively.
 func ParseKernelSet(name string) (KernelSet, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "purego" || n == "go" {
@@ -40,7 +46,7 @@ func ParseKernelSet(name string) (KernelSet, error) {
 			return KernelSet(s), nil
 		}
 	}
-	return SetGeneric, fmt.Errorf("kern: unknown kernel set %q (want generic, avx2, avx512 or avx512vnni)", name)
+	return SetGeneric, fmt.Errorf("kern: unknown kernel set %q (want generic, avx2, avxvnni, avx512, avx512vnni or avx512bf16)", name)
 }
 
 // KernelCapEnv caps the kernel set for the whole process (read once, at start-up): a machine
@@ -73,10 +79,14 @@ func KernelSetError() error { return capErr }
 // TANDEM_CPU_KERNELS.
 func ActiveKernelSet() KernelSet {
 	switch {
+	case useBF16:
+		return SetAVX512BF16
 	case useVNNI:
 		return SetAVX512VNNI
 	case use512:
 		return SetAVX512
+	case useAVXVNNI:
+		return SetAVXVNNI
 	case useASM:
 		return SetAVX2
 	}
@@ -85,3 +95,25 @@ func ActiveKernelSet() KernelSet {
 
 // DetectedKernelSet is the widest set this CPU and build could run, ignoring the cap.
 func DetectedKernelSet() KernelSet { return detected }
+
+// SupportedKernelSets lists every set this CPU and build can run, narrowest first (a CPU with
+// AVX-512 but not AVX-VNNI skips avxvnni).
+func SupportedKernelSets() []KernelSet {
+	var out []KernelSet
+	for s := SetGeneric; s <= detected; s++ {
+		if setRuns(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// widestRunnable is the widest set at or below limit that setRuns accepts.
+func widestRunnable(limit KernelSet) KernelSet {
+	for s := limit; s > SetGeneric; s-- {
+		if setRuns(s) {
+			return s
+		}
+	}
+	return SetGeneric
+}

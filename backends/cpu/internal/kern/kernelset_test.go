@@ -9,27 +9,25 @@ import (
 
 // withSet runs f with the kernels capped at s (never above what the CPU has).
 func withSet(s KernelSet, f func()) {
-	oldASM, old512, oldVNNI, oldGemm := useASM, use512, useVNNI, gemm512
+	oldASM, oldAVXVNNI, old512, oldVNNI, oldBF16, oldGemm := useASM, useAVXVNNI, use512, useVNNI, useBF16, gemm512
 	useASM = oldASM && s >= SetAVX2
+	useAVXVNNI = oldAVXVNNI && s >= SetAVXVNNI
 	use512 = old512 && s >= SetAVX512
 	useVNNI = oldVNNI && s >= SetAVX512VNNI
+	useBF16 = oldBF16 && s >= SetAVX512BF16
 	// The 512-bit SGEMM kernels run in tests on every AVX-512 CPU, wide or not.
 	gemm512 = use512
-	defer func() { useASM, use512, useVNNI, gemm512 = oldASM, old512, oldVNNI, oldGemm }()
+	defer func() {
+		useASM, useAVXVNNI, use512, useVNNI, useBF16, gemm512 = oldASM, oldAVXVNNI, old512, oldVNNI, oldBF16, oldGemm
+	}()
 	f()
 }
 
 // supportedSets lists every kernel set this machine and build can run, narrowest first.
-func supportedSets() []KernelSet {
-	var out []KernelSet
-	for s := SetGeneric; s <= DetectedKernelSet(); s++ {
-		out = append(out, s)
-	}
-	return out
-}
+func supportedSets() []KernelSet { return SupportedKernelSets() }
 
 func TestParseKernelSet(t *testing.T) {
-	for in, want := range map[string]KernelSet{"generic": SetGeneric, "purego": SetGeneric, "AVX2": SetAVX2, " avx512 ": SetAVX512, "avx512vnni": SetAVX512VNNI} {
+	for in, want := range map[string]KernelSet{"generic": SetGeneric, "purego": SetGeneric, "AVX2": SetAVX2, " avx512 ": SetAVX512, "avx512vnni": SetAVX512VNNI, "AVXVNNI": SetAVXVNNI, "avx512bf16": SetAVX512BF16} {
 		if got, err := ParseKernelSet(in); err != nil || got != want {
 			t.Errorf("ParseKernelSet(%q) = %v, %v; want %v", in, got, err, want)
 		}
@@ -46,7 +44,7 @@ func TestParseKernelSet(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s=%q: %v", KernelCapEnv, v, err)
 		}
-		if got := ActiveKernelSet(); got != min(want, DetectedKernelSet()) {
+		if got := ActiveKernelSet(); got != widestRunnable(min(want, DetectedKernelSet())) {
 			t.Errorf("%s=%s but the active set is %v", KernelCapEnv, v, got)
 		}
 	}
