@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -14,8 +15,8 @@ import (
 var ErrNothingToAllocate = errors.New("no tensor of the context needs memory")
 
 // AllocCtxTensors allocates every tensor of a NoAlloc context that has no memory yet in the
-// backend's default buffer type. See AllocCtxTensorsFromBufferType. A nil ctx or backend is an
-// error.
+// backend's default buffer type, weights that the device keeps in a layout of its own in its extra
+// buffer types. See AllocCtxTensorsFromBufferType. A nil ctx or backend is an error.
 func AllocCtxTensors(ctx *core.Context, backend core.Backend) (core.Buffer, error) {
 	if backend == nil {
 		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: nil backend")
@@ -27,6 +28,13 @@ func AllocCtxTensors(ctx *core.Context, backend core.Backend) (core.Buffer, erro
 	return AllocCtxTensorsFromBufferType(ctx, bt)
 }
 
+// CtxAllocOptions configure AllocCtxTensorsWithOptions.
+type CtxAllocOptions struct {
+	// NoExtraBufferTypes keeps every tensor in the buffer type asked for: no weight goes to the
+	// device's extra buffer types (such as the CPU's repacked "CPU_REPACK").
+	NoExtraBufferTypes bool
+}
+
 // AllocCtxTensorsFromBufferType gives every tensor of the NoAlloc context ctx that has no memory a
 // place in new buffers of type bt, in creation order, and initialises views. Tensors are packed in
 // runs no larger than bt's maximum size (a tensor larger than that gets a buffer of its own); one run
@@ -35,7 +43,22 @@ func AllocCtxTensors(ctx *core.Context, backend core.Backend) (core.Buffer, erro
 // tensor needs memory the error wraps ErrNothingToAllocate. A nil ctx or bt, a context that
 // allocates its own memory or holds a construction error, and sizes that overflow are errors. On
 // failure the buffers made so far are freed and the tensors they held are left without memory.
+//
+// Weights and extra buffer types: when bt is the buffer type of a device with extra buffer types
+// (core.ExtraBufferTyper; the CPU's is core.HostBufferType()), each weight goes to the first extra
+// buffer type that accepts it (core.WeightAcceptor), as llama.cpp places its weights. A weight here
+// is a tensor that is not computed, not a view, and not marked input, output or parameter. The
+// extra buffer type is told which nodes of ctx read the weight when ctx holds any computed tensor
+// (the uses are then known, and a weight read by none is not placed there), and nothing when ctx
+// holds only leafs (a weights context; then type and shape decide: the CPU repacks every Q4_0,
+// Q4_1 and Q8_0 weight). The returned buffer then joins buffers of several types (a MultiBuffer
+// whose Type is bt). AllocCtxTensorsWithOptions with NoExtraBufferTypes turns this off.
 func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.Buffer, error) {
+	return AllocCtxTensorsWithOptions(ctx, bt, CtxAllocOptions{})
+}
+
+// AllocCtxTensorsWithOptions is AllocCtxTensorsFromBufferType with options.
+func AllocCtxTensorsWithOptions(ctx *core.Context, bt core.BufferType, o CtxAllocOptions) (core.Buffer, error) {
 	if ctx == nil || bt == nil {
 		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: nil context or buffer type (ctx %v, buffer type %v)", ctx != nil, bt != nil)
 	}
@@ -45,10 +68,105 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 	if err := ctx.Err(); err != nil {
 		return nil, core.Errorf("tandem: alloc: AllocCtxTensors: the context holds an error: %w", err)
 	}
+	ts := ctx.Tensors()
+	var placed map[*core.Tensor]core.BufferType
+	var extraOrder []core.BufferType
+	if !o.NoExtraBufferTypes {
+		placed, extraOrder = placeWeights(ts, core.ExtraBufferTypesFor(bt))
+	}
+	var bufs []core.Buffer
+	fail := func(err error) (core.Buffer, error) {
+		for _, b := range bufs {
+			for _, t := range ts {
+				if t.Buffer == b {
+					t.Buffer, t.Offset = nil, 0
+				}
+			}
+			_ = b.Free()
+		}
+		return nil, err
+	}
+	main, err := allocCtxRuns(bt, ts, func(t *core.Tensor) bool { return placed[t] == nil })
+	bufs = append(bufs, main...)
+	if err != nil {
+		return fail(err)
+	}
+	for _, xbt := range extraOrder {
+		more, err := allocCtxRuns(xbt, ts, func(t *core.Tensor) bool { return placed[t] == xbt })
+		bufs = append(bufs, more...)
+		if err != nil {
+			return fail(err)
+		}
+	}
+	// views of tensors that had memory before, or got it in another run or buffer type
+	for _, t := range ts {
+		if t.ViewSrc != nil && t.Buffer == nil && t.ViewSrc.Buffer != nil {
+			if err := core.ViewInit(t); err != nil {
+				return fail(core.Errorf("tandem: alloc: AllocCtxTensors: %w", err))
+			}
+		}
+	}
+	switch len(bufs) {
+	case 0:
+		return nil, core.Errorf("tandem: alloc: AllocCtxTensors: %w (%d tensors, all with memory or views)", ErrNothingToAllocate, len(ts))
+	case 1:
+		return bufs[0], nil
+	}
+	return NewMultiBuffer(bufs...), nil
+}
+
+// placeWeights picks an extra buffer type for each weight of ts that one accepts, and lists the
+// extra buffer types used in order of first use.
+func placeWeights(ts []*core.Tensor, extras []core.BufferType) (map[*core.Tensor]core.BufferType, []core.BufferType) {
+	if len(extras) == 0 {
+		return nil, nil
+	}
+	var uses map[*core.Tensor][]*core.Tensor
+	for _, t := range ts {
+		if t.Op == core.OpNone {
+			continue
+		}
+		if uses == nil {
+			uses = map[*core.Tensor][]*core.Tensor{}
+		}
+		for _, s := range t.Src {
+			if s != nil && (len(uses[s]) == 0 || uses[s][len(uses[s])-1] != t) {
+				uses[s] = append(uses[s], t)
+			}
+		}
+	}
+	placed := map[*core.Tensor]core.BufferType{}
+	var order []core.BufferType
+	for _, t := range ts {
+		if t.Buffer != nil || t.ViewSrc != nil || t.Op != core.OpNone ||
+			t.Flags&(core.FlagInput|core.FlagOutput|core.FlagParam) != 0 {
+			continue
+		}
+		var u []*core.Tensor
+		if uses != nil {
+			u = uses[t]
+			if u == nil {
+				u = []*core.Tensor{}
+			}
+		}
+		xbt := core.PickExtraBufferType(extras, t, u)
+		if xbt == nil {
+			continue
+		}
+		if !slices.Contains(order, xbt) {
+			order = append(order, xbt)
+		}
+		placed[t] = xbt
+	}
+	return placed, order
+}
+
+// allocCtxRuns places the tensors of ts that need memory and that keep says belong to bt, packed
+// in runs no larger than bt's maximum size, one buffer per run, and initialises the views whose
+// source has memory by then. It returns the buffers made, also on failure.
+func allocCtxRuns(bt core.BufferType, ts []*core.Tensor, keep func(*core.Tensor) bool) ([]core.Buffer, error) {
 	align := max(1, bt.Alignment())
 	maxSize := bt.MaxSize()
-	ts := ctx.Tensors()
-
 	type run struct {
 		first, last int
 		size        int64
@@ -56,8 +174,9 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 	var runs []run
 	first, cur, pending := 0, int64(0), 0
 	for i, t := range ts {
+		mine := t.Buffer == nil && t.ViewSrc == nil && keep(t)
 		var size int64
-		if t.Buffer == nil && t.ViewSrc == nil {
+		if mine {
 			if _, err := t.CheckedBytes(); err != nil {
 				return nil, core.Errorf("tandem: alloc: AllocCtxTensors: tensor %v: %w", t, err)
 			}
@@ -77,54 +196,31 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 		} else {
 			cur = next
 		}
-		if t.Buffer == nil && t.ViewSrc == nil {
+		if mine {
 			pending++
 		}
 	}
 	if cur > 0 || pending > 0 {
 		runs = append(runs, run{first, len(ts), max(cur, 1)})
 	}
-
 	var bufs []core.Buffer
-	fail := func(err error) (core.Buffer, error) {
-		for _, b := range bufs {
-			for _, t := range ts {
-				if t.Buffer == b {
-					t.Buffer, t.Offset = nil, 0
-				}
-			}
-			_ = b.Free()
-		}
-		return nil, err
-	}
 	for _, r := range runs {
 		b, err := allocBuffer(bt, r.size)
 		if err != nil {
-			return fail(err)
+			return bufs, err
 		}
 		bufs = append(bufs, b)
 		ta := NewTensorAllocator(b)
 		for _, t := range ts[r.first:r.last] {
+			if t.Buffer == nil && t.ViewSrc == nil && !keep(t) {
+				continue
+			}
 			if err := initCtxTensor(ta, t); err != nil {
-				return fail(core.Errorf("tandem: alloc: AllocCtxTensors: %w", err))
+				return bufs, core.Errorf("tandem: alloc: AllocCtxTensors: %w", err)
 			}
 		}
 	}
-	// views of tensors that already had memory, outside every run
-	for _, t := range ts {
-		if t.ViewSrc != nil && t.Buffer == nil && t.ViewSrc.Buffer != nil {
-			if err := core.ViewInit(t); err != nil {
-				return fail(core.Errorf("tandem: alloc: AllocCtxTensors: %w", err))
-			}
-		}
-	}
-	switch len(bufs) {
-	case 0:
-		return nil, core.Errorf("tandem: alloc: AllocCtxTensors: %w (%d tensors, all with memory or views)", ErrNothingToAllocate, len(ts))
-	case 1:
-		return bufs[0], nil
-	}
-	return NewMultiBuffer(bufs...), nil
+	return bufs, nil
 }
 
 func initCtxTensor(ta *TensorAllocator, t *core.Tensor) error {
@@ -140,8 +236,9 @@ func initCtxTensor(ta *TensorAllocator, t *core.Tensor) error {
 	return nil
 }
 
-// MultiBuffer joins several buffers of one type into one handle (ggml's multi-buffer): its size is
-// the sum, and setting the usage, clearing and freeing apply to every part. Tensors live in the
+// MultiBuffer joins several buffers into one handle (ggml's multi-buffer): its size is the sum, and
+// setting the usage, clearing and freeing apply to every part. The parts are of one type, except
+// where AllocCtxTensors placed weights in extra buffer types; Type is the first part's. Tensors live in the
 // parts; tensor transfers through the MultiBuffer go to the part that holds the tensor.
 type MultiBuffer struct {
 	bufs  []core.Buffer
@@ -152,7 +249,7 @@ type MultiBuffer struct {
 
 var _ core.Buffer = (*MultiBuffer)(nil)
 
-// NewMultiBuffer wraps bufs (at least one, all of the same type); nil entries are left out.
+// NewMultiBuffer wraps bufs (at least one, normally all of the same type); nil entries are left out.
 func NewMultiBuffer(bufs ...core.Buffer) *MultiBuffer {
 	m := &MultiBuffer{}
 	for _, b := range bufs {

@@ -142,3 +142,80 @@ type Feature struct {
 type FeatureLister interface {
 	Features() []Feature
 }
+
+// ExtraBufferTyper is an optional Device capability (ggml's extra buffer types): buffer types with
+// a memory layout of their own that the device's kernels read faster than the standard layout, such
+// as the CPU's repacked weights ("CPU_REPACK"). They are meant for weights: allocators that place
+// weights on the device (alloc.AllocCtxTensors, gguf's Load) put a tensor in the first of them
+// whose WeightAcceptor accepts it. Their buffers keep the standard layout at their interface:
+// TensorSet and TensorGet transfer the standard bytes, so a tensor reads the same wherever it lives.
+type ExtraBufferTyper interface {
+	ExtraBufferTypes() []BufferType
+}
+
+// WeightAcceptor is an optional capability of an extra buffer type: AcceptsWeight reports whether
+// the weight w (not yet allocated) should live in this buffer type, given the nodes that read it.
+// uses is nil when they are not known (a context that holds only weights); then the buffer type
+// decides from w's type and shape alone.
+type WeightAcceptor interface {
+	AcceptsWeight(w *Tensor, uses []*Tensor) bool
+}
+
+// TensorInitializer is an optional Buffer capability (ggml's init_tensor): TensorAlloc calls
+// InitializeTensor once it has given t (not a view) memory in the buffer, so that a buffer whose
+// layout depends on the tensor can prepare that memory and remember the tensor. An error undoes
+// the placement.
+type TensorInitializer interface {
+	InitializeTensor(t *Tensor) error
+}
+
+// ExtraBufferTypesFor returns the extra buffer types of the device whose own buffer type is bt: bt's
+// Device, or for memory without a device (HostBufferType) the registered CPU device whose
+// BufferType is bt. It returns nil when there is none, when the device has no extra buffer types,
+// and for a nil bt.
+func ExtraBufferTypesFor(bt BufferType) []BufferType {
+	if bt == nil {
+		return nil
+	}
+	dev := bt.Device()
+	if dev == nil {
+		dev = registeredCPUFor(bt)
+	}
+	if dev == nil || dev.BufferType() != bt {
+		return nil
+	}
+	if x, ok := dev.(ExtraBufferTyper); ok {
+		return x.ExtraBufferTypes()
+	}
+	return nil
+}
+
+// registeredCPUFor returns the device of the "CPU" registration whose buffer type is bt, or nil
+// (other registrations are not asked: listing GPUs may be slow).
+func registeredCPUFor(bt BufferType) Device {
+	registry.mu.Lock()
+	regs := append([]Registration(nil), registry.regs...)
+	registry.mu.Unlock()
+	for _, r := range regs {
+		if r.Name != "CPU" || r.Devices == nil {
+			continue
+		}
+		for _, d := range r.Devices() {
+			if d != nil && d.BufferType() == bt {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// PickExtraBufferType returns the first of extras whose WeightAcceptor accepts w read by uses (see
+// WeightAcceptor), or nil.
+func PickExtraBufferType(extras []BufferType, w *Tensor, uses []*Tensor) BufferType {
+	for _, bt := range extras {
+		if a, ok := bt.(WeightAcceptor); ok && a.AcceptsWeight(w, uses) {
+			return bt
+		}
+	}
+	return nil
+}

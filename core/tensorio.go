@@ -302,8 +302,9 @@ func TensorCopy(src, dst *Tensor) error {
 	return dst.Buffer.SetTensor(dst, tmp, 0)
 }
 
-// TensorAlloc places t (not a view, not yet allocated) in buf at byte offset. A nil buf or t, a freed buffer, an invalid layout and a range outside the buffer
-// (overflowing sums included) are errors.
+// TensorAlloc places t (not a view, not yet allocated) in buf at byte offset, then lets a buffer
+// that is a TensorInitializer prepare it. A nil buf or t, a freed buffer, an invalid layout, a range
+// outside the buffer (overflowing sums included) and an initializer's error are errors.
 func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
 	if t == nil {
 		return fmt.Errorf("tandem: TensorAlloc: nil tensor")
@@ -339,6 +340,12 @@ func TensorAlloc(buf Buffer, t *Tensor, offset int64) error {
 			t, offset, end, buf.Type().Name(), buf.Size())
 	}
 	t.Buffer, t.Offset = buf, offset
+	if ti, ok := buf.(TensorInitializer); ok {
+		if err := ti.InitializeTensor(t); err != nil {
+			t.Buffer, t.Offset = nil, 0
+			return fmt.Errorf("tandem: TensorAlloc: tensor %v in %s: %w", t, buf.Type().Name(), err)
+		}
+	}
 	return nil
 }
 

@@ -197,24 +197,31 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		return err
 	}
 	var pl *plan
-	if g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes) {
+	if g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes) &&
+		b.plan.rp.stillValid(g.Nodes(), b.ref) {
 		pl = b.plan
-		for i, n := range g.Nodes() {
+		if err := pl.loadRepackCopies(); err != nil {
+			return err
+		}
+		for i, n := range pl.execNodes(g.Nodes()) {
 			if skipNode(n) {
 				continue
 			}
-			if err := checkHostData(n); err != nil {
+			if err := checkHostData(n, pl.routedMask(i)); err != nil {
 				return fmt.Errorf("tandem: cpu: node %d: %w", i, err)
 			}
 		}
 	} else {
 		var err error
-		if pl, err = safePlan(g, b.threads); err != nil {
+		if pl, err = safePlan(g, b.threads, b.ref); err != nil {
 			b.planG, b.plan = nil, nil
 			return err
 		}
 		b.planG, b.planThreads, b.planRef, b.plan = g, b.threads, b.ref, pl
 		b.planNodes = append(b.planNodes[:0], g.Nodes()...)
+		if err := pl.loadRepackCopies(); err != nil {
+			return err
+		}
 	}
 	if int64(len(b.work)) < pl.workSize {
 		b.work = make([]byte, pl.workSize)
@@ -223,11 +230,11 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 }
 
 // safePlan is makePlan with a panic in an op's planning functions turned into an error.
-func safePlan(g *core.Graph, threads int) (pl *plan, err error) {
+func safePlan(g *core.Graph, threads int, ref bool) (pl *plan, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			pl, err = nil, fmt.Errorf("tandem: cpu: planning the graph panicked: %v", v)
 		}
 	}()
-	return makePlan(g, threads)
+	return makePlan(g, threads, ref)
 }

@@ -61,8 +61,17 @@ func (device) Memory() (free, total int64) {
 // SupportsOp reports whether the CPU can compute t (false for nil).
 func (device) SupportsOp(t *core.Tensor) bool { return t != nil && supportsNode(t) }
 
-// SupportsBufferType reports whether bt is host memory (false for nil).
-func (device) SupportsBufferType(bt core.BufferType) bool { return bt != nil && bt.IsHost() }
+// SupportsBufferType reports whether bt is host memory or the CPU's repacked weight buffer type
+// (false for nil).
+func (device) SupportsBufferType(bt core.BufferType) bool {
+	return bt != nil && (bt.IsHost() || bt == core.BufferType(repackBufferType))
+}
+
+// ExtraBufferTypes lists the CPU's buffer types with a layout of their own: CPU_REPACK
+// (RepackBufferType), for Q4_0, Q4_1 and Q8_0 MUL_MAT weights.
+func (device) ExtraBufferTypes() []core.BufferType {
+	return []core.BufferType{repackBufferType}
+}
 
 func (device) OffloadOp(*core.Tensor) bool { return false }
 

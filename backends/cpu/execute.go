@@ -28,7 +28,7 @@ type runState struct {
 // in, and meets the others at a barrier after each node. Worker 0 polls for abort after each node.
 func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	rs := &b.rs
-	rs.nodes, rs.pl, rs.ctx, rs.abort, rs.work, rs.ref = g.Nodes(), pl, ctx, b.abort, b.work, b.ref
+	rs.nodes, rs.pl, rs.ctx, rs.abort, rs.work, rs.ref = pl.execNodes(g.Nodes()), pl, ctx, b.abort, b.work, b.ref
 	rs.errs.reset()
 	rs.stopAt.Store(int64(len(rs.nodes)))
 	rs.stopErr = nil

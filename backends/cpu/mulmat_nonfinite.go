@@ -23,6 +23,8 @@ func fixNonFiniteDots(p *params, dst *core.Tensor) {
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	k := a.Ne[0]
 	var w, x []float32
+	raw, rl, repacked := repackedOf(a)
+	var wrow []byte
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)
@@ -39,7 +41,14 @@ func fixNonFiniteDots(p *params, dst *core.Tensor) {
 				loadRow(b, db, i1, i2, i3, x)
 				loaded = true
 			}
-			loadRow(a, da, i0, i2/r2, i3/r3, w)
+			if repacked {
+				if wrow == nil {
+					wrow = make([]byte, rl.rowBytes())
+				}
+				loadRepackedRow(a, raw, rl, i0, i2/r2, i3/r3, wrow, w)
+			} else {
+				loadRow(a, da, i0, i2/r2, i3/r3, w)
+			}
 			var s float32
 			for j := range w {
 				s += w[j] * x[j]

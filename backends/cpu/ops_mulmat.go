@@ -160,6 +160,9 @@ func mulMatSupports(dst *core.Tensor) bool {
 // needed), or the GEMM scratch when the node may take the GEMM path.
 func mulMatWork(dst *core.Tensor, nTasks int) int64 {
 	a, b := dst.Src[0], dst.Src[1]
+	if _, _, ok := repackedOf(a); ok {
+		return repackedMulMatWork(dst, nTasks) // repack_compute.go
+	}
 	vdt := a.Type.VecDotType()
 	var conv int64
 	if b.Type != vdt {
@@ -285,6 +288,15 @@ func mulMatPaths(p *params, dst *core.Tensor) {
 				convertActivations(vdt, row, yData[ir*rs:(ir+1)*rs])
 			}
 		}
+	}
+	if _, _, ok := repackedOf(a); ok {
+		p.barrier() // the converted activations are complete
+		convBytes := int64(0)
+		if b.Type != vdt {
+			convBytes = vdt.RowSize(b.Ne[0]) * b.NRows()
+		}
+		computeMulMatRepacked(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // repack_compute.go
+		return
 	}
 	if useQgemm(p, dst) {
 		p.barrier() // the converted activations are complete

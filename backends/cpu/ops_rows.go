@@ -48,12 +48,21 @@ func getRowsSupports(dst *core.Tensor) bool {
 }
 
 // getRowsWork: one f32 row per worker when dst is not a dense f32 row.
-func getRowsWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.Ne[0], nTasks) }
+func getRowsWork(dst *core.Tensor, nTasks int) int64 {
+	if _, _, ok := repackedOf(dst.Src[0]); ok {
+		return getRowsRepackedWork(dst, nTasks) // repack_compute.go
+	}
+	return scratchBytes(dst.Ne[0], nTasks)
+}
 
 // computeGetRows: dst row (i, j, k) = src0 row (idx[i, j, k], j, k), converted to dst's type
 // (dequantized to f32; I32 rows copied as I32).
 func computeGetRows(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
+	if _, _, ok := repackedOf(a); ok {
+		computeGetRowsRepacked(p, dst) // repack_compute.go
+		return
+	}
 	da, db, dd := a.Data(), b.Data(), dst.Data()
 	ne0 := dst.Ne[0]
 	same := a.Type == dst.Type && !a.Type.IsQuantized()

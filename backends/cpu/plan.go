@@ -12,6 +12,33 @@ type plan struct {
 	tasks    []int
 	workSize int64
 	nth      int
+	rp       *repackPlan // nodes reading CPU_REPACK memory (nil: none)
+}
+
+// execNodes returns the tensors the workers compute: the graph's nodes, with shadows in place of
+// nodes that read CPU_REPACK memory through standard copies.
+func (pl *plan) execNodes(nodes []*core.Tensor) []*core.Tensor {
+	if pl.rp != nil {
+		return pl.rp.exec
+	}
+	return nodes
+}
+
+// loadRepackCopies brings the shadows up to date and fills the standard copies of CPU_REPACK
+// sources they read, before a run.
+func (pl *plan) loadRepackCopies() error {
+	if pl.rp == nil || pl.rp.host == nil {
+		return nil
+	}
+	return pl.rp.refresh(true)
+}
+
+// routedMask is the mask of node i's sources its kernel reads in the repacked layout.
+func (pl *plan) routedMask(i int) uint16 {
+	if pl.rp != nil {
+		return pl.rp.routed[i]
+	}
+	return 0
 }
 
 // skipNode reports whether a node needs no computation (views, leafs, empty tensors).
@@ -19,13 +46,21 @@ func skipNode(t *core.Tensor) bool {
 	return t.Op == core.OpNone || t.Op.IsView() || t.IsEmpty()
 }
 
-func makePlan(g *core.Graph, threads int) (*plan, error) {
+func makePlan(g *core.Graph, threads int, ref bool) (*plan, error) {
 	nodes := g.Nodes()
 	pl := &plan{tasks: make([]int, len(nodes)), nth: 1}
 	for i, n := range nodes {
 		if n == nil {
 			return nil, fmt.Errorf("tandem: cpu: node %d of the graph is nil", i)
 		}
+	}
+	rp, err := planRepack(nodes, ref)
+	if err != nil {
+		return nil, err
+	}
+	pl.rp = rp
+	exec := pl.execNodes(nodes)
+	for i, n := range exec {
 		if skipNode(n) {
 			pl.tasks[i] = 1
 			continue
@@ -40,7 +75,7 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 		if impl.supports != nil && !impl.supports(n) {
 			return nil, fmt.Errorf("tandem: cpu: node %d %v: the CPU kernel does not support these types or layouts", i, n)
 		}
-		if err := checkHostData(n); err != nil {
+		if err := checkHostData(n, pl.routedMask(i)); err != nil {
 			return nil, fmt.Errorf("tandem: cpu: node %d: %w", i, err)
 		}
 		nt := threads
@@ -63,15 +98,22 @@ func makePlan(g *core.Graph, threads int) (*plan, error) {
 // shapes and strides reach lies inside that memory, so no kernel indexes outside it.
 // Shapes and strides are checked first: a layout core cannot size has no host bytes either, and
 // the layout is what was wrong.
-func checkHostData(n *core.Tensor) error {
+// Sources in routed (bit j for Src[j]) are read in the repacked layout instead.
+func checkHostData(n *core.Tensor, routed uint16) error {
 	if err := checkExtent(n); err != nil {
 		return err
 	}
 	if n.Data() == nil {
 		return noHostData(n)
 	}
-	for _, s := range n.Src {
+	for j, s := range n.Src {
 		if s == nil {
+			continue
+		}
+		if routed&(1<<j) != 0 {
+			if err := checkRepacked(n, s); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := checkExtent(s); err != nil {

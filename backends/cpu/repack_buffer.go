@@ -1,0 +1,425 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
+	"github.com/tandem-ml/tandem/core"
+)
+
+// RepackBufferTypeName is the name of the CPU's repacked weight buffer type.
+const RepackBufferTypeName = "CPU_REPACK"
+
+// repackBufType is the CPU's extra buffer type for MUL_MAT weights (ggml's CPU_REPACK): Q4_0, Q4_1
+// and Q8_0 tensors are stored with the rows of each 16-row group interleaved block by block, the
+// layout the repacked GEMM reads (kern.GemmRepacked).
+type repackBufType struct{}
+
+var repackBufferType = &repackBufType{}
+
+// RepackBufferType is the CPU's repacked weight buffer type, "CPU_REPACK" (also listed by the CPU
+// device's ExtraBufferTypes). What it stores and how:
+//
+//   - Q4_0, Q4_1 and Q8_0 tensors that are not views and have dense strides are stored repacked:
+//     each 2-D slice (ne2, ne3 index the slices) has its rows in groups of 16 interleaved block by
+//     block, the last group padded with zero rows. AllocSize is that size.
+//   - Every other tensor (other types, or tensors with other strides) is stored as-is, in the
+//     standard layout; such tensors work, but the CPU backend reads them through a copy, so they
+//     gain nothing here.
+//
+// The buffers speak the standard layout at their interface: TensorSet writes standard bytes (any
+// offset and length inside the tensor, partial rows included) and TensorGet reads them back
+// exactly; TensorMemset and Clear act as if the standard bytes had been set. A fresh tensor reads as
+// zero bytes. The memory is not host memory in the standard layout (IsHost is false, Tensor.Data is
+// nil), so other devices never read it directly: the scheduler copies the standard bytes for them.
+// The CPU backend runs MUL_MAT with such a tensor as src0 by the repacked GEMM, GET_ROWS by
+// unpacking the rows it gathers, and every other use through an unpacked copy, so results never
+// depend on where a weight lives.
+func RepackBufferType() core.BufferType { return repackBufferType }
+
+var (
+	_ core.BufferType     = (*repackBufType)(nil)
+	_ core.WeightAcceptor = (*repackBufType)(nil)
+)
+
+// Name is "CPU_REPACK".
+func (*repackBufType) Name() string { return RepackBufferTypeName }
+
+// Alignment is the host alignment (32 bytes).
+func (*repackBufType) Alignment() int64 { return core.HostBufferType().Alignment() }
+
+// MaxSize is 0: no limit.
+func (*repackBufType) MaxSize() int64 { return 0 }
+
+// IsHost is false: the memory is host memory, but not in the standard layout.
+func (*repackBufType) IsHost() bool { return false }
+
+// Device is the CPU device.
+func (*repackBufType) Device() core.Device { return theDevice }
+
+// AllocSize is the repacked size of t (whole 16-row groups per 2-D slice) for a tensor stored
+// repacked, t.NBytes() for any other, and 0 for a nil t.
+func (*repackBufType) AllocSize(t *core.Tensor) int64 {
+	if t == nil {
+		return 0
+	}
+	if l, ok := repackLayoutOf(t); ok {
+		return l.size()
+	}
+	return t.NBytes()
+}
+
+// Alloc returns a buffer of size bytes.
+func (bt *repackBufType) Alloc(size int64) (core.Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("tandem: cpu: %s buffer: negative size %d", bt.Name(), size)
+	}
+	raw, err := core.NewHostBufferErr(nil, size)
+	if err != nil {
+		return nil, fmt.Errorf("tandem: cpu: %s buffer: %w", bt.Name(), err)
+	}
+	return &repackBuffer{raw: raw.Bytes(), tensors: map[*core.Tensor]int64{}}, nil
+}
+
+// AcceptsWeight reports whether w should be stored repacked: a Q4_0, Q4_1 or Q8_0 tensor with
+// dense strides that is not a view, not computed, and not a parameter, input or output (those are
+// written by graphs, and graphs write only standard memory). When the nodes reading w are known,
+// at least one must be a MUL_MAT with w as src0 that the repacked GEMM serves, and the others
+// MUL_MATs or GET_ROWS with w as src0; any other use keeps w in the standard layout. When they are
+// not known (uses nil), every such weight is accepted, as llama.cpp does for its MUL_MAT weights.
+func (*repackBufType) AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool {
+	if w == nil || w.Op != core.OpNone || w.Flags&(core.FlagParam|core.FlagInput|core.FlagOutput) != 0 {
+		return false
+	}
+	if _, ok := repackLayoutOf(w); !ok {
+		return false
+	}
+	if uses == nil {
+		return true
+	}
+	gemm := false
+	for _, u := range uses {
+		if u == nil || u.Src[0] != w {
+			return false
+		}
+		for _, s := range u.Src[1:] {
+			if s == w {
+				return false
+			}
+		}
+		switch u.Op {
+		case core.OpMulMat:
+			b := u.Src[1]
+			if b != nil && (b.Type == core.TypeF32 || b.Type == w.Type.VecDotType()) {
+				gemm = true
+			}
+		case core.OpGetRows:
+		default:
+			return false
+		}
+	}
+	return gemm
+}
+
+// repackLayout describes a tensor stored repacked: its kern type, rows and elements per 2-D slice,
+// and the number of slices.
+type repackLayout struct {
+	rt     kern.RepackType
+	m, k   int
+	slices int64
+}
+
+// repackLayoutOf returns the layout of t if t is stored repacked in a CPU_REPACK buffer: served
+// type, not a view, dense strides, at least one element.
+func repackLayoutOf(t *core.Tensor) (repackLayout, bool) {
+	var rt kern.RepackType
+	switch t.Type {
+	case core.TypeQ4_0:
+		rt = kern.RepackQ4_0
+	case core.TypeQ4_1:
+		rt = kern.RepackQ4_1
+	case core.TypeQ8_0:
+		rt = kern.RepackQ8_0
+	default:
+		return repackLayout{}, false
+	}
+	if t.ViewSrc != nil || t.NElements() <= 0 || t.Ne[0]%kern.QK != 0 || !t.IsContiguous() {
+		return repackLayout{}, false
+	}
+	if t.Ne[1] > 1<<30 || t.Ne[0] > 1<<30 {
+		return repackLayout{}, false
+	}
+	return repackLayout{rt: rt, m: int(t.Ne[1]), k: int(t.Ne[0]), slices: t.Ne[2] * t.Ne[3]}, true
+}
+
+func (l repackLayout) rowBytes() int64   { return int64(l.k/kern.QK) * int64(repackBlockBytes(l.rt)) }
+func (l repackLayout) sliceStd() int64   { return int64(l.m) * l.rowBytes() }
+func (l repackLayout) sliceBytes() int64 { return int64(kern.RepackedSize(l.rt, l.m, l.k)) }
+func (l repackLayout) size() int64       { return l.slices * l.sliceBytes() }
+
+func repackBlockBytes(rt kern.RepackType) int {
+	switch rt {
+	case kern.RepackQ4_0:
+		return kern.BlockQ4_0Size
+	case kern.RepackQ4_1:
+		return kern.BlockQ4_1Size
+	}
+	return kern.BlockQ8_0Size
+}
+
+// repackBuffer is a CPU_REPACK buffer: host memory the CPU backend reads in the repacked layout. It
+// remembers the tensors placed in it (InitializeTensor) so that Clear can act on each.
+type repackBuffer struct {
+	mu      sync.Mutex // guards tensors and freed against concurrent placement, Clear and Free
+	raw     []byte
+	usage   core.BufferUsage
+	freed   bool
+	tensors map[*core.Tensor]int64 // placed tensors and their offsets
+}
+
+var (
+	_ core.Buffer            = (*repackBuffer)(nil)
+	_ core.FreedReporter     = (*repackBuffer)(nil)
+	_ core.TensorInitializer = (*repackBuffer)(nil)
+)
+
+func (b *repackBuffer) Type() core.BufferType       { return repackBufferType }
+func (b *repackBuffer) Size() int64                 { return int64(len(b.raw)) }
+func (b *repackBuffer) Usage() core.BufferUsage     { return b.usage }
+func (b *repackBuffer) SetUsage(u core.BufferUsage) { b.usage = u }
+
+// Freed reports whether Free was called.
+func (b *repackBuffer) Freed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.freed
+}
+
+// Free releases the memory.
+func (b *repackBuffer) Free() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.raw, b.freed, b.tensors = nil, true, nil
+	return nil
+}
+
+var errRepackFreed = fmt.Errorf("the %s %w", RepackBufferTypeName, core.ErrBufferFreed)
+
+// InitializeTensor records t and makes its memory read as zero bytes.
+func (b *repackBuffer) InitializeTensor(t *core.Tensor) error {
+	if t == nil {
+		return errors.New("nil tensor")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freed {
+		return errRepackFreed
+	}
+	raw, err := b.rootBytes(t)
+	if err != nil {
+		return err
+	}
+	clear(raw)
+	b.tensors[t] = t.Offset
+	return nil
+}
+
+// Clear fills the memory as if every standard byte of every tensor placed in the buffer were
+// value (bytes no tensor uses are set to value).
+func (b *repackBuffer) Clear(value byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freed {
+		return fmt.Errorf("tandem: cpu: Clear: %w", errRepackFreed)
+	}
+	fill(b.raw, value)
+	for t, off := range b.tensors {
+		if t.Buffer != core.Buffer(b) || t.Offset != off {
+			delete(b.tensors, t) // placed elsewhere since
+			continue
+		}
+		if l, ok := repackLayoutOf(t); ok {
+			if err := b.transfer(t, l, nil, value, 0, t.NBytes(), xferMemset); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fill sets every byte of p to v.
+func fill(p []byte, v byte) {
+	if v == 0 {
+		clear(p)
+		return
+	}
+	for i := range p {
+		p[i] = v
+	}
+}
+
+// rootBytes returns the raw bytes of root tensor t, checked against the buffer.
+func (b *repackBuffer) rootBytes(t *core.Tensor) ([]byte, error) {
+	size := repackBufferType.AllocSize(t)
+	end, ok := core.CheckedAdd(t.Offset, size)
+	if !ok || t.Offset < 0 || end > int64(len(b.raw)) {
+		return nil, fmt.Errorf("tensor %v: bytes [%d,%d+%d) lie outside its %d-byte %s buffer", t, t.Offset, t.Offset, size, len(b.raw), RepackBufferTypeName)
+	}
+	return b.raw[t.Offset:end:end], nil
+}
+
+// resolve returns the tensor whose layout t's bytes follow (t itself, or the root of its views)
+// and the offset of t's byte offset within it, checking that [off, off+size) lies inside both.
+func (b *repackBuffer) resolve(op string, t *core.Tensor, off, size int64) (*core.Tensor, int64, error) {
+	if t == nil {
+		return nil, 0, fmt.Errorf("tandem: cpu: %s %s: nil tensor", RepackBufferTypeName, op)
+	}
+	if b.freed {
+		return nil, 0, fmt.Errorf("tandem: cpu: %s: tensor %v: %w", op, t, errRepackFreed)
+	}
+	root := t.DataSource()
+	if root.Buffer != core.Buffer(b) {
+		return nil, 0, fmt.Errorf("tandem: cpu: %s: tensor %v: its data source %v does not live in this %s buffer", op, t, root, RepackBufferTypeName)
+	}
+	rel, ok1 := core.CheckedAdd(t.Offset-root.Offset, off)
+	end, ok2 := core.CheckedAdd(rel, size)
+	if !ok1 || !ok2 || off < 0 || size < 0 || rel < 0 || end > root.NBytes() {
+		return nil, 0, fmt.Errorf("tandem: cpu: %s: tensor %v bytes [%d,%d+%d) lie outside %v (%d bytes in the standard layout)", op, t, off, off, size, root, root.NBytes())
+	}
+	return root, rel, nil
+}
+
+type xferKind int
+
+const (
+	xferSet xferKind = iota
+	xferGet
+	xferMemset
+)
+
+// SetTensor writes standard bytes into t (or the part of its data source it views) from offset.
+func (b *repackBuffer) SetTensor(t *core.Tensor, data []byte, offset int64) error {
+	return b.xfer("SetTensor", t, data, 0, offset, int64(len(data)), xferSet)
+}
+
+// GetTensor reads t's standard bytes from offset.
+func (b *repackBuffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error {
+	return b.xfer("GetTensor", t, dst, 0, offset, int64(len(dst)), xferGet)
+}
+
+// MemsetTensor sets size standard bytes of t from offset to value.
+func (b *repackBuffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) error {
+	return b.xfer("MemsetTensor", t, nil, value, offset, size, xferMemset)
+}
+
+func (b *repackBuffer) xfer(op string, t *core.Tensor, data []byte, value byte, offset, size int64, kind xferKind) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	root, rel, err := b.resolve(op, t, offset, size)
+	if err != nil {
+		return err
+	}
+	if l, ok := repackLayoutOf(root); ok {
+		if _, err := b.rootBytes(root); err != nil {
+			return fmt.Errorf("tandem: cpu: %s: %w", op, err)
+		}
+		return b.transfer(root, l, data, value, rel, size, kind)
+	}
+	raw, err := b.rootBytes(root)
+	if err != nil {
+		return fmt.Errorf("tandem: cpu: %s: %w", op, err)
+	}
+	span := raw[rel : rel+size]
+	switch kind {
+	case xferSet:
+		copy(span, data)
+	case xferGet:
+		copy(data, span)
+	default:
+		fill(span, value)
+	}
+	return nil
+}
+
+// transfer moves standard bytes [rel, rel+size) of the repacked root tensor: whole slices at once,
+// other ranges row by row (a partial row is unpacked, patched and repacked).
+func (b *repackBuffer) transfer(root *core.Tensor, l repackLayout, data []byte, value byte, rel, size int64, kind xferKind) error {
+	raw := b.raw[root.Offset : root.Offset+l.size()]
+	rowBytes, sliceStd, sliceRp := l.rowBytes(), l.sliceStd(), l.sliceBytes()
+	var row []byte
+	for pos, end := rel, rel+size; pos < end; {
+		s, within := pos/sliceStd, pos%sliceStd
+		slice := raw[s*sliceRp : (s+1)*sliceRp]
+		d := pos - rel // offset in data
+		if within == 0 && end-pos >= sliceStd && kind != xferMemset {
+			if kind == xferSet {
+				kern.Repack(l.rt, slice, data[d:d+sliceStd], l.m, l.k)
+			} else {
+				kern.Unpack(l.rt, data[d:d+sliceStd], slice, l.m, l.k)
+			}
+			pos += sliceStd
+			continue
+		}
+		i, ro := int(within/rowBytes), within%rowBytes
+		n := min(rowBytes-ro, end-pos)
+		whole := ro == 0 && n == rowBytes
+		switch {
+		case kind == xferGet && whole:
+			kern.UnpackRow(l.rt, slice, l.k, i, data[d:d+n])
+		case kind == xferSet && whole:
+			kern.RepackRow(l.rt, slice, l.k, i, data[d:d+n])
+		default:
+			if row == nil {
+				row = make([]byte, rowBytes)
+			}
+			if !whole || kind == xferGet {
+				kern.UnpackRow(l.rt, slice, l.k, i, row)
+			}
+			switch kind {
+			case xferGet:
+				copy(data[d:d+n], row[ro:ro+n])
+			case xferSet:
+				copy(row[ro:ro+n], data[d:d+n])
+			default:
+				fill(row[ro:ro+n], value)
+			}
+			if kind != xferGet {
+				kern.RepackRow(l.rt, slice, l.k, i, row)
+			}
+		}
+		pos += n
+	}
+	return nil
+}
+
+// repackedOf returns the repacked bytes and layout of t when t is a tensor stored repacked in a
+// CPU_REPACK buffer (not a view), for the kernels that read that layout.
+func repackedOf(t *core.Tensor) ([]byte, repackLayout, bool) {
+	if t == nil || t.ViewSrc != nil {
+		return nil, repackLayout{}, false
+	}
+	b, ok := t.Buffer.(*repackBuffer)
+	if !ok {
+		return nil, repackLayout{}, false
+	}
+	l, ok := repackLayoutOf(t)
+	if !ok {
+		return nil, repackLayout{}, false
+	}
+	end := t.Offset + l.size()
+	if b.freed || t.Offset < 0 || end > int64(len(b.raw)) {
+		return nil, repackLayout{}, false
+	}
+	return b.raw[t.Offset:end:end], l, true
+}
+
+// inRepackBuffer reports whether t's memory (its own or its views' source's) is a CPU_REPACK buffer.
+func inRepackBuffer(t *core.Tensor) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.Buffer.(*repackBuffer)
+	return ok
+}

@@ -1,0 +1,210 @@
+package cpu_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tandem-ml/tandem/alloc"
+	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/core"
+)
+
+var repackTypes = []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0}
+
+// quantBytes returns n standard bytes of typ quantized from uniform [-1, 1) values.
+func quantBytes(t testing.TB, typ core.Type, nElems int64, seed uint64) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 11))
+	v := make([]float32, nElems)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	out := make([]byte, typ.RowSize(nElems))
+	if err := typ.FromFloat(v, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// newRepacked places one tensor of typ and shape ne in a fresh CPU_REPACK buffer.
+func newRepacked(t testing.TB, typ core.Type, ne ...int64) (*core.Tensor, core.Buffer) {
+	t.Helper()
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	w := ctx.NewTensor(typ, ne...)
+	bt := cpu.RepackBufferType()
+	buf, err := bt.Alloc(bt.AllocSize(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := core.TensorAlloc(buf, w, 0); err != nil {
+		t.Fatal(err)
+	}
+	return w, buf
+}
+
+func TestRepackBufferType(t *testing.T) {
+	bt := cpu.RepackBufferType()
+	if bt.Name() != "CPU_REPACK" || bt.IsHost() || bt.Device() != cpu.NewDevice() {
+		t.Fatalf("name %q, IsHost %v, device %v", bt.Name(), bt.IsHost(), bt.Device())
+	}
+	x, ok := cpu.NewDevice().(core.ExtraBufferTyper)
+	if !ok || len(x.ExtraBufferTypes()) != 1 || x.ExtraBufferTypes()[0] != bt {
+		t.Fatal("the CPU device does not list CPU_REPACK as its extra buffer type")
+	}
+	if !cpu.NewDevice().SupportsBufferType(bt) {
+		t.Fatal("the CPU device does not support CPU_REPACK")
+	}
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	// 17 rows pad to 32: 32 rows × 2 blocks × 18 bytes per slice, 3 slices.
+	if got := bt.AllocSize(ctx.NewTensor(core.TypeQ4_0, 64, 17, 3)); got != 3456 {
+		t.Errorf("AllocSize(Q4_0 64×17×3) = %d, want 3456", got)
+	}
+	// Q4_1: 16 rows × 1 block × 20 bytes; Q8_0: 48 rows × 3 blocks × 34 bytes.
+	if got := bt.AllocSize(ctx.NewTensor(core.TypeQ4_1, 32, 16)); got != 320 {
+		t.Errorf("AllocSize(Q4_1 32×16) = %d, want 320", got)
+	}
+	if got := bt.AllocSize(ctx.NewTensor(core.TypeQ8_0, 96, 33)); got != 48*3*34 {
+		t.Errorf("AllocSize(Q8_0 96×33) = %d, want %d", got, 48*3*34)
+	}
+	// other types are stored as they are
+	if f := ctx.NewTensor(core.TypeF32, 5, 3); bt.AllocSize(f) != 60 || bt.AllocSize(nil) != 0 {
+		t.Errorf("AllocSize(F32 5×3) = %d, AllocSize(nil) = %d", bt.AllocSize(f), bt.AllocSize(nil))
+	}
+}
+
+func TestRepackRoundTrip(t *testing.T) {
+	shapes := [][]int64{{64, 17}, {96, 33, 3}, {32, 1}, {128, 16, 2, 2}}
+	for _, typ := range repackTypes {
+		for si, ne := range shapes {
+			t.Run(fmt.Sprint(typ, ne), func(t *testing.T) {
+				w, buf := newRepacked(t, typ, ne...)
+				defer buf.Free()
+				n := w.NBytes()
+				got := make([]byte, n)
+				if err := core.TensorGet(w, got, 0); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, make([]byte, n)) {
+					t.Fatal("a fresh tensor does not read as zero bytes")
+				}
+				mirror := quantBytes(t, typ, w.NElements(), uint64(si)+1)
+				if err := core.TensorSet(w, mirror, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := core.TensorGet(w, got, 0); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, mirror) {
+					t.Fatal("whole round trip differs")
+				}
+				r := rand.New(rand.NewPCG(uint64(si), 3))
+				other := quantBytes(t, typ, w.NElements(), uint64(si)+100)
+				for it := 0; it < 60; it++ {
+					off := r.Int64N(n)
+					size := r.Int64N(n - off + 1)
+					switch it % 3 {
+					case 0:
+						if err := core.TensorSet(w, other[off:off+size], off); err != nil {
+							t.Fatal(err)
+						}
+						copy(mirror[off:], other[off:off+size])
+					case 1:
+						if err := core.TensorMemset(w, 0x11, off, size); err != nil {
+							t.Fatal(err)
+						}
+						for i := off; i < off+size; i++ {
+							mirror[i] = 0x11
+						}
+					}
+					o2 := r.Int64N(n)
+					s2 := r.Int64N(n - o2 + 1)
+					part := make([]byte, s2)
+					if err := core.TensorGet(w, part, o2); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(part, mirror[o2:o2+s2]) {
+						t.Fatalf("step %d: bytes [%d,%d) differ from what was written", it, o2, o2+s2)
+					}
+				}
+				if err := core.TensorGet(w, got, 0); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, mirror) {
+					t.Fatal("final round trip differs")
+				}
+			})
+		}
+	}
+}
+
+func TestRepackClearAndAsIs(t *testing.T) {
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	w := ctx.NewTensor(core.TypeQ4_0, 64, 17)
+	f := ctx.NewTensor(core.TypeF32, 7, 3)
+	buf, err := alloc.AllocCtxTensorsFromBufferType(ctx, cpu.RepackBufferType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	if w.Buffer.Type().Name() != "CPU_REPACK" || f.Buffer.Type().Name() != "CPU_REPACK" {
+		t.Fatalf("placed in %s and %s", w.Buffer.Type().Name(), f.Buffer.Type().Name())
+	}
+	vals := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+	if err := core.SetFloat32s(f, vals); err != nil {
+		t.Fatal(err)
+	}
+	got, err := core.GetFloat32s(f)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(vals) {
+		t.Fatalf("as-is f32 tensor reads %v, %v", got, err)
+	}
+	if err := buf.Clear(0x22); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*core.Tensor{w, f} {
+		b := make([]byte, x.NBytes())
+		if err := core.TensorGet(x, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, bytes.Repeat([]byte{0x22}, len(b))) {
+			t.Errorf("%v after Clear(0x22) does not read as 0x22 bytes", x)
+		}
+	}
+	if w.Data() != nil {
+		t.Error("a repacked tensor has host data in the standard layout")
+	}
+}
+
+func TestRepackBadInput(t *testing.T) {
+	w, buf := newRepacked(t, core.TypeQ8_0, 64, 5)
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	h := ctx.NewTensor(core.TypeQ8_0, 64, 5)
+	hb, err := alloc.AllocCtxTensorsWithOptions(ctx, core.HostBufferType(), alloc.CtxAllocOptions{NoExtraBufferTypes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := w.NBytes()
+	for _, x := range []*core.Tensor{w, h} {
+		if err := core.TensorSet(x, make([]byte, 10), n-5); err == nil {
+			t.Errorf("%s: TensorSet past the end succeeded", x.Buffer.Type().Name())
+		}
+		if err := core.TensorGet(x, make([]byte, 1), -1); err == nil {
+			t.Errorf("%s: TensorGet at -1 succeeded", x.Buffer.Type().Name())
+		}
+	}
+	buf.Free()
+	hb.Free()
+	for _, x := range []*core.Tensor{w, h} {
+		if err := core.TensorSet(x, make([]byte, 4), 0); !errors.Is(err, core.ErrBufferFreed) {
+			t.Errorf("TensorSet after Free: %v, want ErrBufferFreed", err)
+		}
+		if err := core.TensorGet(x, make([]byte, 4), 0); !errors.Is(err, core.ErrBufferFreed) {
+			t.Errorf("TensorGet after Free: %v, want ErrBufferFreed", err)
+		}
+	}
+	if err := buf.Clear(0); !errors.Is(err, core.ErrBufferFreed) {
+		t.Errorf("Clear after Free: %v", err)
+	}
+}
