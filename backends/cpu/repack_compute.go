@@ -59,7 +59,7 @@ func repackMask(n *core.Tensor) uint16 {
 
 // repackPlan is the part of a plan for nodes that read CPU_REPACK memory.
 type repackPlan struct {
-	inRp, routed []uint16      // per node: sources in CPU_REPACK, sources read repacked
+	inRp, routed []uint16       // per node: sources in CPU_REPACK, sources read repacked
 	exec         []*core.Tensor // per node: the tensor computed (the node or its shadow)
 	shadows      []repackShadow
 	host         core.HostBuffer // the standard copies
