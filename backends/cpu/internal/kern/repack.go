@@ -1,0 +1,205 @@
+package kern
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Repacked weight layout for the quantized GEMM and mat-vec kernels (GemmRepacked).
+//
+// A 2-D slice of m weight rows of k elements is cut into ceil(m/RepackRows) groups of
+// RepackRows consecutive rows; rows past m are zero padding (scale 0, quants 0). A group holds
+// its rows' nb = k/32 blocks as nb superblocks, block index ascending, one superblock per
+// block index laid out so that a 512-bit load covers one 4-byte slice of all 16 rows:
+//
+//   - Q4_0 (288 bytes): the 16 rows' f16 scales d (row r at byte 2r), then 4 chunks of 64
+//     bytes; chunk c holds, for row r, the row's block bytes qs[4c:4c+4] at offset 4r (low
+//     nibbles: elements 4c..4c+3, high nibbles: elements 16+4c..16+4c+3).
+//   - Q4_1 (320 bytes): 16 f16 d, 16 f16 m, then the 4 chunks as for Q4_0.
+//   - Q8_0 (544 bytes): 16 f16 d, then 8 chunks of 64 bytes; chunk c holds row r's
+//     qs[4c:4c+4] XOR 0x80 (the quant plus 128, unsigned) at offset 4r. A zero quant of a
+//     padding row is stored as 0x80.
+//
+// The group stride is nb superblocks; the slice is RepackedSize bytes.
+
+// RepackRows is the number of weight rows interleaved in one repacked group.
+const RepackRows = 16
+
+// RepackType names a weight format that has a repacked layout.
+type RepackType int
+
+// The repacked weight formats.
+const (
+	RepackQ4_0 RepackType = iota + 1 // Q4_0 weights, Q8_0 activations
+	RepackQ4_1                       // Q4_1 weights, Q8_1 activations
+	RepackQ8_0                       // Q8_0 weights, Q8_0 activations
+)
+
+// String is the weight type's ggml name ("q4_0", "q4_1", "q8_0").
+func (rt RepackType) String() string {
+	switch rt {
+	case RepackQ4_0:
+		return "q4_0"
+	case RepackQ4_1:
+		return "q4_1"
+	case RepackQ8_0:
+		return "q8_0"
+	}
+	return fmt.Sprintf("RepackType(%d)", int(rt))
+}
+
+// repackFormat describes one repacked type: the standard block size of its weights, the
+// superblock size, the offset of the first chunk in a superblock, the number of 4-byte quant
+// slices per row and block (chunks), and its activation block size.
+type repackFormat struct {
+	block, super, hdr, chunks, yblock int
+}
+
+func (rt RepackType) format(op string) repackFormat {
+	switch rt {
+	case RepackQ4_0:
+		return repackFormat{BlockQ4_0Size, 288, 32, 4, BlockQ8_0Size}
+	case RepackQ4_1:
+		return repackFormat{BlockQ4_1Size, 320, 64, 4, BlockQ8_1Size}
+	case RepackQ8_0:
+		return repackFormat{BlockQ8_0Size, 544, 32, 8, BlockQ8_0Size}
+	}
+	panic(fmt.Sprintf("kern.%s: bad repack type %d", op, int(rt)))
+}
+
+// qsOff is the offset of the quants in a standard weight block.
+func (f repackFormat) qsOff() int { return f.block - 4*f.chunks }
+
+// RepackedSize returns the bytes of a repacked 2-D slice of m rows of k elements (k a multiple
+// of 32).
+func RepackedSize(rt RepackType, m, k int) int {
+	f := rt.format("RepackedSize")
+	if m < 0 || k < 0 || k%QK != 0 {
+		panic("kern.RepackedSize: bad sizes")
+	}
+	return (m + RepackRows - 1) / RepackRows * (k / QK) * f.super
+}
+
+// checkRepack validates a repacked slice of m rows (mRows < 0: only the row index i is known).
+func checkRepack(op string, rt RepackType, slice []byte, k, i int) repackFormat {
+	f := rt.format(op)
+	if k < 0 || k%QK != 0 || i < 0 {
+		panic("kern." + op + ": bad sizes")
+	}
+	if len(slice) < RepackedSize(rt, i+1, k) {
+		panic("kern." + op + ": repacked slice too short")
+	}
+	return f
+}
+
+// RepackRow writes the standard row (k elements, row bytes) as row i of a repacked slice.
+func RepackRow(rt RepackType, slice []byte, k, i int, row []byte) {
+	f := checkRepack("RepackRow", rt, slice, k, i)
+	nb := k / QK
+	if len(row) < nb*f.block {
+		panic("kern.RepackRow: row too short")
+	}
+	repackRow(f, rt == RepackQ8_0, slice, nb, i, row)
+}
+
+func repackRow(f repackFormat, q8 bool, slice []byte, nb, i int, row []byte) {
+	g, r := i/RepackRows, i%RepackRows
+	qo := f.qsOff()
+	grp := slice[g*nb*f.super:]
+	for b := 0; b < nb; b++ {
+		sb := grp[b*f.super : (b+1)*f.super]
+		src := row[b*f.block : (b+1)*f.block]
+		copy(sb[2*r:2*r+2], src[0:2])
+		if f.hdr == 64 { // Q4_1: the minimum
+			copy(sb[32+2*r:32+2*r+2], src[2:4])
+		}
+		for c := 0; c < f.chunks; c++ {
+			d := sb[f.hdr+64*c+4*r : f.hdr+64*c+4*r+4]
+			s := src[qo+4*c : qo+4*c+4]
+			if q8 {
+				binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(s)^0x80808080)
+			} else {
+				copy(d, s)
+			}
+		}
+	}
+}
+
+// UnpackRow reads row i of a repacked slice back into the standard row (k elements).
+func UnpackRow(rt RepackType, slice []byte, k, i int, row []byte) {
+	f := checkRepack("UnpackRow", rt, slice, k, i)
+	nb := k / QK
+	if len(row) < nb*f.block {
+		panic("kern.UnpackRow: row too short")
+	}
+	unpackRow(f, rt == RepackQ8_0, slice, nb, i, row)
+}
+
+func unpackRow(f repackFormat, q8 bool, slice []byte, nb, i int, row []byte) {
+	g, r := i/RepackRows, i%RepackRows
+	qo := f.qsOff()
+	grp := slice[g*nb*f.super:]
+	for b := 0; b < nb; b++ {
+		sb := grp[b*f.super : (b+1)*f.super]
+		dst := row[b*f.block : (b+1)*f.block]
+		copy(dst[0:2], sb[2*r:2*r+2])
+		if f.hdr == 64 {
+			copy(dst[2:4], sb[32+2*r:32+2*r+2])
+		}
+		for c := 0; c < f.chunks; c++ {
+			s := sb[f.hdr+64*c+4*r : f.hdr+64*c+4*r+4]
+			d := dst[qo+4*c : qo+4*c+4]
+			if q8 {
+				binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(s)^0x80808080)
+			} else {
+				copy(d, s)
+			}
+		}
+	}
+}
+
+// Repack writes m dense standard rows of k elements (src) as a repacked slice (dst, at least
+// RepackedSize bytes), padding rows included.
+func Repack(rt RepackType, dst, src []byte, m, k int) {
+	f := rt.format("Repack")
+	if m < 0 || k < 0 || k%QK != 0 {
+		panic("kern.Repack: bad sizes")
+	}
+	nb := k / QK
+	switch {
+	case len(dst) < RepackedSize(rt, m, k):
+		panic("kern.Repack: dst shorter than RepackedSize")
+	case len(src) < m*nb*f.block:
+		panic("kern.Repack: src shorter than m rows")
+	}
+	q8 := rt == RepackQ8_0
+	for i := 0; i < m; i++ {
+		repackRow(f, q8, dst, nb, i, src[i*nb*f.block:])
+	}
+	if pad := (m + RepackRows - 1) / RepackRows * RepackRows; pad > m {
+		zero := make([]byte, nb*f.block)
+		for i := m; i < pad; i++ {
+			repackRow(f, q8, dst, nb, i, zero)
+		}
+	}
+}
+
+// Unpack reads the m rows of a repacked slice (src) back into dense standard rows (dst): the
+// exact inverse of Repack.
+func Unpack(rt RepackType, dst, src []byte, m, k int) {
+	f := rt.format("Unpack")
+	if m < 0 || k < 0 || k%QK != 0 {
+		panic("kern.Unpack: bad sizes")
+	}
+	nb := k / QK
+	switch {
+	case len(src) < RepackedSize(rt, m, k):
+		panic("kern.Unpack: src shorter than RepackedSize")
+	case len(dst) < m*nb*f.block:
+		panic("kern.Unpack: dst shorter than m rows")
+	}
+	q8 := rt == RepackQ8_0
+	for i := 0; i < m; i++ {
+		unpackRow(f, q8, src, nb, i, dst[i*nb*f.block:])
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package kern
+
+// rpTile runs the repacked micro-kernel of the active kernel set (here the pure-Go twin).
+func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum bool) {
+	rpTileGo(rt, nr, nb, w, p, c, ldc, accum)
+}
