@@ -222,6 +222,13 @@ func (b *repackBuffer) InitializeTensor(t *core.Tensor) error {
 		return err
 	}
 	clear(raw)
+	if l, ok := repackLayoutOf(t); ok {
+		// Zero raw bytes are not zero standard bytes in every layout (Q8_0 quants are stored
+		// offset by 128): write zero rows.
+		if err := b.transfer(t, l, nil, 0, 0, t.NBytes(), xferMemset); err != nil {
+			return err
+		}
+	}
 	b.tensors[t] = t.Offset
 	return nil
 }
