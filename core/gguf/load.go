@@ -28,6 +28,13 @@ type LoadOptions struct {
 	// Progress, when not nil, is called after each chunk with the data bytes placed so far and the
 	// total (mapped tensors count when they are placed).
 	Progress func(done, total int64)
+	// NoExtraBufferTypes keeps every tensor in the buffer type Placement picks. By default a tensor
+	// placed in a device's buffer type (core.HostBufferType() for the CPU) goes to the first of the
+	// device's extra buffer types that accepts it as a weight (core.ExtraBufferTypesFor,
+	// core.WeightAcceptor; its uses are unknown here), as llama.cpp loads its weights: with the CPU
+	// backend imported, Q4_0, Q4_1 and Q8_0 tensors are stored repacked ("CPU_REPACK") and are
+	// neither mapped nor host data; the others are mapped as before.
+	NoExtraBufferTypes bool
 }
 
 // Model is a file's tensors loaded into tandem buffers.
@@ -104,6 +111,7 @@ func (f *File) Load(opts *LoadOptions) (*Model, error) {
 	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
 	m := &Model{Ctx: ctx, Infos: f.Tensors}
 	bts := make([]core.BufferType, len(f.Tensors))
+	extraCache := map[core.BufferType][]core.BufferType{}
 	for i, ti := range f.Tensors {
 		t := ctx.NewTensor(ti.Type, ti.Ne[:]...)
 		t.SetName(ti.Name)
@@ -113,6 +121,16 @@ func (f *File) Load(opts *LoadOptions) (*Model, error) {
 		}
 		if bt == nil {
 			bt = core.HostBufferType()
+		}
+		if !o.NoExtraBufferTypes {
+			extras, ok := extraCache[bt]
+			if !ok {
+				extras = core.ExtraBufferTypesFor(bt)
+				extraCache[bt] = extras
+			}
+			if xbt := core.PickExtraBufferType(extras, t, nil); xbt != nil {
+				bt = xbt
+			}
 		}
 		bts[i] = bt
 	}

@@ -1,6 +1,7 @@
 package gguf_test
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,18 +36,21 @@ const (
 )
 
 // writeMixedModel writes a 4-block model: each block has a q8_0 projection and an f32 norm.
-func writeMixedModel(t *testing.T) string {
+func writeMixedModel(t *testing.T) string { return writeMixedModelOf(t, core.TypeQ8_0) }
+
+// writeMixedModelOf writes the 4-block model with projections of type typ.
+func writeMixedModelOf(t *testing.T, typ core.Type) string {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 7))
 	ctx := core.NewContext(core.ContextParams{MemSize: 4 << 20})
 	var ts []*core.Tensor
 	for b := range mixBlocks {
-		w := ctx.NewTensor2D(core.TypeQ8_0, mixDim, mixDim).SetName(fmt.Sprintf("blk.%d.attn_q.weight", b))
+		w := ctx.NewTensor2D(typ, mixDim, mixDim).SetName(fmt.Sprintf("blk.%d.attn_q.weight", b))
 		vals := make([]float32, mixDim*mixDim)
 		for i := range vals {
 			vals[i] = float32(r.NormFloat64()) / mixDim
 		}
-		if err := core.TypeQ8_0.FromFloat(vals, w.Data()); err != nil {
+		if err := typ.FromFloat(vals, w.Data()); err != nil {
 			t.Fatal(err)
 		}
 		n := ctx.NewTensor1D(core.TypeF32, mixDim).SetName(fmt.Sprintf("blk.%d.attn_norm.weight", b))
@@ -97,12 +101,18 @@ func buildMixed(t *testing.T, m *gguf.Model) mixGraph {
 
 func runMixed(t *testing.T, path string, backends []core.Backend, place gguf.Placement) (*scheduler.Scheduler, mixGraph, []float32) {
 	t.Helper()
+	return runMixedOpts(t, path, backends, &gguf.LoadOptions{Placement: place})
+}
+
+// runMixedOpts is runMixed with load options.
+func runMixedOpts(t *testing.T, path string, backends []core.Backend, opts *gguf.LoadOptions) (*scheduler.Scheduler, mixGraph, []float32) {
+	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := f.Load(&gguf.LoadOptions{Placement: place})
+	m, err := f.Load(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,9 +176,9 @@ func TestMixedPlacementVulkanCPU(t *testing.T) {
 		}
 		wantBT := vk.DefaultBufferType()
 		if b >= 2 {
-			wantBT = gguf.MappedBufferType() // host tensors come from the file mapping
+			wantBT = cpu.RepackBufferType() // q8_0 weights on the CPU are repacked by default
 		}
-		if wb := p.Src[0].Buffer.Type(); wb != wantBT && !(b >= 2 && !canMap) {
+		if wb := p.Src[0].Buffer.Type(); wb != wantBT {
 			t.Errorf("block %d weights in %s", b, wb.Name())
 		}
 	}
@@ -185,6 +195,52 @@ func TestMixedPlacementVulkanCPU(t *testing.T) {
 		t.Fatalf("Vulkan+CPU vs CPU-only: NMSE %g (sum of squares %g)", num/den, den)
 	}
 	t.Logf("%d splits, NMSE %.3g vs the CPU-only run", s.NSplits(), num/den)
+}
+
+// Loading places Q4_0 and Q8_0 projections on the CPU in CPU_REPACK by default (the f32 norms stay
+// mapped), in the mapping with NoExtraBufferTypes, and the model computes the same either way.
+func TestLoadRepacksCPUWeights(t *testing.T) {
+	cb, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ8_0} {
+		path := writeMixedModelOf(t, typ)
+		_, plain, want := runMixedOpts(t, path, []core.Backend{cb}, &gguf.LoadOptions{NoExtraBufferTypes: true})
+		_, rp, got := runMixedOpts(t, path, []core.Backend{cb}, nil)
+		for b := range mixBlocks {
+			w, pw := rp.projs[b].Src[0], plain.projs[b].Src[0]
+			if w.Buffer.Type() != cpu.RepackBufferType() {
+				t.Errorf("%v: block %d weight in %s, want CPU_REPACK", typ, b, w.Buffer.Type().Name())
+			}
+			if pbt := pw.Buffer.Type(); canMap && pbt != gguf.MappedBufferType() {
+				t.Errorf("%v: NoExtraBufferTypes: block %d weight in %s, want the mapping", typ, b, pbt.Name())
+			}
+			if n := rp.projs[b].Src[1].Src[1]; canMap && n.Buffer.Type() != gguf.MappedBufferType() {
+				t.Errorf("%v: block %d norm in %s, want the mapping", typ, b, n.Buffer.Type().Name())
+			}
+			wb, pb := make([]byte, w.NBytes()), make([]byte, w.NBytes())
+			if err := core.TensorGet(w, wb, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := core.TensorGet(pw, pb, 0); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(wb, pb) {
+				t.Errorf("%v: block %d: the repacked weight reads back other bytes than the file's", typ, b)
+			}
+		}
+		var num, den float64
+		for i := range want {
+			d := float64(got[i]) - float64(want[i])
+			num += d * d
+			den += float64(want[i]) * float64(want[i])
+		}
+		if den == 0 || num/den > 5e-4 {
+			t.Fatalf("%v: repacked vs mapped weights: NMSE %g", typ, num/den)
+		}
+	}
 }
 
 // BenchmarkLoadVulkan streams a 32 MiB file (8 q8_0 tensors) into Vulkan buffers in 4 MiB chunks,
