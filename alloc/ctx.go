@@ -48,10 +48,10 @@ type CtxAllocOptions struct {
 // (core.ExtraBufferTyper; the CPU's is core.HostBufferType()), each weight goes to the first extra
 // buffer type that accepts it (core.WeightAcceptor), as llama.cpp places its weights. A weight here
 // is a tensor that is not computed, not a view, and not marked input, output or parameter. The
-// extra buffer type is told which nodes of ctx read the weight when ctx holds any computed tensor
-// (the uses are then known, and a weight read by none is not placed there), and nothing when ctx
-// holds only leafs (a weights context; then type and shape decide: the CPU repacks every Q4_0,
-// Q4_1 and Q8_0 weight). The returned buffer then joins buffers of several types (a MultiBuffer
+// extra buffer type is told which nodes of ctx read the weight when ctx holds any tensor computed
+// by an op other than a view (the uses are then known, and a weight read by none is not placed
+// there), and otherwise only the views of the weight (a weights context; then type and shape
+// decide: the CPU repacks every Q4_0, Q4_1 and Q8_0 weight that has no view). The returned buffer then joins buffers of several types (a MultiBuffer
 // whose Type is bt). AllocCtxTensorsWithOptions with NoExtraBufferTypes turns this off.
 func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.Buffer, error) {
 	return AllocCtxTensorsWithOptions(ctx, bt, CtxAllocOptions{})
@@ -121,15 +121,20 @@ func placeWeights(ts []*core.Tensor, extras []core.BufferType) (map[*core.Tensor
 	if len(extras) == 0 {
 		return nil, nil
 	}
-	var uses map[*core.Tensor][]*core.Tensor
+	// the nodes reading each tensor (views included), and whether any tensor is computed by an op
+	// other than a view (then the uses are known)
+	uses := map[*core.Tensor][]*core.Tensor{}
+	known := false
 	for _, t := range ts {
 		if t.Op == core.OpNone {
 			continue
 		}
-		if uses == nil {
-			uses = map[*core.Tensor][]*core.Tensor{}
+		known = known || !t.Op.IsView()
+		srcs := t.Src[:]
+		if t.ViewSrc != nil {
+			srcs = append([]*core.Tensor{t.ViewSrc}, srcs...)
 		}
-		for _, s := range t.Src {
+		for _, s := range srcs {
 			if s != nil && (len(uses[s]) == 0 || uses[s][len(uses[s])-1] != t) {
 				uses[s] = append(uses[s], t)
 			}
@@ -142,12 +147,9 @@ func placeWeights(ts []*core.Tensor, extras []core.BufferType) (map[*core.Tensor
 			t.Flags&(core.FlagInput|core.FlagOutput|core.FlagParam) != 0 {
 			continue
 		}
-		var u []*core.Tensor
-		if uses != nil {
-			u = uses[t]
-			if u == nil {
-				u = []*core.Tensor{}
-			}
+		u := uses[t] // views of a weight count even where the other uses are not known
+		if known && u == nil {
+			u = []*core.Tensor{}
 		}
 		xbt := core.PickExtraBufferType(extras, t, u)
 		if xbt == nil {

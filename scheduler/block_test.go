@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"github.com/tandem-ml/tandem/alloc"
 	"math"
 	"testing"
 
@@ -42,7 +43,7 @@ func buildBlock(t *testing.T, bt core.BufferType) *block {
 	ffnNorm := wctx.NewTensor1D(core.TypeF32, nEmbd).SetName("ffn_norm")
 	wgu := wctx.NewTensor2D(core.TypeQ4_0, nEmbd, 2*nFF).SetName("ffn_gate_up")
 	wdown := wctx.NewTensor2D(core.TypeQ8_0, nFF, nEmbd).SetName("ffn_down")
-	b := &block{weightBuf: weightsOn(t, wctx, bt)}
+	b := &block{weightBuf: weightsOnOpts(t, wctx, bt, alloc.CtxAllocOptions{NoExtraBufferTypes: true})}
 
 	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
 	b.ids = ctx.NewTensor1D(core.TypeI32, nTok).SetName("ids").SetInput()

@@ -40,7 +40,15 @@ func newRig(t *testing.T, dev *fakeGPU, opts scheduler.Options) *rig {
 // the tensors with a deterministic pattern.
 func weightsOn(t *testing.T, ctx *core.Context, bt core.BufferType) core.Buffer {
 	t.Helper()
-	buf, err := alloc.AllocCtxTensorsFromBufferType(ctx, bt)
+	return weightsOnOpts(t, ctx, bt, alloc.CtxAllocOptions{})
+}
+
+// weightsOnOpts is weightsOn with allocation options (NoExtraBufferTypes keeps quantized CPU
+// weights in the standard layout, so that the CPU computes them with the plain kernels the fake
+// GPU runs, bit for bit).
+func weightsOnOpts(t *testing.T, ctx *core.Context, bt core.BufferType, o alloc.CtxAllocOptions) core.Buffer {
+	t.Helper()
+	buf, err := alloc.AllocCtxTensorsWithOptions(ctx, bt, o)
 	if err != nil {
 		t.Fatal(err)
 	}
