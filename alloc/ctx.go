@@ -57,7 +57,8 @@ func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.
 	return AllocCtxTensorsWithOptions(ctx, bt, CtxAllocOptions{})
 }
 
-// AllocCtxTensorsWithOptions is AllocCtxTensorsFromBufferType with options.
+// AllocCtxTensorsWithOptions is AllocCtxTensorsFromBufferType with options; a nil ctx or bt is an
+// error.
 func AllocCtxTensorsWithOptions(ctx *core.Context, bt core.BufferType, o CtxAllocOptions) (core.Buffer, error) {
 	if ctx == nil || bt == nil {
 		return nil, fmt.Errorf("tandem: alloc: AllocCtxTensors: nil context or buffer type (ctx %v, buffer type %v)", ctx != nil, bt != nil)
