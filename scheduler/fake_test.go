@@ -66,7 +66,7 @@ func (bt *fakeBufType) Alloc(size int64) (core.Buffer, error) {
 
 // bufCounter counts the buffers of a buffer type: handed out, freed, and freed twice.
 type bufCounter struct {
-	mu                          sync.Mutex
+	mu                         sync.Mutex
 	allocs, frees, doubleFrees int
 }
 
