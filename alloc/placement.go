@@ -49,16 +49,17 @@ func (ga *GraphAllocator) SetAliases(aliases []Alias) {
 	}
 }
 
-// Placed reports what the last AllocGraph, AllocGraphN or PlaceAgain gave memory, in the plan's
-// order (leafs, then nodes, then other tensors the nodes reference, then aliases): tensors placed in
-// this allocator's buffers, views initialised on their source's memory, and aliases. Tensors whose
-// memory belongs to someone else are not in it. It is nil before the first placement, after Free,
-// and for a nil allocator.
-func (ga *GraphAllocator) Placed() []Placement {
-	if ga == nil || len(ga.placed) == 0 {
-		return nil
+// AppendPlaced appends to dst what the last AllocGraph, AllocGraphN or PlaceAgain gave memory, in
+// the plan's order (leafs, then nodes, then other tensors the nodes reference, each alias right
+// after the tensor it shares memory with): tensors placed in this allocator's buffers, views
+// initialised on their source's memory, and aliases. Tensors whose memory belongs to someone else
+// are not in it. Nothing is appended before the first placement, after Free, or for a nil
+// allocator.
+func (ga *GraphAllocator) AppendPlaced(dst []Placement) []Placement {
+	if ga == nil {
+		return dst
 	}
-	return append([]Placement(nil), ga.placed...)
+	return append(dst, ga.placed...)
 }
 
 // errNoPlan is returned by PlaceAgain when there is no plan to place.

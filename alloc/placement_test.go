@@ -35,7 +35,7 @@ func TestAliasSharesMemory(t *testing.T) {
 		t.Fatalf("alias at %v+%d, its tensor at %v+%d", x.Buffer, x.Offset, b.Buffer, b.Offset)
 	}
 	placed := map[*core.Tensor]Placement{}
-	for _, pl := range ga.Placed() {
+	for _, pl := range ga.AppendPlaced(nil) {
 		if pl.Tensor.Buffer != pl.Buffer || pl.Tensor.Offset != pl.Offset {
 			t.Errorf("report says %v is at %d, it is at %d", pl.Tensor, pl.Offset, pl.Tensor.Offset)
 		}
@@ -101,13 +101,13 @@ func TestPlaceAgain(t *testing.T) {
 	if d.Buffer == nil || x.Buffer != b.Buffer || x.Offset != b.Offset {
 		t.Fatalf("PlaceAgain left d at %v, alias at %v+%d, b at %v+%d", d.Buffer, x.Buffer, x.Offset, b.Buffer, b.Offset)
 	}
-	if n := len(ga.Placed()); n != 5 {
+	if n := len(ga.AppendPlaced(nil)); n != 5 {
 		t.Errorf("PlaceAgain reported %d tensors, want 5", n)
 	}
 	if err := ga.Free(); err != nil {
 		t.Fatal(err)
 	}
-	if ga.Placed() != nil {
+	if ga.AppendPlaced(nil) != nil {
 		t.Error("report kept after Free")
 	}
 	if err := ga.PlaceAgain(); !errors.Is(err, errNoPlan) {
@@ -131,7 +131,7 @@ func TestAliasOwnMemoryKept(t *testing.T) {
 	if x.Buffer != own {
 		t.Fatalf("alias moved out of its own buffer")
 	}
-	for _, pl := range ga.Placed() {
+	for _, pl := range ga.AppendPlaced(nil) {
 		if pl.Tensor == x {
 			t.Fatal("alias with its own memory reported as placed")
 		}

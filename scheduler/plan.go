@@ -74,7 +74,8 @@ func (p *plan) release() {
 			t.Buffer, t.Offset = nil, 0
 		}
 	}
-	p.placed = nil
+	clear(p.placed)
+	p.placed = p.placed[:0]
 }
 
 // makePlan assigns, splits and builds the allocation graph for g.
@@ -91,7 +92,8 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{fp: s.takeFingerprint(g), assign: a.assign, cause: a.cause,
-		ctx: core.NewContext(core.ContextParams{NoAlloc: true}), nCopies: s.opts.Copies}
+		ctx: core.NewContext(core.ContextParams{NoAlloc: true}), nCopies: s.opts.Copies, placed: s.placedSpare}
+	s.placedSpare = nil
 	if err := s.splitGraph(p, a, g); err != nil {
 		return nil, err
 	}
@@ -129,12 +131,16 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 		}
 		return sn.slots[0]
 	}
+	var slab []core.Tensor // shadows are carved from chunks, each allocated once
 	for i, n := range nodes {
 		run := n // what the backend runs: n, or its shadow once a source is rewritten
 		shadow := func() *core.Tensor {
 			if run == n {
-				run = new(core.Tensor)
-				*run = *n
+				if len(slab) == cap(slab) {
+					slab = make([]core.Tensor, 0, min(max(len(nodes)-i, 1), 64))
+				}
+				slab = append(slab, *n)
+				run = &slab[len(slab)-1]
 			}
 			return run
 		}

@@ -37,6 +37,7 @@ func (s *Scheduler) ensurePlan(g *core.Graph, same bool) error {
 func (s *Scheduler) dropPlan() {
 	if s.plan != nil {
 		s.plan.release()
+		s.placedSpare = s.plan.placed[:0] // the next plan's report reuses the memory
 	}
 	s.plan = nil
 	s.allocked = false
@@ -109,7 +110,7 @@ func (s *Scheduler) allocGraph(g *core.Graph) error {
 		}
 		p.reserved = true
 	}
-	p.placed = s.galloc.Placed()
+	p.placed = s.galloc.AppendPlaced(p.placed[:0])
 	p.fp.setPlaced(g)
 	p.buildSlots()
 	p.computeDeps()

@@ -73,9 +73,10 @@ type Scheduler struct {
 
 	pins map[*core.Tensor]int // user assignments (SetTensorBackend)
 
-	plan     *plan // the current plan, nil after Reset
-	allocked bool
-	evalCB   EvalCallback
+	plan        *plan // the current plan, nil after Reset
+	allocked    bool
+	placedSpare []alloc.Placement // a dropped plan's report, for the next one's
+	evalCB      EvalCallback
 
 	// probe counts, for tests, the looks at the user's graph (fingerprints taken or compared)
 	// and the graph allocator's analyses of the allocation graph (ReserveN, AllocGraphN).
