@@ -9,10 +9,11 @@ import (
 )
 
 // splitGraph is x (a host input) → h = x+x (GPU) → r = sqrt(h) (CPU) → m = r·r (GPU) →
-// out = m+h (GPU): h and m read copies (and r reads one of h), out reads the GPU's own h.
+// out = m+h (GPU), and q = x+x (CPU): h, r and m read copies, out reads the GPU's own h and m,
+// q reads x where it lives.
 type splitGraph struct {
-	x, h, r, m, out *core.Tensor
-	g               *core.Graph
+	x, q, h, r, m, out *core.Tensor
+	g                  *core.Graph
 }
 
 // newSplitGraph builds the graph over n elements with x[i] = k²/2 (k = i%7+1), so that every
@@ -28,6 +29,8 @@ func newSplitGraph(t *testing.T, s *scheduler.Scheduler, gpu core.Backend, n int
 	}
 	copy(sg.x.Float32s(), xs)
 	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	sg.q = ctx.Add(sg.x, sg.x)
+	sg.q.SetOutput()
 	sg.h = ctx.Add(sg.x, sg.x)
 	sg.r = ctx.Sqrt(sg.h)
 	sg.m = ctx.Mul(sg.r, sg.r)
@@ -37,11 +40,15 @@ func newSplitGraph(t *testing.T, s *scheduler.Scheduler, gpu core.Backend, n int
 		t.Fatal(err)
 	}
 	sg.g = core.NewGraph(core.DefaultGraphSize)
+	sg.g.BuildForwardExpand(sg.q)
 	sg.g.BuildForwardExpand(sg.out)
 	for _, n := range []*core.Tensor{sg.h, sg.m, sg.out} {
 		if err := s.SetTensorBackend(n, gpu); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := s.SetTensorBackend(sg.q, s.Backend(s.NBackends()-1)); err != nil {
+		t.Fatal(err)
 	}
 	return sg
 }
@@ -52,10 +59,14 @@ func (sg *splitGraph) check(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	q, err := core.GetFloat32s(sg.q)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, v := range got {
 		k := float32(i%7 + 1)
-		if v != 2*k*k {
-			t.Fatalf("out[%d] = %v, want %v", i, v, 2*k*k)
+		if v != 2*k*k || q[i] != k*k {
+			t.Fatalf("out[%d] = %v, q[%d] = %v, want %v and %v", i, v, i, q[i], 2*k*k, k*k)
 		}
 	}
 }
@@ -85,7 +96,7 @@ func newCountedScheduler(t *testing.T) (*scheduler.Scheduler, *fakeBackend, *buf
 
 // TestPlacementReport: after a run, every tensor of the graph lives where the graph allocator's
 // report says, in the compute buffer of the backend it was assigned to; user nodes are computed
-// themselves except where a source is a copy (there a shadow runs, sharing the node's memory).
+// themselves except downstream of a copy (there a shadow runs, sharing the node's memory).
 func TestPlacementReport(t *testing.T) {
 	s, gpu, _ := newCountedScheduler(t)
 	defer s.Close()
@@ -94,10 +105,10 @@ func TestPlacementReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	sg.check(t)
-	if s.NSplits() != 3 || s.NCopies() != 3 {
-		t.Fatalf("%d splits, %d copies, want 3 and 3 (x and r to the GPU, h to the CPU)", s.NSplits(), s.NCopies())
+	if s.NSplits() != 4 || s.NCopies() != 3 {
+		t.Fatalf("%d splits, %d copies, want 4 (q, h, r, m+out) and 3 (x and r to the GPU, h to the CPU)", s.NSplits(), s.NCopies())
 	}
-	for _, n := range []*core.Tensor{sg.h, sg.r, sg.m, sg.out} {
+	for _, n := range []*core.Tensor{sg.q, sg.h, sg.r, sg.m, sg.out} {
 		buf, id, ok := scheduler.PlacedIn(s, n)
 		if !ok {
 			t.Fatalf("%v not in the allocator's report", n)
@@ -116,7 +127,7 @@ func TestPlacementReport(t *testing.T) {
 	if _, _, ok := scheduler.PlacedIn(s, sg.x); ok {
 		t.Error("x has memory of its own but is in the report")
 	}
-	for n, want := range map[*core.Tensor]bool{sg.h: false, sg.r: false, sg.m: false, sg.out: true} {
+	for n, want := range map[*core.Tensor]bool{sg.q: true, sg.h: false, sg.r: false, sg.m: false, sg.out: false} {
 		if got := scheduler.RunsItself(s, n); got != want {
 			t.Errorf("%v runs itself: %v, want %v", n, got, want)
 		}

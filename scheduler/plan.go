@@ -26,7 +26,7 @@ type split struct {
 
 // copyItem is one tensor copied into another backend's memory.
 type copyItem struct {
-	src        *core.Tensor // a user tensor, or the snapshot of a pipelined input (slot 0)
+	src        *core.Tensor // a user tensor, a shadow, or the snapshot of a pipelined input (slot 0)
 	dst        *core.Tensor // the copy, in the split backend's compute buffer (slot 0)
 	srcs, dsts []*core.Tensor
 	srcBackend int
@@ -47,7 +47,7 @@ type snapshot struct {
 //
 // Memory has one owner, the graph allocator: the allocation graph holds the user's nodes
 // themselves wherever their sources are the user's, and a shadow (a copy of the node reading a
-// split input or an input snapshot) only where a source is rewritten. A shadow is declared to the
+// split input, an input snapshot or another shadow) only where a source is rewritten. A shadow is declared to the
 // allocator as sharing its user node's memory (alloc.Alias), so the allocator places the user's
 // tensor directly and reports it; placed is that report, and release undoes it.
 type plan struct {
@@ -103,15 +103,21 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 }
 
 // splitGraph is pass 5: cut the node list where the backend changes and give every split a copy of
-// each input it cannot read where it lives. A node that reads a copy or an input snapshot runs as
-// a shadow carrying the rewritten sources; every other node runs as itself.
+// each input it cannot read where it lives. A node that reads a copy, an input snapshot or a shadow
+// runs as a shadow carrying the rewritten sources (so that no graph a backend runs reaches a
+// source it cannot read, through any chain of sources: the RPC backend sends them all); every
+// other node runs as itself.
 func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 	nodes := g.Nodes()
 	copyOf := map[copyKey]*copyItem{}
 	var cur *split
 	snapOf := map[*core.Tensor]*snapshot{}
-	// snap is what the plan reads for t: its snapshot for a pipelined input, else t itself.
+	shadowOf := map[*core.Tensor]*core.Tensor{}
+	// snap is what the plan reads for t: its shadow, its snapshot for a pipelined input, else t.
 	snap := func(t *core.Tensor) *core.Tensor {
+		if sh, ok := shadowOf[t]; ok {
+			return sh
+		}
 		if p.nCopies <= 1 || t.Op != core.OpNone || t.Flags&core.FlagInput == 0 {
 			return t
 		}
@@ -220,6 +226,7 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 			}
 		}
 		if run != n {
+			shadowOf[n] = run
 			p.aliases = append(p.aliases, alloc.Alias{Tensor: n, Of: run})
 		}
 		cur.users = append(cur.users, n)
