@@ -41,7 +41,13 @@ type GraphAllocator struct {
 	align   []int64         // per allocator
 	dyn     []*DynAllocator // per allocator (nil for ids that share an earlier id's allocator)
 	bufs    [][]core.Buffer // per allocator: one buffer per chunk
-	owned   []core.Buffer   // every buffer this allocator ever created (current and replaced)
+	// owned holds every buffer this allocator created, current and replaced (grown or freed),
+	// with the stand-ins Free left in tensors: a tensor whose Buffer is one of them was placed
+	// here and is placed again; any other Buffer belongs to someone else.
+	owned map[core.Buffer]struct{}
+
+	aliases []Alias                       // set by SetAliases
+	aliasOf map[*core.Tensor]*core.Tensor // alias → the graph tensor it shares memory with
 
 	keepInputs bool
 
@@ -56,7 +62,7 @@ type GraphAllocator struct {
 	idBuf   [2][]int32
 	candOK  [4]bool
 
-	placed []*core.Tensor // tensors given memory in this allocator's buffers by the last place
+	placed []Placement // what the last place gave memory (the report of Placed)
 
 	replans   int
 	replanned bool
@@ -99,6 +105,7 @@ func NewGraphAllocator(bufferTypes ...core.BufferType) *GraphAllocator {
 		align:   make([]int64, n),
 		dyn:     make([]*DynAllocator, n),
 		bufs:    make([][]core.Buffer, n),
+		owned:   map[core.Buffer]struct{}{},
 		scratch: &graphInfo{},
 		cur:     &planData{gi: &graphInfo{}},
 		spare:   &planData{gi: &graphInfo{}},
@@ -270,7 +277,7 @@ func (ga *GraphAllocator) AllocGraph(g *core.Graph) error {
 			return err
 		}
 	}
-	return ga.place(ga.cur, gi.ts)
+	return ga.placeAnalyzed(gi)
 }
 
 // AllocGraphN is AllocGraph with explicit buffer ids: it re-plans (and grows the buffers) whenever g
@@ -295,7 +302,7 @@ func (ga *GraphAllocator) AllocGraphN(g *core.Graph, nodeBufferIDs, leafBufferID
 			return err
 		}
 	}
-	return ga.place(ga.cur, gi.ts)
+	return ga.placeAnalyzed(gi)
 }
 
 // BufferSize is the size of buffer id's memory (the sum of its chunk buffers), 0 when the id shares
@@ -397,18 +404,19 @@ func (ga *GraphAllocator) Free() error {
 				}
 				if _, reports := b.(core.FreedReporter); !reports {
 					tombs[b] = core.FreedBuffer(b)
-					ga.owned = append(ga.owned, tombs[b])
+					ga.owned[tombs[b]] = struct{}{}
 				}
 			}
 		}
 		ga.bufs[a] = nil
 	}
 	// Tensors in buffers that cannot say they were freed get a stand-in that does.
-	for _, t := range ga.placed {
-		if tomb, ok := tombs[t.Buffer]; ok {
-			t.Buffer = tomb
+	for _, pl := range ga.placed {
+		if tomb, ok := tombs[pl.Tensor.Buffer]; ok {
+			pl.Tensor.Buffer = tomb
 		}
 	}
+	clear(ga.placed)
 	ga.placed = ga.placed[:0]
 	ga.cur.valid = false
 	ga.spare.valid = false
@@ -416,12 +424,8 @@ func (ga *GraphAllocator) Free() error {
 }
 
 func (ga *GraphAllocator) owns(b core.Buffer) bool {
-	for _, o := range ga.owned {
-		if o == b {
-			return true
-		}
-	}
-	return false
+	_, ok := ga.owned[b]
+	return ok
 }
 
 func (ga *GraphAllocator) convertIDs(nodeIDs, leafIDs []int) ([]int32, []int32, error) {
@@ -542,46 +546,17 @@ func (ga *GraphAllocator) ensureBuffers() error {
 				ga.bufs[a] = append(ga.bufs[a], nil)
 			}
 			ga.bufs[a][c] = b
-			ga.owned = append(ga.owned, b)
+			ga.owned[b] = struct{}{}
 		}
 	}
 	return nil
 }
 
-// place puts the tensors ts (indexed like the plan's records) where plan p says.
-func (ga *GraphAllocator) place(p *planData, ts []*core.Tensor) error {
-	clear(ga.placed)
-	ga.placed = ga.placed[:0]
-	recs := p.gi.recs
-	for i := range recs {
-		r := &recs[i]
-		t := ts[i]
-		if sl := p.tslot[i]; sl >= 0 {
-			at := p.slotAddr[sl]
-			buf := ga.bufs[p.slotAlloc[sl]][at.Chunk]
-			t.Buffer = nil
-			if err := core.TensorAlloc(buf, t, at.Offset); err != nil {
-				return core.Errorf("tandem: alloc: placing %v: %w", t, err)
-			}
-			ga.placed = append(ga.placed, t)
-			continue
-		}
-		if r.view {
-			if t.Buffer == nil || ga.owns(t.Buffer) {
-				t.Buffer, t.Offset = nil, 0
-				if t.ViewSrc.Buffer != nil {
-					if err := core.ViewInit(t); err != nil {
-						return core.Errorf("tandem: alloc: view %v: %w", t, err)
-					}
-					ga.placed = append(ga.placed, t)
-				}
-			}
-			continue
-		}
-		if !r.ext && t.Buffer != nil {
-			// placed by an earlier plan but not by this one: drop the stale place
-			t.Buffer, t.Offset = nil, 0
-		}
+// placeAnalyzed places the graph just analyzed into gi under the current plan, which was made for
+// it or for a graph equal to it; gi becomes the plan's description (PlaceAgain places its tensors).
+func (ga *GraphAllocator) placeAnalyzed(gi *graphInfo) error {
+	if ga.cur.gi != gi {
+		ga.cur.gi, ga.scratch = gi, ga.cur.gi
 	}
-	return nil
+	return ga.place(ga.cur, gi)
 }

@@ -49,6 +49,15 @@ type graphInfo struct {
 	nodeIDs    []int32
 	leafIDs    []int32
 	keepInputs bool
+
+	// aliases of the graph's tensors (SetAliases) by record; not part of the fingerprint
+	aliases []aliasRef
+}
+
+// aliasRef is an alias and the record of the tensor it shares memory with.
+type aliasRef struct {
+	rec int32
+	t   *core.Tensor
 }
 
 func (gi *graphInfo) sameAs(o *graphInfo) bool {
@@ -65,16 +74,24 @@ func (gi *graphInfo) reset() {
 	gi.leafs = gi.leafs[:0]
 	gi.nodeIDs = gi.nodeIDs[:0]
 	gi.leafIDs = gi.leafIDs[:0]
+	clear(gi.aliases)
+	gi.aliases = gi.aliases[:0]
 }
 
 // analyzer interns tensors into a graphInfo.
 type analyzer struct {
-	ids map[*core.Tensor]int32
-	gi  *graphInfo
+	ids   map[*core.Tensor]int32
+	alias map[*core.Tensor]*core.Tensor // SetAliases: alias → the tensor whose record it shares
+	gi    *graphInfo
 }
 
 func (an *analyzer) intern(t *core.Tensor, r role, bufID int32) int32 {
 	if id, ok := an.ids[t]; ok {
+		return id
+	}
+	if of, ok := an.alias[t]; ok {
+		id := an.intern(of, r, bufID)
+		an.ids[t] = id
 		return id
 	}
 	vs := int32(-1)
@@ -124,7 +141,7 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 	} else {
 		clear(ga.ids)
 	}
-	an := analyzer{ids: ga.ids, gi: gi}
+	an := analyzer{ids: ga.ids, alias: ga.aliasOf, gi: gi}
 	for i, t := range leafs {
 		id := bufID(leafIDs, i)
 		gi.leafIDs = append(gi.leafIDs, id)
@@ -154,6 +171,13 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 			gi.recs[n].src[j] = sid
 		}
 	}
+	for _, a := range ga.aliases {
+		if id, ok := ga.ids[a.Of]; ok {
+			gi.aliases = append(gi.aliases, aliasRef{id, a.Tensor})
+		}
+	}
+	// place walks the records in order and gives an alias its memory right after its record's
+	slices.SortStableFunc(gi.aliases, func(a, b aliasRef) int { return cmp.Compare(a.rec, b.rec) })
 	var total int64
 	for i := range gi.recs {
 		r := &gi.recs[i]

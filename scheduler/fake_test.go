@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
@@ -18,8 +19,9 @@ type fakeGPU struct {
 }
 
 type fakeBufType struct {
-	dev   *fakeGPU
-	align int64
+	dev     *fakeGPU
+	align   int64
+	counter *bufCounter // non-nil: count the buffers handed out and freed
 }
 
 func newFakeGPU(name string, ops ...core.Op) *fakeGPU {
@@ -59,7 +61,64 @@ func (bt *fakeBufType) Alloc(size int64) (core.Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("negative size")
 	}
-	return core.NewHostBuffer(bt, size), nil
+	return bt.counter.wrap(core.NewHostBuffer(bt, size)), nil
+}
+
+// bufCounter counts the buffers of a buffer type: handed out, freed, and freed twice.
+type bufCounter struct {
+	mu                         sync.Mutex
+	allocs, frees, doubleFrees int
+}
+
+func (c *bufCounter) counts() (live, allocs, doubleFrees int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.allocs - c.frees, c.allocs, c.doubleFrees
+}
+
+// wrap counts b (a nil counter returns b as it is).
+func (c *bufCounter) wrap(b core.HostBuffer) core.Buffer {
+	if c == nil {
+		return b
+	}
+	c.mu.Lock()
+	c.allocs++
+	c.mu.Unlock()
+	return &countedBuf{HostBuffer: b, c: c}
+}
+
+type countedBuf struct {
+	core.HostBuffer
+	c     *bufCounter
+	freed bool
+}
+
+func (b *countedBuf) Free() error {
+	b.c.mu.Lock()
+	if b.freed {
+		b.c.doubleFrees++
+	} else {
+		b.c.frees++
+	}
+	b.freed = true
+	b.c.mu.Unlock()
+	return b.HostBuffer.Free()
+}
+
+func (b *countedBuf) Freed() bool { return b.freed }
+
+// countedHostType is host memory whose buffers are counted.
+type countedHostType struct {
+	core.BufferType
+	c *bufCounter
+}
+
+func (bt countedHostType) Alloc(size int64) (core.Buffer, error) {
+	b, err := core.NewHostBufferErr(bt, size)
+	if err != nil {
+		return nil, err
+	}
+	return bt.c.wrap(b), nil
 }
 
 type fakeBackend struct {

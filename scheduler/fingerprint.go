@@ -15,8 +15,8 @@ type nodeRecord struct {
 	buf    core.Buffer // leafs: where the data lives (a moved weight changes the plan)
 }
 
-// fingerprint is a copy of everything in a graph that a plan depends on (pins invalidate the
-// plan themselves, in SetTensorBackend). Two graphs with the same
+// fingerprint is a copy of everything in a graph that a plan depends on, leaf memory included
+// (pins invalidate the plan themselves, in SetTensorBackend). Two graphs with the same
 // fingerprint get the same plan, so a changed graph behind the same node count is always re-planned.
 type fingerprint struct {
 	nodes, leafs []nodeRecord
@@ -30,7 +30,9 @@ func record(t *core.Tensor, withBuf bool) nodeRecord {
 	return r
 }
 
-func takeFingerprint(g *core.Graph) fingerprint {
+// takeFingerprint records g for a new plan; it counts as the run's one look at the graph.
+func (s *Scheduler) takeFingerprint(g *core.Graph) fingerprint {
+	s.probe.fingerprints++
 	fp := fingerprint{nodes: make([]nodeRecord, g.NNodes()), leafs: make([]nodeRecord, len(g.Leafs()))}
 	for i, n := range g.Nodes() {
 		fp.nodes[i] = record(n, false)
@@ -41,9 +43,10 @@ func takeFingerprint(g *core.Graph) fingerprint {
 	return fp
 }
 
-// matches reports whether g (with the plan's own memory assignments ignored) is the graph fp was
-// taken from.
-func (fp *fingerprint) matches(g *core.Graph, owned func(*core.Tensor) bool) bool {
+// matches reports whether g is the graph fp was taken from, with the leaf memory the plan's
+// allocation gave (setPlaced).
+func (s *Scheduler) matches(fp *fingerprint, g *core.Graph) bool {
+	s.probe.fingerprints++
 	nodes, leafs := g.Nodes(), g.Leafs()
 	if len(nodes) != len(fp.nodes) || len(leafs) != len(fp.leafs) {
 		return false
@@ -54,13 +57,17 @@ func (fp *fingerprint) matches(g *core.Graph, owned func(*core.Tensor) bool) boo
 		}
 	}
 	for i, l := range leafs {
-		r := record(l, !owned(l))
-		if owned(l) {
-			r.buf = fp.leafs[i].buf
-		}
-		if fp.leafs[i] != r {
+		if fp.leafs[i] != record(l, true) {
 			return false
 		}
 	}
 	return true
+}
+
+// setPlaced records where the leafs of g live once the plan's allocation placed them, so that the
+// next run's graph matches only with the same memory (a leaf the user moves since is re-planned).
+func (fp *fingerprint) setPlaced(g *core.Graph) {
+	for i, l := range g.Leafs() {
+		fp.leafs[i].buf = l.Buffer
+	}
 }

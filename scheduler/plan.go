@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tandem-ml/tandem/alloc"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -12,7 +13,7 @@ type split struct {
 	backend int
 	start   int            // index of its first node in the user graph
 	users   []*core.Tensor // the user's nodes of the split, in order
-	nodes   []*core.Tensor // their shadows (sources rewritten to copies), what the backend runs
+	nodes   []*core.Tensor // what the backend runs: the user's node, or its shadow where a source is rewritten
 	inputs  []*copyItem    // copies made when the split starts
 	graphs  []*core.Graph  // per pipeline slot: the shadows, reading that slot's copies
 	deps    []int          // splits of the same run that must finish first
@@ -25,7 +26,7 @@ type split struct {
 
 // copyItem is one tensor copied into another backend's memory.
 type copyItem struct {
-	src        *core.Tensor // a user leaf or the shadow of a node (slot 0)
+	src        *core.Tensor // a user tensor, a shadow, or the snapshot of a pipelined input (slot 0)
 	dst        *core.Tensor // the copy, in the split backend's compute buffer (slot 0)
 	srcs, dsts []*core.Tensor
 	srcBackend int
@@ -43,28 +44,38 @@ type snapshot struct {
 }
 
 // plan is everything derived from one graph: assignments, splits, copies, the allocation graph.
+//
+// Memory has one owner, the graph allocator: the allocation graph holds the user's nodes
+// themselves wherever their sources are the user's, and a shadow (a copy of the node reading a
+// split input, an input snapshot or another shadow) only where a source is rewritten. A shadow is declared to the
+// allocator as sharing its user node's memory (alloc.Alias), so the allocator places the user's
+// tensor directly and reports it; placed is that report, and release undoes it.
 type plan struct {
-	fp      fingerprint
-	assign  map[*core.Tensor]int
-	cause   map[*core.Tensor]string
-	splits  []*split
-	copies  []*copyItem
-	shadow  map[*core.Tensor]*core.Tensor
-	aGraph  *core.Graph
-	nodeIDs []int
-	leafIDs []int
-	ctx     *core.Context
-	owned   map[*core.Tensor]bool // user tensors that got memory from this plan
-	nCopies int                   // pipeline slots
-	snaps   []*snapshot
+	fp       fingerprint
+	assign   map[*core.Tensor]int
+	cause    map[*core.Tensor]string
+	splits   []*split
+	copies   []*copyItem
+	aliases  []alloc.Alias // user node → its shadow
+	aGraph   *core.Graph
+	nodeIDs  []int
+	leafIDs  []int
+	ctx      *core.Context
+	nCopies  int // pipeline slots
+	snaps    []*snapshot
+	reserved bool              // the graph allocator's current plan is aGraph's (PlaceAgain places it)
+	placed   []alloc.Placement // what the allocator gave memory for this plan (alloc's report)
 }
 
-// release takes back the memory the plan gave to user tensors.
+// release takes back the memory the plan gave to tensors (those not moved since by their owner).
 func (p *plan) release() {
-	for t := range p.owned {
-		t.Buffer, t.Offset = nil, 0
+	for _, pl := range p.placed {
+		if t := pl.Tensor; t.Buffer == pl.Buffer && t.Offset == pl.Offset {
+			t.Buffer, t.Offset = nil, 0
+		}
 	}
-	clear(p.owned)
+	clear(p.placed)
+	p.placed = p.placed[:0]
 }
 
 // makePlan assigns, splits and builds the allocation graph for g.
@@ -80,10 +91,9 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 	if err := a.run(); err != nil {
 		return nil, err
 	}
-	p := &plan{fp: takeFingerprint(g), assign: a.assign, cause: a.cause,
-		shadow: make(map[*core.Tensor]*core.Tensor, g.NNodes()),
-		ctx:    core.NewContext(core.ContextParams{NoAlloc: true}), owned: map[*core.Tensor]bool{},
-		nCopies: s.opts.Copies}
+	p := &plan{fp: s.takeFingerprint(g), assign: a.assign, cause: a.cause,
+		ctx: core.NewContext(core.ContextParams{NoAlloc: true}), nCopies: s.opts.Copies, placed: s.placedSpare}
+	s.placedSpare = nil
 	if err := s.splitGraph(p, a, g); err != nil {
 		return nil, err
 	}
@@ -93,48 +103,65 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 }
 
 // splitGraph is pass 5: cut the node list where the backend changes and give every split a copy of
-// each input it cannot read where it lives. Shadows of the user's nodes carry the rewritten sources.
+// each input it cannot read where it lives. A node that reads a copy, an input snapshot or a shadow
+// runs as a shadow carrying the rewritten sources (so that no graph a backend runs reaches a
+// source it cannot read, through any chain of sources: the RPC backend sends them all); every
+// other node runs as itself.
 func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 	nodes := g.Nodes()
 	copyOf := map[copyKey]*copyItem{}
 	var cur *split
-	shadows := make([]core.Tensor, len(nodes))
 	snapOf := map[*core.Tensor]*snapshot{}
-	mapped := func(t *core.Tensor) *core.Tensor {
-		if sh, ok := p.shadow[t]; ok {
+	shadowOf := map[*core.Tensor]*core.Tensor{}
+	// snap is what the plan reads for t: its shadow, its snapshot for a pipelined input, else t.
+	snap := func(t *core.Tensor) *core.Tensor {
+		if sh, ok := shadowOf[t]; ok {
 			return sh
 		}
-		if p.nCopies > 1 && t.Op == core.OpNone && t.Flags&core.FlagInput != 0 {
-			sn := snapOf[t]
-			if sn == nil {
-				sn = &snapshot{orig: t}
-				for c := 0; c < p.nCopies; c++ {
-					d := p.ctx.NewTensor(t.Type, t.Ne[:]...)
-					d.Nb = t.Nb
-					d.SetName(fmt.Sprintf("%s#%d", t.Name, c))
-					d.Flags |= core.FlagInput | core.FlagOutput
-					sn.slots = append(sn.slots, d)
-					p.assign[d] = a.get(t)
-				}
-				snapOf[t] = sn
-				p.snaps = append(p.snaps, sn)
-			}
-			return sn.slots[0]
+		if p.nCopies <= 1 || t.Op != core.OpNone || t.Flags&core.FlagInput == 0 {
+			return t
 		}
-		return t
+		sn := snapOf[t]
+		if sn == nil {
+			sn = &snapshot{orig: t}
+			for c := 0; c < p.nCopies; c++ {
+				d := p.ctx.NewTensor(t.Type, t.Ne[:]...)
+				d.Nb = t.Nb
+				d.SetName(fmt.Sprintf("%s#%d", t.Name, c))
+				d.Flags |= core.FlagInput | core.FlagOutput
+				sn.slots = append(sn.slots, d)
+				p.assign[d] = a.get(t)
+			}
+			snapOf[t] = sn
+			p.snaps = append(p.snaps, sn)
+		}
+		return sn.slots[0]
 	}
+	var slab []core.Tensor // shadows are carved from chunks, each allocated once
 	for i, n := range nodes {
-		sh := &shadows[i]
-		*sh = *n
+		run := n // what the backend runs: n, or its shadow once a source is rewritten
+		shadow := func() *core.Tensor {
+			if run == n {
+				if len(slab) == cap(slab) {
+					slab = make([]core.Tensor, 0, min(max(len(nodes)-i, 1), 64))
+				}
+				slab = append(slab, *n)
+				run = &slab[len(slab)-1]
+			}
+			return run
+		}
 		for j, src := range n.Src {
 			if src != nil {
-				sh.Src[j] = mapped(src)
+				if m := snap(src); m != src {
+					shadow().Src[j] = m
+				}
 			}
 		}
 		if n.ViewSrc != nil {
-			sh.ViewSrc = mapped(n.ViewSrc)
+			if m := snap(n.ViewSrc); m != n.ViewSrc {
+				shadow().ViewSrc = m
+			}
 		}
-		p.shadow[n] = sh
 		id := a.get(n)
 		if cur == nil {
 			// The first split takes the backend of the first non-view node.
@@ -177,7 +204,7 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 				key := copyKey{src, cur.backend}
 				c := copyOf[key]
 				if c == nil {
-					c = &copyItem{src: mapped(src), srcBackend: sb, backend: cur.backend, leaf: src.Op == core.OpNone,
+					c = &copyItem{src: snap(src), srcBackend: sb, backend: cur.backend, leaf: src.Op == core.OpNone,
 						hash: make([]uint64, p.nCopies), valid: make([]bool, p.nCopies)}
 					for k := 0; k < p.nCopies; k++ {
 						d := p.ctx.NewTensor(src.Type, src.Ne[:]...)
@@ -195,11 +222,15 @@ func (s *Scheduler) splitGraph(p *plan, a *assigner, g *core.Graph) error {
 					p.copies = append(p.copies, c)
 					cur.inputs = append(cur.inputs, c)
 				}
-				sh.Src[j] = c.dst
+				shadow().Src[j] = c.dst
 			}
 		}
+		if run != n {
+			shadowOf[n] = run
+			p.aliases = append(p.aliases, alloc.Alias{Tensor: n, Of: run})
+		}
 		cur.users = append(cur.users, n)
-		cur.nodes = append(cur.nodes, sh)
+		cur.nodes = append(cur.nodes, run)
 	}
 	if err := p.ctx.Err(); err != nil {
 		return core.Errorf("tandem: scheduler: making copies: %w", err)
@@ -262,7 +293,8 @@ type copyKey struct {
 }
 
 // buildAllocGraph lays out what the graph allocator plans: per split, a dependency view that keeps
-// each input alive until it is copied, the copy, then the split's nodes; the user's leafs last.
+// each input alive until it is copied, the copy, then the split's nodes (the user's, or their
+// shadows); the user's leafs last.
 func (s *Scheduler) buildAllocGraph(p *plan, g *core.Graph) {
 	var nodes []*core.Tensor
 	var ids []int
@@ -303,22 +335,6 @@ func (s *Scheduler) buildAllocGraph(p *plan, g *core.Graph) {
 	}
 	p.aGraph = core.NewGraphFromLists(nodes, leafs)
 	p.nodeIDs, p.leafIDs = ids, leafIDs
-}
-
-// adopt gives the user's tensors the memory their shadows got, and records which it set.
-func (p *plan) adopt(g *core.Graph, before map[*core.Tensor]bool) {
-	for _, n := range g.Nodes() {
-		sh := p.shadow[n]
-		if n.Buffer == nil && sh.Buffer != nil {
-			n.Buffer, n.Offset = sh.Buffer, sh.Offset
-			p.owned[n] = true
-		}
-	}
-	for _, l := range g.Leafs() {
-		if l.Buffer != nil && !before[l] {
-			p.owned[l] = true
-		}
-	}
 }
 
 // computeDeps finds, for every split, the earlier splits of the same run it must wait for: the

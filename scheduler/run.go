@@ -11,25 +11,38 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// ensurePlan makes the current plan match g, re-planning only when g's fingerprint changed.
-func (s *Scheduler) ensurePlan(g *core.Graph) (replanned bool, err error) {
-	if s.plan != nil && s.plan.fp.matches(g, s.plan.isOwned) {
-		return false, nil
-	}
-	if s.plan != nil {
-		s.plan.release()
-		s.plan = nil
-		s.allocked = false
-	}
-	p, err := s.makePlan(g)
-	if err != nil {
-		return false, err
-	}
-	s.plan = p
-	return true, nil
+// samePlan reports whether g is the graph of the current plan: the one look at the graph a run
+// takes (fingerprints are compared, never recomputed, on the way to running).
+func (s *Scheduler) samePlan(g *core.Graph) bool {
+	return s.plan != nil && s.matches(&s.plan.fp, g)
 }
 
-func (p *plan) isOwned(t *core.Tensor) bool { return p.owned[t] }
+// ensurePlan makes the current plan g's: it re-plans unless same (samePlan's answer for g).
+func (s *Scheduler) ensurePlan(g *core.Graph, same bool) error {
+	if same {
+		return nil
+	}
+	s.dropPlan()
+	p, err := s.makePlan(g)
+	if err != nil {
+		return err
+	}
+	s.plan = p
+	s.galloc.SetAliases(p.aliases)
+	return nil
+}
+
+// dropPlan forgets the current plan and takes back the memory it gave; runs in flight must be
+// done.
+func (s *Scheduler) dropPlan() {
+	if s.plan != nil {
+		s.plan.release()
+		s.placedSpare = s.plan.placed[:0] // the next plan's report reuses the memory
+	}
+	s.plan = nil
+	s.allocked = false
+	s.galloc.SetAliases(nil)
+}
 
 // Reserve plans g and sizes every backend's compute buffer for it (use the largest graph you will
 // run, so later graphs fit without growing buffers). A nil g is an error.
@@ -45,12 +58,16 @@ func (s *Scheduler) Reserve(g *core.Graph) error {
 	if err := s.synchronize(); err != nil {
 		return err
 	}
-	if _, err := s.ensurePlan(g); err != nil {
+	if err := s.ensurePlan(g, s.samePlan(g)); err != nil {
 		return err
 	}
+	s.probe.analyses++
 	if err := s.galloc.ReserveN(s.plan.aGraph, s.plan.nodeIDs, s.plan.leafIDs); err != nil {
 		return core.Errorf("tandem: scheduler: reserve: %w", err)
 	}
+	// The allocator holds this plan now: the next run places it without analyzing it again.
+	s.plan.reserved = true
+	s.allocked = false
 	s.addStats(func(st *Stats) { st.Reserves++ })
 	return nil
 }
@@ -70,31 +87,31 @@ func (s *Scheduler) AllocGraph(g *core.Graph) error {
 }
 
 func (s *Scheduler) allocGraph(g *core.Graph) error {
-	if s.plan != nil && s.allocked && s.plan.fp.matches(g, s.plan.isOwned) {
+	same := s.samePlan(g)
+	if same && s.allocked {
 		return nil // nothing changes: runs in flight may go on
 	}
 	if err := s.synchronize(); err != nil {
 		return err
 	}
-	replanned, err := s.ensurePlan(g)
-	if err != nil {
+	if err := s.ensurePlan(g, same); err != nil {
 		return err
 	}
-	if !replanned && s.allocked {
-		return nil
-	}
 	p := s.plan
-	before := make(map[*core.Tensor]bool, len(g.Leafs()))
-	for _, l := range g.Leafs() {
-		before[l] = l.Buffer != nil
+	// A plan the allocator already holds (Reserve, or an earlier allocation of it) is placed
+	// again as it is: the fingerprint vouches for the graph, so the allocator need not look.
+	if !p.reserved || s.galloc.PlaceAgain() != nil {
+		s.probe.analyses++
+		if err := s.galloc.AllocGraphN(p.aGraph, p.nodeIDs, p.leafIDs); err != nil {
+			return core.Errorf("tandem: scheduler: allocating compute buffers: %w", err)
+		}
+		if s.galloc.Replanned() {
+			s.addStats(func(st *Stats) { st.Reserves++ })
+		}
+		p.reserved = true
 	}
-	if err := s.galloc.AllocGraphN(p.aGraph, p.nodeIDs, p.leafIDs); err != nil {
-		return core.Errorf("tandem: scheduler: allocating compute buffers: %w", err)
-	}
-	if s.galloc.Replanned() {
-		s.addStats(func(st *Stats) { st.Reserves++ })
-	}
-	p.adopt(g, before)
+	p.placed = s.galloc.AppendPlaced(p.placed[:0])
+	p.fp.setPlaced(g)
 	p.buildSlots()
 	p.computeDeps()
 	s.report(p) // after the dependencies: the dump shows what runs will wait for
@@ -149,7 +166,7 @@ func (s *Scheduler) computeSync(ctx context.Context, g *core.Graph) error {
 	}
 	p, cb := s.plan, s.evalCB
 	if !s.opts.Sequential && cb == nil && len(p.splits) >= 2 {
-		if err := s.graphComputeAsync(ctx, g); err != nil {
+		if err := s.startRun(ctx, cb); err != nil {
 			return err
 		}
 		return s.synchronize()
@@ -228,8 +245,7 @@ func (s *Scheduler) GraphComputeAsync(g *core.Graph) error {
 	return s.graphComputeAsync(context.Background(), g)
 }
 
-// graphComputeAsync starts a run; called with s.mu held. It may wait for the oldest run in flight,
-// which never needs s.mu to finish.
+// graphComputeAsync allocates g when needed and starts a run; called with s.mu held.
 func (s *Scheduler) graphComputeAsync(ctx context.Context, g *core.Graph) error {
 	cb := s.evalCB
 	pipelined := s.opts.Copies > 1 && cb == nil
@@ -241,6 +257,12 @@ func (s *Scheduler) graphComputeAsync(ctx context.Context, g *core.Graph) error 
 	if err := s.allocGraph(g); err != nil {
 		return err
 	}
+	return s.startRun(ctx, cb)
+}
+
+// startRun starts a run of the current (allocated) plan; called with s.mu held. It may wait for
+// the oldest run in flight, which never needs s.mu to finish.
+func (s *Scheduler) startRun(ctx context.Context, cb EvalCallback) error {
 	p := s.plan
 	s.async.mu.Lock()
 	for len(s.async.inflight) >= p.nCopies {

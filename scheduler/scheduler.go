@@ -73,9 +73,14 @@ type Scheduler struct {
 
 	pins map[*core.Tensor]int // user assignments (SetTensorBackend)
 
-	plan     *plan // the current plan, nil after Reset
-	allocked bool
-	evalCB   EvalCallback
+	plan        *plan // the current plan, nil after Reset
+	allocked    bool
+	placedSpare []alloc.Placement // a dropped plan's report, for the next one's
+	evalCB      EvalCallback
+
+	// probe counts, for tests, the looks at the user's graph (fingerprints taken or compared)
+	// and the graph allocator's analyses of the allocation graph (ReserveN, AllocGraphN).
+	probe struct{ fingerprints, analyses int }
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -281,9 +286,7 @@ func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
 			// The next plan may place tensors elsewhere: take back the memory this plan gave
 			// them (after the runs in flight), or they would keep pointing at the old backend's.
 			err := s.synchronize()
-			s.plan.release()
-			s.plan = nil
-			s.allocked = false
+			s.dropPlan()
 			if err != nil {
 				return fmt.Errorf("tandem: scheduler: SetTensorBackend: a run in flight failed: %w", err)
 			}
@@ -360,11 +363,7 @@ func (s *Scheduler) Reset() {
 
 func (s *Scheduler) reset() {
 	_ = s.synchronize()
-	if s.plan != nil {
-		s.plan.release()
-	}
-	s.plan = nil
-	s.allocked = false
+	s.dropPlan()
 }
 
 // Close releases the scheduler's compute buffers and, for a scheduler made by NewFromDevices or

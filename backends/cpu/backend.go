@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
+	"log/slog"
 	"runtime"
 	"sync"
 
@@ -22,6 +23,8 @@ type Options struct {
 	// Reference selects the straightforward reference kernels instead of the SIMD ones (ggml's
 	// use_ref); other backends are checked against it.
 	Reference bool
+	// Logger receives the backend's reports at Debug level (see SetLogger); nil reports nothing.
+	Logger *slog.Logger
 }
 
 // ErrAborted is returned (wrapped) when an abort callback or a context stops a graph.
@@ -48,6 +51,8 @@ type Backend struct {
 	planThreads int
 	planRef     bool
 	plan        *plan
+
+	log *slog.Logger // SetLogger; nil reports nothing
 }
 
 var _ core.Backend = (*Backend)(nil)
@@ -64,7 +69,9 @@ func New(o Options) (*Backend, error) {
 	if n == 0 {
 		n = runtime.NumCPU()
 	}
-	return &Backend{threads: n, abort: o.Abort, ref: o.Reference, pool: newPool(n)}, nil
+	b := &Backend{threads: n, abort: o.Abort, ref: o.Reference, pool: newPool(n)}
+	b.SetLogger(o.Logger)
+	return b, nil
 }
 
 // Compute runs g on the CPU with the given number of threads (0: runtime.NumCPU()); every tensor
@@ -123,6 +130,7 @@ func (b *Backend) SetThreads(n int) error {
 		b.pool.close()
 		b.pool = newPool(n)
 		b.threads = n
+		b.logThreads(n)
 	}
 	return nil
 }

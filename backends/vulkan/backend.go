@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
@@ -34,6 +35,8 @@ type Backend struct {
 	status *vkrt.Buffer
 	checks []indexCheck
 	node   int // position of the node being encoded
+
+	log *slog.Logger // SetLogger; nil reports nothing
 }
 
 // span is a byte range of a Vulkan buffer.
