@@ -24,6 +24,42 @@ func rpGemv1Q41VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
 //go:noescape
 func rpGemv1Q80VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
 
+//go:noescape
+func rpK256Q40R4VNNI(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q40R1VNNI(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q41R4VNNI(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q41R1VNNI(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q80R4VNNI(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q80R1VNNI(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q40R4AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q40R1AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q41R4AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q41R1AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q80R4AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q80R1AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
 type rpKernel func(nb int, w, p *byte, c *float32, ldc, accum int)
 
 // rpKernels512 are the AVX-512 VNNI kernels by repack type: [rt][0] 8 rows, [rt][1] 1 row.
@@ -31,6 +67,40 @@ var rpKernels512 = [...][2]rpKernel{
 	RepackQ4_0: {rpGemm8Q40VNNI, rpGemv1Q40VNNI},
 	RepackQ4_1: {rpGemm8Q41VNNI, rpGemv1Q41VNNI},
 	RepackQ8_0: {rpGemm8Q80VNNI, rpGemv1Q80VNNI},
+}
+
+type rpKernel256 func(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+// rpKernels256 are the 256-bit kernels by repack type: [rt][0] 4 rows, [rt][1] 1 row; AVX-VNNI
+// (rpKernelsVNNI256) and AVX2 (rpKernelsAVX2).
+var (
+	rpKernelsVNNI256 = [...][2]rpKernel256{
+		RepackQ4_0: {rpK256Q40R4VNNI, rpK256Q40R1VNNI},
+		RepackQ4_1: {rpK256Q41R4VNNI, rpK256Q41R1VNNI},
+		RepackQ8_0: {rpK256Q80R4VNNI, rpK256Q80R1VNNI},
+	}
+	rpKernelsAVX2 = [...][2]rpKernel256{
+		RepackQ4_0: {rpK256Q40R4AVX2, rpK256Q40R1AVX2},
+		RepackQ4_1: {rpK256Q41R4AVX2, rpK256Q41R1AVX2},
+		RepackQ8_0: {rpK256Q80R4AVX2, rpK256Q80R1AVX2},
+	}
+)
+
+// rpTile256 runs a 256-bit kernel set on a (group, tile) pair: two halves of 8 weight rows
+// times nr/4 calls of 4 activation rows (or one call of 1).
+func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, nb int, w, p []byte, c []float32, ldc, acc int) {
+	f := rt.format("rpTile")
+	rs := nr * rpRec
+	step, ki := 4, 0
+	if nr == 1 {
+		step, ki = 1, 1
+	}
+	k := ks[rt][ki]
+	for h := 0; h < 2; h++ {
+		for j := 0; j < nr; j += step {
+			k(nb, &w[f.hdr+32*h], &w[16*h], &p[QK*j], &p[nr*QK+4*j], f.super, rs, 4*nr, &c[j*ldc+8*h], ldc, acc)
+		}
+	}
 }
 
 // rpTile runs the repacked micro-kernel of the active kernel set on nr activation rows of the
@@ -44,7 +114,7 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 			k = rpKernels512[rt][0]
 		}
 	}
-	if k == nil {
+	if k == nil && !useASM {
 		rpTileGo(rt, nr, nb, w, p, c, ldc, accum)
 		return
 	}
@@ -57,5 +127,12 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 	if accum {
 		acc = 1
 	}
-	k(nb, &w[0], &p[0], &c[0], ldc, acc)
+	switch {
+	case k != nil:
+		k(nb, &w[0], &p[0], &c[0], ldc, acc)
+	case useAVXVNNI:
+		rpTile256(&rpKernelsVNNI256, rt, nr, nb, w, p, c, ldc, acc)
+	default:
+		rpTile256(&rpKernelsAVX2, rt, nr, nb, w, p, c, ldc, acc)
+	}
 }

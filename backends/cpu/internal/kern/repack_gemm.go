@@ -19,7 +19,7 @@ import (
 // tile) pair is one micro-kernel call per rpKC blocks of k, accumulating into C; pairs at the
 // edges of C (rows past m or n) run over all of k into a local tile that is then copied.
 var (
-	rpTaskM = 4  // groups of 16 weight rows per task
+	rpTaskM = 8  // groups of 16 weight rows per task
 	rpTaskN = 8  // activation tiles per task (GEMM)
 	rpMVecM = 8  // groups per task of the mat-vec
 	rpKC    = 64 // blocks of k per micro-kernel call
