@@ -470,7 +470,10 @@ func (c *conn) tensor(w *wireTensor) (*core.Tensor, *sbuf, error) {
 	if sb == nil {
 		return nil, nil, fmt.Errorf("tensor %q has no buffer", w.name())
 	}
-	n, _ := extent(t.Type, w.Ne, w.Nb)
+	n, ok := extent(t.Type, w.Ne, w.Nb)
+	if !ok || uint64(t.NBytes()) > n {
+		return nil, nil, fmt.Errorf("tensor %q: shape %v with strides %v spans more bytes than any buffer holds", w.name(), w.Ne, w.Nb)
+	}
 	if w.Data < sb.base || w.Data-sb.base > sb.size || n > sb.size-(w.Data-sb.base) {
 		return nil, nil, fmt.Errorf("tensor %q: bytes [%#x, +%d) are outside buffer %#x [%#x, +%d)",
 			w.name(), w.Data, n, sb.handle, sb.base, sb.size)
