@@ -1,0 +1,273 @@
+//go:build gl && cgo
+
+package gl
+
+import (
+	"math"
+	"strings"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// NORM, RMS_NORM, SOFT_MAX, DIAG_MASK_INF and ROPE, after the CPU kernels
+// (backends/cpu/ops_norm.go, ops_softmax.go, ops_rope.go). Every shader reads an
+// element before writing it from the same thread (row ops after their
+// reductions), so each works in place (dst sharing src0's memory and layout).
+// The CPU sums in float64; the shaders use float32 tree reductions, well inside
+// ggml's NMSE limits for rows of thousands of elements.
+
+func init() {
+	registerOp(core.OpNorm, glOp{supports: supportsNorm, encode: (*Backend).encodeNorm})
+	registerOp(core.OpRMSNorm, glOp{supports: supportsNorm, encode: (*Backend).encodeNorm})
+	registerOp(core.OpSoftMax, glOp{supports: supportsSoftMax, encode: (*Backend).encodeSoftMax})
+	registerOp(core.OpDiagMaskInf, glOp{supports: supportsNorm, encode: (*Backend).encodeDiagMaskInf})
+	registerOp(core.OpRope, glOp{supports: supportsRope, encode: (*Backend).encodeRope})
+}
+
+// supportsNorm: f32 in, f32 out of the same shape, any 4-byte strides (NORM,
+// RMS_NORM, DIAG_MASK_INF).
+func supportsNorm(d *device, t *core.Tensor) bool {
+	a := t.Src[0]
+	return a != nil && a.Type == core.TypeF32 && t.Type == core.TypeF32 && a.Ne == t.Ne &&
+		stridesIn(a, 4) && stridesIn(t, 4) && t.NElements() < maxShaderIndex
+}
+
+// rowWG picks the workgroup size of a one-workgroup-per-row shader: a power of
+// two from 32 to 256 (within the device limits) near the row length.
+func (b *Backend) rowWG(ne0 int64) uint32 {
+	lim := b.vd.Info().Limits
+	maxWG := min(uint32(256), lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0])
+	wg := uint32(32)
+	for int64(wg) < ne0 && wg*2 <= maxWG {
+		wg *= 2
+	}
+	return min(wg, maxWG)
+}
+
+// pushRows appends the shape of t and the strides (in units of unit bytes) of a and t.
+func pushRows(pc *pushConsts, t, a *core.Tensor, unit int64) {
+	for i := range 4 {
+		pc.U32(u32(t.Ne[i]))
+	}
+	for i := range 4 {
+		pc.U32(u32(a.Nb[i] / unit))
+	}
+	for i := range 4 {
+		pc.U32(u32(t.Nb[i] / unit))
+	}
+}
+
+const normPushSize = 16 * 4
+
+func (b *Backend) encodeNorm(c *commands, n *core.Tensor) error {
+	a := n.Src[0]
+	name := "norm_f32"
+	if n.Op == core.OpRMSNorm {
+		name = "rms_norm_f32"
+	}
+	p, err := b.pipeline(name, 2, normPushSize, b.rowWG(n.Ne[0]))
+	if err != nil {
+		return err
+	}
+	ops, err := b.bindNode(c, n, 4, use{a, 4})
+	if err != nil {
+		return err
+	}
+	oa, od := ops[0], ops[1]
+	pc := b.push.Reset()
+	pushRows(pc, n, a, 4)
+	pc.U32(oa.offs, od.offs)
+	pc.F32(core.EpsOf(n))
+	pc.U32(u32(n.NRows()))
+	return c.Dispatch(p, [3]uint32{b.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+}
+
+const diagMaskPushSize = 16 * 4
+
+func (b *Backend) encodeDiagMaskInf(c *commands, n *core.Tensor) error {
+	a := n.Src[0]
+	name := "diag_mask_inf_f32"
+	if n.Op == core.OpDiagMaskZero {
+		name = "diag_mask_zero_f32"
+	}
+	p, err := b.pipeline(name, 2, diagMaskPushSize, copyWG)
+	if err != nil {
+		return err
+	}
+	ops, err := b.bindNode(c, n, 4, use{a, 4})
+	if err != nil {
+		return err
+	}
+	oa, od := ops[0], ops[1]
+	pc := b.push.Reset()
+	pushRows(pc, n, a, 4)
+	pc.U32(oa.offs, od.offs)
+	pc.I32(int32(core.NPastOf(n)))
+	pc.U32(u32(n.NElements()))
+	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+}
+
+func supportsSoftMax(d *device, t *core.Tensor) bool {
+	a, m := t.Src[0], t.Src[1]
+	if !supportsNorm(d, t) {
+		return false
+	}
+	if m == nil {
+		return core.SoftMaxParamsOf(t).MaxBias <= 0
+	}
+	if !(m.Type == core.TypeF32 || (m.Type == core.TypeF16 && d.info.Features.StorageBuffer16BitAccess)) {
+		return false
+	}
+	return m.Ne[0] == a.Ne[0] && m.Ne[1] >= a.Ne[1] && m.Ne[2] > 0 && m.Ne[3] > 0 &&
+		a.Ne[2]%m.Ne[2] == 0 && a.Ne[3]%m.Ne[3] == 0 && m.IsContiguousRows() && stridesIn(m, m.Type.Size())
+}
+
+const softMaxPushSize = 27 * 4
+
+func (b *Backend) encodeSoftMax(c *commands, n *core.Tensor) error {
+	a, m := n.Src[0], n.Src[1]
+	name := "soft_max_f32"
+	munit := int64(4)
+	if m != nil && m.Type == core.TypeF16 {
+		name, munit = "soft_max_f32_mask_f16", 2
+	}
+	p, err := b.pipeline(name, 3, softMaxPushSize, b.rowWG(n.Ne[0]))
+	if err != nil {
+		return err
+	}
+	oa, err := b.bindTensor(a, 4)
+	if err != nil {
+		return err
+	}
+	om := oa // no mask: bind src again (never read)
+	if m != nil {
+		if om, err = b.bindTensor(m, munit); err != nil {
+			return err
+		}
+	}
+	od, err := b.bindTensor(n, 4)
+	if err != nil {
+		return err
+	}
+	if err := b.sync(c, od, oa, om); err != nil {
+		return err
+	}
+	sp := core.SoftMaxParamsOf(n)
+	scale, maxBias := sp.Scale, sp.MaxBias
+	pc := b.push.Reset()
+	pushRows(pc, n, a, 4)
+	if m != nil {
+		pc.U32(u32(m.Nb[1]/munit), u32(m.Nb[2]/munit), u32(m.Nb[3]/munit), u32(m.Ne[2]), u32(m.Ne[3]))
+	} else {
+		pc.U32(0, 0, 0, 1, 1)
+	}
+	pc.U32(oa.offs, om.offs, od.offs)
+	pc.F32(scale)
+	pc.U32(b2u(m != nil), b2u(m != nil && maxBias > 0))
+	// ALiBi (core.AlibiSlope with n_head = ne2): slope = 2^(e0*(h+1)) for h < nLog2,
+	// else 2^(e1*(2(h-nLog2)+1)).
+	var e0, e1 float32
+	nLog2 := int64(1)
+	if maxBias > 0 {
+		nLog2 = int64(1) << uint(math.Floor(math.Log2(float64(n.Ne[2]))))
+		e0 = float32(-float64(maxBias) / float64(nLog2))
+		e1 = float32(-float64(maxBias) / 2 / float64(nLog2))
+	}
+	pc.F32(e0, e1)
+	pc.U32(u32(nLog2), u32(n.NRows()))
+	return c.Dispatch(p, [3]uint32{b.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, om.bind, od.bind)
+}
+
+func supportsRope(d *device, t *core.Tensor) bool {
+	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]
+	rp := core.RopeParamsOf(t)
+	switch {
+	case a == nil || pos == nil:
+		return false
+	case a.Type != core.TypeF32 && !(a.Type == core.TypeF16 && d.info.Features.StorageBuffer16BitAccess):
+		return false
+	case t.Type != a.Type || t.Ne != a.Ne || !stridesIn(a, a.Type.Size()) || !stridesIn(t, t.Type.Size()):
+		return false
+	case pos.Type != core.TypeI32 || pos.Ne[0] < a.Ne[2] || !stridesIn(pos, 4):
+		return false
+	case rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox:
+		return false
+	case rp.NDims <= 0 || rp.NDims%2 != 0 || int64(rp.NDims) > a.Ne[0]:
+		return false
+	case ff != nil && (ff.Type != core.TypeF32 || ff.Ne[0] < int64(rp.NDims/2) || !stridesIn(ff, 4)):
+		return false
+	}
+	return t.NElements() < maxShaderIndex
+}
+
+const ropePushSize = 29 * 4
+
+func (b *Backend) encodeRope(c *commands, n *core.Tensor) error {
+	a, pos, ff := n.Src[0], n.Src[1], n.Src[2]
+	name, unit := "rope_f32", int64(4)
+	if a.Type == core.TypeF16 {
+		name, unit = "rope_f16", 2
+	}
+	if n.Op == core.OpRopeBack {
+		name = strings.Replace(name, "rope_", "rope_back_", 1)
+	}
+	p, err := b.pipeline(name, 4, ropePushSize, copyWG)
+	if err != nil {
+		return err
+	}
+	oa, err := b.bindTensor(a, unit)
+	if err != nil {
+		return err
+	}
+	op, err := b.bindTensor(pos, 4)
+	if err != nil {
+		return err
+	}
+	of := op // no freq factors: bind the positions again (never read)
+	if ff != nil {
+		if of, err = b.bindTensor(ff, 4); err != nil {
+			return err
+		}
+	}
+	od, err := b.bindTensor(n, unit)
+	if err != nil {
+		return err
+	}
+	if err := b.sync(c, od, oa, op, of); err != nil {
+		return err
+	}
+	rp := core.RopeParamsOf(n)
+	nDims := int64(rp.NDims)
+	items := n.NRows() * (nDims/2 + n.Ne[0] - nDims)
+	lo, hi := ropeCorrDims(rp.NDims, rp.NCtxOrig, rp.FreqBase, rp.BetaFast, rp.BetaSlow)
+	mscale := float64(rp.AttnFactor)
+	if rp.ExtFactor != 0 {
+		mscale *= 1 + 0.1*math.Log(1/float64(rp.FreqScale))
+	}
+	var ffStride int64
+	if ff != nil {
+		ffStride = ff.Nb[0] / 4
+	}
+	pc := b.push.Reset()
+	pushRows(pc, n, a, unit)
+	pc.U32(u32(pos.Nb[0]/4), u32(ffStride))
+	pc.U32(oa.offs, op.offs, of.offs, od.offs)
+	pc.U32(u32(nDims), b2u(rp.Mode == core.RopeNeox), b2u(ff != nil))
+	// theta_scale in float64 as in the CPU kernel, passed as a double-float (hi, lo).
+	ts := math.Pow(float64(rp.FreqBase), -2/float64(rp.NDims))
+	tsHi := float32(ts)
+	pc.F32(tsHi, float32(ts-float64(tsHi)), rp.FreqScale, rp.ExtFactor, float32(mscale), float32(lo), float32(hi))
+	pc.U32(u32(items))
+	return c.Dispatch(p, [3]uint32{b.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
+}
+
+// ropeCorrDims returns YaRN's [lo, hi] correction range (ggml_rope_yarn_corr_dims),
+// as the CPU kernel computes it.
+func ropeCorrDims(nDims, nCtxOrig int, base, betaFast, betaSlow float32) (float64, float64) {
+	dim := func(nRot float32) float64 {
+		return float64(nDims) * math.Log(float64(nCtxOrig)/(float64(nRot)*2*math.Pi)) / (2 * math.Log(float64(base)))
+	}
+	lo := math.Max(0, math.Floor(dim(betaFast)))
+	hi := math.Min(float64(nDims-1), math.Ceil(dim(betaSlow)))
+	return lo, hi
+}

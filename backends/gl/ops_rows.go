@@ -1,0 +1,153 @@
+//go:build gl && cgo
+
+package gl
+
+import (
+	"github.com/tandem-ml/tandem/core"
+)
+
+// GET_ROWS and SET_ROWS, as the CPU kernels (backends/cpu/ops_rows.go). An index
+// outside the rows of the gathered (or written) tensor, negative ones included, is
+// an error as on the CPU: the shaders never follow it (GET_ROWS writes a NaN
+// element there, SET_ROWS skips the row) and record it in the node's status word,
+// which GraphCompute turns into the CPU's error (status.go).
+//
+//   - GET_ROWS: f32, f16, bf16, q4_0, q4_1, q8_0, q5_0, q5_1, q2_K ... q6_K, q8_K,
+//     iq4_nl, iq4_xs rows into f32 (i32 into i32), i32
+//     or i64 indices, any strides.
+//   - SET_ROWS: f32 rows into f32, f16, bf16, q4_0, q4_1 or q8_0 (quantized bit for
+//     bit as core/quant), i32 or i64 indices broadcast over dims 2 and 3. When
+//     indices repeat, the last source row wins, as in the CPU's sequential loop.
+
+func init() {
+	registerOp(core.OpGetRows, glOp{supports: supportsGetRows, encode: (*Backend).encodeGetRows})
+	registerOp(core.OpSetRows, glOp{supports: supportsSetRows, encode: (*Backend).encodeSetRows})
+}
+
+// indexOK reports whether idx is an i32 or i64 tensor the shaders can address (in
+// 32-bit words).
+func indexOK(idx *core.Tensor) bool {
+	return (idx.Type == core.TypeI32 || idx.Type == core.TypeI64) && stridesIn(idx, 4)
+}
+
+func supportsGetRows(d *device, t *core.Tensor) bool {
+	a, idx := t.Src[0], t.Src[1]
+	if a == nil || idx == nil || !indexOK(idx) || !typeOK(d, a.Type) || t.NElements() >= maxShaderIndex {
+		return false
+	}
+	want := core.TypeF32
+	if a.Type == core.TypeI32 {
+		want = core.TypeI32
+	}
+	return t.Type == want && t.Ne == [4]int64{a.Ne[0], idx.Ne[0], idx.Ne[1], idx.Ne[2]} &&
+		a.Ne[2] == idx.Ne[1] && a.Ne[3] == idx.Ne[2] && idx.Ne[3] == 1 &&
+		stridesIn(a, elemTypes[a.Type].unit) && wholeBlocks(a) && stridesIn(t, 4)
+}
+
+const (
+	getRowsPushSize = 21 * 4
+	getRowsWG       = 256
+)
+
+func (b *Backend) encodeGetRows(c *commands, n *core.Tensor) error {
+	a, idx := n.Src[0], n.Src[1]
+	at := elemTypes[a.Type]
+	p, err := b.pipeline("get_rows_"+at.name, 4, getRowsPushSize, getRowsWG)
+	if err != nil {
+		return err
+	}
+	ops, err := b.bindNode(c, n, 4, use{a, at.unit}, use{idx, 4})
+	if err != nil {
+		return err
+	}
+	st, err := b.addCheck(b.node, n)
+	if err != nil {
+		return err
+	}
+	oa, oi, od := ops[0], ops[1], ops[2]
+	pc := b.push.Reset()
+	for i := range 4 {
+		pc.U32(u32(n.Ne[i]))
+	}
+	for i := range 4 {
+		pc.U32(u32(n.Nb[i] / 4))
+	}
+	for i := range 4 {
+		pc.U32(u32(a.Nb[i] / at.unit))
+	}
+	pc.U32(u32(a.Ne[1]))
+	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4))
+	pc.U32(oa.offs, oi.offs, od.offs, u32(n.NElements()), b2u(idx.Type == core.TypeI64))
+	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), getRowsWG, 0), 1, 1}, pc.Bytes(), oa.bind, oi.bind, od.bind, st)
+}
+
+func b2u(v bool) uint32 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func supportsSetRows(d *device, t *core.Tensor) bool {
+	a, src, idx := t.Src[0], t.Src[1], t.Src[2]
+	if a == nil || src == nil || idx == nil || !indexOK(idx) || src.Type != core.TypeF32 || !stridesIn(src, 4) {
+		return false
+	}
+	switch t.Type {
+	case core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0:
+	default:
+		return false
+	}
+	if !typeOK(d, t.Type) || !stridesIn(t, elemTypes[t.Type].unit) || !wholeBlocks(t) || (t.Type.IsQuantized() && !t.IsContiguousRows()) {
+		return false
+	}
+	return t.Ne[0] == src.Ne[0] && t.Ne[2] == src.Ne[2] && t.Ne[3] == src.Ne[3] && idx.Ne[0] == src.Ne[1] &&
+		idx.Ne[1] > 0 && idx.Ne[2] > 0 && src.Ne[2]%idx.Ne[1] == 0 && src.Ne[3]%idx.Ne[2] == 0 && idx.Ne[3] == 1 &&
+		src.NRows() < maxShaderIndex
+}
+
+const (
+	setRowsPushSize = 23 * 4
+	setRowsWG       = 64
+)
+
+func (b *Backend) encodeSetRows(c *commands, n *core.Tensor) error {
+	src, idx := n.Src[1], n.Src[2]
+	dt := elemTypes[n.Type]
+	p, err := b.pipeline("set_rows_"+dt.name, 4, setRowsPushSize, setRowsWG)
+	if err != nil {
+		return err
+	}
+	osrc, err := b.bindTensor(src, 4)
+	if err != nil {
+		return err
+	}
+	oi, err := b.bindTensor(idx, 4)
+	if err != nil {
+		return err
+	}
+	od, err := b.bindTensor(n, dt.unit)
+	if err != nil {
+		return err
+	}
+	// dst is a view of Src[0]: its span covers exactly what the shader may write.
+	if err := b.sync(c, od, osrc, oi); err != nil {
+		return err
+	}
+	st, err := b.addCheck(b.node, n)
+	if err != nil {
+		return err
+	}
+	pc := b.push.Reset()
+	pc.U32(u32(n.Ne[0]), u32(src.Ne[1]), u32(src.Ne[2]), u32(src.Ne[3]))
+	for i := range 4 {
+		pc.U32(u32(src.Nb[i] / 4))
+	}
+	pc.U32(u32(idx.Ne[1]), u32(idx.Ne[2]))
+	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4))
+	for i := range 4 {
+		pc.U32(u32(n.Nb[i] / dt.unit))
+	}
+	pc.U32(u32(n.Ne[1]), osrc.offs, oi.offs, od.offs, u32(src.NRows()), b2u(idx.Type == core.TypeI64))
+	return c.Dispatch(p, [3]uint32{b.groups(src.NRows(), 1, 0), 1, 1}, pc.Bytes(), osrc.bind, oi.bind, od.bind, st)
+}

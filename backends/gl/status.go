@@ -1,0 +1,143 @@
+//go:build gl && cgo
+
+package gl
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// Device-side index checks. GET_ROWS and SET_ROWS read their indices on the device, so the host
+// cannot check them before the dispatch without a round trip. Instead each such node gets a
+// status word of its own in a small buffer, zeroed before the graph runs: its shader
+// never follows a bad index (negative or past the end) and records the first bad row it met (the
+// complement of its row-major number, with atomicMax) in the word. After the graph has finished,
+// GraphCompute reads the words back and turns the first recorded one into the error the CPU
+// backend returns for the same input ("GET_ROWS: index 12 at [3,0,0] of ... is out of range: ...
+// has 10 rows"), naming the node.
+
+// indexCheck is one node's status word in this GraphCompute.
+type indexCheck struct {
+	node int // position in the graph's nodes
+	t    *core.Tensor
+}
+
+// checksNeeded counts the nodes of nodes that take a status word.
+func checksNeeded(nodes []*core.Tensor) int {
+	n := 0
+	for _, t := range nodes {
+		if (t.Op == core.OpGetRows || t.Op == core.OpSetRows) && !t.IsEmpty() {
+			n++
+		}
+	}
+	return n
+}
+
+// statusStride is the distance between two status words: each is bound as a range of its own (so
+// the synchronization tracking sees no overlap between nodes), at an allowed offset.
+func (b *Backend) statusStride() uint64 {
+	return max(b.vd.Info().Limits.MinStorageBufferOffsetAlignment, 4)
+}
+
+// resetChecks makes room for n status words, zeroes them and forgets the previous graph's.
+func (b *Backend) resetChecks(n int) error {
+	b.checks = b.checks[:0]
+	if n == 0 {
+		return nil
+	}
+	size := uint64(n) * b.statusStride()
+	if b.status == nil || b.status.size < size {
+		if b.status != nil {
+			b.status.destroy()
+			b.status = nil
+		}
+		sb, err := b.vd.newBuffer(max(size, 64*b.statusStride()))
+		if err != nil {
+			return fmt.Errorf("status buffer for index checks: %w", err)
+		}
+		b.status = sb
+	}
+	return b.status.memset(0, size, 0)
+}
+
+// addCheck gives node t (at position i of the graph) the next status word and returns its binding.
+func (b *Backend) addCheck(i int, t *core.Tensor) (binding, error) {
+	k := uint64(len(b.checks))
+	stride := b.statusStride()
+	if b.status == nil || (k+1)*stride > b.status.size {
+		return binding{}, fmt.Errorf("internal error: no status word left for %v", t)
+	}
+	b.checks = append(b.checks, indexCheck{node: i, t: t})
+	return bindRange(b.status, k*stride, 4), nil
+}
+
+// checkIndices reads the status words back (after every command buffer has finished) and returns
+// the error of the first node whose shader met a bad index, nil if none did.
+func (b *Backend) checkIndices() error {
+	if len(b.checks) == 0 {
+		return nil
+	}
+	stride := b.statusStride()
+	raw := make([]byte, uint64(len(b.checks))*stride)
+	if err := b.status.read(0, raw); err != nil {
+		return fmt.Errorf("tandem: gl: %s: reading the index checks: %w", b.dev.name, err)
+	}
+	for k, c := range b.checks {
+		w := binary.LittleEndian.Uint32(raw[uint64(k)*stride:])
+		if w == 0 {
+			continue
+		}
+		return fmt.Errorf("tandem: gl: %s: node %d %v: %w", b.dev.name, c.node, c.t, badIndexError(c.t, int64(^w)))
+	}
+	return nil
+}
+
+// badIndexError describes the bad index of node t at row-major position pos, in the CPU backend's
+// words. The index's value is read back from its tensor; if a later node overwrote it with an
+// index in range, the error says so instead of naming a value.
+func badIndexError(t *core.Tensor, pos int64) error {
+	var idx, rows *core.Tensor
+	var i1, i2, i3 int64
+	var limit int64
+	switch t.Op {
+	case core.OpGetRows:
+		idx, rows = t.Src[1], t.Src[0]
+		i1, i2, i3 = pos%t.Ne[1], pos/t.Ne[1]%t.Ne[2], pos/(t.Ne[1]*t.Ne[2])
+		limit = rows.Ne[1]
+	default: // SET_ROWS: pos is the source row (i1, i2, i3), broadcast over the index dims 1 and 2
+		src := t.Src[1]
+		idx, rows = t.Src[2], t.Src[0]
+		i1, i2, i3 = pos%src.Ne[1], pos/src.Ne[1]%src.Ne[2], pos/(src.Ne[1]*src.Ne[2])
+		i2, i3 = i2%idx.Ne[1], i3%idx.Ne[2]
+		limit = t.Ne[1]
+	}
+	val, err := indexValue(idx, i1, i2, i3)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%v: index at [%d,%d,%d] of %v is out of range (%v has %d rows; reading its value: %w)",
+			t.Op, i1, i2, i3, idx, rows, limit, err)
+	case val >= 0 && val < limit:
+		return fmt.Errorf("%v: index at [%d,%d,%d] of %v was out of range: %v has %d rows (a later node overwrote the index)",
+			t.Op, i1, i2, i3, idx, rows, limit)
+	}
+	return fmt.Errorf("%v: index %d at [%d,%d,%d] of %v is out of range: %v has %d rows",
+		t.Op, val, i1, i2, i3, idx, rows, limit)
+}
+
+// indexValue reads element (i1, i2, i3) of the i32 or i64 index tensor idx.
+func indexValue(idx *core.Tensor, i1, i2, i3 int64) (int64, error) {
+	if idx.Buffer == nil {
+		return 0, fmt.Errorf("%v has no buffer", idx)
+	}
+	off := i1*idx.Nb[0] + i2*idx.Nb[1] + i3*idx.Nb[2]
+	raw := make([]byte, idx.Type.Size())
+	if err := idx.Buffer.GetTensor(idx, raw, off); err != nil {
+		return 0, err
+	}
+	if idx.Type == core.TypeI64 {
+		return int64(binary.LittleEndian.Uint64(raw)), nil
+	}
+	return int64(int32(binary.LittleEndian.Uint32(raw))), nil
+}
