@@ -9,6 +9,8 @@ import (
 )
 
 func init() {
+	// GL0 runs the same shaders as Vulkan0, so it is expected to run the same ops.
+	expectedOps["GL"] = expectedOps["Vulkan"]
 	// The OpenGL device (built with -tags gl) runs the tests with a debug context: any error
 	// message of the driver fails the call that caused it.
 	if os.Getenv("TANDEM_GL_DEBUG") == "" {

@@ -304,11 +304,11 @@ func rewriteAccesses(src string, names map[string]bool) string {
 		}
 		rs := a + len(op)
 		re := statementEnd(src, rs)
-		rhs := rewriteAccesses(src[rs:re], names)
+		rhs := strings.TrimSpace(rewriteAccesses(src[rs:re], names))
 		if op != "=" {
 			rhs = fmt.Sprintf("%s_LD(%s) %s (%s)", word, idx, op[:1], rhs)
 		}
-		fmt.Fprintf(&out, "%s_ST(%s, %s)", word, idx, strings.TrimSpace(rhs))
+		fmt.Fprintf(&out, "%s_ST(%s, %s)", word, idx, rhs)
 		i = re
 	}
 	return out.String()
