@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -17,32 +18,14 @@ type Backend struct {
 	dev *device
 	vd  *glThread
 
-	mu     sync.Mutex
-	closed bool
-	push   pushConsts
-	// Byte ranges written and read since the last barrier: a node that touches one of them gets
-	// a glMemoryBarrier first; independent nodes run without.
-	written, read []span
-	barriers      int
-	dispatches    int
-	// Index checks of GET_ROWS/SET_ROWS nodes (status.go): one status word per node.
-	status *glBuffer
-	checks []indexCheck
-	node   int // position of the node being encoded
+	mu         sync.Mutex
+	closed     bool
+	dispatches int
+	rt         opsRuntime
+	enc        *gpuops.Encoder // the shared op encoders, dispatching through rt
 }
-
-// span is a byte range of a GL buffer.
-type span struct {
-	buf      *glBuffer
-	from, to uint64
-}
-
-func (s span) overlaps(o span) bool { return s.buf == o.buf && s.from < o.to && o.from < s.to }
 
 var _ core.Backend = (*Backend)(nil)
-
-// Info returns the device description the encoders use.
-func (t *glThread) Info() *devInfo { return &t.info }
 
 // New creates a backend on the OpenGL device "GL0".
 func New() (*Backend, error) {
@@ -50,7 +33,10 @@ func New() (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{dev: d, vd: d.t}, nil
+	b := &Backend{dev: d, vd: d.t}
+	b.rt.b = b
+	b.enc = gpuops.NewEncoder(&b.rt, &d.info.ops, "OpenGL", "tandem: gl: "+d.name)
+	return b, nil
 }
 
 // Name is the device's name ("GL0").
@@ -82,10 +68,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
-	if b.status != nil {
-		b.status.destroy()
-		b.status = nil
-	}
+	b.enc.Close()
 	return nil
 }
 
@@ -93,7 +76,7 @@ func (b *Backend) Close() error {
 func (b *Backend) Barriers() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.barriers
+	return b.enc.Barriers()
 }
 
 // Dispatches returns the number of compute dispatches GraphCompute has issued.
@@ -131,11 +114,11 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if err := g.Err(); err != nil {
 		return err
 	}
-	if err := b.resetChecks(checksNeeded(g.Nodes())); err != nil {
+	if err := b.enc.Start(g.Nodes()); err != nil {
 		return core.Errorf("tandem: gl: %s: %w", b.dev.name, err)
 	}
-	b.written, b.read = b.written[:0], b.read[:0]
 	c := &commands{t: b.vd}
+	b.rt.cmd = c
 	err := b.vd.do(func() error {
 		var err error
 		for i, n := range g.Nodes() {
@@ -146,8 +129,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 				err = core.Errorf("tandem: gl: %s: stopped before node %d %v: %w", b.dev.name, i, n, e)
 				break
 			}
-			b.node = i
-			if e := b.encode(c, n); e != nil {
+			if e := b.enc.Encode(i, n); e != nil {
 				err = core.Errorf("tandem: gl: %s: node %d %v: %w", b.dev.name, i, n, e)
 				break
 			}
@@ -161,117 +143,5 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		}
 		return err
 	}
-	return b.checkIndices()
-}
-
-// tensorSpan returns the byte range of t in its GL buffer.
-func (b *Backend) tensorSpan(t *core.Tensor) (span, *buffer, error) {
-	gb, ok := t.Buffer.(*buffer)
-	if !ok {
-		return span{}, nil, fmt.Errorf("tensor %v is not in OpenGL memory (buffer %v)", t, bufName(t.Buffer))
-	}
-	if gb.bt.dev != b.dev {
-		return span{}, nil, fmt.Errorf("tensor %v is in memory of %s, not %s", t, gb.bt.dev.name, b.dev.name)
-	}
-	n := t.NBytes()
-	if t.Offset < 0 || n < 0 || t.Offset > gb.Size() || n > gb.Size()-t.Offset {
-		return span{}, nil, fmt.Errorf("tensor %v bytes at offset %d, %d long, lie outside its %d-byte buffer", t, t.Offset, n, gb.Size())
-	}
-	return span{buf: gb.gb, from: uint64(t.Offset), to: uint64(t.Offset + n)}, gb, nil
-}
-
-// operand is a tensor bound for a dispatch: the binding (at an aligned-down offset) and the
-// tensor's first element relative to it, in units of unit bytes.
-type operand struct {
-	t    *core.Tensor
-	bind binding
-	sp   span
-	offs uint32
-}
-
-// bindTensor binds t for a shader that addresses it in units of unit bytes.
-func (b *Backend) bindTensor(t *core.Tensor, unit int64) (operand, error) {
-	sp, gb, err := b.tensorSpan(t)
-	if err != nil {
-		return operand{}, err
-	}
-	align := b.vd.Info().Limits.MinStorageBufferOffsetAlignment
-	base := sp.from / align * align
-	mis := sp.from - base
-	if mis%uint64(unit) != 0 {
-		return operand{}, fmt.Errorf("tensor %v starts at byte %d, not a multiple of %d", t, sp.from, unit)
-	}
-	size := sp.to - base
-	if size > uint64(b.vd.Info().Limits.MaxStorageBufferRange) {
-		return operand{}, fmt.Errorf("tensor %v spans %d bytes, more than GL_MAX_SHADER_STORAGE_BLOCK_SIZE (%d)", t, size, b.vd.Info().Limits.MaxStorageBufferRange)
-	}
-	return operand{t: t, bind: bindRange(gb.gb, base, size), sp: sp, offs: uint32(mis / uint64(unit))}, nil
-}
-
-// use is one source operand of a node: the tensor and the unit (bytes) its shader addresses it in.
-type use struct {
-	t    *core.Tensor
-	unit int64
-}
-
-// bindNode binds a node's sources and its destination (in dstUnit units) and issues the barrier
-// the node needs. It returns the operands in order: the sources, then the destination.
-func (b *Backend) bindNode(c *commands, dst *core.Tensor, dstUnit int64, srcs ...use) ([]operand, error) {
-	ops := make([]operand, 0, len(srcs)+1)
-	for _, s := range srcs {
-		o, err := b.bindTensor(s.t, s.unit)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, o)
-	}
-	od, err := b.bindTensor(dst, dstUnit)
-	if err != nil {
-		return nil, err
-	}
-	if err := b.sync(c, od, ops...); err != nil {
-		return nil, err
-	}
-	return append(ops, od), nil
-}
-
-// sync issues a barrier when dst or srcs conflict with unsynchronized accesses, then notes the
-// node's accesses. Destinations are tracked by their bound words (16-bit stores rewrite whole
-// words), so neighbouring tensors that share a word are ordered too.
-func (b *Backend) sync(c *commands, dst operand, srcs ...operand) error {
-	dsp := dst.sp
-	dsp.from, dsp.to = dsp.from&^3, (dsp.to+3)&^3
-	need := false
-	for _, w := range b.written {
-		if w.overlaps(dsp) {
-			need = true
-		}
-		for _, s := range srcs {
-			if w.overlaps(s.sp) {
-				need = true
-			}
-		}
-	}
-	for _, r := range b.read {
-		if r.overlaps(dsp) {
-			need = true
-		}
-	}
-	if need {
-		if err := c.Barrier(); err != nil {
-			return err
-		}
-		b.barriers++
-		b.written, b.read = b.written[:0], b.read[:0]
-	}
-	b.written = append(b.written, dsp)
-	for _, s := range srcs {
-		b.read = append(b.read, s.sp)
-	}
-	return nil
-}
-
-// pipeline returns the device's program for a shader of package shaders (GL thread only).
-func (b *Backend) pipeline(name string, bindings int, push uint32, spec ...uint32) (*program, error) {
-	return b.vd.program(name, bindings, push, spec)
+	return b.enc.CheckIndices()
 }

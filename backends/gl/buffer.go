@@ -24,7 +24,7 @@ func (bt *bufferType) Name() string { return bt.name }
 
 // Alignment is GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, so tensors can be bound where they start.
 func (bt *bufferType) Alignment() int64 {
-	return int64(max(bt.dev.info.Limits.MinStorageBufferOffsetAlignment, 4))
+	return int64(max(bt.dev.info.ops.MinStorageBufferOffsetAlignment, 4))
 }
 
 // MaxSize is 1 GiB.
@@ -117,7 +117,7 @@ func (b *buffer) GetTensor(t *core.Tensor, dst []byte, offset int64) error {
 	if err != nil {
 		return err
 	}
-	if err := b.gb.read(off, dst); err != nil {
+	if err := b.gb.Read(off, dst); err != nil {
 		return fmt.Errorf("tandem: gl: GetTensor %v: %w", t, err)
 	}
 	return nil
@@ -129,7 +129,7 @@ func (b *buffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) er
 	if err != nil {
 		return err
 	}
-	if err := b.gb.memset(off, uint64(size), value); err != nil {
+	if err := b.gb.Memset(off, uint64(size), value); err != nil {
 		return fmt.Errorf("tandem: gl: MemsetTensor %v: %w", t, err)
 	}
 	return nil
@@ -137,7 +137,7 @@ func (b *buffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) er
 
 // Clear sets every byte to value.
 func (b *buffer) Clear(value byte) error {
-	if err := b.gb.memset(0, b.gb.size, value); err != nil {
+	if err := b.gb.Memset(0, b.gb.size, value); err != nil {
 		return fmt.Errorf("tandem: gl: clearing a %s buffer: %w", b.bt.name, err)
 	}
 	return nil
@@ -145,7 +145,7 @@ func (b *buffer) Clear(value byte) error {
 
 // Free releases the buffer; later uses are errors.
 func (b *buffer) Free() error {
-	b.gb.destroy()
+	b.gb.Destroy()
 	return nil
 }
 

@@ -3,9 +3,7 @@
 package gl
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/go-gl/gl/v4.3-core/gl"
 )
@@ -18,40 +16,6 @@ type binding struct {
 
 // bindRange binds size bytes of b from off.
 func bindRange(b *glBuffer, off, size uint64) binding { return binding{buf: b, off: off, size: size} }
-
-// pushConsts packs a shader's parameters (the Vulkan push-constant block; a std140 uniform block
-// in GL, the same bytes since it holds only 32-bit scalars).
-type pushConsts struct{ b []byte }
-
-// U32 appends 32-bit unsigned values.
-func (p *pushConsts) U32(vs ...uint32) *pushConsts {
-	for _, v := range vs {
-		p.b = binary.LittleEndian.AppendUint32(p.b, v)
-	}
-	return p
-}
-
-// I32 appends 32-bit signed values.
-func (p *pushConsts) I32(vs ...int32) *pushConsts {
-	for _, v := range vs {
-		p.b = binary.LittleEndian.AppendUint32(p.b, uint32(v))
-	}
-	return p
-}
-
-// F32 appends float32 values.
-func (p *pushConsts) F32(vs ...float32) *pushConsts {
-	for _, v := range vs {
-		p.b = binary.LittleEndian.AppendUint32(p.b, math.Float32bits(v))
-	}
-	return p
-}
-
-// Bytes returns the packed bytes.
-func (p *pushConsts) Bytes() []byte { return p.b }
-
-// Reset empties p for the next dispatch.
-func (p *pushConsts) Reset() *pushConsts { p.b = p.b[:0]; return p }
 
 // commands issues one graph's dispatches on the GL thread (GL runs them in order; a fence at the
 // end waits for them).
@@ -74,7 +38,7 @@ func (c *commands) Dispatch(p *program, groups [3]uint32, push []byte, bindings 
 	t := c.t
 	gl.UseProgram(p.id)
 	if len(push) > 0 {
-		align := int(t.info.Limits.UniformBufferOffsetAlignment)
+		align := int(t.info.uboAlign)
 		off := (t.uboOff + align - 1) / align * align
 		if off+len(push) > t.uboSize {
 			off = 0 // GL orders the update after the dispatches that still read the old bytes

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -100,7 +101,7 @@ func (d *device) Description() string {
 // Type is core.DeviceAccel for software rasterizers (llvmpipe: usable when asked for, never
 // preferred over the CPU backend) and core.DeviceGPU otherwise.
 func (d *device) Type() core.DeviceType {
-	if d.info.Type == deviceTypeCPU {
+	if d.info.ops.Software {
 		return core.DeviceAccel
 	}
 	return core.DeviceGPU
@@ -109,7 +110,7 @@ func (d *device) Type() core.DeviceType {
 // Memory reports 2 GiB as free and total: OpenGL has no portable memory query.
 func (d *device) Memory() (free, total int64) { return 2 << 30, 2 << 30 }
 
-func (d *device) SupportsOp(t *core.Tensor) bool { return supportsOp(d, t) }
+func (d *device) SupportsOp(t *core.Tensor) bool { return gpuops.Supports(&d.info.ops, t) }
 
 // SupportsBufferType accepts only the device's own memory: the scheduler copies other tensors in.
 func (d *device) SupportsBufferType(bt core.BufferType) bool { return bt == core.BufferType(d.buft) }
@@ -122,7 +123,7 @@ func (d *device) BufferType() core.BufferType { return d.buft }
 func (d *device) NewBackend() (core.Backend, error) { return New() }
 
 func (d *device) Features() []core.Feature {
-	l := d.info.Limits
+	l := &d.info.ops
 	return []core.Feature{
 		{Name: "GL_VERSION", Value: d.info.Version},
 		{Name: "GLSL", Value: d.info.GLSL},

@@ -3,16 +3,14 @@
 package gl
 
 import (
-	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	gogl "github.com/go-gl/gl/v4.3-core/gl"
+	"github.com/tandem-ml/tandem/backends/internal/gputest"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -43,37 +41,7 @@ func newBackend(t testing.TB) *Backend {
 
 // allocCtx places every tensor of ctx in one buffer of bt (views share their source's memory).
 func allocCtx(t testing.TB, ctx *core.Context, bt core.BufferType) core.Buffer {
-	t.Helper()
-	if err := ctx.Err(); err != nil {
-		t.Fatal(err)
-	}
-	align := bt.Alignment()
-	var size int64
-	for _, x := range ctx.Tensors() {
-		if x.ViewSrc == nil {
-			size = core.AlignUp(size, align) + bt.AllocSize(x)
-		}
-	}
-	buf, err := bt.Alloc(size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { buf.Free() })
-	var off int64
-	for _, x := range ctx.Tensors() {
-		if x.ViewSrc != nil {
-			if err := core.ViewInit(x); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		off = core.AlignUp(off, align)
-		if err := core.TensorAlloc(buf, x, off); err != nil {
-			t.Fatal(err)
-		}
-		off += bt.AllocSize(x)
-	}
-	return buf
+	return gputest.AllocCtx(t, ctx, bt)
 }
 
 func compute(t *testing.T, be *Backend, out ...*core.Tensor) {
@@ -247,38 +215,11 @@ func TestHalfWordNeighbours(t *testing.T) {
 // the context's; the backend stays usable.
 func TestGraphComputeContext(t *testing.T) {
 	be := newBackend(t)
-	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
-	a := ctx.NewTensor1D(core.TypeF32, 64)
-	out := ctx.Scale(ctx.Add(a, a), 0.5)
-	allocCtx(t, ctx, be.DefaultBufferType())
-	vals := make([]float32, 64)
-	for i := range vals {
-		vals[i] = float32(i)
-	}
-	if err := core.SetFloat32s(a, vals); err != nil {
-		t.Fatal(err)
-	}
-	g := core.NewGraph(core.DefaultGraphSize)
-	g.BuildForwardExpand(out)
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := be.GraphComputeContext(cancelled, g); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped before node") {
-		t.Fatalf("cancelled context: %v", err)
-	}
-	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	defer cancel2()
-	if err := be.GraphComputeContext(expired, g); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("expired deadline: %v", err)
-	}
-	if err := be.GraphComputeContext(context.Background(), g); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := core.GetFloat32s(out)
-	for i, v := range got {
-		if v != vals[i] {
-			t.Fatalf("element %d: %v, want %v", i, v, vals[i])
-		}
-	}
+	gputest.GraphComputeContext(t, be)
+	g := gputest.Graph(t, be, func(ctx *core.Context) *core.Tensor {
+		a := ctx.NewTensor1D(core.TypeF32, 64)
+		return ctx.Add(a, a)
+	})
 	if err := be.GraphCompute(nil); err == nil {
 		t.Error("nil graph accepted")
 	}

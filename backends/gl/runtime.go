@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/go-gl/gl/v4.3-core/gl"
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 )
 
 // The GL runtime: one OS thread per device owns the context; every GL call runs there, handed over
@@ -18,37 +19,11 @@ import (
 // errClosed is wrapped by errors from a device whose context was torn down.
 var errClosed = errors.New("GL context closed")
 
-// devType is what kind of device the GL renderer is.
-type devType int
-
-const (
-	deviceTypeGPU devType = iota
-	deviceTypeCPU         // a software rasterizer (llvmpipe, softpipe, swrast)
-)
-
-// subgroupArithmetic mirrors the Vulkan flag; GL 4.3 has no subgroup operations, so it is never set.
-const subgroupArithmetic = 1 << 3
-
-// devInfo describes the GL device in the terms the op encoders use (the Vulkan names, filled from
-// GL's compute limits).
+// devInfo describes the GL device: its strings, and its limits in the terms of the op encoders.
 type devInfo struct {
 	Renderer, Vendor, Version, GLSL string
-	Type                            devType
-	Limits                          struct {
-		MaxComputeWorkGroupCount        [3]uint32
-		MaxComputeWorkGroupSize         [3]uint32
-		MaxComputeWorkGroupInvocations  uint32
-		MaxComputeSharedMemorySize      uint32
-		MaxStorageBufferRange           uint32
-		MinStorageBufferOffsetAlignment uint64
-		MaxMemoryAllocationSize         uint64
-		UniformBufferOffsetAlignment    uint64
-	}
-	Features struct {
-		// StorageBuffer16BitAccess is true: the GL prelude emulates 16-bit storage with 32-bit words.
-		StorageBuffer16BitAccess bool
-	}
-	Subgroup struct{ Size, Operations, Stages uint32 }
+	uboAlign                        uint64 // GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT
+	ops                             gpuops.Device
 }
 
 // glThread is a device's GL context and the goroutine (locked to its OS thread) that runs its calls.
@@ -141,9 +116,9 @@ func (t *glThread) init() error {
 		return fmt.Errorf("OpenGL %d.%d (%s): compute shaders need 4.3", maj, min, i.Version)
 	}
 	r := strings.ToLower(i.Renderer)
-	if strings.Contains(r, "llvmpipe") || strings.Contains(r, "softpipe") || strings.Contains(r, "swrast") {
-		i.Type = deviceTypeCPU
-	}
+	o := &i.ops
+	// A software rasterizer (llvmpipe, softpipe, swrast) takes the encoders' CPU-device kernels.
+	o.Software = strings.Contains(r, "llvmpipe") || strings.Contains(r, "softpipe") || strings.Contains(r, "swrast")
 	geti := func(p uint32) uint32 {
 		var v int32
 		gl.GetIntegerv(p, &v)
@@ -152,20 +127,20 @@ func (t *glThread) init() error {
 	for k := range 3 {
 		var v int32
 		gl.GetIntegeri_v(gl.MAX_COMPUTE_WORK_GROUP_COUNT, uint32(k), &v)
-		i.Limits.MaxComputeWorkGroupCount[k] = uint32(max(v, 0))
+		o.MaxComputeWorkGroupCount[k] = uint32(max(v, 0))
 		gl.GetIntegeri_v(gl.MAX_COMPUTE_WORK_GROUP_SIZE, uint32(k), &v)
-		i.Limits.MaxComputeWorkGroupSize[k] = uint32(max(v, 0))
+		o.MaxComputeWorkGroupSize[k] = uint32(max(v, 0))
 	}
-	i.Limits.MaxComputeWorkGroupInvocations = geti(gl.MAX_COMPUTE_WORK_GROUP_INVOCATIONS)
-	i.Limits.MaxComputeSharedMemorySize = geti(gl.MAX_COMPUTE_SHARED_MEMORY_SIZE)
-	i.Limits.MaxStorageBufferRange = geti(gl.MAX_SHADER_STORAGE_BLOCK_SIZE)
-	i.Limits.MinStorageBufferOffsetAlignment = uint64(max(geti(gl.SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT), 4))
-	i.Limits.UniformBufferOffsetAlignment = uint64(max(geti(gl.UNIFORM_BUFFER_OFFSET_ALIGNMENT), 4))
-	i.Limits.MaxMemoryAllocationSize = 1 << 30
-	i.Features.StorageBuffer16BitAccess = true
-	if geti(gl.MAX_COMPUTE_SHADER_STORAGE_BLOCKS) < 8 || i.Limits.MaxComputeWorkGroupInvocations < 256 {
+	o.MaxComputeWorkGroupInvocations = geti(gl.MAX_COMPUTE_WORK_GROUP_INVOCATIONS)
+	o.MaxComputeSharedMemorySize = geti(gl.MAX_COMPUTE_SHARED_MEMORY_SIZE)
+	o.MaxStorageBufferRange = geti(gl.MAX_SHADER_STORAGE_BLOCK_SIZE)
+	o.MinStorageBufferOffsetAlignment = uint64(max(geti(gl.SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT), 4))
+	i.uboAlign = uint64(max(geti(gl.UNIFORM_BUFFER_OFFSET_ALIGNMENT), 4))
+	// The GLSL prelude emulates 16-bit storage with 32-bit words: 16-bit stores rewrite words.
+	o.Storage16Bit, o.WordWrites = true, true
+	if geti(gl.MAX_COMPUTE_SHADER_STORAGE_BLOCKS) < 8 || o.MaxComputeWorkGroupInvocations < 256 {
 		return fmt.Errorf("%s: compute limits too small (storage blocks %d, invocations %d)",
-			i.Renderer, geti(gl.MAX_COMPUTE_SHADER_STORAGE_BLOCKS), i.Limits.MaxComputeWorkGroupInvocations)
+			i.Renderer, geti(gl.MAX_COMPUTE_SHADER_STORAGE_BLOCKS), o.MaxComputeWorkGroupInvocations)
 	}
 	if t.debug {
 		gl.Enable(gl.DEBUG_OUTPUT)
@@ -274,6 +249,9 @@ func (t *glThread) newBuffer(size uint64) (*glBuffer, error) {
 	return b, nil
 }
 
+// Size returns the buffer's usable bytes.
+func (b *glBuffer) Size() uint64 { return b.size }
+
 // live reports an error when the buffer was freed.
 func (b *glBuffer) live() error {
 	b.mu.Lock()
@@ -299,8 +277,8 @@ func (b *glBuffer) write(off uint64, data []byte) error {
 	})
 }
 
-// read copies len(dst) bytes from off; shader writes before it are made visible first.
-func (b *glBuffer) read(off uint64, dst []byte) error {
+// Read copies len(dst) bytes from off; shader writes before it are made visible first.
+func (b *glBuffer) Read(off uint64, dst []byte) error {
 	if err := b.live(); err != nil {
 		return err
 	}
@@ -315,8 +293,8 @@ func (b *glBuffer) read(off uint64, dst []byte) error {
 	})
 }
 
-// memset sets n bytes from off to v.
-func (b *glBuffer) memset(off, n uint64, v byte) error {
+// Memset sets n bytes from off to v.
+func (b *glBuffer) Memset(off, n uint64, v byte) error {
 	if err := b.live(); err != nil {
 		return err
 	}
@@ -348,8 +326,8 @@ func (b *glBuffer) copyFrom(dstOff uint64, src *glBuffer, srcOff, n uint64) erro
 	})
 }
 
-// destroy deletes the buffer; later uses are errors. A second call does nothing.
-func (b *glBuffer) destroy() {
+// Destroy deletes the buffer; later uses are errors. A second call does nothing.
+func (b *glBuffer) Destroy() {
 	b.mu.Lock()
 	if b.deleted {
 		b.mu.Unlock()
