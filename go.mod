@@ -9,4 +9,7 @@ require (
 	gonum.org/v1/gonum v0.17.0
 )
 
-require golang.org/x/sys v0.41.0 // indirect
+require (
+	github.com/go-gl/gl v0.0.0-20231021071112-07e5d0ea2e71 // indirect
+	golang.org/x/sys v0.41.0 // indirect
+)

@@ -229,6 +229,9 @@ func WriteHeader(w io.Writer, cfg *Config, disc *Discovery) {
 	if !disc.VulkanOK {
 		t.Rows = append(t.Rows, []string{"  Vulkan", "—", "not used: " + disc.VulkanWhy})
 	}
+	if !disc.GLOK && disc.GLWhy != "" {
+		t.Rows = append(t.Rows, []string{"  GL", "—", "not used: " + disc.GLWhy})
+	}
 	t.Header = []string{"", "", ""}
 	var b strings.Builder
 	t.Write(&b)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/backends/gl"
 	"github.com/tandem-ml/tandem/backends/rpc"
 	"github.com/tandem-ml/tandem/backends/vulkan"
 	"github.com/tandem-ml/tandem/core"
@@ -102,6 +103,8 @@ type Discovery struct {
 	Targets   []*Target    // what runs, the baseline first
 	VulkanOK  bool
 	VulkanWhy string      // why Vulkan is not used, when it is not
+	GLOK      bool        // the OpenGL backend (build tag gl) found its device GL0
+	GLWhy     string      // why OpenGL is not used, when it is not
 	RPC       *rpc.Client // -rpc: the connection to the remote server (closed by the app)
 }
 
@@ -110,6 +113,7 @@ type Discovery struct {
 func Discover(cfg *Config) (*Discovery, error) {
 	d := &Discovery{}
 	d.VulkanOK, d.VulkanWhy = vulkan.Available()
+	d.GLOK, d.GLWhy = gl.Available()
 	var cpuDev core.Device
 	var others []core.Device
 	for _, dev := range core.Devices() {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
@@ -25,27 +26,11 @@ type Backend struct {
 
 	mu     sync.Mutex
 	closed bool
-	push   vkrt.Push
-	// Byte ranges written and read since the last barrier (ggml's
-	// unsynced_nodes_written/read): a node that touches one of them gets a
-	// barrier first; independent nodes run without.
-	written, read []span
-	barriers      int
-	// Index checks of GET_ROWS/SET_ROWS nodes (status.go): one status word per node.
-	status *vkrt.Buffer
-	checks []indexCheck
-	node   int // position of the node being encoded
+	rt     opsRuntime
+	enc    *gpuops.Encoder // the shared op encoders, recording through rt
 
 	log *slog.Logger // SetLogger; nil reports nothing
 }
-
-// span is a byte range of a Vulkan buffer.
-type span struct {
-	buf      *vkrt.Buffer
-	from, to uint64
-}
-
-func (s span) overlaps(o span) bool { return s.buf == o.buf && s.from < o.to && o.from < s.to }
 
 var _ core.Backend = (*Backend)(nil)
 
@@ -59,7 +44,10 @@ func New(i int) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{dev: d, vd: vd}, nil
+	b := &Backend{dev: d, vd: vd}
+	b.rt.b = b
+	b.enc = gpuops.NewEncoder(&b.rt, d.gpu, "Vulkan", "tandem: vulkan: "+d.name)
+	return b, nil
 }
 
 // Name is the device's name ("Vulkan0").
@@ -92,10 +80,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
-	if b.status != nil {
-		b.status.Destroy()
-		b.status = nil
-	}
+	b.enc.Close()
 	return nil
 }
 
@@ -104,7 +89,7 @@ func (b *Backend) Close() error {
 func (b *Backend) Barriers() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.barriers
+	return b.enc.Barriers()
 }
 
 // GraphCompute records every computing node of g (views and leafs cost
@@ -143,7 +128,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		return core.Errorf("tandem: vulkan: %s: GraphCompute: %w", b.dev.name, err)
 	}
 	defer done()
-	if err := b.resetChecks(checksNeeded(g.Nodes())); err != nil {
+	if err := b.enc.Start(g.Nodes()); err != nil {
 		return core.Errorf("tandem: vulkan: %s: %w", b.dev.name, err)
 	}
 	var submitted []*vkrt.Commands
@@ -166,11 +151,10 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 			c.Release()
 		}
 		if err == nil {
-			err = b.checkIndices()
+			err = b.enc.CheckIndices()
 		}
 		return err
 	}
-	b.written, b.read = b.written[:0], b.read[:0] // each command buffer starts with a barrier
 	for i, n := range g.Nodes() {
 		if n.Op == core.OpNone || n.Op.IsView() || n.IsEmpty() {
 			continue
@@ -185,8 +169,8 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 			}
 			cur = c
 		}
-		b.node = i
-		if err := b.encode(cur, n); err != nil {
+		b.rt.cmd = cur
+		if err := b.enc.Encode(i, n); err != nil {
 			return finish(core.Errorf("tandem: vulkan: %s: node %d %v: %w", b.dev.name, i, n, err))
 		}
 		if cur.Dispatches() >= maxNodesPerSubmit {
@@ -200,118 +184,9 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	return finish(nil)
 }
 
-// tensorSpan returns the byte range of t in its Vulkan buffer.
-func (b *Backend) tensorSpan(t *core.Tensor) (span, *buffer, error) {
-	vb, ok := vkBuffer(t.Buffer)
-	if !ok {
-		return span{}, nil, fmt.Errorf("tensor %v is not in Vulkan memory (buffer %v)", t, bufName(t.Buffer))
-	}
-	if vb.bt.dev != b.dev {
-		return span{}, nil, fmt.Errorf("tensor %v is in memory of %s, not %s", t, vb.bt.dev.name, b.dev.name)
-	}
-	n := t.NBytes()
-	if t.Offset < 0 || n < 0 || t.Offset > vb.Size() || n > vb.Size()-t.Offset {
-		return span{}, nil, fmt.Errorf("tensor %v bytes at offset %d, %d long, lie outside its %d-byte buffer", t, t.Offset, n, vb.Size())
-	}
-	return span{buf: vb.vb, from: uint64(t.Offset), to: uint64(t.Offset + n)}, vb, nil
-}
-
 func bufName(b core.Buffer) string {
 	if b == nil {
 		return "none"
 	}
 	return b.Type().Name()
-}
-
-// operand is a tensor bound for a dispatch: the binding (at an aligned-down
-// offset) and the tensor's first element relative to it, in units of unit bytes.
-type operand struct {
-	t    *core.Tensor
-	bind vkrt.Binding
-	sp   span
-	offs uint32
-}
-
-// bindTensor binds t for a shader that addresses it in units of unit bytes.
-func (b *Backend) bindTensor(t *core.Tensor, unit int64) (operand, error) {
-	sp, vb, err := b.tensorSpan(t)
-	if err != nil {
-		return operand{}, err
-	}
-	align := b.vd.Info().Limits.MinStorageBufferOffsetAlignment
-	base := sp.from / align * align
-	mis := sp.from - base
-	if mis%uint64(unit) != 0 {
-		return operand{}, fmt.Errorf("tensor %v starts at byte %d, not a multiple of %d", t, sp.from, unit)
-	}
-	size := sp.to - base
-	if size > uint64(b.vd.Info().Limits.MaxStorageBufferRange) {
-		return operand{}, fmt.Errorf("tensor %v spans %d bytes, more than maxStorageBufferRange (%d)", t, size, b.vd.Info().Limits.MaxStorageBufferRange)
-	}
-	return operand{t: t, bind: vkrt.BindRange(vb.vb, base, size), sp: sp, offs: uint32(mis / uint64(unit))}, nil
-}
-
-// use is one source operand of a node: the tensor and the unit (bytes) its shader addresses it in.
-type use struct {
-	t    *core.Tensor
-	unit int64
-}
-
-// bindNode binds a node's sources and its destination (in dstUnit units) and records the barrier
-// the node needs. It returns the operands in order: the sources, then the destination.
-func (b *Backend) bindNode(c *vkrt.Commands, dst *core.Tensor, dstUnit int64, srcs ...use) ([]operand, error) {
-	ops := make([]operand, 0, len(srcs)+1)
-	for _, s := range srcs {
-		o, err := b.bindTensor(s.t, s.unit)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, o)
-	}
-	od, err := b.bindTensor(dst, dstUnit)
-	if err != nil {
-		return nil, err
-	}
-	if err := b.sync(c, od, ops...); err != nil {
-		return nil, err
-	}
-	return append(ops, od), nil
-}
-
-// sync records a barrier when dst or srcs conflict with unsynchronized
-// accesses, then notes the node's accesses.
-func (b *Backend) sync(c *vkrt.Commands, dst operand, srcs ...operand) error {
-	need := false
-	for _, w := range b.written {
-		if w.overlaps(dst.sp) {
-			need = true
-		}
-		for _, s := range srcs {
-			if w.overlaps(s.sp) {
-				need = true
-			}
-		}
-	}
-	for _, r := range b.read {
-		if r.overlaps(dst.sp) {
-			need = true
-		}
-	}
-	if need {
-		if err := c.Barrier(); err != nil {
-			return err
-		}
-		b.barriers++
-		b.written, b.read = b.written[:0], b.read[:0]
-	}
-	b.written = append(b.written, dst.sp)
-	for _, s := range srcs {
-		b.read = append(b.read, s.sp)
-	}
-	return nil
-}
-
-// pipeline returns the device's pipeline for a shader of package shaders.
-func (b *Backend) pipeline(name string, bindings int, push uint32, spec ...uint32) (*vkrt.Pipeline, error) {
-	return pipelineFor(b.vd, name, bindings, push, spec...)
 }

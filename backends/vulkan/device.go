@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
@@ -18,6 +19,7 @@ type device struct {
 	name     string
 	inst     *vkrt.Instance // the instance the device was listed by (fixed at creation)
 	info     *vkrt.DeviceInfo
+	gpu      *gpuops.Device // info in the terms of the op encoders
 	buft     *bufferType
 	hostBuft *bufferType
 
@@ -34,10 +36,28 @@ var (
 )
 
 func newDevice(inst *vkrt.Instance, i int, info *vkrt.DeviceInfo) *device {
-	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), inst: inst, info: info}
+	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), inst: inst, info: info, gpu: opsDevice(info)}
 	d.buft = &bufferType{dev: d, kind: vkrt.DeviceBuffer, name: d.name}
 	d.hostBuft = &bufferType{dev: d, kind: vkrt.HostBuffer, name: d.name + "_Host"}
 	return d
+}
+
+// opsDevice describes a Vulkan device to the op encoders.
+func opsDevice(info *vkrt.DeviceInfo) *gpuops.Device {
+	const computeStage = 0x20 // VK_SHADER_STAGE_COMPUTE_BIT
+	l := info.Limits
+	return &gpuops.Device{
+		Software:                        info.Type == vkrt.DeviceTypeCPU,
+		SubgroupSize:                    info.Subgroup.Size,
+		SubgroupArithmetic:              info.Subgroup.Operations&vkrt.SubgroupArithmetic != 0 && info.Subgroup.Stages&computeStage != 0,
+		Storage16Bit:                    info.Features.StorageBuffer16BitAccess,
+		MaxComputeWorkGroupCount:        l.MaxComputeWorkGroupCount,
+		MaxComputeWorkGroupSize:         l.MaxComputeWorkGroupSize,
+		MaxComputeWorkGroupInvocations:  l.MaxComputeWorkGroupInvocations,
+		MaxComputeSharedMemorySize:      l.MaxComputeSharedMemorySize,
+		MaxStorageBufferRange:           l.MaxStorageBufferRange,
+		MinStorageBufferOffsetAlignment: l.MinStorageBufferOffsetAlignment,
+	}
 }
 
 // open returns the logical device, creating it on first use.
@@ -96,7 +116,7 @@ func (d *device) Memory() (free, total int64) {
 	return n, n
 }
 
-func (d *device) SupportsOp(t *core.Tensor) bool { return supportsOp(d, t) }
+func (d *device) SupportsOp(t *core.Tensor) bool { return gpuops.Supports(d.gpu, t) }
 
 // SupportsBufferType accepts only the device's own memory, as ggml does: the
 // scheduler copies other tensors in.

@@ -7,17 +7,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 	"github.com/tandem-ml/tandem/core"
 )
 
-// withMulMatEncoder makes MUL_MAT nodes use enc for the rest of the test
-// (MUL_MAT's registration lives in ops.go; this proves the tiled kernel
-// whatever encoder is registered there).
-func withMulMatEncoder(t *testing.T, enc func(*Backend, *vkrt.Commands, *core.Tensor) error) {
-	old := vkOps[core.OpMulMat].encode
-	vkOps[core.OpMulMat].encode = enc
-	t.Cleanup(func() { vkOps[core.OpMulMat].encode = old })
+// withMulMat makes be encode MUL_MAT nodes with kernel k (and tile) for the rest of the test, so
+// a kernel is proven whatever the default choice for the shape is.
+func withMulMat(t *testing.T, be *Backend, k gpuops.MulMatKernel, tile gpuops.Tile) {
+	be.enc.UseMulMat(k, tile)
+	t.Cleanup(func() { be.enc.UseMulMat(gpuops.MulMatAuto, gpuops.Tile{}) })
 }
 
 // mulMatShape is one MUL_MAT test: a [k, m, a2, a3], b [k, n, b2, b3].
@@ -119,8 +117,8 @@ var mulMatShapesFloat = []mulMatShape{
 func TestMulMatTiled(t *testing.T) {
 	be := newBackend(t)
 	t.Run("default", func(t *testing.T) {
-		withMulMatEncoder(t, (*Backend).encodeMulMatTiled)
-		for typ := range mulMatTypes {
+		withMulMat(t, be, gpuops.MulMatTiled, gpuops.Tile{})
+		for _, typ := range gpuops.MulMatTypes() {
 			shapes := mulMatShapes
 			if typ == core.TypeF32 || typ == core.TypeF16 {
 				shapes = append(append([]mulMatShape(nil), shapes...), mulMatShapesFloat...)
@@ -134,21 +132,19 @@ func TestMulMatTiled(t *testing.T) {
 		}
 	})
 	ran := 0
-	for _, tile := range mmTilesGPU {
-		if !be.fitTile(tile) {
+	for _, tile := range gpuops.GPUTiles {
+		if !be.dev.gpu.FitTile(tile) {
 			// Only a tile beyond Vulkan's required minimum limits (128 invocations per workgroup
 			// and in x, 16 KiB of shared memory) may be refused; the smaller ones must run
 			// everywhere, or MUL_MAT would have no tiled kernel on some conformant device.
-			if tile.wg() <= 128 && tile.shared() <= 16384 {
-				t.Errorf("tile %+v (%d invocations, %d bytes shared) is within Vulkan's minimum limits but does not fit", tile, tile.wg(), tile.shared())
+			if tile.WG() <= 128 && tile.Shared() <= 16384 {
+				t.Errorf("tile %+v (%d invocations, %d bytes shared) is within Vulkan's minimum limits but does not fit", tile, tile.WG(), tile.Shared())
 			}
 			continue
 		}
 		ran++
-		t.Run(fmt.Sprintf("%dx%d/%dx%d", tile.bm, tile.bn, tile.tm, tile.tn), func(t *testing.T) {
-			withMulMatEncoder(t, func(b *Backend, c *vkrt.Commands, n *core.Tensor) error {
-				return b.encodeMulMatTiledWith(c, n, tile)
-			})
+		t.Run(fmt.Sprintf("%dx%d/%dx%d", tile.BM, tile.BN, tile.TM, tile.TN), func(t *testing.T) {
+			withMulMat(t, be, gpuops.MulMatTiledWith, tile)
 			for _, typ := range []core.Type{core.TypeF16, core.TypeQ4_1} {
 				for i, s := range []mulMatShape{mulMatShapes[1], mulMatShapes[3], mulMatShapes[6], mulMatShapesFloat[0]} {
 					if s.k%32 != 0 && typ.IsQuantized() {
@@ -164,11 +160,10 @@ func TestMulMatTiled(t *testing.T) {
 	}
 }
 
-// TestMulMatDispatch runs MUL_MAT through mulMatDispatch (mat-vec up to 8
+// TestMulMatDispatch runs MUL_MAT through the default kernel choice (mat-vec up to 8
 // columns, tiled above) on both sides of the switch.
 func TestMulMatDispatch(t *testing.T) {
 	be := newBackend(t)
-	withMulMatEncoder(t, (*Backend).mulMatDispatch)
 	for _, typ := range []core.Type{core.TypeF32, core.TypeQ4_0} {
 		for _, n := range []int64{1, 8, 9, 33, 100} {
 			s := mulMatShape{name: fmt.Sprint(n), k: 64, m: 40, n: n, a2: 1, a3: 1, b2: 2, b3: 1}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandem-ml/tandem/backends/internal/gputest"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -56,37 +57,7 @@ func newBackend(t *testing.T) *Backend {
 // allocCtx places every tensor of ctx in one buffer of bt (views share their
 // source's memory).
 func allocCtx(t *testing.T, ctx *core.Context, bt core.BufferType) core.Buffer {
-	t.Helper()
-	if err := ctx.Err(); err != nil {
-		t.Fatal(err)
-	}
-	align := bt.Alignment()
-	var size int64
-	for _, x := range ctx.Tensors() {
-		if x.ViewSrc == nil {
-			size = core.AlignUp(size, align) + bt.AllocSize(x)
-		}
-	}
-	buf, err := bt.Alloc(size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { buf.Free() })
-	var off int64
-	for _, x := range ctx.Tensors() {
-		if x.ViewSrc != nil {
-			if err := core.ViewInit(x); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		off = core.AlignUp(off, align)
-		if err := core.TensorAlloc(buf, x, off); err != nil {
-			t.Fatal(err)
-		}
-		off += bt.AllocSize(x)
-	}
-	return buf
+	return gputest.AllocCtx(t, ctx, bt)
 }
 
 func randomize(t *testing.T, r *rand.Rand, x *core.Tensor, lo, hi float32) []float32 {

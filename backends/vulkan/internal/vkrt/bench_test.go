@@ -5,6 +5,8 @@ package vkrt
 import (
 	"fmt"
 	"testing"
+
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 )
 
 // BenchmarkDispatchRoundTrip measures one tiny dispatch recorded, submitted
@@ -117,7 +119,7 @@ func benchMulMatVec(b *testing.B, typ, red string, wg uint32) {
 	if err := ab.Memset(0, ab.Size(), 0x11); err != nil {
 		b.Fatal(err)
 	}
-	var push Push
+	var push gpuops.Push
 	push.U32(k, m, 1, 1, 0, 0, 0, unitsPerRow, unitsPerRow*m, unitsPerRow*m, k, k, k, m, m, m, 1, 1, 1)
 	p := pipeline(b, d, "mul_mat_vec_"+typ+"_f32"+red, 3, mmvPush, wg)
 	for b.Loop() {

@@ -3,9 +3,7 @@
 package vkrt
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	vk "github.com/vulkan-go/vulkan"
 )
@@ -511,36 +509,3 @@ func (c *Commands) Release() {
 	c.state = cmdIdle
 	d.freeCmds = append(d.freeCmds, c)
 }
-
-// Push builds push-constant blocks: 32-bit little-endian values in order.
-type Push struct{ b []byte }
-
-// U32 appends 32-bit unsigned values.
-func (p *Push) U32(vs ...uint32) *Push {
-	for _, v := range vs {
-		p.b = binary.LittleEndian.AppendUint32(p.b, v)
-	}
-	return p
-}
-
-// I32 appends 32-bit signed values.
-func (p *Push) I32(vs ...int32) *Push {
-	for _, v := range vs {
-		p.b = binary.LittleEndian.AppendUint32(p.b, uint32(v))
-	}
-	return p
-}
-
-// F32 appends 32-bit floats.
-func (p *Push) F32(vs ...float32) *Push {
-	for _, v := range vs {
-		p.b = binary.LittleEndian.AppendUint32(p.b, math.Float32bits(v))
-	}
-	return p
-}
-
-// Bytes returns the block.
-func (p *Push) Bytes() []byte { return p.b }
-
-// Reset empties the block, keeping its memory.
-func (p *Push) Reset() *Push { p.b = p.b[:0]; return p }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 )
 
 const mmvPush = 19 * 4
@@ -168,7 +170,7 @@ func runMulMatVec(t *testing.T, d *Device, qt quantType, c mmvCase) {
 	nb1 := uint32(c.m)
 	nb2 := nb1 * uint32(c.n)
 	nb3 := nb2 * uint32(c.ne12)
-	var push Push
+	var push gpuops.Push
 	push.U32(uint32(c.k), uint32(c.m), uint32(c.n), uint32(bMats))
 	push.U32(uint32(c.offA), uint32(c.offB), uint32(c.offD))
 	push.U32(nb01, nb02, nb03, nb11, nb12, nb13, nb1, nb2, nb3)

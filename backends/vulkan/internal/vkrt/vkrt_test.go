@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/tandem-ml/tandem/shaders"
+
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 )
 
 func TestDeviceInfo(t *testing.T) {
@@ -266,7 +268,7 @@ func pipeline(t testing.TB, d *Device, name string, bindings int, push uint32, s
 const binaryPush = 24 * 4
 
 func binaryPushConstants(a, b, dst tensor) []byte {
-	var p Push
+	var p gpuops.Push
 	p.U32(a.ne[:]...).U32(a.nb[:]...).U32(b.ne[:]...).U32(b.nb[:]...).U32(dst.nb[:]...)
 	p.U32(a.offs, b.offs, dst.offs, uint32(a.n()))
 	return p.Bytes()

@@ -1,9 +1,6 @@
-//go:build cgo && !novulkan
-
-package vulkan
+package gpuops
 
 import (
-	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -21,8 +18,8 @@ import (
 //     indices repeat, the last source row wins, as in the CPU's sequential loop.
 
 func init() {
-	registerOp(core.OpGetRows, vkOp{supports: supportsGetRows, encode: (*Backend).encodeGetRows})
-	registerOp(core.OpSetRows, vkOp{supports: supportsSetRows, encode: (*Backend).encodeSetRows})
+	registerOp(core.OpGetRows, opImpl{supports: supportsGetRows, encode: (*Encoder).encodeGetRows})
+	registerOp(core.OpSetRows, opImpl{supports: supportsSetRows, encode: (*Encoder).encodeSetRows})
 }
 
 // indexOK reports whether idx is an i32 or i64 tensor the shaders can address (in
@@ -31,7 +28,7 @@ func indexOK(idx *core.Tensor) bool {
 	return (idx.Type == core.TypeI32 || idx.Type == core.TypeI64) && stridesIn(idx, 4)
 }
 
-func supportsGetRows(d *device, t *core.Tensor) bool {
+func supportsGetRows(d *Device, t *core.Tensor) bool {
 	a, idx := t.Src[0], t.Src[1]
 	if a == nil || idx == nil || !indexOK(idx) || !typeOK(d, a.Type) || t.NElements() >= maxShaderIndex {
 		return false
@@ -50,23 +47,23 @@ const (
 	getRowsWG       = 256
 )
 
-func (b *Backend) encodeGetRows(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeGetRows(n *core.Tensor) error {
 	a, idx := n.Src[0], n.Src[1]
 	at := elemTypes[a.Type]
-	p, err := b.pipeline("get_rows_"+at.name, 4, getRowsPushSize, getRowsWG)
+	p, err := e.pipeline("get_rows_"+at.name, 4, getRowsPushSize, getRowsWG)
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{a, at.unit}, use{idx, 4})
+	ops, err := e.bindNode(n, 4, use{a, at.unit}, use{idx, 4})
 	if err != nil {
 		return err
 	}
-	st, err := b.addCheck(b.node, n)
+	st, err := e.addCheck(e.node, n)
 	if err != nil {
 		return err
 	}
 	oa, oi, od := ops[0], ops[1], ops[2]
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	for i := range 4 {
 		pc.U32(u32(n.Ne[i]))
 	}
@@ -79,17 +76,10 @@ func (b *Backend) encodeGetRows(c *vkrt.Commands, n *core.Tensor) error {
 	pc.U32(u32(a.Ne[1]))
 	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4))
 	pc.U32(oa.offs, oi.offs, od.offs, u32(n.NElements()), b2u(idx.Type == core.TypeI64))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), getRowsWG, 0), 1, 1}, pc.Bytes(), oa.bind, oi.bind, od.bind, st)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), getRowsWG, 0), 1, 1}, pc.Bytes(), oa.bind, oi.bind, od.bind, st)
 }
 
-func b2u(v bool) uint32 {
-	if v {
-		return 1
-	}
-	return 0
-}
-
-func supportsSetRows(d *device, t *core.Tensor) bool {
+func supportsSetRows(d *Device, t *core.Tensor) bool {
 	a, src, idx := t.Src[0], t.Src[1], t.Src[2]
 	if a == nil || src == nil || idx == nil || !indexOK(idx) || src.Type != core.TypeF32 || !stridesIn(src, 4) {
 		return false
@@ -112,34 +102,34 @@ const (
 	setRowsWG       = 64
 )
 
-func (b *Backend) encodeSetRows(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeSetRows(n *core.Tensor) error {
 	src, idx := n.Src[1], n.Src[2]
 	dt := elemTypes[n.Type]
-	p, err := b.pipeline("set_rows_"+dt.name, 4, setRowsPushSize, setRowsWG)
+	p, err := e.pipeline("set_rows_"+dt.name, 4, setRowsPushSize, setRowsWG)
 	if err != nil {
 		return err
 	}
-	osrc, err := b.bindTensor(src, 4)
+	osrc, err := e.bindTensor(src, 4)
 	if err != nil {
 		return err
 	}
-	oi, err := b.bindTensor(idx, 4)
+	oi, err := e.bindTensor(idx, 4)
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, dt.unit)
+	od, err := e.bindTensor(n, dt.unit)
 	if err != nil {
 		return err
 	}
 	// dst is a view of Src[0]: its span covers exactly what the shader may write.
-	if err := b.sync(c, od, osrc, oi); err != nil {
+	if err := e.sync(od, osrc, oi); err != nil {
 		return err
 	}
-	st, err := b.addCheck(b.node, n)
+	st, err := e.addCheck(e.node, n)
 	if err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pc.U32(u32(n.Ne[0]), u32(src.Ne[1]), u32(src.Ne[2]), u32(src.Ne[3]))
 	for i := range 4 {
 		pc.U32(u32(src.Nb[i] / 4))
@@ -150,5 +140,5 @@ func (b *Backend) encodeSetRows(c *vkrt.Commands, n *core.Tensor) error {
 		pc.U32(u32(n.Nb[i] / dt.unit))
 	}
 	pc.U32(u32(n.Ne[1]), osrc.offs, oi.offs, od.offs, u32(src.NRows()), b2u(idx.Type == core.TypeI64))
-	return c.Dispatch(p, [3]uint32{b.groups(src.NRows(), 1, 0), 1, 1}, pc.Bytes(), osrc.bind, oi.bind, od.bind, st)
+	return e.dispatch(p, [3]uint32{e.groups(src.NRows(), 1, 0), 1, 1}, pc.Bytes(), osrc.bind, oi.bind, od.bind, st)
 }

@@ -1,18 +1,15 @@
-//go:build cgo && !novulkan
-
-package vulkan
+package gpuops
 
 import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
 
 // Device-side index checks. GET_ROWS and SET_ROWS read their indices on the device, so the host
 // cannot check them before the dispatch without a round trip. Instead each such node gets a
-// status word of its own in a small host-visible buffer, zeroed before the graph runs: its shader
+// status word of its own in a small host-readable buffer, zeroed before the graph runs: its shader
 // never follows a bad index (negative or past the end) and records the first bad row it met (the
 // complement of its row-major number, with atomicMax) in the word. After the graph has finished,
 // GraphCompute reads the words back and turns the first recorded one into the error the CPU
@@ -38,59 +35,66 @@ func checksNeeded(nodes []*core.Tensor) int {
 
 // statusStride is the distance between two status words: each is bound as a range of its own (so
 // the synchronization tracking sees no overlap between nodes), at an allowed offset.
-func (b *Backend) statusStride() uint64 {
-	return max(b.vd.Info().Limits.MinStorageBufferOffsetAlignment, 4)
+func (d *Device) statusStride() uint64 {
+	return max(d.MinStorageBufferOffsetAlignment, 4)
 }
 
 // resetChecks makes room for n status words, zeroes them and forgets the previous graph's.
-func (b *Backend) resetChecks(n int) error {
-	b.checks = b.checks[:0]
+func (e *Encoder) resetChecks(n int) error {
+	e.checks = e.checks[:0]
 	if n == 0 {
 		return nil
 	}
-	size := uint64(n) * b.statusStride()
-	if b.status == nil || b.status.Size() < size {
-		if b.status != nil {
-			b.status.Destroy()
-			b.status = nil
+	size := uint64(n) * e.dev.statusStride()
+	if e.status == nil || e.status.Size() < size {
+		if e.status != nil {
+			e.status.Destroy()
+			e.status = nil
 		}
-		sb, err := b.vd.NewBuffer(max(size, 64*b.statusStride()), vkrt.HostBuffer)
+		sb, err := e.rt.NewStatusBuffer(max(size, 64*e.dev.statusStride()))
 		if err != nil {
 			return fmt.Errorf("status buffer for index checks: %w", err)
 		}
-		b.status = sb
+		e.status = sb
 	}
-	return b.status.Memset(0, size, 0)
+	return e.status.Memset(0, size, 0)
 }
 
 // addCheck gives node t (at position i of the graph) the next status word and returns its binding.
-func (b *Backend) addCheck(i int, t *core.Tensor) (vkrt.Binding, error) {
-	k := uint64(len(b.checks))
-	stride := b.statusStride()
-	if b.status == nil || (k+1)*stride > b.status.Size() {
-		return vkrt.Binding{}, fmt.Errorf("internal error: no status word left for %v", t)
+func (e *Encoder) addCheck(i int, t *core.Tensor) (Binding, error) {
+	k := uint64(len(e.checks))
+	stride := e.dev.statusStride()
+	if e.status == nil || (k+1)*stride > e.status.Size() {
+		return Binding{}, fmt.Errorf("internal error: no status word left for %v", t)
 	}
-	b.checks = append(b.checks, indexCheck{node: i, t: t})
-	return vkrt.BindRange(b.status, k*stride, 4), nil
+	e.checks = append(e.checks, indexCheck{node: i, t: t})
+	return Binding{Buf: e.status, Off: k * stride, Size: 4}, nil
 }
 
-// checkIndices reads the status words back (after every command buffer has finished) and returns
-// the error of the first node whose shader met a bad index, nil if none did.
-func (b *Backend) checkIndices() error {
-	if len(b.checks) == 0 {
+// CheckIndices reads the status words back (after every dispatch of the graph has finished) and
+// returns the error of the first node whose shader met a bad index, nil if none did.
+func (e *Encoder) CheckIndices() error {
+	if len(e.checks) == 0 {
 		return nil
 	}
-	stride := b.statusStride()
-	raw := make([]byte, uint64(len(b.checks))*stride)
-	if err := b.status.Read(0, raw); err != nil {
-		return fmt.Errorf("tandem: vulkan: %s: reading the index checks: %w", b.dev.name, err)
+	stride := e.dev.statusStride()
+	raw := make([]byte, uint64(len(e.checks))*stride)
+	if err := e.status.Read(0, raw); err != nil {
+		return fmt.Errorf("%s: reading the index checks: %w", e.name, err)
 	}
-	for k, c := range b.checks {
+	return e.indexError(raw)
+}
+
+// indexError returns the error of the first check whose word in raw (the status buffer's bytes)
+// records a bad index, nil if none does.
+func (e *Encoder) indexError(raw []byte) error {
+	stride := e.dev.statusStride()
+	for k, c := range e.checks {
 		w := binary.LittleEndian.Uint32(raw[uint64(k)*stride:])
 		if w == 0 {
 			continue
 		}
-		return fmt.Errorf("tandem: vulkan: %s: node %d %v: %w", b.dev.name, c.node, c.t, badIndexError(c.t, int64(^w)))
+		return fmt.Errorf("%s: node %d %v: %w", e.name, c.node, c.t, badIndexError(c.t, int64(^w)))
 	}
 	return nil
 }

@@ -1,9 +1,6 @@
-//go:build cgo && !novulkan
-
-package vulkan
+package gpuops
 
 import (
-	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -15,17 +12,17 @@ import (
 // in place. All work on f32 (ROPE_BACK also f16).
 
 func init() {
-	registerOp(core.OpSiluBack, vkOp{supports: supportsSiluBack, encode: (*Backend).encodeSiluBack})
-	registerOp(core.OpRMSNormBack, vkOp{supports: supportsNormBack, encode: (*Backend).encodeNormBack})
-	registerOp(core.OpSoftMaxBack, vkOp{supports: supportsNormBack, encode: (*Backend).encodeNormBack})
-	registerOp(core.OpRopeBack, vkOp{supports: supportsRope, encode: (*Backend).encodeRope})
-	registerOp(core.OpGetRowsBack, vkOp{supports: supportsGetRowsBack, encode: (*Backend).encodeGetRowsBack})
-	registerOp(core.OpRepeatBack, vkOp{supports: supportsRepeatBack, encode: (*Backend).encodeRepeatBack})
-	registerOp(core.OpDiagMaskZero, vkOp{supports: supportsNorm, encode: (*Backend).encodeDiagMaskInf})
-	registerOp(core.OpCrossEntropyLoss, vkOp{supports: supportsCrossEntropy, encode: (*Backend).encodeCrossEntropy})
-	registerOp(core.OpCrossEntropyLossBack, vkOp{supports: supportsCrossEntropy, encode: (*Backend).encodeCrossEntropy})
-	registerOp(core.OpOptStepAdamW, vkOp{supports: supportsOptStep, encode: (*Backend).encodeOptStep})
-	registerOp(core.OpOptStepSGD, vkOp{supports: supportsOptStep, encode: (*Backend).encodeOptStep})
+	registerOp(core.OpSiluBack, opImpl{supports: supportsSiluBack, encode: (*Encoder).encodeSiluBack})
+	registerOp(core.OpRMSNormBack, opImpl{supports: supportsNormBack, encode: (*Encoder).encodeNormBack})
+	registerOp(core.OpSoftMaxBack, opImpl{supports: supportsNormBack, encode: (*Encoder).encodeNormBack})
+	registerOp(core.OpRopeBack, opImpl{supports: supportsRope, encode: (*Encoder).encodeRope})
+	registerOp(core.OpGetRowsBack, opImpl{supports: supportsGetRowsBack, encode: (*Encoder).encodeGetRowsBack})
+	registerOp(core.OpRepeatBack, opImpl{supports: supportsRepeatBack, encode: (*Encoder).encodeRepeatBack})
+	registerOp(core.OpDiagMaskZero, opImpl{supports: supportsNorm, encode: (*Encoder).encodeDiagMaskInf})
+	registerOp(core.OpCrossEntropyLoss, opImpl{supports: supportsCrossEntropy, encode: (*Encoder).encodeCrossEntropy})
+	registerOp(core.OpCrossEntropyLossBack, opImpl{supports: supportsCrossEntropy, encode: (*Encoder).encodeCrossEntropy})
+	registerOp(core.OpOptStepAdamW, opImpl{supports: supportsOptStep, encode: (*Encoder).encodeOptStep})
+	registerOp(core.OpOptStepSGD, opImpl{supports: supportsOptStep, encode: (*Encoder).encodeOptStep})
 }
 
 // allF32 reports whether every tensor is f32, addressable in floats, and small enough for 32-bit
@@ -39,54 +36,54 @@ func allF32(ts ...*core.Tensor) bool {
 	return true
 }
 
-func supportsSiluBack(d *device, t *core.Tensor) bool {
+func supportsSiluBack(d *Device, t *core.Tensor) bool {
 	g, x := t.Src[0], t.Src[1]
 	return allF32(t, g, x) && g.Ne == t.Ne && x.Ne == t.Ne
 }
 
 const siluBackPushSize = 20 * 4
 
-func (b *Backend) encodeSiluBack(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeSiluBack(n *core.Tensor) error {
 	g, x := n.Src[0], n.Src[1]
-	p, err := b.pipeline("silu_back_f32", 3, siluBackPushSize, eltWG)
+	p, err := e.pipeline("silu_back_f32", 3, siluBackPushSize, eltWG)
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{g, 4}, use{x, 4})
+	ops, err := e.bindNode(n, 4, use{g, 4}, use{x, 4})
 	if err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, g, 4)
 	pushStrides(pc, x, 4)
 	pushStrides(pc, n, 4)
 	pc.U32(ops[0].offs, ops[1].offs, ops[2].offs, u32(n.NElements()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)
 }
 
-func supportsNormBack(d *device, t *core.Tensor) bool {
+func supportsNormBack(d *Device, t *core.Tensor) bool {
 	a, bt := t.Src[0], t.Src[1]
 	return allF32(t, a, bt) && a.Ne == t.Ne && bt.Ne == t.Ne
 }
 
 const normBackPushSize = 21 * 4
 
-func (b *Backend) encodeNormBack(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeNormBack(n *core.Tensor) error {
 	a, bt := n.Src[0], n.Src[1]
 	name := "rms_norm_back_f32"
 	if n.Op == core.OpSoftMaxBack {
 		name = "soft_max_back_f32"
 	}
-	p, err := b.pipeline(name, 3, normBackPushSize, b.rowWG(n.Ne[0]))
+	p, err := e.pipeline(name, 3, normBackPushSize, e.dev.rowWG(n.Ne[0]))
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{a, 4}, use{bt, 4})
+	ops, err := e.bindNode(n, 4, use{a, 4}, use{bt, 4})
 	if err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, a, 4)
 	pushStrides(pc, bt, 4)
@@ -94,10 +91,10 @@ func (b *Backend) encodeNormBack(c *vkrt.Commands, n *core.Tensor) error {
 	pc.U32(ops[0].offs, ops[1].offs, ops[2].offs)
 	pc.F32(n.ParamF32(0)) // eps, or the softmax scale
 	pc.U32(u32(n.NRows()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)
 }
 
-func supportsGetRowsBack(d *device, t *core.Tensor) bool {
+func supportsGetRowsBack(d *Device, t *core.Tensor) bool {
 	g, idx := t.Src[0], t.Src[1]
 	return allF32(t, g) && idx != nil && idx.Type == core.TypeI32 && stridesIn(idx, 4) &&
 		g.Ne[0] == t.Ne[0] && g.Ne[2] == t.Ne[2] && g.Ne[3] == t.Ne[3] &&
@@ -106,26 +103,26 @@ func supportsGetRowsBack(d *device, t *core.Tensor) bool {
 
 const getRowsBackPushSize = 20 * 4
 
-func (b *Backend) encodeGetRowsBack(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeGetRowsBack(n *core.Tensor) error {
 	g, idx := n.Src[0], n.Src[1]
-	p, err := b.pipeline("get_rows_back_f32", 3, getRowsBackPushSize, eltWG)
+	p, err := e.pipeline("get_rows_back_f32", 3, getRowsBackPushSize, eltWG)
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{g, 4}, use{idx, 4})
+	ops, err := e.bindNode(n, 4, use{g, 4}, use{idx, 4})
 	if err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, n, 4)
 	pushStrides(pc, g, 4)
 	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4), u32(g.Ne[1]))
 	pc.U32(ops[0].offs, ops[1].offs, ops[2].offs, u32(n.NElements()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)
 }
 
-func supportsRepeatBack(d *device, t *core.Tensor) bool {
+func supportsRepeatBack(d *Device, t *core.Tensor) bool {
 	a := t.Src[0]
 	if !allF32(t, a) {
 		return false
@@ -140,26 +137,26 @@ func supportsRepeatBack(d *device, t *core.Tensor) bool {
 
 const repeatBackPushSize = 19 * 4
 
-func (b *Backend) encodeRepeatBack(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeRepeatBack(n *core.Tensor) error {
 	a := n.Src[0]
-	p, err := b.pipeline("repeat_back_f32", 2, repeatBackPushSize, eltWG)
+	p, err := e.pipeline("repeat_back_f32", 2, repeatBackPushSize, eltWG)
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{a, 4})
+	ops, err := e.bindNode(n, 4, use{a, 4})
 	if err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, n, 4)
 	pushStrides(pc, a, 4)
 	pc.U32(u32(a.Ne[0]/n.Ne[0]), u32(a.Ne[1]/n.Ne[1]), u32(a.Ne[2]/n.Ne[2]), u32(a.Ne[3]/n.Ne[3]))
 	pc.U32(ops[0].offs, ops[1].offs, u32(n.NElements()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind)
 }
 
-func supportsCrossEntropy(d *device, t *core.Tensor) bool {
+func supportsCrossEntropy(d *Device, t *core.Tensor) bool {
 	logits, labels := t.Src[0], t.Src[1]
 	if t.Op == core.OpCrossEntropyLossBack {
 		g := t.Src[0]
@@ -173,7 +170,7 @@ func supportsCrossEntropy(d *device, t *core.Tensor) bool {
 
 const crossEntropyPushSize = 17 * 4
 
-func (b *Backend) encodeCrossEntropy(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeCrossEntropy(n *core.Tensor) error {
 	back := n.Op == core.OpCrossEntropyLossBack
 	logits, labels := n.Src[0], n.Src[1]
 	name, wg := "cross_entropy_loss_f32", uint32(eltWG)
@@ -181,7 +178,7 @@ func (b *Backend) encodeCrossEntropy(c *vkrt.Commands, n *core.Tensor) error {
 		logits, labels = n.Src[1], n.Src[2]
 		name, wg = "cross_entropy_loss_back_f32", 64
 	}
-	p, err := b.pipeline(name, 4, crossEntropyPushSize, wg)
+	p, err := e.pipeline(name, 4, crossEntropyPushSize, wg)
 	if err != nil {
 		return err
 	}
@@ -189,7 +186,7 @@ func (b *Backend) encodeCrossEntropy(c *vkrt.Commands, n *core.Tensor) error {
 	if back {
 		srcs = append(srcs, use{n.Src[0], 4})
 	}
-	ops, err := b.bindNode(c, n, 4, srcs...)
+	ops, err := e.bindNode(n, 4, srcs...)
 	if err != nil {
 		return err
 	}
@@ -199,7 +196,7 @@ func (b *Backend) encodeCrossEntropy(c *vkrt.Commands, n *core.Tensor) error {
 	if back {
 		og = ops[2]
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pc.U32(u32(logits.Ne[0]), u32(logits.Ne[1]), u32(logits.Ne[2]))
 	pc.U32(u32(logits.Nb[1]/4), u32(logits.Nb[2]/4), u32(logits.Nb[3]/4))
 	pc.U32(u32(labels.Nb[1]/4), u32(labels.Nb[2]/4), u32(labels.Nb[3]/4))
@@ -207,12 +204,12 @@ func (b *Backend) encodeCrossEntropy(c *vkrt.Commands, n *core.Tensor) error {
 	pc.U32(ol.offs, oy.offs, od.offs, og.offs, u32(logits.NRows()))
 	groups := uint32(1)
 	if back {
-		groups = b.groups(logits.NRows(), int64(wg), 0)
+		groups = e.groups(logits.NRows(), int64(wg), 0)
 	}
-	return c.Dispatch(p, [3]uint32{groups, 1, 1}, pc.Bytes(), ol.bind, oy.bind, od.bind, og.bind)
+	return e.dispatch(p, [3]uint32{groups, 1, 1}, pc.Bytes(), ol.bind, oy.bind, od.bind, og.bind)
 }
 
-func supportsOptStep(d *device, t *core.Tensor) bool {
+func supportsOptStep(d *Device, t *core.Tensor) bool {
 	w, g := t.Src[0], t.Src[1]
 	if !allF32(w, g) || !w.IsContiguous() || !g.IsContiguous() || g.Ne != w.Ne {
 		return false
@@ -228,7 +225,7 @@ func supportsOptStep(d *device, t *core.Tensor) bool {
 
 const optStepPushSize = 6 * 4
 
-func (b *Backend) encodeOptStep(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeOptStep(n *core.Tensor) error {
 	w, g := n.Src[0], n.Src[1]
 	sgd := n.Op == core.OpOptStepSGD
 	name := "opt_step_adamw_f32"
@@ -236,75 +233,37 @@ func (b *Backend) encodeOptStep(c *vkrt.Commands, n *core.Tensor) error {
 	if sgd {
 		name, params = "opt_step_sgd_f32", n.Src[2]
 	}
-	p, err := b.pipeline(name, 5, optStepPushSize, eltWG)
+	p, err := e.pipeline(name, 5, optStepPushSize, eltWG)
 	if err != nil {
 		return err
 	}
-	ow, err := b.bindTensor(n, 4) // the step is a view of w: w's memory
+	ow, err := e.bindTensor(n, 4) // the step is a view of w: w's memory
 	if err != nil {
 		return err
 	}
-	og, err := b.bindTensor(g, 4)
+	og, err := e.bindTensor(g, 4)
 	if err != nil {
 		return err
 	}
-	op, err := b.bindTensor(params, 4)
+	op, err := e.bindTensor(params, 4)
 	if err != nil {
 		return err
 	}
 	om, ov := ow, ow // SGD: never read
 	writes := []operand{ow}
 	if !sgd {
-		if om, err = b.bindTensor(n.Src[2], 4); err != nil {
+		if om, err = e.bindTensor(n.Src[2], 4); err != nil {
 			return err
 		}
-		if ov, err = b.bindTensor(n.Src[3], 4); err != nil {
+		if ov, err = e.bindTensor(n.Src[3], 4); err != nil {
 			return err
 		}
 		writes = append(writes, om, ov)
 	}
-	if err := b.syncWrites(c, writes, og, op); err != nil {
+	if err := e.syncWrites(writes, og, op); err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pc.U32(ow.offs, og.offs, op.offs, om.offs, ov.offs, u32(w.NElements()))
-	return c.Dispatch(p, [3]uint32{b.groups(w.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ow.bind, og.bind, op.bind, om.bind, ov.bind)
-}
-
-// syncWrites is sync for a node that writes several tensors (each dst is also read).
-func (b *Backend) syncWrites(c *vkrt.Commands, dsts []operand, srcs ...operand) error {
-	need := false
-	for _, d := range dsts {
-		for _, w := range b.written {
-			if w.overlaps(d.sp) {
-				need = true
-			}
-		}
-		for _, r := range b.read {
-			if r.overlaps(d.sp) {
-				need = true
-			}
-		}
-	}
-	for _, w := range b.written {
-		for _, s := range srcs {
-			if w.overlaps(s.sp) {
-				need = true
-			}
-		}
-	}
-	if need {
-		if err := c.Barrier(); err != nil {
-			return err
-		}
-		b.barriers++
-		b.written, b.read = b.written[:0], b.read[:0]
-	}
-	for _, d := range dsts {
-		b.written = append(b.written, d.sp)
-	}
-	for _, s := range srcs {
-		b.read = append(b.read, s.sp)
-	}
-	return nil
+	return e.dispatch(p, [3]uint32{e.groups(w.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ow.bind, og.bind, op.bind, om.bind, ov.bind)
 }

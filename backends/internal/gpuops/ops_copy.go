@@ -1,9 +1,6 @@
-//go:build cgo && !novulkan
-
-package vulkan
+package gpuops
 
 import (
-	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -23,7 +20,7 @@ import (
 
 func init() {
 	for _, op := range []core.Op{core.OpDup, core.OpCont, core.OpCpy} {
-		registerOp(op, vkOp{supports: supportsCopy, encode: (*Backend).encodeCopy})
+		registerOp(op, opImpl{supports: supportsCopy, encode: (*Encoder).encodeCopy})
 	}
 }
 
@@ -91,9 +88,9 @@ func stridesIn(t *core.Tensor, unit int64) bool {
 
 // typeOK reports whether the shaders handle type t on device d (2-byte units need
 // 16-bit storage access).
-func typeOK(d *device, t core.Type) bool {
+func typeOK(d *Device, t core.Type) bool {
 	et, ok := elemTypes[t]
-	return ok && (et.unit == 4 || d.info.Features.StorageBuffer16BitAccess)
+	return ok && (et.unit == 4 || d.Storage16Bit)
 }
 
 // wholeBlocks reports whether the rows of t are whole blocks of its type.
@@ -103,7 +100,7 @@ func isQuantDst(t core.Type) bool {
 	return t == core.TypeQ4_0 || t == core.TypeQ4_1 || t == core.TypeQ8_0
 }
 
-func supportsCopy(d *device, t *core.Tensor) bool {
+func supportsCopy(d *Device, t *core.Tensor) bool {
 	src := t.Src[0]
 	if src == nil || src.NElements() != t.NElements() || t.NElements() >= maxShaderIndex {
 		return false
@@ -136,15 +133,15 @@ const (
 	quantWG       = 64
 )
 
-func (b *Backend) encodeCopy(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeCopy(n *core.Tensor) error {
 	src := n.Src[0]
 	st, dt := elemTypes[src.Type], elemTypes[n.Type]
-	ops, err := b.bindNode(c, n, dt.unit, use{src, st.unit})
+	ops, err := e.bindNode(n, dt.unit, use{src, st.unit})
 	if err != nil {
 		return err
 	}
 	oa, od := ops[0], ops[1]
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	shape := func(t *core.Tensor, bs int64) {
 		pc.U32(u32(t.Ne[0]/bs), u32(t.Ne[1]), u32(t.Ne[2]), u32(t.Ne[3]))
 	}
@@ -155,7 +152,7 @@ func (b *Backend) encodeCopy(c *vkrt.Commands, n *core.Tensor) error {
 	}
 
 	if isQuantDst(n.Type) && src.Type != n.Type {
-		p, err := b.pipeline("cpy_"+st.name+"_"+dt.name, 2, quantPushSize, quantWG)
+		p, err := e.pipeline("cpy_"+st.name+"_"+dt.name, 2, quantPushSize, quantWG)
 		if err != nil {
 			return err
 		}
@@ -165,7 +162,7 @@ func (b *Backend) encodeCopy(c *vkrt.Commands, n *core.Tensor) error {
 		shape(src, 1)
 		strides(src, st.unit)
 		pc.U32(oa.offs, od.offs, u32(nblocks))
-		return c.Dispatch(p, [3]uint32{b.groups(nblocks, quantWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+		return e.dispatch(p, [3]uint32{e.groups(nblocks, quantWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 	}
 
 	var name string
@@ -182,7 +179,7 @@ func (b *Backend) encodeCopy(c *vkrt.Commands, n *core.Tensor) error {
 	default:
 		name = "cpy_" + st.name + "_" + dt.name
 	}
-	p, err := b.pipeline(name, 2, copyPushSize, copyWG)
+	p, err := e.pipeline(name, 2, copyPushSize, copyWG)
 	if err != nil {
 		return err
 	}
@@ -191,5 +188,5 @@ func (b *Backend) encodeCopy(c *vkrt.Commands, n *core.Tensor) error {
 	shape(src, bs)
 	strides(src, st.unit)
 	pc.U32(oa.offs, od.offs, u32(units), words)
-	return c.Dispatch(p, [3]uint32{b.groups(units, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(units, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }

@@ -1,12 +1,9 @@
-//go:build cgo && !novulkan
-
-package vulkan
+package gpuops
 
 import (
 	"math"
 	"strings"
 
-	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -18,16 +15,16 @@ import (
 // ggml's NMSE limits for rows of thousands of elements.
 
 func init() {
-	registerOp(core.OpNorm, vkOp{supports: supportsNorm, encode: (*Backend).encodeNorm})
-	registerOp(core.OpRMSNorm, vkOp{supports: supportsNorm, encode: (*Backend).encodeNorm})
-	registerOp(core.OpSoftMax, vkOp{supports: supportsSoftMax, encode: (*Backend).encodeSoftMax})
-	registerOp(core.OpDiagMaskInf, vkOp{supports: supportsNorm, encode: (*Backend).encodeDiagMaskInf})
-	registerOp(core.OpRope, vkOp{supports: supportsRope, encode: (*Backend).encodeRope})
+	registerOp(core.OpNorm, opImpl{supports: supportsNorm, encode: (*Encoder).encodeNorm})
+	registerOp(core.OpRMSNorm, opImpl{supports: supportsNorm, encode: (*Encoder).encodeNorm})
+	registerOp(core.OpSoftMax, opImpl{supports: supportsSoftMax, encode: (*Encoder).encodeSoftMax})
+	registerOp(core.OpDiagMaskInf, opImpl{supports: supportsNorm, encode: (*Encoder).encodeDiagMaskInf})
+	registerOp(core.OpRope, opImpl{supports: supportsRope, encode: (*Encoder).encodeRope})
 }
 
 // supportsNorm: f32 in, f32 out of the same shape, any 4-byte strides (NORM,
 // RMS_NORM, DIAG_MASK_INF).
-func supportsNorm(d *device, t *core.Tensor) bool {
+func supportsNorm(d *Device, t *core.Tensor) bool {
 	a := t.Src[0]
 	return a != nil && a.Type == core.TypeF32 && t.Type == core.TypeF32 && a.Ne == t.Ne &&
 		stridesIn(a, 4) && stridesIn(t, 4) && t.NElements() < maxShaderIndex
@@ -35,9 +32,8 @@ func supportsNorm(d *device, t *core.Tensor) bool {
 
 // rowWG picks the workgroup size of a one-workgroup-per-row shader: a power of
 // two from 32 to 256 (within the device limits) near the row length.
-func (b *Backend) rowWG(ne0 int64) uint32 {
-	lim := b.vd.Info().Limits
-	maxWG := min(uint32(256), lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0])
+func (d *Device) rowWG(ne0 int64) uint32 {
+	maxWG := min(uint32(256), d.MaxComputeWorkGroupInvocations, d.MaxComputeWorkGroupSize[0])
 	wg := uint32(32)
 	for int64(wg) < ne0 && wg*2 <= maxWG {
 		wg *= 2
@@ -46,7 +42,7 @@ func (b *Backend) rowWG(ne0 int64) uint32 {
 }
 
 // pushRows appends the shape of t and the strides (in units of unit bytes) of a and t.
-func pushRows(pc *vkrt.Push, t, a *core.Tensor, unit int64) {
+func pushRows(pc *Push, t, a *core.Tensor, unit int64) {
 	for i := range 4 {
 		pc.U32(u32(t.Ne[i]))
 	}
@@ -60,55 +56,55 @@ func pushRows(pc *vkrt.Push, t, a *core.Tensor, unit int64) {
 
 const normPushSize = 16 * 4
 
-func (b *Backend) encodeNorm(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeNorm(n *core.Tensor) error {
 	a := n.Src[0]
 	name := "norm_f32"
 	if n.Op == core.OpRMSNorm {
 		name = "rms_norm_f32"
 	}
-	p, err := b.pipeline(name, 2, normPushSize, b.rowWG(n.Ne[0]))
+	p, err := e.pipeline(name, 2, normPushSize, e.dev.rowWG(n.Ne[0]))
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{a, 4})
+	ops, err := e.bindNode(n, 4, use{a, 4})
 	if err != nil {
 		return err
 	}
 	oa, od := ops[0], ops[1]
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushRows(pc, n, a, 4)
 	pc.U32(oa.offs, od.offs)
 	pc.F32(core.EpsOf(n))
 	pc.U32(u32(n.NRows()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
 
 const diagMaskPushSize = 16 * 4
 
-func (b *Backend) encodeDiagMaskInf(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeDiagMaskInf(n *core.Tensor) error {
 	a := n.Src[0]
 	name := "diag_mask_inf_f32"
 	if n.Op == core.OpDiagMaskZero {
 		name = "diag_mask_zero_f32"
 	}
-	p, err := b.pipeline(name, 2, diagMaskPushSize, copyWG)
+	p, err := e.pipeline(name, 2, diagMaskPushSize, copyWG)
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{a, 4})
+	ops, err := e.bindNode(n, 4, use{a, 4})
 	if err != nil {
 		return err
 	}
 	oa, od := ops[0], ops[1]
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushRows(pc, n, a, 4)
 	pc.U32(oa.offs, od.offs)
 	pc.I32(int32(core.NPastOf(n)))
 	pc.U32(u32(n.NElements()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
 
-func supportsSoftMax(d *device, t *core.Tensor) bool {
+func supportsSoftMax(d *Device, t *core.Tensor) bool {
 	a, m := t.Src[0], t.Src[1]
 	if !supportsNorm(d, t) {
 		return false
@@ -116,7 +112,7 @@ func supportsSoftMax(d *device, t *core.Tensor) bool {
 	if m == nil {
 		return core.SoftMaxParamsOf(t).MaxBias <= 0
 	}
-	if !(m.Type == core.TypeF32 || (m.Type == core.TypeF16 && d.info.Features.StorageBuffer16BitAccess)) {
+	if !(m.Type == core.TypeF32 || (m.Type == core.TypeF16 && d.Storage16Bit)) {
 		return false
 	}
 	return m.Ne[0] == a.Ne[0] && m.Ne[1] >= a.Ne[1] && m.Ne[2] > 0 && m.Ne[3] > 0 &&
@@ -125,37 +121,37 @@ func supportsSoftMax(d *device, t *core.Tensor) bool {
 
 const softMaxPushSize = 27 * 4
 
-func (b *Backend) encodeSoftMax(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeSoftMax(n *core.Tensor) error {
 	a, m := n.Src[0], n.Src[1]
 	name := "soft_max_f32"
 	munit := int64(4)
 	if m != nil && m.Type == core.TypeF16 {
 		name, munit = "soft_max_f32_mask_f16", 2
 	}
-	p, err := b.pipeline(name, 3, softMaxPushSize, b.rowWG(n.Ne[0]))
+	p, err := e.pipeline(name, 3, softMaxPushSize, e.dev.rowWG(n.Ne[0]))
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, 4)
+	oa, err := e.bindTensor(a, 4)
 	if err != nil {
 		return err
 	}
 	om := oa // no mask: bind src again (never read)
 	if m != nil {
-		if om, err = b.bindTensor(m, munit); err != nil {
+		if om, err = e.bindTensor(m, munit); err != nil {
 			return err
 		}
 	}
-	od, err := b.bindTensor(n, 4)
+	od, err := e.bindTensor(n, 4)
 	if err != nil {
 		return err
 	}
-	if err := b.sync(c, od, oa, om); err != nil {
+	if err := e.sync(od, oa, om); err != nil {
 		return err
 	}
 	sp := core.SoftMaxParamsOf(n)
 	scale, maxBias := sp.Scale, sp.MaxBias
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushRows(pc, n, a, 4)
 	if m != nil {
 		pc.U32(u32(m.Nb[1]/munit), u32(m.Nb[2]/munit), u32(m.Nb[3]/munit), u32(m.Ne[2]), u32(m.Ne[3]))
@@ -176,16 +172,16 @@ func (b *Backend) encodeSoftMax(c *vkrt.Commands, n *core.Tensor) error {
 	}
 	pc.F32(e0, e1)
 	pc.U32(u32(nLog2), u32(n.NRows()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, om.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, om.bind, od.bind)
 }
 
-func supportsRope(d *device, t *core.Tensor) bool {
+func supportsRope(d *Device, t *core.Tensor) bool {
 	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]
 	rp := core.RopeParamsOf(t)
 	switch {
 	case a == nil || pos == nil:
 		return false
-	case a.Type != core.TypeF32 && !(a.Type == core.TypeF16 && d.info.Features.StorageBuffer16BitAccess):
+	case a.Type != core.TypeF32 && !(a.Type == core.TypeF16 && d.Storage16Bit):
 		return false
 	case t.Type != a.Type || t.Ne != a.Ne || !stridesIn(a, a.Type.Size()) || !stridesIn(t, t.Type.Size()):
 		return false
@@ -203,7 +199,7 @@ func supportsRope(d *device, t *core.Tensor) bool {
 
 const ropePushSize = 29 * 4
 
-func (b *Backend) encodeRope(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeRope(n *core.Tensor) error {
 	a, pos, ff := n.Src[0], n.Src[1], n.Src[2]
 	name, unit := "rope_f32", int64(4)
 	if a.Type == core.TypeF16 {
@@ -212,29 +208,29 @@ func (b *Backend) encodeRope(c *vkrt.Commands, n *core.Tensor) error {
 	if n.Op == core.OpRopeBack {
 		name = strings.Replace(name, "rope_", "rope_back_", 1)
 	}
-	p, err := b.pipeline(name, 4, ropePushSize, copyWG)
+	p, err := e.pipeline(name, 4, ropePushSize, copyWG)
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, unit)
+	oa, err := e.bindTensor(a, unit)
 	if err != nil {
 		return err
 	}
-	op, err := b.bindTensor(pos, 4)
+	op, err := e.bindTensor(pos, 4)
 	if err != nil {
 		return err
 	}
 	of := op // no freq factors: bind the positions again (never read)
 	if ff != nil {
-		if of, err = b.bindTensor(ff, 4); err != nil {
+		if of, err = e.bindTensor(ff, 4); err != nil {
 			return err
 		}
 	}
-	od, err := b.bindTensor(n, unit)
+	od, err := e.bindTensor(n, unit)
 	if err != nil {
 		return err
 	}
-	if err := b.sync(c, od, oa, op, of); err != nil {
+	if err := e.sync(od, oa, op, of); err != nil {
 		return err
 	}
 	rp := core.RopeParamsOf(n)
@@ -249,7 +245,7 @@ func (b *Backend) encodeRope(c *vkrt.Commands, n *core.Tensor) error {
 	if ff != nil {
 		ffStride = ff.Nb[0] / 4
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushRows(pc, n, a, unit)
 	pc.U32(u32(pos.Nb[0]/4), u32(ffStride))
 	pc.U32(oa.offs, op.offs, of.offs, od.offs)
@@ -259,7 +255,7 @@ func (b *Backend) encodeRope(c *vkrt.Commands, n *core.Tensor) error {
 	tsHi := float32(ts)
 	pc.F32(tsHi, float32(ts-float64(tsHi)), rp.FreqScale, rp.ExtFactor, float32(mscale), float32(lo), float32(hi))
 	pc.U32(u32(items))
-	return c.Dispatch(p, [3]uint32{b.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
 }
 
 // ropeCorrDims returns YaRN's [lo, hi] correction range (ggml_rope_yarn_corr_dims),

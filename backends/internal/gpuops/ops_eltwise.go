@@ -1,11 +1,8 @@
-//go:build cgo && !novulkan
-
-package vulkan
+package gpuops
 
 import (
 	"math/bits"
 
-	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -21,30 +18,30 @@ import (
 func init() {
 	for _, op := range []core.Op{core.OpAdd1, core.OpScale, core.OpSqr, core.OpSqrt, core.OpLog, core.OpSin,
 		core.OpCos, core.OpClamp, core.OpLeakyRelu, core.OpUnary} {
-		registerOp(op, vkOp{supports: supportsEltUnary, encode: (*Backend).encodeEltUnary})
+		registerOp(op, opImpl{supports: supportsEltUnary, encode: (*Encoder).encodeEltUnary})
 	}
-	registerOp(core.OpGLU, vkOp{supports: supportsGLU, encode: (*Backend).encodeGLU})
+	registerOp(core.OpGLU, opImpl{supports: supportsGLU, encode: (*Encoder).encodeGLU})
 	for _, op := range []core.Op{core.OpSum, core.OpSumRows, core.OpMean} {
-		registerOp(op, vkOp{supports: supportsReduce, encode: (*Backend).encodeReduce})
+		registerOp(op, opImpl{supports: supportsReduce, encode: (*Encoder).encodeReduce})
 	}
-	registerOp(core.OpArgmax, vkOp{supports: supportsArgmax, encode: (*Backend).encodeArgmax})
-	registerOp(core.OpArgsort, vkOp{supports: supportsArgsort, encode: (*Backend).encodeArgsort})
-	registerOp(core.OpRepeat, vkOp{supports: supportsEltCopy, encode: (*Backend).encodeEltCopy})
-	registerOp(core.OpConcat, vkOp{supports: supportsEltCopy, encode: (*Backend).encodeEltCopy})
+	registerOp(core.OpArgmax, opImpl{supports: supportsArgmax, encode: (*Encoder).encodeArgmax})
+	registerOp(core.OpArgsort, opImpl{supports: supportsArgsort, encode: (*Encoder).encodeArgsort})
+	registerOp(core.OpRepeat, opImpl{supports: supportsEltCopy, encode: (*Encoder).encodeEltCopy})
+	registerOp(core.OpConcat, opImpl{supports: supportsEltCopy, encode: (*Encoder).encodeEltCopy})
 }
 
 const eltWG = 256
 
 // eltFloatType returns the shader name part and element size of a float type the family's
 // float shaders handle on d.
-func eltFloatType(d *device, t core.Type) (string, int64, bool) {
+func eltFloatType(d *Device, t core.Type) (string, int64, bool) {
 	switch t {
 	case core.TypeF32:
 		return "f32", 4, true
 	case core.TypeF16:
-		return "f16", 2, d.info.Features.StorageBuffer16BitAccess
+		return "f16", 2, d.Storage16Bit
 	case core.TypeBF16:
-		return "bf16", 2, d.info.Features.StorageBuffer16BitAccess
+		return "bf16", 2, d.Storage16Bit
 	}
 	return "", 0, false
 }
@@ -85,7 +82,7 @@ func eltUnaryCode(n *core.Tensor) uint32 {
 	return 16 + uint32(core.UnaryOpOf(n)) // UNARY
 }
 
-func supportsEltUnary(d *device, t *core.Tensor) bool {
+func supportsEltUnary(d *Device, t *core.Tensor) bool {
 	a := t.Src[0]
 	if a == nil || a.Type != t.Type || a.Ne != t.Ne {
 		return false
@@ -106,55 +103,55 @@ func supportsEltUnary(d *device, t *core.Tensor) bool {
 }
 
 // pushShape appends the four sizes of ne.
-func pushShape(pc *vkrt.Push, ne [4]int64) {
+func pushShape(pc *Push, ne [4]int64) {
 	pc.U32(u32(ne[0]), u32(ne[1]), u32(ne[2]), u32(ne[3]))
 }
 
 // pushStrides appends the four strides of t in units of unit bytes.
-func pushStrides(pc *vkrt.Push, t *core.Tensor, unit int64) {
+func pushStrides(pc *Push, t *core.Tensor, unit int64) {
 	pc.U32(u32(t.Nb[0]/unit), u32(t.Nb[1]/unit), u32(t.Nb[2]/unit), u32(t.Nb[3]/unit))
 }
 
 const eltUnaryPushSize = 18 * 4
 
-func (b *Backend) encodeEltUnary(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeEltUnary(n *core.Tensor) error {
 	a := n.Src[0]
-	tn, unit, _ := eltFloatType(b.dev, a.Type)
-	p, err := b.pipeline("eltwise_unary_"+tn, 3, eltUnaryPushSize, eltWG, eltUnaryCode(n))
+	tn, unit, _ := eltFloatType(e.dev, a.Type)
+	p, err := e.pipeline("eltwise_unary_"+tn, 3, eltUnaryPushSize, eltWG, eltUnaryCode(n))
 	if err != nil {
 		return err
 	}
-	oa, err := b.bindTensor(a, unit)
+	oa, err := e.bindTensor(a, unit)
 	if err != nil {
 		return err
 	}
 	ob := oa // not read
 	srcs := []operand{oa}
 	if n.Op == core.OpAdd1 {
-		if ob, err = b.bindTensor(n.Src[1], unit); err != nil {
+		if ob, err = e.bindTensor(n.Src[1], unit); err != nil {
 			return err
 		}
 		srcs = append(srcs, ob)
 	}
-	od, err := b.bindTensor(n, unit)
+	od, err := e.bindTensor(n, unit)
 	if err != nil {
 		return err
 	}
-	if err := b.sync(c, od, srcs...); err != nil {
+	if err := e.sync(od, srcs...); err != nil {
 		return err
 	}
 	ep := core.ElementwiseParamsOf(n)
 	p0, p1 := ep.A, ep.B
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, a, unit)
 	pushStrides(pc, n, unit)
 	pc.U32(oa.offs, ob.offs, od.offs, u32(n.NElements()))
 	pc.F32(p0, p1)
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind, ob.bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind, ob.bind)
 }
 
-func supportsGLU(d *device, t *core.Tensor) bool {
+func supportsGLU(d *Device, t *core.Tensor) bool {
 	a, g := t.Src[0], t.Src[1]
 	op := core.GLUParamsOf(t).Op
 	if a == nil || a.Type != t.Type || op < 0 || op >= core.GLUCount {
@@ -172,16 +169,16 @@ func supportsGLU(d *device, t *core.Tensor) bool {
 
 const gluPushSize = 20 * 4
 
-func (b *Backend) encodeGLU(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeGLU(n *core.Tensor) error {
 	a, g := n.Src[0], n.Src[1]
-	tn, unit, _ := eltFloatType(b.dev, a.Type)
+	tn, unit, _ := eltFloatType(e.dev, a.Type)
 	gp := core.GLUParamsOf(n)
-	p, err := b.pipeline("eltwise_glu_"+tn, 3, gluPushSize, eltWG, uint32(gp.Op))
+	p, err := e.pipeline("eltwise_glu_"+tn, 3, gluPushSize, eltWG, uint32(gp.Op))
 	if err != nil {
 		return err
 	}
 	swapped := gp.Swapped
-	oa, err := b.bindTensor(a, unit)
+	oa, err := e.bindTensor(a, unit)
 	if err != nil {
 		return err
 	}
@@ -198,7 +195,7 @@ func (b *Backend) encodeGLU(c *vkrt.Commands, n *core.Tensor) error {
 			offg += half
 		}
 	} else {
-		if og, err = b.bindTensor(g, unit); err != nil {
+		if og, err = e.bindTensor(g, unit); err != nil {
 			return err
 		}
 		srcs = append(srcs, og)
@@ -209,23 +206,23 @@ func (b *Backend) encodeGLU(c *vkrt.Commands, n *core.Tensor) error {
 			offx, offg = offg, offx
 		}
 	}
-	od, err := b.bindTensor(n, unit)
+	od, err := e.bindTensor(n, unit)
 	if err != nil {
 		return err
 	}
-	if err := b.sync(c, od, srcs...); err != nil {
+	if err := e.sync(od, srcs...); err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, tx, unit)
 	pushStrides(pc, tg, unit)
 	pushStrides(pc, n, unit)
 	pc.U32(offx, offg, od.offs, u32(n.NElements()))
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ox.bind, og.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ox.bind, og.bind, od.bind)
 }
 
-func supportsReduce(d *device, t *core.Tensor) bool {
+func supportsReduce(d *Device, t *core.Tensor) bool {
 	a := t.Src[0]
 	if a == nil || a.Type != t.Type {
 		return false
@@ -257,9 +254,9 @@ func eltReduceWG(m int64) uint32 {
 
 const reducePushSize = 17 * 4
 
-func (b *Backend) encodeReduce(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeReduce(n *core.Tensor) error {
 	a := n.Src[0]
-	tn, unit, _ := eltFloatType(b.dev, a.Type)
+	tn, unit, _ := eltFloatType(e.dev, a.Type)
 	m, nout := a.Ne[0], a.NRows()
 	if n.Op == core.OpSum {
 		m, nout = a.NElements(), 1
@@ -269,33 +266,33 @@ func (b *Backend) encodeReduce(c *vkrt.Commands, n *core.Tensor) error {
 		mean = 1
 	}
 	wg := eltReduceWG(m)
-	p, err := b.pipeline("eltwise_reduce_"+tn, 2, reducePushSize, wg, mean)
+	p, err := e.pipeline("eltwise_reduce_"+tn, 2, reducePushSize, wg, mean)
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, unit)
+	od, err := e.bindTensor(n, unit)
 	if err != nil {
 		return err
 	}
 	oa := od // an empty source is never read (its sums are 0)
 	if !a.IsEmpty() {
-		if oa, err = b.bindTensor(a, unit); err != nil {
+		if oa, err = e.bindTensor(a, unit); err != nil {
 			return err
 		}
 	}
-	if err := b.sync(c, od, oa); err != nil {
+	if err := e.sync(od, oa); err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, a.Ne)
 	pushStrides(pc, a, unit)
 	pc.U32(u32(n.Ne[1]), u32(n.Ne[2])) // SUM: 1, 1
 	pc.U32(u32(n.Nb[1]/unit), u32(n.Nb[2]/unit), u32(n.Nb[3]/unit))
 	pc.U32(u32(m), u32(nout), oa.offs, od.offs)
-	return c.Dispatch(p, [3]uint32{b.groups(nout, 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(nout, 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
 
-func supportsArgmax(d *device, t *core.Tensor) bool {
+func supportsArgmax(d *Device, t *core.Tensor) bool {
 	a := t.Src[0]
 	return a != nil && a.Type == core.TypeF32 && t.Type == core.TypeI32 && a.Ne[2] == 1 && a.Ne[3] == 1 &&
 		t.Ne == [4]int64{a.Ne[1], 1, 1, 1} && eltAddressable(a, 4) && eltAddressable(t, 4)
@@ -303,34 +300,34 @@ func supportsArgmax(d *device, t *core.Tensor) bool {
 
 const argmaxPushSize = 7 * 4
 
-func (b *Backend) encodeArgmax(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeArgmax(n *core.Tensor) error {
 	a := n.Src[0]
 	wg := eltReduceWG(a.Ne[0])
-	p, err := b.pipeline("eltwise_argmax_f32", 2, argmaxPushSize, wg)
+	p, err := e.pipeline("eltwise_argmax_f32", 2, argmaxPushSize, wg)
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, 4)
+	od, err := e.bindTensor(n, 4)
 	if err != nil {
 		return err
 	}
 	oa := od // an empty row is never read (its argmax is 0)
 	if !a.IsEmpty() {
-		if oa, err = b.bindTensor(a, 4); err != nil {
+		if oa, err = e.bindTensor(a, 4); err != nil {
 			return err
 		}
 	}
-	if err := b.sync(c, od, oa); err != nil {
+	if err := e.sync(od, oa); err != nil {
 		return err
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]), u32(a.Nb[0]/4), u32(a.Nb[1]/4), u32(n.Nb[0]/4), oa.offs, od.offs)
-	return c.Dispatch(p, [3]uint32{b.groups(a.Ne[1], 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(a.Ne[1], 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
 
 // argsortSize returns the padded row length (a power of two, at least 2) and workgroup size
 // for rows of ne0 elements, and whether the row fits in shared memory.
-func argsortSize(d *device, ne0 int64) (n, wg uint32, ok bool) {
+func argsortSize(d *Device, ne0 int64) (n, wg uint32, ok bool) {
 	if ne0 < 1 || ne0 > 1<<20 {
 		return 0, 0, false
 	}
@@ -338,12 +335,11 @@ func argsortSize(d *device, ne0 int64) (n, wg uint32, ok bool) {
 	if ne0 > 2 {
 		n = 1 << bits.Len64(uint64(ne0-1))
 	}
-	l := d.info.Limits
-	wg = min(n/2, eltWG, l.MaxComputeWorkGroupInvocations, l.MaxComputeWorkGroupSize[0])
-	return n, wg, uint64(n)*8 <= uint64(l.MaxComputeSharedMemorySize)
+	wg = min(n/2, eltWG, d.MaxComputeWorkGroupInvocations, d.MaxComputeWorkGroupSize[0])
+	return n, wg, uint64(n)*8 <= uint64(d.MaxComputeSharedMemorySize)
 }
 
-func supportsArgsort(d *device, t *core.Tensor) bool {
+func supportsArgsort(d *Device, t *core.Tensor) bool {
 	a := t.Src[0]
 	if a == nil || a.Type != core.TypeF32 || t.Type != core.TypeI32 || t.Ne != a.Ne ||
 		!eltAddressable(a, 4) || !eltAddressable(t, 4) {
@@ -359,14 +355,14 @@ func supportsArgsort(d *device, t *core.Tensor) bool {
 
 const argsortPushSize = 16 * 4
 
-func (b *Backend) encodeArgsort(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeArgsort(n *core.Tensor) error {
 	a := n.Src[0]
-	size, wg, _ := argsortSize(b.dev, a.Ne[0])
-	p, err := b.pipeline("eltwise_argsort_f32", 2, argsortPushSize, wg, size)
+	size, wg, _ := argsortSize(e.dev, a.Ne[0])
+	p, err := e.pipeline("eltwise_argsort_f32", 2, argsortPushSize, wg, size)
 	if err != nil {
 		return err
 	}
-	ops, err := b.bindNode(c, n, 4, use{a, 4})
+	ops, err := e.bindNode(n, 4, use{a, 4})
 	if err != nil {
 		return err
 	}
@@ -375,16 +371,16 @@ func (b *Backend) encodeArgsort(c *vkrt.Commands, n *core.Tensor) error {
 	if core.SortOrderOf(n) == core.SortDesc {
 		desc = 1
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, a.Ne)
 	pushStrides(pc, a, 4)
 	pushStrides(pc, n, 4)
 	pc.U32(oa.offs, od.offs, u32(a.NRows()), desc)
-	return c.Dispatch(p, [3]uint32{b.groups(a.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(a.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
 
 // eltCopyWidth returns the shader name part for copying elements of type t bit for bit.
-func eltCopyWidth(d *device, t core.Type) (string, bool) {
+func eltCopyWidth(d *Device, t core.Type) (string, bool) {
 	if t.IsQuantized() || t.BlockSize() != 1 {
 		return "", false
 	}
@@ -392,12 +388,12 @@ func eltCopyWidth(d *device, t core.Type) (string, bool) {
 	case 4:
 		return "b32", true
 	case 2:
-		return "b16", d.info.Features.StorageBuffer16BitAccess
+		return "b16", d.Storage16Bit
 	}
 	return "", false
 }
 
-func supportsEltCopy(d *device, t *core.Tensor) bool {
+func supportsEltCopy(d *Device, t *core.Tensor) bool {
 	a, bt := t.Src[0], t.Src[1]
 	if a == nil || a.Type != t.Type {
 		return false
@@ -437,19 +433,19 @@ func supportsEltCopy(d *device, t *core.Tensor) bool {
 
 const eltCopyPushSize = 25 * 4
 
-func (b *Backend) encodeEltCopy(c *vkrt.Commands, n *core.Tensor) error {
+func (e *Encoder) encodeEltCopy(n *core.Tensor) error {
 	a, bt := n.Src[0], n.Src[1]
-	width, _ := eltCopyWidth(b.dev, a.Type)
+	width, _ := eltCopyWidth(e.dev, a.Type)
 	unit := a.Type.Size()
 	var mode, dim uint32
 	if n.Op == core.OpConcat {
 		mode, dim = 1, uint32(core.ConcatDimOf(n))
 	}
-	p, err := b.pipeline("eltwise_copy_"+width, 3, eltCopyPushSize, eltWG, mode)
+	p, err := e.pipeline("eltwise_copy_"+width, 3, eltCopyPushSize, eltWG, mode)
 	if err != nil {
 		return err
 	}
-	od, err := b.bindTensor(n, unit)
+	od, err := e.bindTensor(n, unit)
 	if err != nil {
 		return err
 	}
@@ -457,13 +453,13 @@ func (b *Backend) encodeEltCopy(c *vkrt.Commands, n *core.Tensor) error {
 	var oa, ob operand
 	var srcs []operand
 	if !a.IsEmpty() {
-		if oa, err = b.bindTensor(a, unit); err != nil {
+		if oa, err = e.bindTensor(a, unit); err != nil {
 			return err
 		}
 		srcs = append(srcs, oa)
 	}
 	if mode == 1 && !bt.IsEmpty() {
-		if ob, err = b.bindTensor(bt, unit); err != nil {
+		if ob, err = e.bindTensor(bt, unit); err != nil {
 			return err
 		}
 		srcs = append(srcs, ob)
@@ -476,19 +472,19 @@ func (b *Backend) encodeEltCopy(c *vkrt.Commands, n *core.Tensor) error {
 	case mode == 0 || bt.IsEmpty():
 		ob = oa
 	}
-	if err := b.sync(c, od, srcs...); err != nil {
+	if err := e.sync(od, srcs...); err != nil {
 		return err
 	}
 	strideSrc := a
 	if mode == 1 && !bt.IsEmpty() {
 		strideSrc = bt
 	}
-	pc := b.push.Reset()
+	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushShape(pc, a.Ne)
 	pushStrides(pc, a, unit)
 	pushStrides(pc, strideSrc, unit)
 	pushStrides(pc, n, unit)
 	pc.U32(oa.offs, ob.offs, od.offs, u32(n.NElements()), dim)
-	return c.Dispatch(p, [3]uint32{b.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), oa.bind, ob.bind, od.bind)
+	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), oa.bind, ob.bind, od.bind)
 }

@@ -1,0 +1,30 @@
+//go:build !gl || !cgo
+
+package gl
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// ErrUnavailable is returned by New when OpenGL cannot be used.
+var ErrUnavailable = errors.New("tandem: gl: " + reason)
+
+// Available reports whether a usable OpenGL device exists; it never does in this build.
+func Available() (bool, string) { return false, reason }
+
+// Devices returns the usable OpenGL devices: none in this build.
+func Devices() []core.Device { return nil }
+
+// Backend is the OpenGL backend; this build cannot create one.
+type Backend struct{ core.Backend }
+
+// GraphComputeContext fails in this build (whatever ctx and g, nil included).
+func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
+	return ErrUnavailable
+}
+
+// New fails in this build.
+func New() (*Backend, error) { return nil, ErrUnavailable }
