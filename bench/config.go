@@ -307,8 +307,8 @@ Flags:
   -svg FILE         write a chart of throughput by size, one panel per family,
                     one line per device (plain SVG, any browser or viewer)
   -html FILE        write a page with the table and the chart
-  -log debug|trace  log the scheduler's plans to stderr (log/slog): its splits, or every node
-                    with the reason it went where it went
+  -log debug|trace  log to stderr (log/slog) each backend's settings and the scheduler's plans:
+                    its splits, or every node with the reason it went where it went
   -list             list the devices and the cases, run nothing
   -strict           exit 1 when a result is WRONG (NMSE above its limit)
   -rpc HOST:PORT    add the devices of a ggml RPC server (tandem-rpc-server or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -190,11 +191,26 @@ func deviceNames(ds []DeviceInfo) string {
 	return strings.Join(s, ", ")
 }
 
-// open creates the target's backend(s) on first use.
-func (t *Target) open() error {
+// loggerSetter is a backend that reports its settings on a logger (the CPU, Vulkan and OpenGL
+// backends do).
+type loggerSetter interface{ SetLogger(*slog.Logger) }
+
+// open creates the target's backend(s) on first use; those that take a logger get log (nil:
+// none).
+func (t *Target) open(log *slog.Logger) error {
 	if t.Backend != nil {
 		return nil
 	}
+	defer func() {
+		if log == nil {
+			return
+		}
+		for _, be := range []core.Backend{t.Backend, t.CPU} {
+			if ls, ok := be.(loggerSetter); ok && be != nil {
+				ls.SetLogger(log)
+			}
+		}
+	}()
 	switch t.Kind {
 	case KindCPU:
 		be, err := cpu.New(cpu.Options{Threads: t.Threads})

@@ -63,7 +63,7 @@ type Runner struct {
 	Quick    bool
 	Targets  []*Target
 	Progress *Progress
-	Logger   *slog.Logger // the scheduler rows' plans (nil: none)
+	Logger   *slog.Logger // the backends' settings and the scheduler rows' plans (nil: none)
 
 	est    map[*Target]*Estimator
 	spent  map[*Target]time.Duration
@@ -230,7 +230,7 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache) (*Result, []float32) 
 	}
 	start := time.Now()
 	defer func() { r.spent[t] += time.Since(start) }()
-	if err := t.open(); err != nil {
+	if err := t.open(r.Logger); err != nil {
 		r.broken[t] = "device failed to start"
 		res.Status, res.Reason = StatusError, fmt.Sprintf("starting %s: %v", t.Name, err)
 		return res, nil

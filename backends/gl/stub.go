@@ -5,6 +5,7 @@ package gl
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -25,6 +26,9 @@ type Backend struct{ core.Backend }
 func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
 	return ErrUnavailable
 }
+
+// SetLogger does nothing in this build.
+func (b *Backend) SetLogger(*slog.Logger) {}
 
 // New fails in this build.
 func New() (*Backend, error) { return nil, ErrUnavailable }
