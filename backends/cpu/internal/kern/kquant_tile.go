@@ -14,8 +14,8 @@ package kern
 // summed in a different order.
 type KTile func(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int)
 
-// kTileKC is the super-blocks of k per tile-kernel call when n > 1: four activation rows of
-// 16 Q8_K blocks (18.7 KB) stay in L1 while the weight rows stream past them.
+// kTileKC is the blocks of k per tile-kernel call: four activation rows of 16 Q8_K blocks
+// (18.7 KB) stay in L1 while the weight rows stream past them.
 var kTileKC = 16
 
 // kTileSpec describes a weight type for the tile driver.
@@ -46,21 +46,23 @@ func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []
 		}
 		return
 	}
-	j := 0
-	if k4 != nil {
-		for ; j+4 <= n; j += 4 {
-			for kb := 0; kb < nb; kb += kTileKC {
-				kn := min(kTileKC, nb-kb)
-				acc := 0
-				if kb > 0 {
-					acc = 1
-				}
+	// Every activation row gets the same sequence of float operations whichever kernel (4 rows
+	// or 1) computes it, so results do not depend on how callers cut n.
+	for kb := 0; kb < nb; kb += kTileKC {
+		kn := min(kTileKC, nb-kb)
+		acc := 0
+		if kb > 0 {
+			acc = 1
+		}
+		j := 0
+		if k4 != nil {
+			for ; j+4 <= n; j += 4 {
 				k4(kn, &x[kb*s.xb], ldx, m, &y[j*ldy+kb*s.yb], ldy, &c[j*ldc], ldc, acc)
 			}
 		}
-	}
-	for ; j < n; j++ {
-		k1(nb, &x[0], ldx, m, &y[j*ldy], ldy, &c[j*ldc], ldc, 0)
+		for ; j < n; j++ {
+			k1(kn, &x[kb*s.xb], ldx, m, &y[j*ldy+kb*s.yb], ldy, &c[j*ldc], ldc, acc)
+		}
 	}
 }
 

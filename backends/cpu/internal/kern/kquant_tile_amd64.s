@@ -246,3 +246,188 @@ q4k4_sb:
 	JNZ    q4k4_row
 	VZEROUPPER
 	RET
+DATA ktQ6Idx<>+0(SB)/8, $0x0000000000000000
+DATA ktQ6Idx<>+8(SB)/8, $0x0000000000000000
+DATA ktQ6Idx<>+16(SB)/8, $0x0000000100000001
+DATA ktQ6Idx<>+24(SB)/8, $0x0000000100000001
+DATA ktQ6Idx<>+32(SB)/8, $0x0000000200000002
+DATA ktQ6Idx<>+40(SB)/8, $0x0000000200000002
+DATA ktQ6Idx<>+48(SB)/8, $0x0000000300000003
+DATA ktQ6Idx<>+56(SB)/8, $0x0000000300000003
+DATA ktQ6Idx<>+64(SB)/8, $0x0000000400000004
+DATA ktQ6Idx<>+72(SB)/8, $0x0000000400000004
+DATA ktQ6Idx<>+80(SB)/8, $0x0000000500000005
+DATA ktQ6Idx<>+88(SB)/8, $0x0000000500000005
+DATA ktQ6Idx<>+96(SB)/8, $0x0000000600000006
+DATA ktQ6Idx<>+104(SB)/8, $0x0000000600000006
+DATA ktQ6Idx<>+112(SB)/8, $0x0000000700000007
+DATA ktQ6Idx<>+120(SB)/8, $0x0000000700000007
+DATA ktQ6Idx<>+128(SB)/8, $0x0000000800000008
+DATA ktQ6Idx<>+136(SB)/8, $0x0000000800000008
+DATA ktQ6Idx<>+144(SB)/8, $0x0000000900000009
+DATA ktQ6Idx<>+152(SB)/8, $0x0000000900000009
+DATA ktQ6Idx<>+160(SB)/8, $0x0000000a0000000a
+DATA ktQ6Idx<>+168(SB)/8, $0x0000000a0000000a
+DATA ktQ6Idx<>+176(SB)/8, $0x0000000b0000000b
+DATA ktQ6Idx<>+184(SB)/8, $0x0000000b0000000b
+DATA ktQ6Idx<>+192(SB)/8, $0x0000000c0000000c
+DATA ktQ6Idx<>+200(SB)/8, $0x0000000c0000000c
+DATA ktQ6Idx<>+208(SB)/8, $0x0000000d0000000d
+DATA ktQ6Idx<>+216(SB)/8, $0x0000000d0000000d
+DATA ktQ6Idx<>+224(SB)/8, $0x0000000e0000000e
+DATA ktQ6Idx<>+232(SB)/8, $0x0000000e0000000e
+DATA ktQ6Idx<>+240(SB)/8, $0x0000000f0000000f
+DATA ktQ6Idx<>+248(SB)/8, $0x0000000f0000000f
+GLOBL ktQ6Idx<>(SB), RODATA|NOPTR, $256
+DATA ktShl42<>+0(SB)/8, $0x0004000400040004
+DATA ktShl42<>+8(SB)/8, $0x0004000400040004
+DATA ktShl42<>+16(SB)/8, $0x0004000400040004
+DATA ktShl42<>+24(SB)/8, $0x0004000400040004
+DATA ktShl42<>+32(SB)/8, $0x0002000200020002
+DATA ktShl42<>+40(SB)/8, $0x0002000200020002
+DATA ktShl42<>+48(SB)/8, $0x0002000200020002
+DATA ktShl42<>+56(SB)/8, $0x0002000200020002
+GLOBL ktShl42<>(SB), RODATA|NOPTR, $64
+DATA ktShr02<>+0(SB)/8, $0x0000000000000000
+DATA ktShr02<>+8(SB)/8, $0x0000000000000000
+DATA ktShr02<>+16(SB)/8, $0x0000000000000000
+DATA ktShr02<>+24(SB)/8, $0x0000000000000000
+DATA ktShr02<>+32(SB)/8, $0x0002000200020002
+DATA ktShr02<>+40(SB)/8, $0x0002000200020002
+DATA ktShr02<>+48(SB)/8, $0x0002000200020002
+DATA ktShr02<>+56(SB)/8, $0x0002000200020002
+GLOBL ktShr02<>(SB), RODATA|NOPTR, $64
+
+#define TILE6_CONSTS \
+	VMOVDQU64    ktQ6Idx<>+0(SB), Z26 \
+	VMOVDQU64    ktQ6Idx<>+64(SB), Z27 \
+	VMOVDQU64    ktQ6Idx<>+128(SB), Z28 \
+	VMOVDQU64    ktQ6Idx<>+192(SB), Z29 \
+	VMOVDQU64    ktShl42<>(SB), Z25 \
+	VMOVDQU64    ktShr02<>(SB), Z24 \
+	MOVL         $0x30303030, DX \
+	VPBROADCASTD DX, Z30 \
+	MOVL         $0x0f0f0f0f, DX \
+	VPBROADCASTD DX, Z31 \
+	MOVL         $0x55555555, DX \
+	KMOVD        DX, K1 \
+	MOVQ         accum+64(FP), DX \
+	KMOVW        DX, K3
+
+// Q6K_SCALES: the 16 signed scales of the super-block at AX as words in Y0 and as one word per
+// dword (high word zero) in Z20-Z23 as the chunks need them; d into Z2.
+#define Q6K_SCALES \
+	VPMOVSXBW    192(AX), Y0 \
+	VPERMW.Z     Z0, Z26, K1, Z20 \
+	VPERMW.Z     Z0, Z27, K1, Z21 \
+	VPERMW.Z     Z0, Z28, K1, Z22 \
+	VPERMW.Z     Z0, Z29, K1, Z23 \
+	MOVWLZX      208(AX), DX \
+	VMOVD        DX, X1 \
+	VCVTPH2PS    X1, X1 \
+	VBROADCASTSS X1, Z2
+
+// Q6K_HALF(qlo, qho, za, zb): the 128 6-bit codes of half h (ql at qlo, qh at qho) into za
+// (elements 0-63 of the half) and zb (64-127).
+#define Q6K_HALF(qlo, qho, za, zb) \
+	VMOVDQU64       qlo(AX), Z8 \
+	VBROADCASTI64X4 qho(AX), Z9 \
+	VPSLLVW         Z25, Z9, za \
+	VPANDD          Z30, za, za \
+	VPTERNLOGD      $0xf8, Z31, Z8, za \
+	VPSRLVW         Z24, Z9, zb \
+	VPANDD          Z30, zb, zb \
+	VPSRLW          $4, Z8, Z8 \
+	VPTERNLOGD      $0xf8, Z31, Z8, zb
+
+// KCOL6(yb, acc): acc += d·dy·(Σ scale·sums − 32·Σ scale·bsums) (per lane).
+#define KCOL6(yb, acc) \
+	VPXORD      Z8, Z8, Z8 \
+	VPXORD      Z9, Z9, Z9 \
+	VPXORD      Z10, Z10, Z10 \
+	VPXORD      Z11, Z11, Z11 \
+	VPDPBUSD    4 yb, Z4, Z8 \
+	VPDPBUSD    68 yb, Z5, Z9 \
+	VPDPBUSD    132 yb, Z6, Z10 \
+	VPDPBUSD    196 yb, Z7, Z11 \
+	VPXORD      Z12, Z12, Z12 \
+	VPXORD      Y13, Y13, Y13 \
+	VPDPWSSD    Z20, Z8, Z12 \
+	VPDPWSSD    Z21, Z9, Z12 \
+	VPDPWSSD    Z22, Z10, Z12 \
+	VPDPWSSD    Z23, Z11, Z12 \
+	VPDPWSSD    260 yb, Y0, Y13 \
+	VPSLLD      $5, Z13, Z13 \
+	VPSUBD      Z13, Z12, Z12 \
+	VCVTDQ2PS   Z12, Z12 \
+	VMULPS.BCST 0 yb, Z2, Z14 \
+	VFMADD231PS Z14, Z12, acc
+
+#define Q6K_SB \
+	Q6K_SCALES \
+	Q6K_HALF(0, 128, Z4, Z5) \
+	Q6K_HALF(64, 160, Z6, Z7)
+
+// func q6kTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·q6kTile1VNNI(SB), NOSPLIT, $0-72
+	TILE6_CONSTS
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+q6k1_row:
+	VPXORD Z16, Z16, Z16
+	MOVQ   SI, AX
+	MOVQ   y+32(FP), BX
+	MOVQ   nb+0(FP), CX
+q6k1_sb:
+	Q6K_SB
+	KCOL6((BX), Z16)
+	ADDQ   $210, AX
+	ADDQ   $292, BX
+	DECQ   CX
+	JNZ    q6k1_sb
+	STORE(Z16, Y16, (DI))
+	ADDQ   ldx+16(FP), SI
+	ADDQ   $4, DI
+	DECQ   m+24(FP)
+	JNZ    q6k1_row
+	VZEROUPPER
+	RET
+
+// func q6kTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·q6kTile4VNNI(SB), NOSPLIT, $0-72
+	TILE6_CONSTS
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+	MOVQ ldy+40(FP), R11
+	LEAQ (R11)(R11*2), R12
+q6k4_row:
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	MOVQ   SI, AX
+	MOVQ   y+32(FP), BX
+	MOVQ   nb+0(FP), CX
+q6k4_sb:
+	Q6K_SB
+	KCOL6((BX), Z16)
+	KCOL6((BX)(R11*1), Z17)
+	KCOL6((BX)(R11*2), Z18)
+	KCOL6((BX)(R12*1), Z19)
+	ADDQ   $210, AX
+	ADDQ   $292, BX
+	DECQ   CX
+	JNZ    q6k4_sb
+	MOVQ   ldc+56(FP), R8
+	SHLQ   $2, R8
+	LEAQ   (DI)(R8*2), R9
+	STORE(Z16, Y16, (DI))
+	STORE(Z17, Y17, (DI)(R8*1))
+	STORE(Z18, Y18, (R9))
+	STORE(Z19, Y19, (R9)(R8*1))
+	ADDQ   ldx+16(FP), SI
+	ADDQ   $4, DI
+	DECQ   m+24(FP)
+	JNZ    q6k4_row
+	VZEROUPPER
+	RET
