@@ -86,3 +86,21 @@ func mulMatTileChunk(tile kern.KTile, dst *core.Tensor, yData []byte, ynb1, ynb2
 		ir1 += run
 	}
 }
+
+// tileColumns is the activation rows per chunk of the tiled path: a constant, so that how the
+// columns are grouped into tile calls (which decides the float summation order, see
+// kern.KTile's driver) does not depend on the thread count.
+const tileColumns = 16
+
+// tileChunks cuts dst for the tiled path: tileColumns columns per chunk, and weight rows in
+// blocks of at most 64 with at least four chunks per thread where the rows allow it.
+func tileChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
+	dr1 = tileColumns
+	nchunk1 = (nr1 + dr1 - 1) / dr1
+	dr0 = 64
+	for dr0 > 8 && (nr0+dr0-1)/dr0*nchunk1 < 4*int64(nth) {
+		dr0 /= 2
+	}
+	nchunk0 = (nr0 + dr0 - 1) / dr0
+	return
+}

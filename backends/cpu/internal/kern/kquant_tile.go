@@ -46,8 +46,16 @@ func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []
 		}
 		return
 	}
-	// Every activation row gets the same sequence of float operations whichever kernel (4 rows
-	// or 1) computes it, so results do not depend on how callers cut n.
+	// Fewer than four activation rows (the mat-vec): each over the whole of k, the weight rows
+	// streamed once. Otherwise every activation row, whichever kernel (4 rows or 1) computes
+	// it, gets the same k-blocked sequence of float operations: results depend on how callers
+	// cut n only through whether a call has fewer than four rows.
+	if n < 4 {
+		for j := range n {
+			k1(nb, &x[0], ldx, m, &y[j*ldy], ldy, &c[j*ldc], ldc, 0)
+		}
+		return
+	}
 	for kb := 0; kb < nb; kb += kTileKC {
 		kn := min(kTileKC, nb-kb)
 		acc := 0
