@@ -17,11 +17,18 @@ func q6kTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc
 //go:noescape
 func q6kTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
+//go:noescape
+func q5kTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
 // kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
 var kTileKernels512 = map[*kTileSpec][2]kTileKernel{
 	q4kTile: {q4kTile1VNNI, q4kTile4VNNI},
+	q5kTile: {q5kTile1VNNI, q5kTile4VNNI},
 	q6kTile: {q6kTile1VNNI, q6kTile4VNNI},
 }
 

@@ -91,9 +91,11 @@ func TestKQuantTiles(t *testing.T) {
 }
 
 func TestKQuantTileKernelsActive(t *testing.T) {
-	k1, k4 := q4kTile.kernels()
-	t.Logf("q4_K tile kernels: 1-row %v, 4-row %v (VNNI %v)", k1 != nil, k4 != nil, kqVNNI())
-	if kqVNNI() && (k1 == nil || k4 == nil) {
-		t.Fatal("the AVX-512 VNNI set has no q4_K tile kernels")
+	for name, s := range map[string]*kTileSpec{"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile} {
+		k1, k4 := s.kernels()
+		t.Logf("%s tile kernels: 1-row %v, 4-row %v (VNNI %v)", name, k1 != nil, k4 != nil, kqVNNI())
+		if kqVNNI() && (k1 == nil || k4 == nil) {
+			t.Fatalf("the AVX-512 VNNI set has no %s tile kernels", name)
+		}
 	}
 }
