@@ -319,12 +319,23 @@ func mulMatPaths(p *params, dst *core.Tensor) {
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	nr0, nr1 := dst.Ne[0], dst.Ne[1]*dst.Ne[2]*dst.Ne[3]
 	nchunk0, nchunk1, dr0, dr1 := mulMatChunks(nr0, nr1, p.nth)
+	var tile kern.KTile
+	if !p.ref && dst.Nb[1]%4 == 0 && dst.Nb[1]/4 >= dst.Ne[0] && a.Nb[1] >= a.Type.RowSize(a.Ne[0]) && ynb1 >= vdt.RowSize(ne00) {
+		tile = tileDotK(a.Type) // ops_mulmat_kquant.go
+	}
+	if tile != nil {
+		nchunk0, nchunk1, dr0, dr1 = tileChunks(nr0, nr1, p.nth)
+	}
 	total := nchunk0 * nchunk1
 	var tmp [mulMatBlock]float32
 	for cur := int64(p.ith); cur < total; {
 		c0, c1 := cur%nchunk0, cur/nchunk0
 		ir0s, ir0e := dr0*c0, min(dr0*c0+dr0, nr0)
 		ir1s, ir1e := dr1*c1, min(dr1*c1+dr1, nr1)
+		if tile != nil {
+			mulMatTileChunk(tile, dst, yData, ynb1, ynb2, ynb3, ir0s, ir0e, ir1s, ir1e)
+			ir1e = ir1s // done
+		}
 		for iir1 := ir1s; iir1 < ir1e; iir1 += mulMatBlock {
 			for iir0 := ir0s; iir0 < ir0e; iir0 += mulMatBlock {
 				for ir1 := iir1; ir1 < min(iir1+mulMatBlock, ir1e); ir1++ {

@@ -50,3 +50,57 @@ func fastVecDotK(t core.Type) vecDot {
 	}
 	return refVecDotK(t)
 }
+
+// tileDotK returns the tiled dot (many weight rows against many activation rows per call) for
+// the K-quant and IQ4 types that have one, nil for other types.
+func tileDotK(t core.Type) kern.KTile {
+	switch t {
+	case core.TypeQ4_K:
+		return kern.TileQ4_KQ8_K
+	case core.TypeQ5_K:
+		return kern.TileQ5_KQ8_K
+	case core.TypeQ6_K:
+		return kern.TileQ6_KQ8_K
+	case core.TypeIQ4_XS:
+		return kern.TileIQ4_XSQ8_K
+	case core.TypeIQ4_NL:
+		return kern.TileIQ4_NLQ8_0
+	}
+	return nil
+}
+
+// mulMatTileChunk computes the chunk of dst rows [ir0s, ir0e) × flattened columns [ir1s, ir1e)
+// with the tiled dot: one call per run of columns that share a batch (i12, i13).
+func mulMatTileChunk(tile kern.KTile, dst *core.Tensor, yData []byte, ynb1, ynb2, ynb3 int64, ir0s, ir0e, ir1s, ir1e int64) {
+	a, b := dst.Src[0], dst.Src[1]
+	da, dd := a.Data(), dst.Data()
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	ldc := int(dst.Nb[1] / 4)
+	for ir1 := ir1s; ir1 < ir1e; {
+		i11, i12, i13 := unravel(ir1, dst.Ne)
+		run := min(ir1e-ir1, dst.Ne[1]-i11) // columns left in this batch
+		xoff := ir0s*a.Nb[1] + (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
+		yoff := i11*ynb1 + i12*ynb2 + i13*ynb3
+		doff := i11*dst.Nb[1] + i12*dst.Nb[2] + i13*dst.Nb[3] + ir0s*4
+		tile(int(a.Ne[0]), da[xoff:], int(a.Nb[1]), int(ir0e-ir0s), yData[yoff:], int(ynb1), int(run), f32s(dd[doff:]), ldc)
+		ir1 += run
+	}
+}
+
+// tileColumns is the activation rows per chunk of the tiled path: a constant, so that how the
+// columns are grouped into tile calls (which decides the float summation order, see
+// kern.KTile's driver) does not depend on the thread count.
+const tileColumns = 16
+
+// tileChunks cuts dst for the tiled path: tileColumns columns per chunk, and weight rows in
+// blocks of at most 64 with at least four chunks per thread where the rows allow it.
+func tileChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
+	dr1 = tileColumns
+	nchunk1 = (nr1 + dr1 - 1) / dr1
+	dr0 = 64
+	for dr0 > 8 && (nr0+dr0-1)/dr0*nchunk1 < 4*int64(nth) {
+		dr0 /= 2
+	}
+	nchunk0 = (nr0 + dr0 - 1) / dr0
+	return
+}

@@ -1,0 +1,108 @@
+package kern
+
+// Tiles of K-quant and IQ4 dot products: one call computes the dots of m weight rows against
+// n activation rows, so that the kernels (kquant_tile_amd64.s) unpack a weight super-block
+// once for several activation rows and keep the whole row loop in assembly. The mat-vec
+// (n == 1) is then a stream of weight bytes; the tile (n > 1) reuses each unpacked
+// super-block for four activation rows with the activations blocked over k so that they stay
+// in L1.
+
+// KTile is a tiled dot of one weight type: c[j*ldc+i] = dot(x[i*ldx:], y[j*ldy:]) over k
+// elements for i < m, j < n (the rows are k/256 super-blocks of the weight type and Q8_K, or
+// k/32 blocks of IQ4_NL and Q8_0). The results equal the type's row dot (DotQ4_KQ8_K …) up
+// to float32 rounding: the exact integer sums of each sub-block are scaled in float lanes and
+// summed in a different order.
+type KTile func(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int)
+
+// kTileKC is the blocks of k per tile-kernel call: four activation rows of 16 Q8_K blocks
+// (18.7 KB) stay in L1 while the weight rows stream past them.
+var kTileKC = 16
+
+// kTileSpec describes a weight type for the tile driver.
+type kTileSpec struct {
+	op     string
+	qk     int // elements per weight block
+	xb, yb int // bytes per weight block, per activation block
+	dot    func(n int, x, y []byte) float32
+}
+
+func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	nb := kCheck(s.op, k, s.qk, s.xb, len(x)-(m-1)*ldx, s.yb, len(y)-(n-1)*ldy)
+	switch {
+	case ldx < nb*s.xb || ldy < nb*s.yb || ldc < m:
+		panic("kern." + s.op + ": leading dimension too small")
+	case len(c) < (n-1)*ldc+m:
+		panic("kern." + s.op + ": c too short")
+	}
+	k1, k4 := s.kernels()
+	if nb == 0 || k1 == nil {
+		for j := range n {
+			for i := range m {
+				c[j*ldc+i] = s.dot(k, x[i*ldx:], y[j*ldy:])
+			}
+		}
+		return
+	}
+	// Fewer than four activation rows (the mat-vec): each over the whole of k, the weight rows
+	// streamed once. Otherwise every activation row, whichever kernel (4 rows or 1) computes
+	// it, gets the same k-blocked sequence of float operations: results depend on how callers
+	// cut n only through whether a call has fewer than four rows.
+	if n < 4 {
+		for j := range n {
+			k1(nb, &x[0], ldx, m, &y[j*ldy], ldy, &c[j*ldc], ldc, 0)
+		}
+		return
+	}
+	for kb := 0; kb < nb; kb += kTileKC {
+		kn := min(kTileKC, nb-kb)
+		acc := 0
+		if kb > 0 {
+			acc = 1
+		}
+		j := 0
+		if k4 != nil {
+			for ; j+4 <= n; j += 4 {
+				k4(kn, &x[kb*s.xb], ldx, m, &y[j*ldy+kb*s.yb], ldy, &c[j*ldc], ldc, acc)
+			}
+		}
+		for ; j < n; j++ {
+			k1(kn, &x[kb*s.xb], ldx, m, &y[j*ldy+kb*s.yb], ldy, &c[j*ldc], ldc, acc)
+		}
+	}
+}
+
+var (
+	q4kTile   = &kTileSpec{op: "TileQ4_KQ8_K", qk: qkK, xb: blockQ4_K, yb: blockQ8_K, dot: DotQ4_KQ8_K}
+	q5kTile   = &kTileSpec{op: "TileQ5_KQ8_K", qk: qkK, xb: blockQ5_K, yb: blockQ8_K, dot: DotQ5_KQ8_K}
+	q6kTile   = &kTileSpec{op: "TileQ6_KQ8_K", qk: qkK, xb: blockQ6_K, yb: blockQ8_K, dot: DotQ6_KQ8_K}
+	iq4xsTile = &kTileSpec{op: "TileIQ4_XSQ8_K", qk: qkK, xb: blockIQ4XS, yb: blockQ8_K, dot: DotIQ4_XSQ8_K}
+	iq4nlTile = &kTileSpec{op: "TileIQ4_NLQ8_0", qk: QK, xb: blockIQ4NL, yb: BlockQ8_0Size, dot: DotIQ4_NLQ8_0}
+)
+
+// TileQ4_KQ8_K is the KTile of Q4_K weights and Q8_K activations.
+func TileQ4_KQ8_K(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
+	q4kTile.tile(k, x, ldx, m, y, ldy, n, c, ldc)
+}
+
+// TileQ5_KQ8_K is the KTile of Q5_K weights and Q8_K activations.
+func TileQ5_KQ8_K(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
+	q5kTile.tile(k, x, ldx, m, y, ldy, n, c, ldc)
+}
+
+// TileQ6_KQ8_K is the KTile of Q6_K weights and Q8_K activations.
+func TileQ6_KQ8_K(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
+	q6kTile.tile(k, x, ldx, m, y, ldy, n, c, ldc)
+}
+
+// TileIQ4_XSQ8_K is the KTile of IQ4_XS weights and Q8_K activations.
+func TileIQ4_XSQ8_K(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
+	iq4xsTile.tile(k, x, ldx, m, y, ldy, n, c, ldc)
+}
+
+// TileIQ4_NLQ8_0 is the KTile of IQ4_NL weights and Q8_0 activations.
+func TileIQ4_NLQ8_0(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
+	iq4nlTile.tile(k, x, ldx, m, y, ldy, n, c, ldc)
+}

@@ -1,0 +1,43 @@
+//go:build amd64 && !purego
+
+package kern
+
+// The AVX-512 VNNI tile kernels of kquant_tile_amd64.s (unchecked: kTileSpec.tile checks the
+// lengths first).
+
+//go:noescape
+func q4kTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q4kTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+// kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
+var kTileKernels512 = map[*kTileSpec][2]kTileKernel{
+	q4kTile: {q4kTile1VNNI, q4kTile4VNNI},
+	q5kTile: {q5kTile1VNNI, q5kTile4VNNI},
+	q6kTile: {q6kTile1VNNI, q6kTile4VNNI},
+}
+
+// kernels returns the active kernel set's tile kernels for s (nil where it has none: the
+// driver then runs the row dots).
+func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
+	if !useASM || !useVNNI {
+		return nil, nil
+	}
+	ks := kTileKernels512[s]
+	return ks[0], ks[1]
+}

@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package kern
+
+// kernels: no tile kernels here; the driver computes one row dot per pair.
+func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
+	return nil, nil
+}
+
+type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
