@@ -88,11 +88,11 @@ func kernel6x16(kb int, ap, bp, c []float32, ldc int, accum bool) {
 	kernel6x16Go(kb, ap, bp, c, ldc, accum)
 }
 func packAFull(dst []float32, a aSource, off, kb int) int { return packAFullGo(dst, a, off, kb) }
-func packBFull(dst []float32, b []float32, ldb, kb int) int {
-	return packBFullGo(dst, b, ldb, kb)
-}
+func packBFull(dst []float32, b bSource, off, kb int) int { return packBFullGo(dst, b, off, kb) }
 
 func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Go(a, off, k, x, out) }
+
+func dot4BF16(a aSource, off, k int, x []uint16, out *[4]float32) { dot4BF16Go(a, off, k, x, out) }
 
 func qprep(q4 bool, nb int, y []byte, dst []float32) {}
 

@@ -86,11 +86,19 @@ func SgemmWorkSize(m, n, k, nth int) int {
 	return pl.nbuf*pl.bufSize + gemmAlign
 }
 
-// aSource is the weight operand: float32 or IEEE half rows.
+// aSource is the weight operand: float32, IEEE half or bfloat16 rows (exactly one is set).
 type aSource struct {
-	f32 []float32
-	f16 []uint16
-	lda int
+	f32  []float32
+	f16  []uint16
+	bf16 []uint16
+	lda  int
+}
+
+// bSource is the activation operand: float32 or bfloat16 rows (exactly one is set).
+type bSource struct {
+	f32  []float32
+	bf16 []uint16
+	ldb  int
 }
 
 // Sgemm computes C[j*ldc+i] = Σ_{p<k} A[i*lda+p] * B[j*ldb+p] for i < m, j < n: MUL_MAT with
@@ -122,7 +130,7 @@ type aSource struct {
 // B or the scratch. Results do not depend on nth or on which worker ran which task.
 func Sgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	checkGemm("Sgemm", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f32: a, lda: lda}, b, ldb, c, ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f32: a, lda: lda}, bSource{f32: b, ldb: ldb}, c, ldc)
 }
 
 // SgemmF16A is Sgemm with the weights A given as IEEE halves (A[i*lda+p] bits); they are
@@ -130,7 +138,19 @@ func Sgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 // converted values. Same protocol, scratch size and requirements as Sgemm.
 func SgemmF16A(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []uint16, lda int, b []float32, ldb int, c []float32, ldc int) {
 	checkGemm("SgemmF16A", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f16: a, lda: lda}, b, ldb, c, ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f16: a, lda: lda}, bSource{f32: b, ldb: ldb}, c, ldc)
+}
+
+// SgemmBF16 is Sgemm with both operands in bfloat16 (the top 16 bits of a float32), as ggml
+// runs MUL_MAT of BF16 weights: the activations are first rounded to bf16 (its vec-dot type).
+// Both are widened to float32 while packing (exact), so the packed path is Sgemm's arithmetic on
+// the widened values. For n <= 3 (mat-vec) the rows are dotted directly; where the CPU has
+// AVX-512 BF16 that dot is VDPBF16PS, which adds each pair of products with two f32 roundings
+// and treats bf16 subnormals as zero (a difference within float32 rounding of the sum). Same
+// protocol, scratch size and requirements as Sgemm.
+func SgemmBF16(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
+	checkGemm("SgemmBF16", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{bf16: a, lda: lda}, bSource{bf16: b, ldb: ldb}, c, ldc)
 }
 
 func checkGemm(op string, nth, m, n, k, la, lda, lb, ldb, lc, ldc int) {
@@ -148,7 +168,7 @@ func checkGemm(op string, nth, m, n, k, la, lda, lb, ldb, lc, ldc int) {
 	}
 }
 
-func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b []float32, ldb int, c []float32, ldc int) {
+func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -159,7 +179,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		return
 	}
 	if n <= gemmSmallN {
-		gemmDots(counter, m, n, k, a, b, ldb, c, ldc)
+		gemmDots(counter, m, n, k, a, b, c, ldc)
 		return
 	}
 	pl := newGemmPlan(m, n, k)
@@ -194,7 +214,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 				break
 			}
 			if int(id) < npack {
-				pl.pack(t, int(id), bufs[t%2], a, b, ldb)
+				pl.pack(t, int(id), bufs[t%2], a, b)
 			} else {
 				pl.compute(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
 			}
@@ -213,7 +233,7 @@ func (pl *gemmPlan) block(t int) (p0, kb int) {
 	return p0, min(pl.kc, pl.k-p0)
 }
 
-func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b []float32, ldb int) {
+func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b bSource) {
 	p0, kb := pl.block(t)
 	if task < pl.packATasks {
 		for ip := task * gemmPackA; ip < min(pl.apan, (task+1)*gemmPackA); ip++ {
@@ -229,7 +249,7 @@ func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b []float32, ldb
 	for jp := task * gemmPackB; jp < min(pl.bpan, (task+1)*gemmPackB); jp++ {
 		j0 := jp * gemmMR
 		dst := buf[aSize+jp*bs : aSize+(jp+1)*bs]
-		packB(dst, b[j0*ldb+p0:], ldb, min(gemmMR, pl.n-j0), kb)
+		packB(dst, b, j0*b.ldb+p0, min(gemmMR, pl.n-j0), kb)
 	}
 }
 
@@ -253,12 +273,18 @@ func packA(dst []float32, a aSource, i0, rows, p0, kb int) {
 			continue
 		}
 		o := (i0+r)*lda + p0
-		if a.f16 != nil {
+		switch {
+		case a.f16 != nil:
 			row := a.f16[o : o+kb]
 			for q := p; q < kb; q++ {
 				dst[q*gemmNR+r] = f16ToF32Go(row[q])
 			}
-		} else {
+		case a.bf16 != nil:
+			row := a.bf16[o : o+kb]
+			for q := p; q < kb; q++ {
+				dst[q*gemmNR+r] = bf16ToF32(row[q])
+			}
+		default:
 			row := a.f32[o : o+kb]
 			for q := p; q < kb; q++ {
 				dst[q*gemmNR+r] = row[q]
@@ -267,12 +293,12 @@ func packA(dst []float32, a aSource, i0, rows, p0, kb int) {
 	}
 }
 
-// packB packs rows of b (rows <= 6, kb columns, stride ldb) into a 6-row panel
+// packB packs rows of b (rows <= 6 starting at element off, kb columns) into a 6-row panel
 // (dst[p*6+r]), zero-filling rows past the end.
-func packB(dst []float32, b []float32, ldb, rows, kb int) {
+func packB(dst []float32, b bSource, off, rows, kb int) {
 	k8 := 0
 	if rows == gemmMR {
-		k8 = packBFull(dst, b, ldb, kb)
+		k8 = packBFull(dst, b, off, kb)
 	}
 	p := k8 * 8
 	if p == kb {
@@ -285,7 +311,15 @@ func packB(dst []float32, b []float32, ldb, rows, kb int) {
 			}
 			continue
 		}
-		row := b[r*ldb : r*ldb+kb]
+		o := off + r*b.ldb
+		if b.bf16 != nil {
+			row := b.bf16[o : o+kb]
+			for q := p; q < kb; q++ {
+				dst[q*gemmMR+r] = bf16ToF32(row[q])
+			}
+			continue
+		}
+		row := b.f32[o : o+kb]
 		for q := p; q < kb; q++ {
 			dst[q*gemmMR+r] = row[q]
 		}
@@ -354,7 +388,8 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 
 // gemmDots is the mat-vec path: tasks of gemmDotRow weight rows; four weight rows at a time
 // are dotted with each of the n (<= 3) activation rows (four concurrent memory streams).
-func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b []float32, ldb int, c []float32, ldc int) {
+func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
+	ldb := b.ldb
 	ntasks := int64((m + gemmDotRow - 1) / gemmDotRow)
 	var out [4]float32
 	for {
@@ -367,18 +402,24 @@ func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b []float32, ldb in
 		i := i0
 		for ; i+4 <= i1; i += 4 {
 			for j := 0; j < n; j++ {
-				dot4(a, i*a.lda, k, b[j*ldb:j*ldb+k], &out)
+				if b.bf16 != nil {
+					dot4BF16(a, i*a.lda, k, b.bf16[j*ldb:j*ldb+k], &out)
+				} else {
+					dot4(a, i*a.lda, k, b.f32[j*ldb:j*ldb+k], &out)
+				}
 				copy(c[j*ldc+i:j*ldc+i+4], out[:])
 			}
 		}
 		for ; i < i1; i++ {
 			o := i * a.lda
 			for j := 0; j < n; j++ {
-				bj := b[j*ldb : j*ldb+k]
-				if a.f16 != nil {
-					c[j*ldc+i] = dotF16F32(a.f16[o:o+k], bj)
-				} else {
-					c[j*ldc+i] = dotF32(a.f32[o:o+k], bj)
+				switch {
+				case a.bf16 != nil:
+					c[j*ldc+i] = dotBF16(a.bf16[o:o+k], b.bf16[j*ldb:j*ldb+k])
+				case a.f16 != nil:
+					c[j*ldc+i] = dotF16F32(a.f16[o:o+k], b.f32[j*ldb:j*ldb+k])
+				default:
+					c[j*ldc+i] = dotF32(a.f32[o:o+k], b.f32[j*ldb:j*ldb+k])
 				}
 			}
 		}
@@ -395,6 +436,16 @@ func dot4Go(a aSource, off, k int, x []float32, out *[4]float32) {
 		} else {
 			out[r] = dotF32Go(a.f32[o:o+k], x)
 		}
+	}
+}
+
+// dot4BF16Go is the pure-Go dot4BF16: out[r] = Σ_{p<k} A[off+r*lda+p]*x[p] for r < 4, both
+// in bf16.
+func dot4BF16Go(a aSource, off, k int, x []uint16, out *[4]float32) {
+	x = x[:k]
+	for r := 0; r < 4; r++ {
+		o := off + r*a.lda
+		out[r] = dotBF16Go(a.bf16[o:o+k], x)
 	}
 }
 
@@ -434,12 +485,18 @@ func packAFullGo(dst []float32, a aSource, off, kb int) int {
 	n := k8 * 8
 	for r := 0; r < gemmNR; r++ {
 		o := off + r*a.lda
-		if a.f16 != nil {
+		switch {
+		case a.f16 != nil:
 			row := a.f16[o : o+n]
 			for q, h := range row {
 				dst[q*gemmNR+r] = f16ToF32Go(h)
 			}
-		} else {
+		case a.bf16 != nil:
+			row := a.bf16[o : o+n]
+			for q, h := range row {
+				dst[q*gemmNR+r] = bf16ToF32(h)
+			}
+		default:
 			row := a.f32[o : o+n]
 			for q, v := range row {
 				dst[q*gemmNR+r] = v
@@ -450,12 +507,18 @@ func packAFullGo(dst []float32, a aSource, off, kb int) int {
 }
 
 // packBFullGo is packAFullGo for a full 6-row B panel.
-func packBFullGo(dst []float32, b []float32, ldb, kb int) int {
+func packBFullGo(dst []float32, b bSource, off, kb int) int {
 	k8 := kb / 8
 	n := k8 * 8
 	for r := 0; r < gemmMR; r++ {
-		row := b[r*ldb : r*ldb+n]
-		for q, v := range row {
+		o := off + r*b.ldb
+		if b.bf16 != nil {
+			for q, h := range b.bf16[o : o+n] {
+				dst[q*gemmMR+r] = bf16ToF32(h)
+			}
+			continue
+		}
+		for q, v := range b.f32[o : o+n] {
 			dst[q*gemmMR+r] = v
 		}
 	}

@@ -1,0 +1,40 @@
+//go:build amd64 && !purego
+
+package kern
+
+// AVX-512 mat-vec kernels (dot512_amd64.s) and the bf16 packers (sgemm_amd64.s). Slices are
+// passed as pointers and their extents are checked by the Go callers.
+
+//go:noescape
+func dot4F32AVX512(k int, a *float32, lda int, x *float32, out *float32)
+
+//go:noescape
+func dot4F16F32AVX512(k int, a *uint16, lda int, x *float32, out *float32)
+
+//go:noescape
+func dot4BF16AVX512BF16(k int, a *uint16, lda int, x *uint16, out *float32)
+
+//go:noescape
+func dotBF16AVX512BF16(x, y []uint16) float32
+
+//go:noescape
+func packA16BF16AVX2(k8 int, a *uint16, lda int, dst *float32)
+
+//go:noescape
+func packB6BF16AVX2(k8 int, b *uint16, ldb int, dst *float32)
+
+// dot4BF16 sets out[r] = Σ_{p<k} A[off+r*lda+p]*x[p] for r < 4 (k >= 1), weights and x in
+// bf16: four rows at once with VDPBF16PS where the CPU has AVX-512 BF16, else one row at a time.
+func dot4BF16(a aSource, off, k int, x []uint16, out *[4]float32) {
+	if !useBF16 {
+		for r := 0; r < 4; r++ {
+			o := off + r*a.lda
+			out[r] = dotBF16(a.bf16[o:o+k], x[:k])
+		}
+		return
+	}
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	_ = x[k-1]
+	_ = a.bf16[off+3*a.lda+k-1]
+	dot4BF16AVX512BF16(k, &a.bf16[off], a.lda, &x[0], &out[0])
+}
