@@ -85,6 +85,8 @@ func convertActivations(t core.Type, src []float32, dst []byte) {
 	switch t {
 	case core.TypeF16:
 		kern.F32ToF16Row(src, u16s(dst)[:len(src)])
+	case core.TypeBF16:
+		kern.F32ToBF16Row(src, u16s(dst)[:len(src)])
 	case core.TypeQ8_0:
 		kern.QuantizeRowQ8_0(src, dst)
 	case core.TypeQ8_1:

@@ -332,3 +332,59 @@ db_done:
 	VMOVSS        X0, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// BF16ROUND(src, dst): 16 floats in src -> 16 bf16 (low words of dst dwords), ggml's rounding:
+// (b + 0x7fff + (b>>16 & 1)) >> 16, or (b>>16) | 0x40 for a NaN. Needs Z28 = 1, Z29 = 0x7fff,
+// Z30 = 0x7fffffff, Z31 = 0x7f800000, Z27 = 0x40.
+#define BF16ROUND(src, dst) \
+	VPSRLD   $16, src, Z1 \
+	VPANDD   Z28, Z1, Z2 \
+	VPADDD   Z2, src, dst \
+	VPADDD   Z29, dst, dst \
+	VPSRLD   $16, dst, dst \
+	VPANDD   Z30, src, Z3 \
+	VPCMPUD  $6, Z31, Z3, K2 \
+	VPORD    Z27, Z1, K2, dst
+
+// func f32ToBF16RowAVX512(src []float32, dst []uint16)
+TEXT ·f32ToBF16RowAVX512(SB), NOSPLIT, $0-48
+	MOVQ         src_base+0(FP), SI
+	MOVQ         src_len+8(FP), CX
+	MOVQ         dst_base+24(FP), DI
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z28
+	MOVL         $0x7fff, AX
+	VPBROADCASTD AX, Z29
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	MOVL         $0x7f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x40, AX
+	VPBROADCASTD AX, Z27
+	CMPQ         CX, $16
+	JB           cb_tail
+
+cb_16:
+	VMOVDQU32 (SI), Z0
+	BF16ROUND(Z0, Z4)
+	VPMOVDW   Z4, (DI)
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	CMPQ      CX, $16
+	JAE       cb_16
+
+cb_tail:
+	TESTQ       CX, CX
+	JZ          cb_done
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVDQU32.Z (SI), K1, Z0
+	BF16ROUND(Z0, Z4)
+	VPMOVDW     Z4, K1, (DI)
+
+cb_done:
+	VZEROUPPER
+	RET

@@ -38,3 +38,14 @@ func dot4BF16(a aSource, off, k int, x []uint16, out *[4]float32) {
 	_ = a.bf16[off+3*a.lda+k-1]
 	dot4BF16AVX512BF16(k, &a.bf16[off], a.lda, &x[0], &out[0])
 }
+
+//go:noescape
+func f32ToBF16RowAVX512(src []float32, dst []uint16)
+
+func f32ToBF16Row(src []float32, dst []uint16) {
+	if use512 {
+		f32ToBF16RowAVX512(src, dst)
+		return
+	}
+	f32ToBF16RowGo(src, dst)
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/tandem-ml/tandem/core/quant"
 )
 
 // The float GEMM/mat-vec kernels per kernel set: every set this CPU runs computes the three
@@ -198,5 +200,39 @@ func TestDotBF16VDPBF16PS(t *testing.T) {
 	y := []uint16{0x3f80, 0x0040}
 	if got := DotBF16(x, y); got != 0 {
 		t.Fatalf("subnormal inputs: got %g, want 0", got)
+	}
+}
+
+// TestF32ToBF16Row: every kernel set against quant.FP32ToBF16 on special values (ties, NaNs,
+// infinities, subnormals, the largest finite values) and random bits, for every tail length and
+// a misaligned start; the element after the row is untouched.
+func TestF32ToBF16Row(t *testing.T) {
+	special := []uint32{0, 0x80000000, 0x00000001, 0x807fffff, 0x3f808000, 0x3f818000, 0x3f80ffff,
+		0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffbfffff, 0x7fff8000,
+		0x3f7fffff, 0x00008000, 0x00018000}
+	r := newRand(9)
+	src := make([]float32, 0, 1100)
+	for _, b := range special {
+		src = append(src, math.Float32frombits(b))
+	}
+	for len(src) < 1100 {
+		src = append(src, math.Float32frombits(r.Uint32()))
+	}
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, n := range []int{0, 1, 15, 16, 17, 33, 100, 1099} {
+				dst := make([]uint16, n+2)
+				dst[n+1] = 0xbeef
+				F32ToBF16Row(src[1:n+1], dst[1:])
+				for i := 0; i < n; i++ {
+					if want := quant.FP32ToBF16(src[1+i]); dst[1+i] != want {
+						t.Fatalf("%v n=%d: bits %#08x -> %#04x, want %#04x", s, n, math.Float32bits(src[1+i]), dst[1+i], want)
+					}
+				}
+				if dst[n+1] != 0xbeef || dst[0] != 0 {
+					t.Fatalf("%v n=%d: wrote outside the row", s, n)
+				}
+			}
+		})
 	}
 }

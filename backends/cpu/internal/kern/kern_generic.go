@@ -101,3 +101,5 @@ func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []flo
 }
 
 func dotQ4_0MatVec(nb int, x, y, prep []byte) float32 { return dotQ4_0Q8_0(nb, x, y) }
+
+func f32ToBF16Row(src []float32, dst []uint16) { f32ToBF16RowGo(src, dst) }
