@@ -18,6 +18,7 @@ func TestSgemmKindsPerSet(t *testing.T) {
 		{29, 1, 133, 135, 133, 29},  // mat-vec, masked tails (133 = 2*64+5)
 		{9, 3, 64, 64, 65, 10},      // mat-vec, n = 3, k a multiple of every vector width
 		{5, 2, 31, 33, 31, 5},       // fewer than four rows per dot4 group
+		{530, 19, 40, 41, 40, 531},  // two compute tasks along m (NC 512), odd panels at both ends
 	}
 	for _, s := range supportedSets() {
 		withSet(s, func() {

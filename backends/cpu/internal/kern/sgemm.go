@@ -17,7 +17,13 @@ import (
 // Compute tasks are macro tiles of gemmMC activation rows x gemmNC weight rows: inside a task
 // each A panel (16*kc floats) is loaded once and used against the task's gemmMC/6 B panels
 // (gemmMC*kc floats = 48 KiB, kept in L1/L2). gemmMC = 48 and gemmNC = 1024 measured best of
-// the blockings tried (MC 12..192, NC 128..2048, KC 192..512).
+// the blockings tried (MC 12..192, NC 128..2048, KC 192..512) for the AVX2 kernel.
+//
+// The 512-bit kernels (12x32 tiles from two A and two B panels) run the loops the other way
+// round, GotoBLAS's order: each pair of B panels (12*kc floats = 12 KiB) stays in L1 while the
+// task's A panel pairs (gemmNC512*kc floats = 512 KiB) stream from L2. On a Zen 5 (48 KiB L1d,
+// 1 MiB L2) that ran 2048³ at 235-250 GFLOPS on one core against 205-214 with the AVX2 order and
+// NC 1024 (2 threads: 440-460 vs 375-405); KC 256..512 and MC 24..144 were within noise of it.
 //
 // Packing and computing are both split into tasks claimed from the shared atomic counter, and
 // phases are pipelined over two scratch buffers: phase t packs k block t and computes k block
@@ -29,6 +35,7 @@ const (
 	gemmKC     = 256  // k block
 	gemmMC     = 48   // activation rows per compute task (multiple of gemmMR)
 	gemmNC     = 1024 // weight rows per compute task (multiple of gemmNR)
+	gemmNC512  = 512  // the same for the 512-bit kernels (a 512 KiB A block stays in L2)
 	gemmPackA  = 8    // A panels per pack task
 	gemmPackB  = 16   // B panels per pack task
 	gemmSmallN = 3    // n up to this uses the dot-product path
@@ -45,12 +52,18 @@ type gemmPlan struct {
 	bufSize    int // floats per buffer for a full k block
 	packTasks  int // per k block: A pack tasks then B pack tasks
 	packATasks int
-	mTasks     int // compute tasks along m (weight rows)
-	nTasks     int // compute tasks along n (activation rows)
+	mTasks     int  // compute tasks along m (weight rows)
+	nTasks     int  // compute tasks along n (activation rows)
+	mc, nc     int  // activation rows and weight rows per compute task
+	bOuter     bool // B panel pairs outer, A panel pairs inner (the 512-bit kernels)
 }
 
 func newGemmPlan(m, n, k int) gemmPlan {
 	pl := gemmPlan{m: m, n: n, k: k}
+	pl.mc, pl.nc = gemmMC, gemmNC
+	if gemm512 {
+		pl.nc, pl.bOuter = gemmNC512, true
+	}
 	pl.nblk = (k + gemmKC - 1) / gemmKC
 	pl.kc = (k + pl.nblk - 1) / pl.nblk
 	if pl.nblk > 1 {
@@ -66,8 +79,8 @@ func newGemmPlan(m, n, k int) gemmPlan {
 	pl.bufSize = pl.apan*gemmNR*pl.kc + pl.bpan*bStride(pl.kc)
 	pl.packATasks = (pl.apan + gemmPackA - 1) / gemmPackA
 	pl.packTasks = pl.packATasks + (pl.bpan+gemmPackB-1)/gemmPackB
-	pl.mTasks = (m + gemmNC - 1) / gemmNC
-	pl.nTasks = (n + gemmMC - 1) / gemmMC
+	pl.mTasks = (m + pl.nc - 1) / pl.nc
+	pl.nTasks = (n + pl.mc - 1) / pl.mc
 	return pl
 }
 
@@ -333,8 +346,8 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 	tn := task / pl.mTasks
 	aSize := pl.apan * gemmNR * kb
 	bs := bStride(kb)
-	ip0, ip1 := tm*gemmNC/gemmNR, min(pl.apan, (tm+1)*gemmNC/gemmNR)
-	jp0, jp1 := tn*gemmMC/gemmMR, min(pl.bpan, (tn+1)*gemmMC/gemmMR)
+	ip0, ip1 := tm*pl.nc/gemmNR, min(pl.apan, (tm+1)*pl.nc/gemmNR)
+	jp0, jp1 := tn*pl.mc/gemmMR, min(pl.bpan, (tn+1)*pl.mc/gemmMR)
 	var tmp [gemmMR * gemmNR]float32
 	// tile computes the 6x16 C tile of A panel ip and B panel jp.
 	tile := func(ip, jp int) {
@@ -358,6 +371,30 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 				copy(dst, src)
 			}
 		}
+	}
+	if pl.bOuter {
+		for jp := jp0; jp < jp1; jp += 2 {
+			for ip := ip0; ip < ip1; ip += 2 {
+				i0, j0 := ip*gemmNR, jp*gemmMR
+				aPair := ip+1 < ip1 && pl.m-i0 >= 2*gemmNR
+				ap := buf[ip*gemmNR*kb : min(ip+2, pl.apan)*gemmNR*kb]
+				if aPair && jp+1 < jp1 && pl.n-j0 >= 2*gemmMR &&
+					kernel12x32(kb, ap, buf[aSize+jp*bs:aSize+(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
+					continue
+				}
+				for q := jp; q < min(jp+2, jp1); q++ {
+					jq := q * gemmMR
+					if aPair && pl.n-jq >= gemmMR && kernel6x32(kb, ap, buf[aSize+q*bs:aSize+q*bs+gemmMR*kb], c[jq*ldc+i0:], ldc, accum) {
+						continue
+					}
+					tile(ip, q)
+					if ip+1 < ip1 {
+						tile(ip+1, q)
+					}
+				}
+			}
+		}
+		return
 	}
 	for ip := ip0; ip < ip1; ip++ {
 		// Two full adjacent A panels: the 512-bit kernels do both at once, with one or two full
