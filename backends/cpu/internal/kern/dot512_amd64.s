@@ -8,6 +8,13 @@
 // VDPBF16PS is BYTE-encoded (the Go assembler does not know it); its register operands are
 // written in the comments in Intel order.
 
+// PFD is how far ahead (bytes) the f16 mat-vec prefetches each weight row. Measured on Zen 5
+// (m=4096 k=14336 from DRAM): the loop with one 64-byte load per row and cache line (split by
+// VEXTRACTI64X4 before VCVTPH2PS) and PFD 2048 ran 33-35 GB/s on one core and 52-64 on two,
+// against 29-31 / 47-54 for 32-byte VCVTPH2PS memory operands; PFD 1024, 3072, 4096, no
+// prefetch, PREFETCHNTA, 128 bytes per row and step, and eight rows per pass were all slower.
+#define PFD 2048
+
 // REDUCE4: X0 = [hsum(Z0+Z4), hsum(Z1+Z5), hsum(Z2+Z6), hsum(Z3+Z7)].
 #define REDUCE4 \
 	VADDPS        Z4, Z0, Z0 \
@@ -123,28 +130,40 @@ TEXT ·dot4F16F32AVX512(SB), NOSPLIT, $0-40
 	JZ   d4h_16
 
 d4h_32:
-	VMOVUPS     (DI), Z8
-	VMOVUPS     64(DI), Z9
-	VCVTPH2PS   (SI), Z10
-	VCVTPH2PS   32(SI), Z11
-	VCVTPH2PS   (SI)(BX*1), Z12
-	VCVTPH2PS   32(SI)(BX*1), Z13
-	VFMADD231PS Z10, Z8, Z0
-	VFMADD231PS Z11, Z9, Z4
-	VFMADD231PS Z12, Z8, Z1
-	VFMADD231PS Z13, Z9, Z5
-	VCVTPH2PS   (R8), Z10
-	VCVTPH2PS   32(R8), Z11
-	VCVTPH2PS   (R8)(BX*1), Z12
-	VCVTPH2PS   32(R8)(BX*1), Z13
-	VFMADD231PS Z10, Z8, Z2
-	VFMADD231PS Z11, Z9, Z6
-	VFMADD231PS Z12, Z8, Z3
-	VFMADD231PS Z13, Z9, Z7
-	ADDQ        $64, SI
-	ADDQ        $64, R8
-	ADDQ        $128, DI
-	DECQ        AX
+	PREFETCHT0    PFD(SI)
+	PREFETCHT0    PFD(SI)(BX*1)
+	PREFETCHT0    PFD(R8)
+	PREFETCHT0    PFD(R8)(BX*1)
+	VMOVUPS       (DI), Z8
+	VMOVUPS       64(DI), Z9
+	VMOVDQU16     (SI), Z10
+	VMOVDQU16     (SI)(BX*1), Z11
+	VMOVDQU16     (R8), Z12
+	VMOVDQU16     (R8)(BX*1), Z13
+	VEXTRACTI64X4 $1, Z10, Y14
+	VEXTRACTI64X4 $1, Z11, Y15
+	VEXTRACTI64X4 $1, Z12, Y24
+	VEXTRACTI64X4 $1, Z13, Y25
+	VCVTPH2PS     Y10, Z10
+	VCVTPH2PS     Y14, Z14
+	VCVTPH2PS     Y11, Z11
+	VCVTPH2PS     Y15, Z15
+	VCVTPH2PS     Y12, Z12
+	VCVTPH2PS     Y24, Z24
+	VCVTPH2PS     Y13, Z13
+	VCVTPH2PS     Y25, Z25
+	VFMADD231PS   Z10, Z8, Z0
+	VFMADD231PS   Z14, Z9, Z4
+	VFMADD231PS   Z11, Z8, Z1
+	VFMADD231PS   Z15, Z9, Z5
+	VFMADD231PS   Z12, Z8, Z2
+	VFMADD231PS   Z24, Z9, Z6
+	VFMADD231PS   Z13, Z8, Z3
+	VFMADD231PS   Z25, Z9, Z7
+	ADDQ          $64, SI
+	ADDQ          $64, R8
+	ADDQ          $128, DI
+	DECQ          AX
 	JNZ         d4h_32
 
 d4h_16:
