@@ -40,6 +40,24 @@ func dot4BF16(a aSource, off, k int, x []uint16, out *[4]float32) {
 }
 
 //go:noescape
+func sgemm12x32BF16AVX512(kp int, a, b *float32, bs int, c *float32, ldc int, accum int)
+
+// kernel12x32BF16 runs the VDPBF16PS micro-kernel (sgemmbf16_amd64.s) on a 12x32 tile of c
+// from two adjacent A pair panels (32*kp slots) and two B pair panels (the second bs slots
+// after the first); kernel12x32BF16Go is its twin. Only the pair path (gemmPairs) calls it.
+func kernel12x32BF16(kp int, ap, bp []float32, bs int, c []float32, ldc int, accum bool) {
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	_ = ap[2*kp*gemmNR-1]
+	_ = bp[bs+kp*gemmMR-1]
+	_ = c[(2*gemmMR-1)*ldc+2*gemmNR-1]
+	acc := 0
+	if accum {
+		acc = 1
+	}
+	sgemm12x32BF16AVX512(kp, &ap[0], &bp[0], bs, &c[0], ldc, acc)
+}
+
+//go:noescape
 func f32ToBF16RowAVX512(src []float32, dst []uint16)
 
 func f32ToBF16Row(src []float32, dst []uint16) {

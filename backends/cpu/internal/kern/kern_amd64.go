@@ -54,6 +54,8 @@ var (
 	hasVBMI = cpuid.CPU.Supports(cpuid.AVX512VBMI)
 	// useBF16 selects the vdpbf16ps kernels for bf16 weights.
 	useBF16 = active >= SetAVX512BF16
+	// gemmPairs selects the bf16 pair path of the packed GEMM (sgemm_bf16.go) for bf16 weights.
+	gemmPairs = useBF16 && gemm512
 )
 
 const purego = false

@@ -19,6 +19,7 @@ var (
 
 	useAVXVNNI = false
 	useBF16    = false
+	gemmPairs  = false
 	_          = capFromEnv() // an invalid TANDEM_CPU_KERNELS is still reported
 )
 
@@ -91,6 +92,10 @@ func packAFull(dst []float32, a aSource, off, kb int) int { return packAFullGo(d
 func packBFull(dst []float32, b bSource, off, kb int) int { return packBFullGo(dst, b, off, kb) }
 
 func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Go(a, off, k, x, out) }
+
+func kernel12x32BF16(kp int, ap, bp []float32, bs int, c []float32, ldc int, accum bool) {
+	kernel12x32BF16Go(kp, ap, bp, bs, c, ldc, accum)
+}
 
 func dot4BF16(a aSource, off, k int, x []uint16, out *[4]float32) { dot4BF16Go(a, off, k, x, out) }
 

@@ -56,6 +56,7 @@ type gemmPlan struct {
 	nTasks     int  // compute tasks along n (activation rows)
 	mc, nc     int  // activation rows and weight rows per compute task
 	bOuter     bool // B panel pairs outer, A panel pairs inner (the 512-bit kernels)
+	pairs      bool // bf16 pair panels and the VDPBF16PS kernel (sgemm_bf16.go)
 }
 
 func newGemmPlan(m, n, k int) gemmPlan {
@@ -77,6 +78,10 @@ func newGemmPlan(m, n, k int) gemmPlan {
 		pl.nbuf = 1
 	}
 	pl.bufSize = pl.apan*gemmNR*pl.kc + pl.bpan*bStride(pl.kc)
+	if gemmPairs {
+		// The same scratch must do for the bf16 pair path (SgemmWorkSize knows no types).
+		pl.bufSize = max(pl.bufSize, pl.pairBufSize())
+	}
 	pl.packATasks = (pl.apan + gemmPackA - 1) / gemmPackA
 	pl.packTasks = pl.packATasks + (pl.bpan+gemmPackB-1)/gemmPackB
 	pl.mTasks = (m + pl.nc - 1) / pl.nc
@@ -156,10 +161,12 @@ func SgemmF16A(ith, nth int, barrier func(), counter *atomic.Int64, work []float
 
 // SgemmBF16 is Sgemm with both operands in bfloat16 (the top 16 bits of a float32), as ggml
 // runs MUL_MAT of BF16 weights: the activations are first rounded to bf16 (its vec-dot type).
-// Both are widened to float32 while packing (exact), so the packed path is Sgemm's arithmetic on
-// the widened values. For n <= 3 (mat-vec) the rows are dotted directly; where the CPU has
-// AVX-512 BF16 that dot is VDPBF16PS, which adds each pair of products with two f32 roundings
-// and treats bf16 subnormals as zero (a difference within float32 rounding of the sum). Same
+// Where the CPU has AVX-512 BF16 (with full-width 512-bit units) the packed path keeps bf16
+// pairs and multiplies them with VDPBF16PS (sgemm_bf16.go), about twice the f32 kernel's speed;
+// elsewhere both operands are widened to float32 while packing (exact), so the packed path is
+// Sgemm's arithmetic on the widened values. For n <= 3 (mat-vec) the rows are dotted directly,
+// with VDPBF16PS where present. VDPBF16PS adds each pair of products with two f32 roundings and
+// treats bf16 subnormals as zero (a difference within float32 rounding of the sum). Same
 // protocol, scratch size and requirements as Sgemm.
 func SgemmBF16(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
 	checkGemm("SgemmBF16", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
@@ -196,6 +203,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		return
 	}
 	pl := newGemmPlan(m, n, k)
+	pl.pairs = gemmPairs && a.bf16 != nil
 	if len(work) < pl.nbuf*pl.bufSize+gemmAlign {
 		panic("kern.Sgemm: work shorter than SgemmWorkSize")
 	}
@@ -226,9 +234,14 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 			if id >= total {
 				break
 			}
-			if int(id) < npack {
+			switch {
+			case int(id) < npack && pl.pairs:
+				pl.packPairBlock(t, int(id), bufs[t%2], a, b)
+			case int(id) < npack:
 				pl.pack(t, int(id), bufs[t%2], a, b)
-			} else {
+			case pl.pairs:
+				pl.computePairs(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
+			default:
 				pl.compute(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
 			}
 		}
