@@ -89,3 +89,24 @@ func BenchmarkMatVecDRAM(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSgemmBF16: the packed bf16 GEMM (VDPBF16PS pairs where the CPU has AVX-512 BF16,
+// else widened to float32) on 2048³, 1 and 2 workers.
+func BenchmarkSgemmBF16(b *testing.B) {
+	const m, n, k = 2048, 2048, 2048
+	r := newRand(4)
+	a := toBF16(randF32(r, m*k, -1, 1))
+	bm := toBF16(randF32(r, n*k, -1, 1))
+	c := make([]float32, m*n)
+	for _, nth := range []int{1, 2} {
+		b.Run(fmt.Sprintf("m%d_n%d_k%d/th%d", m, n, k, nth), func(b *testing.B) {
+			work := make([]float32, SgemmWorkSize(m, n, k, nth))
+			for b.Loop() {
+				runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+					SgemmBF16(ith, nth, barrier, counter, work, m, n, k, a, k, bm, k, c, m)
+				})
+			}
+			reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
+		})
+	}
+}

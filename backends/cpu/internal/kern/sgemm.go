@@ -30,17 +30,18 @@ import (
 // t-1, so there is one barrier per k block. For n <= gemmSmallN (mat-vec) there is no packing:
 // each task computes dot products of 16 weight rows against the n activation rows.
 const (
-	gemmMR     = 6    // activation rows per micro tile
-	gemmNR     = 16   // weight rows per micro tile
-	gemmKC     = 256  // k block
-	gemmMC     = 48   // activation rows per compute task (multiple of gemmMR)
-	gemmNC     = 1024 // weight rows per compute task (multiple of gemmNR)
-	gemmNC512  = 512  // the same for the 512-bit kernels (a 512 KiB A block stays in L2)
-	gemmPackA  = 8    // A panels per pack task
-	gemmPackB  = 16   // B panels per pack task
-	gemmSmallN = 3    // n up to this uses the dot-product path
-	gemmDotRow = 16   // weight rows per task in the dot-product path
-	gemmAlign  = 16   // floats of slack for aligning the scratch to 64 bytes
+	gemmMR      = 6    // activation rows per micro tile
+	gemmNR      = 16   // weight rows per micro tile
+	gemmKC      = 256  // k block
+	gemmKCPairs = 512  // k block of the bf16 pair path (256 pair steps)
+	gemmMC      = 48   // activation rows per compute task (multiple of gemmMR)
+	gemmNC      = 1024 // weight rows per compute task (multiple of gemmNR)
+	gemmNC512   = 512  // the same for the 512-bit kernels (a 512 KiB A block stays in L2)
+	gemmPackA   = 8    // A panels per pack task
+	gemmPackB   = 16   // B panels per pack task
+	gemmSmallN  = 3    // n up to this uses the dot-product path
+	gemmDotRow  = 16   // weight rows per task in the dot-product path
+	gemmAlign   = 16   // floats of slack for aligning the scratch to 64 bytes
 )
 
 // gemmPlan is the deterministic work split that every worker computes identically.
@@ -59,13 +60,18 @@ type gemmPlan struct {
 	pairs      bool // bf16 pair panels and the VDPBF16PS kernel (sgemm_bf16.go)
 }
 
-func newGemmPlan(m, n, k int) gemmPlan {
-	pl := gemmPlan{m: m, n: n, k: k}
+// newGemmPlan plans the product; pairs selects the bf16 pair path (sgemm_bf16.go).
+func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
+	pl := gemmPlan{m: m, n: n, k: k, pairs: pairs}
 	pl.mc, pl.nc = gemmMC, gemmNC
 	if gemm512 {
 		pl.nc, pl.bOuter = gemmNC512, true
 	}
-	pl.nblk = (k + gemmKC - 1) / gemmKC
+	kc := gemmKC
+	if pairs {
+		kc = gemmKCPairs
+	}
+	pl.nblk = (k + kc - 1) / kc
 	pl.kc = (k + pl.nblk - 1) / pl.nblk
 	if pl.nblk > 1 {
 		pl.kc = (pl.kc + 7) &^ 7
@@ -78,9 +84,8 @@ func newGemmPlan(m, n, k int) gemmPlan {
 		pl.nbuf = 1
 	}
 	pl.bufSize = pl.apan*gemmNR*pl.kc + pl.bpan*bStride(pl.kc)
-	if gemmPairs {
-		// The same scratch must do for the bf16 pair path (SgemmWorkSize knows no types).
-		pl.bufSize = max(pl.bufSize, pl.pairBufSize())
+	if pairs {
+		pl.bufSize = pl.pairBufSize()
 	}
 	pl.packATasks = (pl.apan + gemmPackA - 1) / gemmPackA
 	pl.packTasks = pl.packATasks + (pl.bpan+gemmPackB-1)/gemmPackB
@@ -100,8 +105,14 @@ func SgemmWorkSize(m, n, k, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 || n <= gemmSmallN {
 		return 0
 	}
-	pl := newGemmPlan(m, n, k)
-	return pl.nbuf*pl.bufSize + gemmAlign
+	pl := newGemmPlan(m, n, k, false)
+	size := pl.nbuf * pl.bufSize
+	if gemmPairs {
+		// The same scratch must do for the bf16 pair path (the size knows no types).
+		pp := newGemmPlan(m, n, k, true)
+		size = max(size, pp.nbuf*pp.bufSize)
+	}
+	return size + gemmAlign
 }
 
 // aSource is the weight operand: float32, IEEE half or bfloat16 rows (exactly one is set).
@@ -202,8 +213,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		gemmDots(counter, m, n, k, a, b, c, ldc)
 		return
 	}
-	pl := newGemmPlan(m, n, k)
-	pl.pairs = gemmPairs && a.bf16 != nil
+	pl := newGemmPlan(m, n, k, gemmPairs && a.bf16 != nil)
 	if len(work) < pl.nbuf*pl.bufSize+gemmAlign {
 		panic("kern.Sgemm: work shorter than SgemmWorkSize")
 	}
