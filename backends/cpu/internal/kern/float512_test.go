@@ -40,7 +40,8 @@ func TestSgemmBF16Shapes(t *testing.T) {
 	for _, nth := range []int{1, 2} {
 		for _, m := range dims {
 			for _, n := range dims {
-				for _, k := range []int{1, 8, 33, 300} {
+				// 1031: three k blocks on the bf16 pair path, the last one odd.
+				for _, k := range []int{1, 8, 33, 300, 1031} {
 					gemmCheckKind(t, gemmCase{m, n, k, k + 3, k + 1, m + 2}, nth, gemmBF16, uint64(m*10000+n*100+k))
 				}
 			}
