@@ -15,7 +15,11 @@ import (
 // 2 threads: f32 2048³ (ggml 97 GFLOPS), m=4096 k=14336 n=512 (ggml f32 97.5, f16 152.6, q4_0
 // 83.3, q8_0 104.7) and the mat-vec n=1 (ggml f32 14.2, f16 24.2, q4_0 45.6, q8_0 41.5). Besides
 // GFLOPS it reports GB/s: weight bytes read per second, the mat-vec's figure of merit. Skipped
-// under -short (hundreds of MB per shape).
+// under -short (hundreds of MB per shape). The float targets at 2 threads (compare with
+// OpenBLAS's f32 figures for the same shapes taken in the same run, e.g. numpy on OpenBLAS with
+// OPENBLAS_NUM_THREADS=2):
+//
+//	go test ./backends/cpu -run '^$' -bench 'SIMD/.*/(f32|f16|bf16)/threads2' -benchtime 5x
 func BenchmarkSIMD(b *testing.B) {
 	shapes := []struct {
 		name    string
