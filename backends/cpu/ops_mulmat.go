@@ -85,6 +85,8 @@ func convertActivations(t core.Type, src []float32, dst []byte) {
 	switch t {
 	case core.TypeF16:
 		kern.F32ToF16Row(src, u16s(dst)[:len(src)])
+	case core.TypeBF16:
+		kern.F32ToBF16Row(src, u16s(dst)[:len(src)])
 	case core.TypeQ8_0:
 		kern.QuantizeRowQ8_0(src, dst)
 	case core.TypeQ8_1:
@@ -96,16 +98,24 @@ func convertActivations(t core.Type, src []float32, dst []byte) {
 	}
 }
 
-// useGemm reports whether the node runs as packed GEMMs per batch: F32 or F16 weights, F32
-// activations with unit stride, dense dst rows, and strides that are whole elements.
+// useGemm reports whether the node runs as packed GEMMs per batch: F32 or F16 weights with F32
+// activations, or BF16 weights with F32 or BF16 activations (F32 ones are first rounded to bf16,
+// ggml's vec-dot type for BF16), unit element strides, dense dst rows, and strides that are whole
+// elements.
 func useGemm(p *params, dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
-	if p.ref || (a.Type != core.TypeF32 && a.Type != core.TypeF16) || b.Type != core.TypeF32 {
+	if p.ref {
 		return false
 	}
-	es := a.Type.Size()
-	return a.Nb[0] == es && a.Nb[1]%es == 0 && b.Nb[0] == 4 && b.Nb[1]%4 == 0 &&
-		dst.Nb[0] == 4 && dst.Nb[1]%4 == 0 && a.Nb[1]/es >= a.Ne[0] && b.Nb[1]/4 >= b.Ne[0] &&
+	switch {
+	case (a.Type == core.TypeF32 || a.Type == core.TypeF16) && b.Type == core.TypeF32:
+	case a.Type == core.TypeBF16 && (b.Type == core.TypeF32 || b.Type == core.TypeBF16):
+	default:
+		return false
+	}
+	es, bs := a.Type.Size(), b.Type.Size()
+	return a.Nb[0] == es && a.Nb[1]%es == 0 && b.Nb[0] == bs && b.Nb[1]%bs == 0 &&
+		dst.Nb[0] == 4 && dst.Nb[1]%4 == 0 && a.Nb[1]/es >= a.Ne[0] && b.Nb[1]/bs >= b.Ne[0] &&
 		dst.Nb[1]/4 >= dst.Ne[0]
 }
 
@@ -115,19 +125,22 @@ func gemmWork(dst *core.Tensor, nth int) int64 {
 	return 4*int64(kern.SgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nth)) + 64
 }
 
-// computeMulMatGemm runs one team GEMM per (i12, i13) batch. The team shares the pool's chunk
-// counter, reset by worker 0 between barriers.
-func computeMulMatGemm(p *params, dst *core.Tensor) {
+// computeMulMatGemm runs one team GEMM per (i12, i13) batch on activations yData (byte strides
+// ynb1..3: src1 itself, or for BF16 weights its bf16 copy); the GEMM scratch starts at byte
+// scratchStart of the work buffer. The team shares the pool's chunk counter, reset by worker 0
+// between barriers.
+func computeMulMatGemm(p *params, dst *core.Tensor, yData []byte, scratchStart, ynb1, ynb2, ynb3 int64) {
 	a, b := dst.Src[0], dst.Src[1]
-	da, db, dd := a.Data(), b.Data(), dst.Data()
+	da, dd := a.Data(), dst.Data()
 	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
 	es := a.Type.Size()
-	lda, ldb, ldc := int(a.Nb[1]/es), int(b.Nb[1]/4), int(dst.Nb[1]/4)
+	lda, ldc := int(a.Nb[1]/es), int(dst.Nb[1]/4)
 	// 64-byte aligned scratch view of the shared work buffer.
-	work := f32s(p.work)
-	if mis := int(uintptrOf(p.work) % 64); mis != 0 {
-		work = f32s(p.work[64-mis:])
+	wb := p.work[core.AlignUp(scratchStart, 64):]
+	if mis := int(uintptrOf(wb) % 64); mis != 0 {
+		wb = wb[64-mis:]
 	}
+	work := f32s(wb)
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
 		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
@@ -136,14 +149,19 @@ func computeMulMatGemm(p *params, dst *core.Tensor) {
 			}
 			p.barrier()
 			aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
-			boff := i12*b.Nb[2] + i13*b.Nb[3]
+			boff := i12*ynb2 + i13*ynb3
 			doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-			bs := f32s(db[boff:])
 			cs := f32s(dd[doff:])
-			if a.Type == core.TypeF32 {
-				kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, f32s(da[aoff:]), lda, bs, ldb, cs, ldc)
-			} else {
-				kern.SgemmF16A(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda, bs, ldb, cs, ldc)
+			switch a.Type {
+			case core.TypeF32:
+				kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, f32s(da[aoff:]), lda,
+					f32s(yData[boff:]), int(ynb1/4), cs, ldc)
+			case core.TypeF16:
+				kern.SgemmF16A(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
+					f32s(yData[boff:]), int(ynb1/4), cs, ldc)
+			default: // BF16
+				kern.SgemmBF16(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
+					u16s(yData[boff:]), int(ynb1/2), cs, ldc)
 			}
 			p.barrier()
 		}
@@ -168,8 +186,12 @@ func mulMatWork(dst *core.Tensor, nTasks int) int64 {
 	if b.Type != vdt {
 		conv = vdt.RowSize(b.Ne[0]) * b.Ne[1] * b.Ne[2] * b.Ne[3]
 	}
-	if (a.Type == core.TypeF32 || a.Type == core.TypeF16) && b.Type == core.TypeF32 {
+	switch {
+	case (a.Type == core.TypeF32 || a.Type == core.TypeF16) && b.Type == core.TypeF32:
 		conv = max(conv, gemmWork(dst, nTasks))
+	case a.Type == core.TypeBF16:
+		// The GEMM scratch follows the bf16 copy of the activations.
+		conv = core.AlignUp(conv, 64) + gemmWork(dst, nTasks)
 	}
 	if a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0 {
 		conv = core.AlignUp(conv, 64) + 4*int64(kern.QgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks)) + 64
@@ -260,11 +282,12 @@ func computeMulMat(p *params, dst *core.Tensor) {
 
 // mulMatPaths computes MUL_MAT by the GEMM, quantized GEMM or vec-dot path.
 func mulMatPaths(p *params, dst *core.Tensor) {
-	if useGemm(p, dst) {
-		computeMulMatGemm(p, dst)
+	a, b := dst.Src[0], dst.Src[1]
+	gemmPath := useGemm(p, dst)
+	if gemmPath && a.Type != core.TypeBF16 {
+		computeMulMatGemm(p, dst, b.Data(), 0, b.Nb[1], b.Nb[2], b.Nb[3])
 		return
 	}
-	a, b := dst.Src[0], dst.Src[1]
 	vdt := a.Type.VecDotType()
 	ne00 := a.Ne[0]
 	da, dd := a.Data(), dst.Data()
@@ -298,11 +321,15 @@ func mulMatPaths(p *params, dst *core.Tensor) {
 		computeMulMatRepacked(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // repack_compute.go
 		return
 	}
-	if useQgemm(p, dst) {
+	if gemmPath || useQgemm(p, dst) {
 		p.barrier() // the converted activations are complete
 		convBytes := int64(0)
 		if b.Type != vdt {
 			convBytes = vdt.RowSize(b.Ne[0]) * b.NRows()
+		}
+		if gemmPath { // BF16 weights
+			computeMulMatGemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
+			return
 		}
 		computeMulMatQgemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
 		return

@@ -13,22 +13,33 @@ import (
 
 // BenchmarkSIMD runs the shapes of the SIMD issue (ggml's measured figures in comments) at 1 and
 // 2 threads: f32 2048³ (ggml 97 GFLOPS), m=4096 k=14336 n=512 (ggml f32 97.5, f16 152.6, q4_0
-// 83.3, q8_0 104.7) and the mat-vec n=1 (ggml f32 14.2, f16 24.2, q4_0 45.6, q8_0 41.5).
+// 83.3, q8_0 104.7) and the mat-vec n=1 (ggml f32 14.2, f16 24.2, q4_0 45.6, q8_0 41.5). Besides
+// GFLOPS it reports GB/s: weight bytes read per second, the mat-vec's figure of merit. Skipped
+// under -short (hundreds of MB per shape). The float targets at 2 threads (compare with
+// OpenBLAS's f32 figures for the same shapes taken in the same run, e.g. numpy on OpenBLAS with
+// OPENBLAS_NUM_THREADS=2):
+//
+//	go test ./backends/cpu -run '^$' -bench 'SIMD/.*/(f32|f16|bf16)/threads2' -benchtime 5x
 func BenchmarkSIMD(b *testing.B) {
 	shapes := []struct {
 		name    string
 		m, n, k int64
 		types   []string
 	}{
-		{"2048cubed", 2048, 2048, 2048, []string{"f32", "f16"}},
-		{"m4096_k14336_n512", 4096, 512, 14336, []string{"f32", "f16", "q4_0", "q8_0"}},
-		{"matvec_m4096_k14336_n1", 4096, 1, 14336, []string{"f32", "f16", "q4_0", "q8_0"}},
+		{"2048cubed", 2048, 2048, 2048, []string{"f32", "f16", "bf16"}},
+		{"m4096_k14336_n512", 4096, 512, 14336, []string{"f32", "f16", "bf16", "q4_0", "q8_0"}},
+		{"matvec_m4096_k14336_n1", 4096, 1, 14336, []string{"f32", "f16", "bf16", "q4_0", "q8_0"}},
+	}
+	if testing.Short() {
+		b.Skip("large shapes; run without -short")
 	}
 	for _, s := range shapes {
 		for _, tn := range s.types {
 			for _, th := range []int{1, 2} {
 				b.Run(fmt.Sprintf("%s/%s/threads%d", s.name, tn, th), func(b *testing.B) {
-					benchMulMat(b, typeByName(tn), s.m, s.n, s.k, th)
+					typ := typeByName(tn)
+					benchMulMat(b, typ, s.m, s.n, s.k, th)
+					b.ReportMetric(float64(typ.RowSize(s.k)*s.m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 				})
 			}
 		}

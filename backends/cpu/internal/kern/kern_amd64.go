@@ -54,6 +54,8 @@ var (
 	hasVBMI = cpuid.CPU.Supports(cpuid.AVX512VBMI)
 	// useBF16 selects the vdpbf16ps kernels for bf16 weights.
 	useBF16 = active >= SetAVX512BF16
+	// gemmPairs selects the bf16 pair path of the packed GEMM (sgemm_bf16.go) for bf16 weights.
+	gemmPairs = useBF16 && gemm512
 )
 
 const purego = false
@@ -202,6 +204,9 @@ func dotF16F32(x []uint16, y []float32) float32 {
 }
 
 func dotBF16(x, y []uint16) float32 {
+	if useBF16 {
+		return dotBF16AVX512BF16(x, y)
+	}
 	if useASM {
 		return dotBF16AVX2(x, y)
 	}
@@ -373,25 +378,35 @@ func packAFull(dst []float32, a aSource, off, kb int) int {
 	}
 	_ = dst[k8*8*gemmNR-1]
 	last := off + (gemmNR-1)*a.lda + k8*8 - 1
-	if a.f16 != nil {
+	switch {
+	case a.f16 != nil:
 		_ = a.f16[last]
 		packA16F16AVX2(k8, &a.f16[off], a.lda, &dst[0])
-	} else {
+	case a.bf16 != nil:
+		_ = a.bf16[last]
+		packA16BF16AVX2(k8, &a.bf16[off], a.lda, &dst[0])
+	default:
 		_ = a.f32[last]
 		packA16AVX2(k8, &a.f32[off], a.lda, &dst[0])
 	}
 	return k8
 }
 
-// packBFull packs 8*(kb/8) columns of 6 full B rows and returns kb/8.
-func packBFull(dst []float32, b []float32, ldb, kb int) int {
+// packBFull packs 8*(kb/8) columns of 6 full B rows (from element off) and returns kb/8.
+func packBFull(dst []float32, b bSource, off, kb int) int {
 	k8 := kb / 8
 	if !useASM || k8 == 0 {
-		return packBFullGo(dst, b, ldb, kb)
+		return packBFullGo(dst, b, off, kb)
 	}
 	_ = dst[k8*8*gemmMR+1] // the 2 floats of slack
-	_ = b[(gemmMR-1)*ldb+k8*8-1]
-	packB6AVX2(k8, &b[0], ldb, &dst[0])
+	last := off + (gemmMR-1)*b.ldb + k8*8 - 1
+	if b.bf16 != nil {
+		_ = b.bf16[last]
+		packB6BF16AVX2(k8, &b.bf16[off], b.ldb, &dst[0])
+		return k8
+	}
+	_ = b.f32[last]
+	packB6AVX2(k8, &b.f32[off], b.ldb, &dst[0])
 	return k8
 }
 
@@ -411,10 +426,18 @@ func dot4(a aSource, off, k int, x []float32, out *[4]float32) {
 	last := off + 3*a.lda + k - 1
 	if a.f16 == nil {
 		_ = a.f32[last]
+		if use512 {
+			dot4F32AVX512(k, &a.f32[off], a.lda, &x[0], &out[0])
+			return
+		}
 		dot4F32AVX2(k, &a.f32[off], a.lda, &x[0], &out[0])
 		return
 	}
 	_ = a.f16[last]
+	if use512 {
+		dot4F16F32AVX512(k, &a.f16[off], a.lda, &x[0], &out[0])
+		return
+	}
 	k8 := k / 8
 	*out = [4]float32{}
 	if k8 > 0 {

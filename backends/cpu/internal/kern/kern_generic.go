@@ -19,6 +19,7 @@ var (
 
 	useAVXVNNI = false
 	useBF16    = false
+	gemmPairs  = false
 	_          = capFromEnv() // an invalid TANDEM_CPU_KERNELS is still reported
 )
 
@@ -88,11 +89,15 @@ func kernel6x16(kb int, ap, bp, c []float32, ldc int, accum bool) {
 	kernel6x16Go(kb, ap, bp, c, ldc, accum)
 }
 func packAFull(dst []float32, a aSource, off, kb int) int { return packAFullGo(dst, a, off, kb) }
-func packBFull(dst []float32, b []float32, ldb, kb int) int {
-	return packBFullGo(dst, b, ldb, kb)
-}
+func packBFull(dst []float32, b bSource, off, kb int) int { return packBFullGo(dst, b, off, kb) }
 
 func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Go(a, off, k, x, out) }
+
+func kernel12x32BF16(kp int, ap, bp []float32, bs int, c []float32, ldc int, accum bool) {
+	kernel12x32BF16Go(kp, ap, bp, bs, c, ldc, accum)
+}
+
+func dot4BF16(a aSource, off, k int, x []uint16, out *[4]float32) { dot4BF16Go(a, off, k, x, out) }
 
 func qprep(q4 bool, nb int, y []byte, dst []float32) {}
 
@@ -101,3 +106,5 @@ func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []flo
 }
 
 func dotQ4_0MatVec(nb int, x, y, prep []byte) float32 { return dotQ4_0Q8_0(nb, x, y) }
+
+func f32ToBF16Row(src []float32, dst []uint16) { f32ToBF16RowGo(src, dst) }

@@ -9,7 +9,7 @@ import (
 
 // withSet runs f with the kernels capped at s (never above what the CPU has).
 func withSet(s KernelSet, f func()) {
-	oldASM, oldAVXVNNI, old512, oldVNNI, oldBF16, oldGemm := useASM, useAVXVNNI, use512, useVNNI, useBF16, gemm512
+	oldASM, oldAVXVNNI, old512, oldVNNI, oldBF16, oldGemm, oldPairs := useASM, useAVXVNNI, use512, useVNNI, useBF16, gemm512, gemmPairs
 	useASM = oldASM && s >= SetAVX2
 	useAVXVNNI = oldAVXVNNI && s >= SetAVXVNNI
 	use512 = old512 && s >= SetAVX512
@@ -17,8 +17,9 @@ func withSet(s KernelSet, f func()) {
 	useBF16 = oldBF16 && s >= SetAVX512BF16
 	// The 512-bit SGEMM kernels run in tests on every AVX-512 CPU, wide or not.
 	gemm512 = use512
+	gemmPairs = useBF16 && gemm512
 	defer func() {
-		useASM, useAVXVNNI, use512, useVNNI, useBF16, gemm512 = oldASM, oldAVXVNNI, old512, oldVNNI, oldBF16, oldGemm
+		useASM, useAVXVNNI, use512, useVNNI, useBF16, gemm512, gemmPairs = oldASM, oldAVXVNNI, old512, oldVNNI, oldBF16, oldGemm, oldPairs
 	}()
 	f()
 }

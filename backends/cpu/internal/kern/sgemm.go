@@ -17,23 +17,31 @@ import (
 // Compute tasks are macro tiles of gemmMC activation rows x gemmNC weight rows: inside a task
 // each A panel (16*kc floats) is loaded once and used against the task's gemmMC/6 B panels
 // (gemmMC*kc floats = 48 KiB, kept in L1/L2). gemmMC = 48 and gemmNC = 1024 measured best of
-// the blockings tried (MC 12..192, NC 128..2048, KC 192..512).
+// the blockings tried (MC 12..192, NC 128..2048, KC 192..512) for the AVX2 kernel.
+//
+// The 512-bit kernels (12x32 tiles from two A and two B panels) run the loops the other way
+// round, GotoBLAS's order: each pair of B panels (12*kc floats = 12 KiB) stays in L1 while the
+// task's A panel pairs (gemmNC512*kc floats = 512 KiB) stream from L2. On a Zen 5 (48 KiB L1d,
+// 1 MiB L2) that ran 2048³ at 235-250 GFLOPS on one core against 205-214 with the AVX2 order and
+// NC 1024 (2 threads: 440-460 vs 375-405); KC 256..512 and MC 24..144 were within noise of it.
 //
 // Packing and computing are both split into tasks claimed from the shared atomic counter, and
 // phases are pipelined over two scratch buffers: phase t packs k block t and computes k block
 // t-1, so there is one barrier per k block. For n <= gemmSmallN (mat-vec) there is no packing:
 // each task computes dot products of 16 weight rows against the n activation rows.
 const (
-	gemmMR     = 6    // activation rows per micro tile
-	gemmNR     = 16   // weight rows per micro tile
-	gemmKC     = 256  // k block
-	gemmMC     = 48   // activation rows per compute task (multiple of gemmMR)
-	gemmNC     = 1024 // weight rows per compute task (multiple of gemmNR)
-	gemmPackA  = 8    // A panels per pack task
-	gemmPackB  = 16   // B panels per pack task
-	gemmSmallN = 3    // n up to this uses the dot-product path
-	gemmDotRow = 16   // weight rows per task in the dot-product path
-	gemmAlign  = 16   // floats of slack for aligning the scratch to 64 bytes
+	gemmMR      = 6    // activation rows per micro tile
+	gemmNR      = 16   // weight rows per micro tile
+	gemmKC      = 256  // k block
+	gemmKCPairs = 512  // k block of the bf16 pair path (256 pair steps)
+	gemmMC      = 48   // activation rows per compute task (multiple of gemmMR)
+	gemmNC      = 1024 // weight rows per compute task (multiple of gemmNR)
+	gemmNC512   = 512  // the same for the 512-bit kernels (a 512 KiB A block stays in L2)
+	gemmPackA   = 8    // A panels per pack task
+	gemmPackB   = 16   // B panels per pack task
+	gemmSmallN  = 3    // n up to this uses the dot-product path
+	gemmDotRow  = 16   // weight rows per task in the dot-product path
+	gemmAlign   = 16   // floats of slack for aligning the scratch to 64 bytes
 )
 
 // gemmPlan is the deterministic work split that every worker computes identically.
@@ -45,13 +53,25 @@ type gemmPlan struct {
 	bufSize    int // floats per buffer for a full k block
 	packTasks  int // per k block: A pack tasks then B pack tasks
 	packATasks int
-	mTasks     int // compute tasks along m (weight rows)
-	nTasks     int // compute tasks along n (activation rows)
+	mTasks     int  // compute tasks along m (weight rows)
+	nTasks     int  // compute tasks along n (activation rows)
+	mc, nc     int  // activation rows and weight rows per compute task
+	bOuter     bool // B panel pairs outer, A panel pairs inner (the 512-bit kernels)
+	pairs      bool // bf16 pair panels and the VDPBF16PS kernel (sgemm_bf16.go)
 }
 
-func newGemmPlan(m, n, k int) gemmPlan {
-	pl := gemmPlan{m: m, n: n, k: k}
-	pl.nblk = (k + gemmKC - 1) / gemmKC
+// newGemmPlan plans the product; pairs selects the bf16 pair path (sgemm_bf16.go).
+func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
+	pl := gemmPlan{m: m, n: n, k: k, pairs: pairs}
+	pl.mc, pl.nc = gemmMC, gemmNC
+	if gemm512 {
+		pl.nc, pl.bOuter = gemmNC512, true
+	}
+	kc := gemmKC
+	if pairs {
+		kc = gemmKCPairs
+	}
+	pl.nblk = (k + kc - 1) / kc
 	pl.kc = (k + pl.nblk - 1) / pl.nblk
 	if pl.nblk > 1 {
 		pl.kc = (pl.kc + 7) &^ 7
@@ -64,10 +84,13 @@ func newGemmPlan(m, n, k int) gemmPlan {
 		pl.nbuf = 1
 	}
 	pl.bufSize = pl.apan*gemmNR*pl.kc + pl.bpan*bStride(pl.kc)
+	if pairs {
+		pl.bufSize = pl.pairBufSize()
+	}
 	pl.packATasks = (pl.apan + gemmPackA - 1) / gemmPackA
 	pl.packTasks = pl.packATasks + (pl.bpan+gemmPackB-1)/gemmPackB
-	pl.mTasks = (m + gemmNC - 1) / gemmNC
-	pl.nTasks = (n + gemmMC - 1) / gemmMC
+	pl.mTasks = (m + pl.nc - 1) / pl.nc
+	pl.nTasks = (n + pl.mc - 1) / pl.mc
 	return pl
 }
 
@@ -82,15 +105,29 @@ func SgemmWorkSize(m, n, k, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 || n <= gemmSmallN {
 		return 0
 	}
-	pl := newGemmPlan(m, n, k)
-	return pl.nbuf*pl.bufSize + gemmAlign
+	pl := newGemmPlan(m, n, k, false)
+	size := pl.nbuf * pl.bufSize
+	if gemmPairs {
+		// The same scratch must do for the bf16 pair path (the size knows no types).
+		pp := newGemmPlan(m, n, k, true)
+		size = max(size, pp.nbuf*pp.bufSize)
+	}
+	return size + gemmAlign
 }
 
-// aSource is the weight operand: float32 or IEEE half rows.
+// aSource is the weight operand: float32, IEEE half or bfloat16 rows (exactly one is set).
 type aSource struct {
-	f32 []float32
-	f16 []uint16
-	lda int
+	f32  []float32
+	f16  []uint16
+	bf16 []uint16
+	lda  int
+}
+
+// bSource is the activation operand: float32 or bfloat16 rows (exactly one is set).
+type bSource struct {
+	f32  []float32
+	bf16 []uint16
+	ldb  int
 }
 
 // Sgemm computes C[j*ldc+i] = Σ_{p<k} A[i*lda+p] * B[j*ldb+p] for i < m, j < n: MUL_MAT with
@@ -122,7 +159,7 @@ type aSource struct {
 // B or the scratch. Results do not depend on nth or on which worker ran which task.
 func Sgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	checkGemm("Sgemm", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f32: a, lda: lda}, b, ldb, c, ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f32: a, lda: lda}, bSource{f32: b, ldb: ldb}, c, ldc)
 }
 
 // SgemmF16A is Sgemm with the weights A given as IEEE halves (A[i*lda+p] bits); they are
@@ -130,7 +167,21 @@ func Sgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 // converted values. Same protocol, scratch size and requirements as Sgemm.
 func SgemmF16A(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []uint16, lda int, b []float32, ldb int, c []float32, ldc int) {
 	checkGemm("SgemmF16A", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f16: a, lda: lda}, b, ldb, c, ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{f16: a, lda: lda}, bSource{f32: b, ldb: ldb}, c, ldc)
+}
+
+// SgemmBF16 is Sgemm with both operands in bfloat16 (the top 16 bits of a float32), as ggml
+// runs MUL_MAT of BF16 weights: the activations are first rounded to bf16 (its vec-dot type).
+// Where the CPU has AVX-512 BF16 (with full-width 512-bit units) the packed path keeps bf16
+// pairs and multiplies them with VDPBF16PS (sgemm_bf16.go), about twice the f32 kernel's speed;
+// elsewhere both operands are widened to float32 while packing (exact), so the packed path is
+// Sgemm's arithmetic on the widened values. For n <= 3 (mat-vec) the rows are dotted directly,
+// with VDPBF16PS where present. VDPBF16PS adds each pair of products with two f32 roundings and
+// treats bf16 subnormals as zero (a difference within float32 rounding of the sum). Same
+// protocol, scratch size and requirements as Sgemm.
+func SgemmBF16(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
+	checkGemm("SgemmBF16", nth, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	gemm(ith, nth, barrier, counter, work, m, n, k, aSource{bf16: a, lda: lda}, bSource{bf16: b, ldb: ldb}, c, ldc)
 }
 
 func checkGemm(op string, nth, m, n, k, la, lda, lb, ldb, lc, ldc int) {
@@ -148,7 +199,7 @@ func checkGemm(op string, nth, m, n, k, la, lda, lb, ldb, lc, ldc int) {
 	}
 }
 
-func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b []float32, ldb int, c []float32, ldc int) {
+func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -159,10 +210,10 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		return
 	}
 	if n <= gemmSmallN {
-		gemmDots(counter, m, n, k, a, b, ldb, c, ldc)
+		gemmDots(counter, m, n, k, a, b, c, ldc)
 		return
 	}
-	pl := newGemmPlan(m, n, k)
+	pl := newGemmPlan(m, n, k, gemmPairs && a.bf16 != nil)
 	if len(work) < pl.nbuf*pl.bufSize+gemmAlign {
 		panic("kern.Sgemm: work shorter than SgemmWorkSize")
 	}
@@ -193,9 +244,14 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 			if id >= total {
 				break
 			}
-			if int(id) < npack {
-				pl.pack(t, int(id), bufs[t%2], a, b, ldb)
-			} else {
+			switch {
+			case int(id) < npack && pl.pairs:
+				pl.packPairBlock(t, int(id), bufs[t%2], a, b)
+			case int(id) < npack:
+				pl.pack(t, int(id), bufs[t%2], a, b)
+			case pl.pairs:
+				pl.computePairs(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
+			default:
 				pl.compute(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
 			}
 		}
@@ -213,7 +269,7 @@ func (pl *gemmPlan) block(t int) (p0, kb int) {
 	return p0, min(pl.kc, pl.k-p0)
 }
 
-func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b []float32, ldb int) {
+func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b bSource) {
 	p0, kb := pl.block(t)
 	if task < pl.packATasks {
 		for ip := task * gemmPackA; ip < min(pl.apan, (task+1)*gemmPackA); ip++ {
@@ -229,7 +285,7 @@ func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b []float32, ldb
 	for jp := task * gemmPackB; jp < min(pl.bpan, (task+1)*gemmPackB); jp++ {
 		j0 := jp * gemmMR
 		dst := buf[aSize+jp*bs : aSize+(jp+1)*bs]
-		packB(dst, b[j0*ldb+p0:], ldb, min(gemmMR, pl.n-j0), kb)
+		packB(dst, b, j0*b.ldb+p0, min(gemmMR, pl.n-j0), kb)
 	}
 }
 
@@ -253,12 +309,18 @@ func packA(dst []float32, a aSource, i0, rows, p0, kb int) {
 			continue
 		}
 		o := (i0+r)*lda + p0
-		if a.f16 != nil {
+		switch {
+		case a.f16 != nil:
 			row := a.f16[o : o+kb]
 			for q := p; q < kb; q++ {
 				dst[q*gemmNR+r] = f16ToF32Go(row[q])
 			}
-		} else {
+		case a.bf16 != nil:
+			row := a.bf16[o : o+kb]
+			for q := p; q < kb; q++ {
+				dst[q*gemmNR+r] = bf16ToF32(row[q])
+			}
+		default:
 			row := a.f32[o : o+kb]
 			for q := p; q < kb; q++ {
 				dst[q*gemmNR+r] = row[q]
@@ -267,12 +329,12 @@ func packA(dst []float32, a aSource, i0, rows, p0, kb int) {
 	}
 }
 
-// packB packs rows of b (rows <= 6, kb columns, stride ldb) into a 6-row panel
+// packB packs rows of b (rows <= 6 starting at element off, kb columns) into a 6-row panel
 // (dst[p*6+r]), zero-filling rows past the end.
-func packB(dst []float32, b []float32, ldb, rows, kb int) {
+func packB(dst []float32, b bSource, off, rows, kb int) {
 	k8 := 0
 	if rows == gemmMR {
-		k8 = packBFull(dst, b, ldb, kb)
+		k8 = packBFull(dst, b, off, kb)
 	}
 	p := k8 * 8
 	if p == kb {
@@ -285,7 +347,15 @@ func packB(dst []float32, b []float32, ldb, rows, kb int) {
 			}
 			continue
 		}
-		row := b[r*ldb : r*ldb+kb]
+		o := off + r*b.ldb
+		if b.bf16 != nil {
+			row := b.bf16[o : o+kb]
+			for q := p; q < kb; q++ {
+				dst[q*gemmMR+r] = bf16ToF32(row[q])
+			}
+			continue
+		}
+		row := b.f32[o : o+kb]
 		for q := p; q < kb; q++ {
 			dst[q*gemmMR+r] = row[q]
 		}
@@ -299,8 +369,8 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 	tn := task / pl.mTasks
 	aSize := pl.apan * gemmNR * kb
 	bs := bStride(kb)
-	ip0, ip1 := tm*gemmNC/gemmNR, min(pl.apan, (tm+1)*gemmNC/gemmNR)
-	jp0, jp1 := tn*gemmMC/gemmMR, min(pl.bpan, (tn+1)*gemmMC/gemmMR)
+	ip0, ip1 := tm*pl.nc/gemmNR, min(pl.apan, (tm+1)*pl.nc/gemmNR)
+	jp0, jp1 := tn*pl.mc/gemmMR, min(pl.bpan, (tn+1)*pl.mc/gemmMR)
 	var tmp [gemmMR * gemmNR]float32
 	// tile computes the 6x16 C tile of A panel ip and B panel jp.
 	tile := func(ip, jp int) {
@@ -324,6 +394,30 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 				copy(dst, src)
 			}
 		}
+	}
+	if pl.bOuter {
+		for jp := jp0; jp < jp1; jp += 2 {
+			for ip := ip0; ip < ip1; ip += 2 {
+				i0, j0 := ip*gemmNR, jp*gemmMR
+				aPair := ip+1 < ip1 && pl.m-i0 >= 2*gemmNR
+				ap := buf[ip*gemmNR*kb : min(ip+2, pl.apan)*gemmNR*kb]
+				if aPair && jp+1 < jp1 && pl.n-j0 >= 2*gemmMR &&
+					kernel12x32(kb, ap, buf[aSize+jp*bs:aSize+(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
+					continue
+				}
+				for q := jp; q < min(jp+2, jp1); q++ {
+					jq := q * gemmMR
+					if aPair && pl.n-jq >= gemmMR && kernel6x32(kb, ap, buf[aSize+q*bs:aSize+q*bs+gemmMR*kb], c[jq*ldc+i0:], ldc, accum) {
+						continue
+					}
+					tile(ip, q)
+					if ip+1 < ip1 {
+						tile(ip+1, q)
+					}
+				}
+			}
+		}
+		return
 	}
 	for ip := ip0; ip < ip1; ip++ {
 		// Two full adjacent A panels: the 512-bit kernels do both at once, with one or two full
@@ -354,7 +448,8 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 
 // gemmDots is the mat-vec path: tasks of gemmDotRow weight rows; four weight rows at a time
 // are dotted with each of the n (<= 3) activation rows (four concurrent memory streams).
-func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b []float32, ldb int, c []float32, ldc int) {
+func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
+	ldb := b.ldb
 	ntasks := int64((m + gemmDotRow - 1) / gemmDotRow)
 	var out [4]float32
 	for {
@@ -367,18 +462,24 @@ func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b []float32, ldb in
 		i := i0
 		for ; i+4 <= i1; i += 4 {
 			for j := 0; j < n; j++ {
-				dot4(a, i*a.lda, k, b[j*ldb:j*ldb+k], &out)
+				if b.bf16 != nil {
+					dot4BF16(a, i*a.lda, k, b.bf16[j*ldb:j*ldb+k], &out)
+				} else {
+					dot4(a, i*a.lda, k, b.f32[j*ldb:j*ldb+k], &out)
+				}
 				copy(c[j*ldc+i:j*ldc+i+4], out[:])
 			}
 		}
 		for ; i < i1; i++ {
 			o := i * a.lda
 			for j := 0; j < n; j++ {
-				bj := b[j*ldb : j*ldb+k]
-				if a.f16 != nil {
-					c[j*ldc+i] = dotF16F32(a.f16[o:o+k], bj)
-				} else {
-					c[j*ldc+i] = dotF32(a.f32[o:o+k], bj)
+				switch {
+				case a.bf16 != nil:
+					c[j*ldc+i] = dotBF16(a.bf16[o:o+k], b.bf16[j*ldb:j*ldb+k])
+				case a.f16 != nil:
+					c[j*ldc+i] = dotF16F32(a.f16[o:o+k], b.f32[j*ldb:j*ldb+k])
+				default:
+					c[j*ldc+i] = dotF32(a.f32[o:o+k], b.f32[j*ldb:j*ldb+k])
 				}
 			}
 		}
@@ -395,6 +496,16 @@ func dot4Go(a aSource, off, k int, x []float32, out *[4]float32) {
 		} else {
 			out[r] = dotF32Go(a.f32[o:o+k], x)
 		}
+	}
+}
+
+// dot4BF16Go is the pure-Go dot4BF16: out[r] = Σ_{p<k} A[off+r*lda+p]*x[p] for r < 4, both
+// in bf16.
+func dot4BF16Go(a aSource, off, k int, x []uint16, out *[4]float32) {
+	x = x[:k]
+	for r := 0; r < 4; r++ {
+		o := off + r*a.lda
+		out[r] = dotBF16Go(a.bf16[o:o+k], x)
 	}
 }
 
@@ -434,12 +545,18 @@ func packAFullGo(dst []float32, a aSource, off, kb int) int {
 	n := k8 * 8
 	for r := 0; r < gemmNR; r++ {
 		o := off + r*a.lda
-		if a.f16 != nil {
+		switch {
+		case a.f16 != nil:
 			row := a.f16[o : o+n]
 			for q, h := range row {
 				dst[q*gemmNR+r] = f16ToF32Go(h)
 			}
-		} else {
+		case a.bf16 != nil:
+			row := a.bf16[o : o+n]
+			for q, h := range row {
+				dst[q*gemmNR+r] = bf16ToF32(h)
+			}
+		default:
 			row := a.f32[o : o+n]
 			for q, v := range row {
 				dst[q*gemmNR+r] = v
@@ -450,12 +567,18 @@ func packAFullGo(dst []float32, a aSource, off, kb int) int {
 }
 
 // packBFullGo is packAFullGo for a full 6-row B panel.
-func packBFullGo(dst []float32, b []float32, ldb, kb int) int {
+func packBFullGo(dst []float32, b bSource, off, kb int) int {
 	k8 := kb / 8
 	n := k8 * 8
 	for r := 0; r < gemmMR; r++ {
-		row := b[r*ldb : r*ldb+n]
-		for q, v := range row {
+		o := off + r*b.ldb
+		if b.bf16 != nil {
+			for q, h := range b.bf16[o : o+n] {
+				dst[q*gemmMR+r] = bf16ToF32(h)
+			}
+			continue
+		}
+		for q, v := range b.f32[o : o+n] {
 			dst[q*gemmMR+r] = v
 		}
 	}

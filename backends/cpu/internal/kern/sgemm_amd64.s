@@ -449,3 +449,96 @@ dot4h_done:
 	VMOVUPS X0, (DX)
 	VZEROUPPER
 	RET
+
+// LOAD8BF16(P, Q): as LOAD8F32 from bf16 rows, widened exactly (zero-extend, shift left 16).
+#define LOAD8BF16(P, Q) \
+	VPMOVZXWD (P), Y0 \
+	VPMOVZXWD (P)(BX*1), Y1 \
+	VPMOVZXWD (P)(BX*2), Y2 \
+	VPMOVZXWD (P)(R8*1), Y3 \
+	VPMOVZXWD (Q), Y4 \
+	VPMOVZXWD (Q)(BX*1), Y5 \
+	VPMOVZXWD (Q)(BX*2), Y6 \
+	VPMOVZXWD (Q)(R8*1), Y7 \
+	VPSLLD    $16, Y0, Y0 \
+	VPSLLD    $16, Y1, Y1 \
+	VPSLLD    $16, Y2, Y2 \
+	VPSLLD    $16, Y3, Y3 \
+	VPSLLD    $16, Y4, Y4 \
+	VPSLLD    $16, Y5, Y5 \
+	VPSLLD    $16, Y6, Y6 \
+	VPSLLD    $16, Y7, Y7
+
+// func packA16BF16AVX2(k8 int, a *uint16, lda int, dst *float32)
+// dst[p*16 + r] = f32(a[r*lda + p]) for r < 16, p < 8*k8 (a in bf16).
+TEXT ·packA16BF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ  k8+0(FP), CX
+	MOVQ  a+8(FP), SI
+	MOVQ  lda+16(FP), BX
+	MOVQ  dst+24(FP), DI
+	TESTQ CX, CX
+	JZ    packab_done
+	SHLQ  $1, BX
+	LEAQ  (BX)(BX*2), R8
+	LEAQ  (SI)(BX*4), R9
+	LEAQ  (R9)(BX*4), R10
+	LEAQ  (R10)(BX*4), R11
+
+packab_loop:
+	LOAD8BF16(SI, R9)
+	TRANSPOSE8
+	STORECOLS(0, 64)
+	LOAD8BF16(R10, R11)
+	TRANSPOSE8
+	STORECOLS(32, 64)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  packab_loop
+
+packab_done:
+	VZEROUPPER
+	RET
+
+// func packB6BF16AVX2(k8 int, b *uint16, ldb int, dst *float32)
+// packB6AVX2 from bf16 rows: dst[p*6 + r] = f32(b[r*ldb + p]); the same 2 floats of slack.
+TEXT ·packB6BF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ  k8+0(FP), CX
+	MOVQ  b+8(FP), SI
+	MOVQ  ldb+16(FP), BX
+	MOVQ  dst+24(FP), DI
+	TESTQ CX, CX
+	JZ    packbb_done
+	SHLQ  $1, BX
+	LEAQ  (BX)(BX*2), R8
+	LEAQ  (SI)(BX*4), R9
+
+packbb_loop:
+	VPMOVZXWD (SI), Y0
+	VPMOVZXWD (SI)(BX*1), Y1
+	VPMOVZXWD (SI)(BX*2), Y2
+	VPMOVZXWD (SI)(R8*1), Y3
+	VPMOVZXWD (R9), Y4
+	VPMOVZXWD (R9)(BX*1), Y5
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y1, Y1
+	VPSLLD    $16, Y2, Y2
+	VPSLLD    $16, Y3, Y3
+	VPSLLD    $16, Y4, Y4
+	VPSLLD    $16, Y5, Y5
+	VXORPS    Y6, Y6, Y6
+	VXORPS    Y7, Y7, Y7
+	TRANSPOSE8
+	STORECOLS(0, 24)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	ADDQ $192, DI
+	DECQ CX
+	JNZ  packbb_loop
+
+packbb_done:
+	VZEROUPPER
+	RET

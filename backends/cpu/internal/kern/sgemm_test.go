@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tandem-ml/tandem/core/quant"
 )
 
 // teamBarrier is a reusable barrier for nth goroutines (generation counting).
@@ -65,6 +67,36 @@ type gemmCase struct {
 // (ldc > m) must stay untouched, and the scratch starts as NaN and misaligned.
 func gemmCheck(t *testing.T, c gemmCase, nth int, f16 bool, seed uint64) {
 	t.Helper()
+	kind := gemmF32
+	if f16 {
+		kind = gemmF16
+	}
+	gemmCheckKind(t, c, nth, kind, seed)
+}
+
+// gemmKind selects the entry point gemmCheckKind tests.
+type gemmKind int
+
+const (
+	gemmF32  gemmKind = iota // Sgemm
+	gemmF16                  // SgemmF16A: f16 weights
+	gemmBF16                 // SgemmBF16: bf16 weights and activations
+)
+
+// toBF16 rounds x to bf16 (ggml's rounding) in place and returns the bits.
+func toBF16(x []float32) []uint16 {
+	h := make([]uint16, len(x))
+	for i := range x {
+		h[i] = quant.FP32ToBF16(x[i])
+		x[i] = bf16ToF32(h[i])
+	}
+	return h
+}
+
+// gemmCheckKind is gemmCheck for any of the three entry points.
+func gemmCheckKind(t *testing.T, c gemmCase, nth int, kind gemmKind, seed uint64) {
+	t.Helper()
+	f16 := kind == gemmF16
 	r := newRand(seed)
 	m, n, k := c.m, c.n, c.k
 	a := randF32(r, max(0, (m-1)*c.lda+k), -1, 1)
@@ -77,6 +109,10 @@ func gemmCheck(t *testing.T, c gemmCase, nth int, f16 bool, seed uint64) {
 		}
 	}
 	b := randF32(r, max(0, (n-1)*c.ldb+k), -1, 1)
+	var bh []uint16
+	if kind == gemmBF16 {
+		ah, bh = toBF16(a), toBF16(b)
+	}
 	cl := max(0, (n-1)*c.ldc+m)
 	cm := make([]float32, cl+3)
 	nan := float32(math.NaN())
@@ -96,9 +132,12 @@ func gemmCheck(t *testing.T, c gemmCase, nth int, f16 bool, seed uint64) {
 		work[i] = nan
 	}
 	runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
-		if f16 {
+		switch kind {
+		case gemmF16:
 			SgemmF16A(ith, nth, barrier, counter, work[1:], m, n, k, ah, c.lda, b, c.ldb, cs, c.ldc)
-		} else {
+		case gemmBF16:
+			SgemmBF16(ith, nth, barrier, counter, work[1:], m, n, k, ah, c.lda, bh, c.ldb, cs, c.ldc)
+		default:
 			Sgemm(ith, nth, barrier, counter, work[1:], m, n, k, a, c.lda, b, c.ldb, cs, c.ldc)
 		}
 	})
@@ -130,7 +169,7 @@ func gemmCheck(t *testing.T, c gemmCase, nth int, f16 bool, seed uint64) {
 	}
 	// f32 accumulation of k products: NMSE ~ k * 2^-48; allow 1e-10.
 	if e := nmse(ref, got); e > 1e-10 || (k == 0 && e != 0) {
-		t.Fatalf("%+v nth=%d f16=%v: nmse %g", c, nth, f16, e)
+		t.Fatalf("%+v nth=%d kind=%d: nmse %g", c, nth, kind, e)
 	}
 }
 

@@ -1,0 +1,240 @@
+package kern
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/tandem-ml/tandem/core/quant"
+)
+
+// The float GEMM/mat-vec kernels per kernel set: every set this CPU runs computes the three
+// entry points (f32, f16 and bf16 weights) on odd shapes, padded leading dimensions and both the
+// packed path and the mat-vec path (n <= 3), with one and two workers.
+func TestSgemmKindsPerSet(t *testing.T) {
+	cases := []gemmCase{
+		{37, 13, 71, 73, 75, 39},    // packed path, odd everything, padded lds
+		{48, 12, 520, 521, 523, 50}, // two k blocks, full 12x32 tiles
+		{29, 1, 133, 135, 133, 29},  // mat-vec, masked tails (133 = 2*64+5)
+		{9, 3, 64, 64, 65, 10},      // mat-vec, n = 3, k a multiple of every vector width
+		{5, 2, 31, 33, 31, 5},       // fewer than four rows per dot4 group
+		{530, 19, 40, 41, 40, 531},  // two compute tasks along m (NC 512), odd panels at both ends
+	}
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, c := range cases {
+				for _, nth := range []int{1, 2} {
+					for _, kind := range []gemmKind{gemmF32, gemmF16, gemmBF16} {
+						t.Run(fmt.Sprintf("%v/%+v/nth%d/kind%d", s, c, nth, kind), func(t *testing.T) {
+							gemmCheckKind(t, c, nth, kind, uint64(c.m*1000+c.k))
+						})
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSgemmBF16Shapes(t *testing.T) {
+	dims := []int{1, 4, 7, 17, 40}
+	for _, nth := range []int{1, 2} {
+		for _, m := range dims {
+			for _, n := range dims {
+				// 1031: three k blocks on the bf16 pair path, the last one odd.
+				for _, k := range []int{1, 8, 33, 300, 1031} {
+					gemmCheckKind(t, gemmCase{m, n, k, k + 3, k + 1, m + 2}, nth, gemmBF16, uint64(m*10000+n*100+k))
+				}
+			}
+		}
+	}
+}
+
+// TestDot4PerSet: the four-row mat-vec kernels against their pure-Go twins and a float64
+// reference, for every k tail length, on slices that start 1 element past a 64-byte boundary.
+func TestDot4PerSet(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, k := range []int{1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 127, 130, 1001} {
+				r := newRand(uint64(k))
+				lda := k + 5
+				af := randF32(r, 1+4*lda, -1, 1)[1:]
+				x := randF32(r, 1+k, -1, 1)[1:]
+				ah := make([]uint16, len(af))
+				ab := toBF16(append([]float32(nil), af...))
+				xb := toBF16(append([]float32(nil), x...))
+				for i := range af {
+					ah[i] = f32ToF16Go(af[i])
+				}
+				for _, kind := range []gemmKind{gemmF32, gemmF16, gemmBF16} {
+					var got, twin [4]float32
+					var src aSource
+					switch kind {
+					case gemmF32:
+						src = aSource{f32: af, lda: lda}
+						dot4(src, 0, k, x, &got)
+						dot4Go(src, 0, k, x, &twin)
+					case gemmF16:
+						src = aSource{f16: ah, lda: lda}
+						dot4(src, 0, k, x, &got)
+						dot4Go(src, 0, k, x, &twin)
+					case gemmBF16:
+						src = aSource{bf16: ab, lda: lda}
+						dot4BF16(src, 0, k, xb, &got)
+						dot4BF16Go(src, 0, k, xb, &twin)
+					}
+					for row := 0; row < 4; row++ {
+						var ref, mag float64
+						for p := 0; p < k; p++ {
+							var av, xv float64
+							switch kind {
+							case gemmF32:
+								av, xv = float64(af[row*lda+p]), float64(x[p])
+							case gemmF16:
+								av, xv = float64(f16ToF32Go(ah[row*lda+p])), float64(x[p])
+							case gemmBF16:
+								av, xv = float64(bf16ToF32(ab[row*lda+p])), float64(bf16ToF32(xb[p]))
+							}
+							ref += av * xv
+							mag += math.Abs(av * xv)
+						}
+						tol := 1e-6*mag + 1e-30
+						if d := math.Abs(float64(got[row]) - ref); d > tol {
+							t.Fatalf("%v k=%d kind=%d row %d: got %g, reference %g", s, k, kind, row, got[row], ref)
+						}
+						if d := math.Abs(float64(got[row]) - float64(twin[row])); d > 2*tol {
+							t.Fatalf("%v k=%d kind=%d row %d: got %g, twin %g", s, k, kind, row, got[row], twin[row])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// vdpbf16Model is a bit-exact model of dotBF16AVX512BF16: two accumulators of 16 lanes; lane i
+// of a 32-element chunk adds the odd product, rounds to f32, then the even product (VDPBF16PS),
+// with bf16 subnormal inputs and subnormal results flushed to zero; 64-element chunks use both
+// accumulators, a remaining full 32-element chunk the first, the masked tail the second; then
+// the reduction tree of the assembly.
+func vdpbf16Model(x, y []uint16) float32 {
+	var acc [2][16]float32
+	daz := func(h uint16) float32 {
+		if h&0x7f80 == 0 {
+			return 0
+		}
+		return bf16ToF32(h)
+	}
+	ftz := func(f float32) float32 {
+		if math.Abs(float64(f)) < 0x1p-126 {
+			return 0
+		}
+		return f
+	}
+	chunk := func(a *[16]float32, x, y []uint16) {
+		for i := 0; i < 16; i++ {
+			var xe, xo, ye, yo uint16
+			if 2*i < len(x) {
+				xe, ye = x[2*i], y[2*i]
+			}
+			if 2*i+1 < len(x) {
+				xo, yo = x[2*i+1], y[2*i+1]
+			}
+			po := daz(xo) * daz(yo) // exact in float32
+			pe := daz(xe) * daz(ye)
+			s := ftz(a[i] + po)
+			a[i] = ftz(s + pe)
+		}
+	}
+	n := len(x)
+	p := 0
+	for ; p+64 <= n; p += 64 {
+		chunk(&acc[0], x[p:p+32], y[p:p+32])
+		chunk(&acc[1], x[p+32:p+64], y[p+32:p+64])
+	}
+	if p+32 <= n {
+		chunk(&acc[0], x[p:p+32], y[p:p+32])
+		p += 32
+	}
+	if p < n {
+		chunk(&acc[1], x[p:], y[p:])
+	}
+	var z [16]float32
+	for i := range z {
+		z[i] = acc[0][i] + acc[1][i]
+	}
+	var h [8]float32
+	for i := range h {
+		h[i] = z[i] + z[i+8]
+	}
+	q := [4]float32{h[0] + h[4], h[1] + h[5], h[2] + h[6], h[3] + h[7]}
+	a0, a1 := q[0]+q[2], q[1]+q[3]
+	return a0 + a1
+}
+
+// TestDotBF16VDPBF16PS: with AVX-512 BF16, DotBF16 is the VDPBF16PS kernel and matches the
+// bit-exact model (including lengths with every kind of tail and misaligned starts).
+func TestDotBF16VDPBF16PS(t *testing.T) {
+	if !useBF16 {
+		t.Skip("no AVX-512 BF16 kernels on this CPU/build")
+	}
+	r := newRand(77)
+	for _, n := range []int{1, 2, 3, 31, 32, 33, 63, 64, 65, 95, 96, 97, 128, 1000, 4099} {
+		xf := randF32(r, n+1, -2, 2)
+		yf := randF32(r, n+1, -2, 2)
+		x, y := toBF16(xf)[1:], toBF16(yf)[1:]
+		got, want := DotBF16(x, y), vdpbf16Model(x, y)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("n=%d: DotBF16 %g, model %g", n, got, want)
+		}
+		// And against the float64 reference.
+		var ref, mag float64
+		for i := range x {
+			p := float64(bf16ToF32(x[i])) * float64(bf16ToF32(y[i]))
+			ref += p
+			mag += math.Abs(p)
+		}
+		if math.Abs(float64(got)-ref) > 1e-6*mag {
+			t.Fatalf("n=%d: DotBF16 %g, reference %g", n, got, ref)
+		}
+	}
+	// Subnormal bf16 inputs count as zero, as VDPBF16PS defines.
+	x := []uint16{0x0001, 0x3f80}
+	y := []uint16{0x3f80, 0x0040}
+	if got := DotBF16(x, y); got != 0 {
+		t.Fatalf("subnormal inputs: got %g, want 0", got)
+	}
+}
+
+// TestF32ToBF16Row: every kernel set against quant.FP32ToBF16 on special values (ties, NaNs,
+// infinities, subnormals, the largest finite values) and random bits, for every tail length and
+// a misaligned start; the element after the row is untouched.
+func TestF32ToBF16Row(t *testing.T) {
+	special := []uint32{0, 0x80000000, 0x00000001, 0x807fffff, 0x3f808000, 0x3f818000, 0x3f80ffff,
+		0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffbfffff, 0x7fff8000,
+		0x3f7fffff, 0x00008000, 0x00018000}
+	r := newRand(9)
+	src := make([]float32, 0, 1100)
+	for _, b := range special {
+		src = append(src, math.Float32frombits(b))
+	}
+	for len(src) < 1100 {
+		src = append(src, math.Float32frombits(r.Uint32()))
+	}
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, n := range []int{0, 1, 15, 16, 17, 33, 100, 1099} {
+				dst := make([]uint16, n+2)
+				dst[n+1] = 0xbeef
+				F32ToBF16Row(src[1:n+1], dst[1:])
+				for i := 0; i < n; i++ {
+					if want := quant.FP32ToBF16(src[1+i]); dst[1+i] != want {
+						t.Fatalf("%v n=%d: bits %#08x -> %#04x, want %#04x", s, n, math.Float32bits(src[1+i]), dst[1+i], want)
+					}
+				}
+				if dst[n+1] != 0xbeef || dst[0] != 0 {
+					t.Fatalf("%v n=%d: wrote outside the row", s, n)
+				}
+			}
+		})
+	}
+}
