@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/tandem-ml/tandem/alloc"
+	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -27,8 +30,8 @@ func BenchmarkSIMD(b *testing.B) {
 		types   []string
 	}{
 		{"2048cubed", 2048, 2048, 2048, []string{"f32", "f16", "bf16"}},
-		{"m4096_k14336_n512", 4096, 512, 14336, []string{"f32", "f16", "bf16", "q4_0", "q8_0"}},
-		{"matvec_m4096_k14336_n1", 4096, 1, 14336, []string{"f32", "f16", "bf16", "q4_0", "q8_0"}},
+		{"m4096_k14336_n512", 4096, 512, 14336, quantBenchTypes},
+		{"matvec_m4096_k14336_n1", 4096, 1, 14336, quantBenchTypes},
 	}
 	if testing.Short() {
 		b.Skip("large shapes; run without -short")
@@ -37,13 +40,60 @@ func BenchmarkSIMD(b *testing.B) {
 		for _, tn := range s.types {
 			for _, th := range []int{1, 2} {
 				b.Run(fmt.Sprintf("%s/%s/threads%d", s.name, tn, th), func(b *testing.B) {
-					typ := typeByName(tn)
-					benchMulMat(b, typ, s.m, s.n, s.k, th)
+					name, repacked := strings.CutSuffix(tn, "_repacked")
+					typ := typeByName(name)
+					if repacked {
+						benchMulMatRepacked(b, typ, s.m, s.n, s.k, th)
+					} else {
+						benchMulMat(b, typ, s.m, s.n, s.k, th)
+					}
 					b.ReportMetric(float64(typ.RowSize(s.k)*s.m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 				})
 			}
 		}
 	}
+}
+
+// quantBenchTypes are the weight types of BenchmarkSIMD's model-sized shapes: the float types, the
+// quantized ones in the standard layout, and q4_0, q4_1 and q8_0 in the CPU_REPACK buffer (where
+// alloc and gguf put CPU weights by default).
+var quantBenchTypes = []string{"f32", "f16", "bf16", "q4_0", "q4_1", "q8_0", "q4_K", "q5_K", "q6_K",
+	"iq4_xs", "iq4_nl", "q4_0_repacked", "q4_1_repacked", "q8_0_repacked"}
+
+// benchMulMatRepacked is benchMulMat with the weights placed by alloc, which puts them in the CPU's
+// CPU_REPACK buffer type; it fails if they land elsewhere.
+func benchMulMatRepacked(b *testing.B, typ core.Type, m, n, k int64, threads int) {
+	be, err := cpu.New(cpu.Options{Threads: threads})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	a := ctx.NewTensor2D(typ, k, m)
+	x := ctx.NewTensor2D(core.TypeF32, k, n)
+	r := ctx.MulMat(a, x)
+	buf, err := alloc.AllocCtxTensors(ctx, be)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Free()
+	if got := a.Buffer.Type().Name(); got != cpu.RepackBufferTypeName {
+		b.Fatalf("weights in %s, want %s", got, cpu.RepackBufferTypeName)
+	}
+	fillRandom(b, a, 1)
+	fillRandom(b, x, 2)
+	g := core.NewGraph(8)
+	g.BuildForwardExpand(r)
+	if err := be.GraphCompute(g); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := be.GraphCompute(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
 
 // BenchmarkGonumSgemm is the baseline beside it: gonum's blas32 Sgemm (C = A·Bᵀ, the MUL_MAT
