@@ -91,7 +91,9 @@ func TestKQuantTiles(t *testing.T) {
 }
 
 func TestKQuantTileKernelsActive(t *testing.T) {
-	for name, s := range map[string]*kTileSpec{"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile} {
+	for name, s := range map[string]*kTileSpec{
+		"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile, "iq4_xs": iq4xsTile, "iq4_nl": iq4nlTile,
+	} {
 		k1, k4 := s.kernels()
 		t.Logf("%s tile kernels: 1-row %v, 4-row %v (VNNI %v)", name, k1 != nil, k4 != nil, kqVNNI())
 		if kqVNNI() && (k1 == nil || k4 == nil) {

@@ -1,0 +1,385 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Tile kernels of the IQ4 dots, AVX-512 VNNI (kquant_tile.go; structure and arguments as in
+// kquant_tile_amd64.s): IQ4_XS against Q8_K, IQ4_NL against Q8_0.
+
+DATA iqTabU<>+0(SB)/8, $0x766a5d4f3f2d1801
+DATA iqTabU<>+8(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL iqTabU<>(SB), RODATA|NOPTR, $16
+DATA iqTabA<>+0(SB)/8, $0x0a1623314153687f
+DATA iqTabA<>+8(SB)/8, $0x7159453526190d01
+GLOBL iqTabA<>(SB), RODATA|NOPTR, $16
+DATA iqShift0404<>+0(SB)/8, $0x0000000000000000
+DATA iqShift0404<>+8(SB)/8, $0x0000000000000000
+DATA iqShift0404<>+16(SB)/8, $0x0004000400040004
+DATA iqShift0404<>+24(SB)/8, $0x0004000400040004
+DATA iqShift0404<>+32(SB)/8, $0x0000000000000000
+DATA iqShift0404<>+40(SB)/8, $0x0000000000000000
+DATA iqShift0404<>+48(SB)/8, $0x0004000400040004
+DATA iqShift0404<>+56(SB)/8, $0x0004000400040004
+GLOBL iqShift0404<>(SB), RODATA|NOPTR, $64
+DATA iqPermD<>+0(SB)/8, $0x0000000000000000
+DATA iqPermD<>+8(SB)/8, $0x0000000000000000
+DATA iqPermD<>+16(SB)/8, $0x0000000000000000
+DATA iqPermD<>+24(SB)/8, $0x0000000000000000
+DATA iqPermD<>+32(SB)/8, $0x0000000100000001
+DATA iqPermD<>+40(SB)/8, $0x0000000100000001
+DATA iqPermD<>+48(SB)/8, $0x0000000100000001
+DATA iqPermD<>+56(SB)/8, $0x0000000100000001
+DATA iqPermD<>+64(SB)/8, $0x0000000200000002
+DATA iqPermD<>+72(SB)/8, $0x0000000200000002
+DATA iqPermD<>+80(SB)/8, $0x0000000200000002
+DATA iqPermD<>+88(SB)/8, $0x0000000200000002
+DATA iqPermD<>+96(SB)/8, $0x0000000300000003
+DATA iqPermD<>+104(SB)/8, $0x0000000300000003
+DATA iqPermD<>+112(SB)/8, $0x0000000300000003
+DATA iqPermD<>+120(SB)/8, $0x0000000300000003
+DATA iqPermD<>+128(SB)/8, $0x0000000400000004
+DATA iqPermD<>+136(SB)/8, $0x0000000400000004
+DATA iqPermD<>+144(SB)/8, $0x0000000400000004
+DATA iqPermD<>+152(SB)/8, $0x0000000400000004
+DATA iqPermD<>+160(SB)/8, $0x0000000500000005
+DATA iqPermD<>+168(SB)/8, $0x0000000500000005
+DATA iqPermD<>+176(SB)/8, $0x0000000500000005
+DATA iqPermD<>+184(SB)/8, $0x0000000500000005
+DATA iqPermD<>+192(SB)/8, $0x0000000600000006
+DATA iqPermD<>+200(SB)/8, $0x0000000600000006
+DATA iqPermD<>+208(SB)/8, $0x0000000600000006
+DATA iqPermD<>+216(SB)/8, $0x0000000600000006
+DATA iqPermD<>+224(SB)/8, $0x0000000700000007
+DATA iqPermD<>+232(SB)/8, $0x0000000700000007
+DATA iqPermD<>+240(SB)/8, $0x0000000700000007
+DATA iqPermD<>+248(SB)/8, $0x0000000700000007
+GLOBL iqPermD<>(SB), RODATA|NOPTR, $256
+DATA iqPairW<>+0(SB)/8, $0x0002000200000000
+DATA iqPairW<>+8(SB)/8, $0x0006000600040004
+DATA iqPairW<>+16(SB)/8, $0x000a000a00080008
+DATA iqPairW<>+24(SB)/8, $0x000e000e000c000c
+DATA iqPairW<>+32(SB)/8, $0x0000000000000000
+DATA iqPairW<>+40(SB)/8, $0x0000000000000000
+DATA iqPairW<>+48(SB)/8, $0x0000000000000000
+DATA iqPairW<>+56(SB)/8, $0x0000000000000000
+GLOBL iqPairW<>(SB), RODATA|NOPTR, $64
+DATA iqIdx9<>+0(SB)/8, $0x0000000000000000
+DATA iqIdx9<>+8(SB)/8, $0x0000000000000000
+DATA iqIdx9<>+16(SB)/8, $0x0009000900090009
+DATA iqIdx9<>+24(SB)/8, $0x0009000900090009
+DATA iqIdx9<>+32(SB)/8, $0x0000000000000000
+DATA iqIdx9<>+40(SB)/8, $0x0000000000000000
+DATA iqIdx9<>+48(SB)/8, $0x0000000000000000
+DATA iqIdx9<>+56(SB)/8, $0x0000000000000000
+GLOBL iqIdx9<>(SB), RODATA|NOPTR, $64
+DATA iqIdx17<>+0(SB)/8, $0x0000000000000000
+DATA iqIdx17<>+8(SB)/8, $0x0000000000000000
+DATA iqIdx17<>+16(SB)/8, $0x0011001100110011
+DATA iqIdx17<>+24(SB)/8, $0x0011001100110011
+DATA iqIdx17<>+32(SB)/8, $0x0000000000000000
+DATA iqIdx17<>+40(SB)/8, $0x0000000000000000
+DATA iqIdx17<>+48(SB)/8, $0x0000000000000000
+DATA iqIdx17<>+56(SB)/8, $0x0000000000000000
+GLOBL iqIdx17<>(SB), RODATA|NOPTR, $64
+DATA iq32<>+0(SB)/8, $0x0000002000000020
+GLOBL iq32<>(SB), RODATA|NOPTR, $8
+
+// STORE(acc, yacc, dst): dst = Σ lanes of acc (+ dst when K3 is set).
+#define STORE(acc, yacc, dst) \
+	VEXTRACTF32X8 $1, acc, Y14 \
+	VADDPS        Y14, yacc, Y14 \
+	VEXTRACTF128  $1, Y14, X15 \
+	VADDPS        X15, X14, X14 \
+	VPERMILPS     $0x4e, X14, X15 \
+	VADDPS        X15, X14, X14 \
+	VPERMILPS     $0xb1, X14, X15 \
+	VADDPS        X15, X14, X14 \
+	VMOVSS.Z      dst, K3, X15 \
+	VADDSS        X15, X14, X14 \
+	VMOVSS        X14, dst
+
+// IQ4_CODES(o1, o2, zc): the 64 codes of chunk c (sub-blocks or blocks 2c and 2c+1, whose 16
+// packed bytes are at o1(AX) and o2(AX)) in element order: [lo(o1) hi(o1) lo(o2) hi(o2)], still
+// 0-15.
+#define IQ4_CODES(o1, o2, zc) \
+	VBROADCASTI32X4 o1(AX), zc \
+	VBROADCASTI32X4 o2(AX), K1, zc \
+	VPSRLVW         Z25, zc, zc \
+	VPANDD          Z31, zc, zc
+
+// ---- IQ4_XS × Q8_K ----
+//
+// Codes map through the table kvalues+128 (unsigned, 1-241), so that VPDPBUSD gives per dword
+// Σ (kv+128)·q8 (|sum| < 2^17: too wide for the 16-bit scale multiply of Q4_K, so VPMULLD
+// scales the dwords by their sub-block's ls−32); 128·Σ scale·(bsum pair) removes the offset.
+// Registers: Z0 scales (dwords), Z2 d, Z3 pair index, Z4-Z7 codes, Z8-Z14 temporaries,
+// Z16-Z19 accumulators, Z20-Z23 scale dwords per chunk, Y24 scale pairs (words), Z25 shifts,
+// Z26-Z29 chunk scale indices, Z30 table, Z31 nibble mask, R10/R13 PDEP masks, K1 upper
+// lanes, K3 accum.
+
+#define IQ4X_CONSTS \
+	VBROADCASTI32X4 iqTabU<>(SB), Z30 \
+	VMOVDQU64       iqShift0404<>(SB), Z25 \
+	VMOVDQU64       iqPermD<>+0(SB), Z26 \
+	VMOVDQU64       iqPermD<>+64(SB), Z27 \
+	VMOVDQU64       iqPermD<>+128(SB), Z28 \
+	VMOVDQU64       iqPermD<>+192(SB), Z29 \
+	VMOVDQU64       iqPairW<>(SB), Z3 \
+	MOVL            $0x0f0f0f0f, DX \
+	VPBROADCASTD    DX, Z31 \
+	MOVL            $0xff00, DX \
+	KMOVW           DX, K1 \
+	MOVQ            $0x0f0f0f0f0f0f0f0f, R10 \
+	MOVQ            $0x3030303030303030, R13 \
+	MOVQ            accum+64(FP), DX \
+	KMOVW           DX, K3
+
+// IQ4X_SB: unpack the IQ4_XS super-block at AX: scales ls−32 (the low nibbles of scales_l
+// spread to one byte per sub-block by PDEP, the high bit pairs of scales_h to bits 4-5),
+// d, and the codes mapped to kvalues+128.
+#define IQ4X_SB \
+	MOVL         4(AX), DX \
+	PDEPQ        R10, DX, DX \
+	MOVWLZX      2(AX), R9 \
+	PDEPQ        R13, R9, R9 \
+	ORQ          R9, DX \
+	VMOVQ        DX, X0 \
+	VPMOVZXBD    X0, Z0 \
+	VPSUBD.BCST  iq32<>(SB), Z0, Z0 \
+	VPERMD       Z0, Z26, Z20 \
+	VPERMD       Z0, Z27, Z21 \
+	VPERMD       Z0, Z28, Z22 \
+	VPERMD       Z0, Z29, Z23 \
+	VPERMW       Z0, Z3, Z24 \
+	MOVWLZX      0(AX), DX \
+	VMOVD        DX, X1 \
+	VCVTPH2PS    X1, X1 \
+	VBROADCASTSS X1, Z2 \
+	IQ4_CODES(8, 24, Z4) \
+	IQ4_CODES(40, 56, Z5) \
+	IQ4_CODES(72, 88, Z6) \
+	IQ4_CODES(104, 120, Z7) \
+	VPSHUFB      Z4, Z30, Z4 \
+	VPSHUFB      Z5, Z30, Z5 \
+	VPSHUFB      Z6, Z30, Z6 \
+	VPSHUFB      Z7, Z30, Z7
+
+// KCOLX(yb, acc): acc += d·dy·(Σ scale·sums − 128·Σ scale·bsums) (per lane).
+#define KCOLX(yb, acc) \
+	VPXORD      Z8, Z8, Z8 \
+	VPXORD      Z9, Z9, Z9 \
+	VPXORD      Z10, Z10, Z10 \
+	VPXORD      Z11, Z11, Z11 \
+	VPDPBUSD    4 yb, Z4, Z8 \
+	VPDPBUSD    68 yb, Z5, Z9 \
+	VPDPBUSD    132 yb, Z6, Z10 \
+	VPDPBUSD    196 yb, Z7, Z11 \
+	VPMULLD     Z20, Z8, Z8 \
+	VPMULLD     Z21, Z9, Z9 \
+	VPMULLD     Z22, Z10, Z10 \
+	VPMULLD     Z23, Z11, Z11 \
+	VPADDD      Z9, Z8, Z8 \
+	VPADDD      Z11, Z10, Z10 \
+	VPADDD      Z10, Z8, Z12 \
+	VPXORD      Y13, Y13, Y13 \
+	VPDPWSSD    260 yb, Y24, Y13 \
+	VPSLLD      $7, Z13, Z13 \
+	VPSUBD      Z13, Z12, Z12 \
+	VCVTDQ2PS   Z12, Z12 \
+	VMULPS.BCST 0 yb, Z2, Z14 \
+	VFMADD231PS Z14, Z12, acc
+
+// func iq4xsTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·iq4xsTile1VNNI(SB), NOSPLIT, $0-72
+	IQ4X_CONSTS
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+iqx1_row:
+	VPXORD Z16, Z16, Z16
+	MOVQ   SI, AX
+	MOVQ   y+32(FP), BX
+	MOVQ   nb+0(FP), CX
+iqx1_sb:
+	IQ4X_SB
+	KCOLX((BX), Z16)
+	ADDQ   $136, AX
+	ADDQ   $292, BX
+	DECQ   CX
+	JNZ    iqx1_sb
+	STORE(Z16, Y16, (DI))
+	ADDQ   ldx+16(FP), SI
+	ADDQ   $4, DI
+	DECQ   m+24(FP)
+	JNZ    iqx1_row
+	VZEROUPPER
+	RET
+
+// func iq4xsTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·iq4xsTile4VNNI(SB), NOSPLIT, $0-72
+	IQ4X_CONSTS
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+	MOVQ ldy+40(FP), R11
+	LEAQ (R11)(R11*2), R12
+iqx4_row:
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	MOVQ   SI, AX
+	MOVQ   y+32(FP), BX
+	MOVQ   nb+0(FP), CX
+iqx4_sb:
+	IQ4X_SB
+	KCOLX((BX), Z16)
+	KCOLX((BX)(R11*1), Z17)
+	KCOLX((BX)(R11*2), Z18)
+	KCOLX((BX)(R12*1), Z19)
+	ADDQ   $136, AX
+	ADDQ   $292, BX
+	DECQ   CX
+	JNZ    iqx4_sb
+	MOVQ   ldc+56(FP), R8
+	SHLQ   $2, R8
+	LEAQ   (DI)(R8*2), R9
+	STORE(Z16, Y16, (DI))
+	STORE(Z17, Y17, (DI)(R8*1))
+	STORE(Z18, Y18, (R9))
+	STORE(Z19, Y19, (R9)(R8*1))
+	ADDQ   ldx+16(FP), SI
+	ADDQ   $4, DI
+	DECQ   m+24(FP)
+	JNZ    iqx4_row
+	VZEROUPPER
+	RET
+
+// ---- IQ4_NL × Q8_0 ----
+//
+// Eight blocks (256 elements) per step, chunk c = blocks 2c and 2c+1. Q8_0 has no block sums,
+// so the sign of kvalues moves to the activations instead of an offset: the codes map to
+// |kvalue| (unsigned, ≤ 127) and the activation bytes of negative values (codes 0-7) are
+// negated (the Q8_0 quantizer keeps |q8| ≤ 127, as ggml's AVX2 sign trick also assumes). Per
+// dword the exact sum of 4 products is converted to float and scaled by dx·dy of its block.
+// Registers: Z4-Z7 codes, K4-K7 negative codes, Z8-Z11 temporaries, Z16-Z19 accumulators,
+// Z20-Z23 dx per chunk (block 2c in lanes 0-7, 2c+1 in 8-15), Z24 table, Z25 shifts, Z26/Z27
+// word indices of the block scales, Z28 zero, Z30 bit 3, Z31 nibble mask, K1 upper lanes,
+// K2 upper qwords, K3 accum.
+
+#define IQ4N_CONSTS \
+	VBROADCASTI32X4 iqTabA<>(SB), Z24 \
+	VMOVDQU64       iqShift0404<>(SB), Z25 \
+	VMOVDQU64       iqIdx9<>(SB), Z26 \
+	VMOVDQU64       iqIdx17<>(SB), Z27 \
+	VPXORD          Z28, Z28, Z28 \
+	MOVL            $0x08080808, DX \
+	VPBROADCASTD    DX, Z30 \
+	MOVL            $0x0f0f0f0f, DX \
+	VPBROADCASTD    DX, Z31 \
+	MOVL            $0xff00, DX \
+	KMOVW           DX, K1 \
+	MOVL            $0xf0, DX \
+	KMOVW           DX, K2 \
+	MOVQ            accum+64(FP), DX \
+	KMOVW           DX, K3
+
+// IQ4N_CHUNK(o0, o1, o2, zc, zdx, kn): chunk c of the eight IQ4_NL blocks at AX (block 2c at
+// o0(AX)): codes as |kvalue| into zc, negative ones into kn, the two block scales into zdx.
+#define IQ4N_CHUNK(o0, o1, o2, zc, zdx, kn) \
+	IQ4_CODES(o1, o2, zc) \
+	VPTESTNMB Z30, zc, kn \
+	VPSHUFB   zc, Z24, zc \
+	VMOVDQU   o0(AX), Y8 \
+	VPERMW    Z8, Z26, Z8 \
+	VCVTPH2PS Y8, zdx
+
+#define IQ4N_SB \
+	IQ4N_CHUNK(0, 2, 20, Z4, Z20, K4) \
+	IQ4N_CHUNK(36, 38, 56, Z5, Z21, K5) \
+	IQ4N_CHUNK(72, 74, 92, Z6, Z22, K6) \
+	IQ4N_CHUNK(108, 110, 128, Z7, Z23, K7)
+
+// KNL(d0, q0, q1, yb, zc, zdx, kn, acc): chunk c of the Q8_0 blocks at yb (block 2c at d0,
+// its quants at q0; q1 = q0+2, so that bytes 32-63 of a load from q1 are block 2c+1's quants):
+// acc += dx·dy·Σ |kv|·(±q8) per lane.
+#define KNL(d0, q0, q1, yb, zc, zdx, kn, acc) \
+	VMOVDQU64   d0 yb, Z8 \
+	VPERMW      Z8, Z27, Z9 \
+	VCVTPH2PS   Y9, Z9 \
+	VMULPS      zdx, Z9, Z9 \
+	VMOVDQU64   q0 yb, Z10 \
+	VMOVDQU64   q1 yb, K2, Z10 \
+	VPSUBB      Z10, Z28, kn, Z10 \
+	VPXORD      Z11, Z11, Z11 \
+	VPDPBUSD    Z10, zc, Z11 \
+	VCVTDQ2PS   Z11, Z11 \
+	VFMADD231PS Z9, Z11, acc
+
+#define KCOLN(yb, acc) \
+	KNL(0, 2, 4, yb, Z4, Z20, K4, acc) \
+	KNL(68, 70, 72, yb, Z5, Z21, K5, acc) \
+	KNL(136, 138, 140, yb, Z6, Z22, K6, acc) \
+	KNL(204, 206, 208, yb, Z7, Z23, K7, acc)
+
+// func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+// (nb counts groups of eight blocks)
+TEXT ·iq4nlTile1VNNI(SB), NOSPLIT, $0-72
+	IQ4N_CONSTS
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+iqn1_row:
+	VPXORD Z16, Z16, Z16
+	MOVQ   SI, AX
+	MOVQ   y+32(FP), BX
+	MOVQ   nb+0(FP), CX
+iqn1_sb:
+	IQ4N_SB
+	KCOLN((BX), Z16)
+	ADDQ   $144, AX
+	ADDQ   $272, BX
+	DECQ   CX
+	JNZ    iqn1_sb
+	STORE(Z16, Y16, (DI))
+	ADDQ   ldx+16(FP), SI
+	ADDQ   $4, DI
+	DECQ   m+24(FP)
+	JNZ    iqn1_row
+	VZEROUPPER
+	RET
+
+// func iq4nlTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·iq4nlTile4VNNI(SB), NOSPLIT, $0-72
+	IQ4N_CONSTS
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+	MOVQ ldy+40(FP), R11
+	LEAQ (R11)(R11*2), R12
+iqn4_row:
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	MOVQ   SI, AX
+	MOVQ   y+32(FP), BX
+	MOVQ   nb+0(FP), CX
+iqn4_sb:
+	IQ4N_SB
+	KCOLN((BX), Z16)
+	KCOLN((BX)(R11*1), Z17)
+	KCOLN((BX)(R11*2), Z18)
+	KCOLN((BX)(R12*1), Z19)
+	ADDQ   $144, AX
+	ADDQ   $272, BX
+	DECQ   CX
+	JNZ    iqn4_sb
+	MOVQ   ldc+56(FP), R8
+	SHLQ   $2, R8
+	LEAQ   (DI)(R8*2), R9
+	STORE(Z16, Y16, (DI))
+	STORE(Z17, Y17, (DI)(R8*1))
+	STORE(Z18, Y18, (R9))
+	STORE(Z19, Y19, (R9)(R8*1))
+	ADDQ   ldx+16(FP), SI
+	ADDQ   $4, DI
+	DECQ   m+24(FP)
+	JNZ    iqn4_row
+	VZEROUPPER
+	RET
