@@ -62,24 +62,15 @@ DATA iqPairW<>+40(SB)/8, $0x0000000000000000
 DATA iqPairW<>+48(SB)/8, $0x0000000000000000
 DATA iqPairW<>+56(SB)/8, $0x0000000000000000
 GLOBL iqPairW<>(SB), RODATA|NOPTR, $64
-DATA iqIdx9<>+0(SB)/8, $0x0000000000000000
-DATA iqIdx9<>+8(SB)/8, $0x0000000000000000
-DATA iqIdx9<>+16(SB)/8, $0x0009000900090009
-DATA iqIdx9<>+24(SB)/8, $0x0009000900090009
-DATA iqIdx9<>+32(SB)/8, $0x0000000000000000
-DATA iqIdx9<>+40(SB)/8, $0x0000000000000000
-DATA iqIdx9<>+48(SB)/8, $0x0000000000000000
-DATA iqIdx9<>+56(SB)/8, $0x0000000000000000
-GLOBL iqIdx9<>(SB), RODATA|NOPTR, $64
-DATA iqIdx17<>+0(SB)/8, $0x0000000000000000
-DATA iqIdx17<>+8(SB)/8, $0x0000000000000000
-DATA iqIdx17<>+16(SB)/8, $0x0011001100110011
-DATA iqIdx17<>+24(SB)/8, $0x0011001100110011
-DATA iqIdx17<>+32(SB)/8, $0x0000000000000000
-DATA iqIdx17<>+40(SB)/8, $0x0000000000000000
-DATA iqIdx17<>+48(SB)/8, $0x0000000000000000
-DATA iqIdx17<>+56(SB)/8, $0x0000000000000000
-GLOBL iqIdx17<>(SB), RODATA|NOPTR, $64
+DATA iqIdxDx<>+0(SB)/8, $0x001b001200090000
+DATA iqIdxDx<>+8(SB)/8, $0x003f0036002d0024
+DATA iqIdxDx<>+16(SB)/8, $0x0000000000000000
+DATA iqIdxDx<>+24(SB)/8, $0x0000000000000000
+DATA iqIdxDx<>+32(SB)/8, $0x0000000000000000
+DATA iqIdxDx<>+40(SB)/8, $0x0000000000000000
+DATA iqIdxDx<>+48(SB)/8, $0x0000000000000000
+DATA iqIdxDx<>+56(SB)/8, $0x0000000000000000
+GLOBL iqIdxDx<>(SB), RODATA|NOPTR, $64
 DATA iq32<>+0(SB)/8, $0x0000002000000020
 GLOBL iq32<>(SB), RODATA|NOPTR, $8
 
@@ -259,16 +250,19 @@ iqx4_sb:
 // |kvalue| (unsigned, ≤ 127) and the activation bytes of negative values (codes 0-7) are
 // negated (the Q8_0 quantizer keeps |q8| ≤ 127, as ggml's AVX2 sign trick also assumes). Per
 // dword the exact sum of 4 products is converted to float and scaled by dx·dy of its block.
-// Registers: Z4-Z7 codes, K4-K7 negative codes, Z8-Z11 temporaries, Z16-Z19 accumulators,
-// Z20-Z23 dx per chunk (block 2c in lanes 0-7, 2c+1 in 8-15), Z24 table, Z25 shifts, Z26/Z27
-// word indices of the block scales, Z28 zero, Z30 bit 3, Z31 nibble mask, K1 upper lanes,
-// K2 upper qwords, K3 accum.
+// Registers: Z4-Z7 codes, K4-K7 negative codes, Z8-Z11 temporaries, Z16-Z19 and Z0-Z3
+// accumulators (even and odd chunks), Y20 the eight dx, Z24 table, Z25 shifts, Z26 word
+// index of the dx, Z27/Z29/Z12/Z13 lane indices of chunks 0-3, Z28 zero, Z30 bit 3, Z31
+// nibble mask, K1 upper lanes, K2 upper qwords, K3 accum.
 
 #define IQ4N_CONSTS \
 	VBROADCASTI32X4 iqTabA<>(SB), Z24 \
 	VMOVDQU64       iqShift0404<>(SB), Z25 \
-	VMOVDQU64       iqIdx9<>(SB), Z26 \
-	VMOVDQU64       iqIdx17<>(SB), Z27 \
+	VMOVDQU64       iqIdxDx<>(SB), Z26 \
+	VMOVDQU64       iqPermD<>+0(SB), Z27 \
+	VMOVDQU64       iqPermD<>+64(SB), Z29 \
+	VMOVDQU64       iqPermD<>+128(SB), Z12 \
+	VMOVDQU64       iqPermD<>+192(SB), Z13 \
 	VPXORD          Z28, Z28, Z28 \
 	MOVL            $0x08080808, DX \
 	VPBROADCASTD    DX, Z30 \
@@ -281,43 +275,73 @@ iqx4_sb:
 	MOVQ            accum+64(FP), DX \
 	KMOVW           DX, K3
 
-// IQ4N_CHUNK(o0, o1, o2, zc, zdx, kn): chunk c of the eight IQ4_NL blocks at AX (block 2c at
-// o0(AX)): codes as |kvalue| into zc, negative ones into kn, the two block scales into zdx.
-#define IQ4N_CHUNK(o0, o1, o2, zc, zdx, kn) \
+// IQ4N_CHUNK(o1, o2, zc, kn): the codes of chunk c (quants of block 2c at o1(AX), of 2c+1 at
+// o2(AX)) as |kvalue| into zc, the negative ones into kn.
+#define IQ4N_CHUNK(o1, o2, zc, kn) \
 	IQ4_CODES(o1, o2, zc) \
 	VPTESTNMB Z30, zc, kn \
-	VPSHUFB   zc, Z24, zc \
-	VMOVDQU   o0(AX), Y8 \
-	VPERMW    Z8, Z26, Z8 \
-	VCVTPH2PS Y8, zdx
+	VPSHUFB   zc, Z24, zc
 
+// IQ4N_SB: the eight IQ4_NL blocks at AX: their scales (gathered from two 64-byte windows by
+// one word permute) as floats into Y20, the codes into Z4-Z7 and K4-K7.
 #define IQ4N_SB \
-	IQ4N_CHUNK(0, 2, 20, Z4, Z20, K4) \
-	IQ4N_CHUNK(36, 38, 56, Z5, Z21, K5) \
-	IQ4N_CHUNK(72, 74, 92, Z6, Z22, K6) \
-	IQ4N_CHUNK(108, 110, 128, Z7, Z23, K7)
+	VMOVDQU64 0(AX), Z8 \
+	VPERMT2W  64(AX), Z26, Z8 \
+	VCVTPH2PS X8, Y20 \
+	IQ4N_CHUNK(2, 20, Z4, K4) \
+	IQ4N_CHUNK(38, 56, Z5, K5) \
+	IQ4N_CHUNK(74, 92, Z6, K6) \
+	IQ4N_CHUNK(110, 128, Z7, K7)
 
-// KNL(d0, q0, q1, yb, zc, zdx, kn, acc): chunk c of the Q8_0 blocks at yb (block 2c at d0,
-// its quants at q0; q1 = q0+2, so that bytes 32-63 of a load from q1 are block 2c+1's quants):
-// acc += dx·dy·Σ |kv|·(±q8) per lane.
-#define KNL(d0, q0, q1, yb, zc, zdx, kn, acc) \
-	VMOVDQU64   d0 yb, Z8 \
-	VPERMW      Z8, Z27, Z9 \
-	VCVTPH2PS   Y9, Z9 \
-	VMULPS      zdx, Z9, Z9 \
+// KNL(q0, q1, yb, zc, zidx, kn, acc): chunk c of the Q8_0 blocks at yb (block 2c's quants at
+// q0; q1 = q0+2, so that bytes 32-63 of a load from q1 are block 2c+1's quants), Y9 = dx·dy
+// of the eight blocks: acc += dx·dy·Σ |kv|·(±q8) per lane.
+#define KNL(q0, q1, yb, zc, zidx, kn, acc) \
+	VPERMPS     Z9, zidx, Z8 \
 	VMOVDQU64   q0 yb, Z10 \
 	VMOVDQU64   q1 yb, K2, Z10 \
 	VPSUBB      Z10, Z28, kn, Z10 \
 	VPXORD      Z11, Z11, Z11 \
 	VPDPBUSD    Z10, zc, Z11 \
 	VCVTDQ2PS   Z11, Z11 \
-	VFMADD231PS Z9, Z11, acc
+	VFMADD231PS Z8, Z11, acc
 
-#define KCOLN(yb, acc) \
-	KNL(0, 2, 4, yb, Z4, Z20, K4, acc) \
-	KNL(68, 70, 72, yb, Z5, Z21, K5, acc) \
-	KNL(136, 138, 140, yb, Z6, Z22, K6, acc) \
-	KNL(204, 206, 208, yb, Z7, Z23, K7, acc)
+// KCOLN(yb, acc, acc2): the eight Q8_0 blocks at yb: their scales (gathered as words in
+// general registers) times dx into Y9, then the four chunks, even ones into acc, odd ones
+// into acc2 (two dependency chains; STOREN adds them before the horizontal sum).
+#define KCOLN(yb, acc, acc2) \
+	MOVWQZX   0 yb, DX \
+	MOVWQZX   34 yb, R9 \
+	SHLQ      $16, R9 \
+	ORQ       R9, DX \
+	MOVWQZX   68 yb, R9 \
+	SHLQ      $32, R9 \
+	ORQ       R9, DX \
+	MOVWQZX   102 yb, R9 \
+	SHLQ      $48, R9 \
+	ORQ       R9, DX \
+	VMOVQ     DX, X9 \
+	MOVWQZX   136 yb, DX \
+	MOVWQZX   170 yb, R9 \
+	SHLQ      $16, R9 \
+	ORQ       R9, DX \
+	MOVWQZX   204 yb, R9 \
+	SHLQ      $32, R9 \
+	ORQ       R9, DX \
+	MOVWQZX   238 yb, R9 \
+	SHLQ      $48, R9 \
+	ORQ       R9, DX \
+	VPINSRQ   $1, DX, X9, X9 \
+	VCVTPH2PS X9, Y9 \
+	VMULPS    Y20, Y9, Y9 \
+	KNL(2, 4, yb, Z4, Z27, K4, acc) \
+	KNL(70, 72, yb, Z5, Z29, K5, acc2) \
+	KNL(138, 140, yb, Z6, Z12, K6, acc) \
+	KNL(206, 208, yb, Z7, Z13, K7, acc2)
+
+#define STOREN(acc, yacc, acc2, dst) \
+	VADDPS acc2, acc, acc \
+	STORE(acc, yacc, dst)
 
 // func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 // (nb counts groups of eight blocks)
@@ -327,17 +351,18 @@ TEXT ·iq4nlTile1VNNI(SB), NOSPLIT, $0-72
 	MOVQ c+48(FP), DI
 iqn1_row:
 	VPXORD Z16, Z16, Z16
+	VPXORD Z0, Z0, Z0
 	MOVQ   SI, AX
 	MOVQ   y+32(FP), BX
 	MOVQ   nb+0(FP), CX
 iqn1_sb:
 	IQ4N_SB
-	KCOLN((BX), Z16)
+	KCOLN((BX), Z16, Z0)
 	ADDQ   $144, AX
 	ADDQ   $272, BX
 	DECQ   CX
 	JNZ    iqn1_sb
-	STORE(Z16, Y16, (DI))
+	STOREN(Z16, Y16, Z0, (DI))
 	ADDQ   ldx+16(FP), SI
 	ADDQ   $4, DI
 	DECQ   m+24(FP)
@@ -357,15 +382,19 @@ iqn4_row:
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	MOVQ   SI, AX
 	MOVQ   y+32(FP), BX
 	MOVQ   nb+0(FP), CX
 iqn4_sb:
 	IQ4N_SB
-	KCOLN((BX), Z16)
-	KCOLN((BX)(R11*1), Z17)
-	KCOLN((BX)(R11*2), Z18)
-	KCOLN((BX)(R12*1), Z19)
+	KCOLN((BX), Z16, Z0)
+	KCOLN((BX)(R11*1), Z17, Z1)
+	KCOLN((BX)(R11*2), Z18, Z2)
+	KCOLN((BX)(R12*1), Z19, Z3)
 	ADDQ   $144, AX
 	ADDQ   $272, BX
 	DECQ   CX
@@ -373,10 +402,10 @@ iqn4_sb:
 	MOVQ   ldc+56(FP), R8
 	SHLQ   $2, R8
 	LEAQ   (DI)(R8*2), R9
-	STORE(Z16, Y16, (DI))
-	STORE(Z17, Y17, (DI)(R8*1))
-	STORE(Z18, Y18, (R9))
-	STORE(Z19, Y19, (R9)(R8*1))
+	STOREN(Z16, Y16, Z0, (DI))
+	STOREN(Z17, Y17, Z1, (DI)(R8*1))
+	STOREN(Z18, Y18, Z2, (R9))
+	STOREN(Z19, Y19, Z3, (R9)(R8*1))
 	ADDQ   ldx+16(FP), SI
 	ADDQ   $4, DI
 	DECQ   m+24(FP)
