@@ -298,8 +298,8 @@ iqx4_sb:
 // of the eight blocks: acc += dx·dy·Σ |kv|·(±q8) per lane.
 #define KNL(q0, q1, yb, zc, zidx, kn, acc) \
 	VPERMPS     Z9, zidx, Z8 \
-	VMOVDQU64   q0 yb, Z10 \
-	VMOVDQU64   q1 yb, K2, Z10 \
+	VMOVDQU     q0 yb, Y10 \
+	VINSERTI64X4 $1, q1 yb, Z10, Z10 \
 	VPSUBB      Z10, Z28, kn, Z10 \
 	VPXORD      Z11, Z11, Z11 \
 	VPDPBUSD    Z10, zc, Z11 \
@@ -334,10 +334,10 @@ iqx4_sb:
 	VPINSRQ   $1, DX, X9, X9 \
 	VCVTPH2PS X9, Y9 \
 	VMULPS    Y20, Y9, Y9 \
-	KNL(2, 4, yb, Z4, Z27, K4, acc) \
-	KNL(70, 72, yb, Z5, Z29, K5, acc2) \
-	KNL(138, 140, yb, Z6, Z12, K6, acc) \
-	KNL(206, 208, yb, Z7, Z13, K7, acc2)
+	KNL(2, 36, yb, Z4, Z27, K4, acc) \
+	KNL(70, 104, yb, Z5, Z29, K5, acc2) \
+	KNL(138, 172, yb, Z6, Z12, K6, acc) \
+	KNL(206, 240, yb, Z7, Z13, K7, acc2)
 
 #define STOREN(acc, yacc, acc2, dst) \
 	VADDPS acc2, acc, acc \
