@@ -71,6 +71,24 @@ DATA iqIdxDx<>+40(SB)/8, $0x0000000000000000
 DATA iqIdxDx<>+48(SB)/8, $0x0000000000000000
 DATA iqIdxDx<>+56(SB)/8, $0x0000000000000000
 GLOBL iqIdxDx<>(SB), RODATA|NOPTR, $64
+DATA iqArr012<>+0(SB)/8, $0x0706050403020100
+DATA iqArr012<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+DATA iqArr012<>+16(SB)/8, $0x0706050403020100
+DATA iqArr012<>+24(SB)/8, $0x0f0e0d0c0b0a0908
+DATA iqArr012<>+32(SB)/8, $0x1918171615141312
+DATA iqArr012<>+40(SB)/8, $0x21201f1e1d1c1b1a
+DATA iqArr012<>+48(SB)/8, $0x1918171615141312
+DATA iqArr012<>+56(SB)/8, $0x21201f1e1d1c1b1a
+GLOBL iqArr012<>(SB), RODATA|NOPTR, $64
+DATA iqArr3<>+0(SB)/8, $0x2524232221201f1e
+DATA iqArr3<>+8(SB)/8, $0x2d2c2b2a29282726
+DATA iqArr3<>+16(SB)/8, $0x2524232221201f1e
+DATA iqArr3<>+24(SB)/8, $0x2d2c2b2a29282726
+DATA iqArr3<>+32(SB)/8, $0x3736353433323130
+DATA iqArr3<>+40(SB)/8, $0x3f3e3d3c3b3a3938
+DATA iqArr3<>+48(SB)/8, $0x3736353433323130
+DATA iqArr3<>+56(SB)/8, $0x3f3e3d3c3b3a3938
+GLOBL iqArr3<>(SB), RODATA|NOPTR, $64
 DATA iq32<>+0(SB)/8, $0x0000002000000020
 GLOBL iq32<>(SB), RODATA|NOPTR, $8
 
@@ -251,9 +269,9 @@ iqx4_sb:
 // negated (the Q8_0 quantizer keeps |q8| ≤ 127, as ggml's AVX2 sign trick also assumes). Per
 // dword the exact sum of 4 products is converted to float and scaled by dx·dy of its block.
 // Registers: Z4-Z7 codes, K4-K7 negative codes, Z8-Z11 temporaries, Z16-Z19 and Z0-Z3
-// accumulators (even and odd chunks), Y20 the eight dx, Z24 table, Z25 shifts, Z26 word
-// index of the dx, Z27/Z29/Z12/Z13 lane indices of chunks 0-3, Z28 zero, Z30 bit 3, Z31
-// nibble mask, K1 upper lanes, K2 upper qwords, K3 accum.
+// accumulators (even and odd chunks), Y20 the eight dx, Z22/Z23 code byte arrangements, Z24
+// table, Z25 shifts, Z26 word index of the dx, Z27/Z29/Z12/Z13 lane indices of chunks 0-3,
+// Z28 zero, Z30 bit 3, K3 accum.
 
 #define IQ4N_CONSTS \
 	VBROADCASTI32X4 iqTabA<>(SB), Z24 \
@@ -266,32 +284,34 @@ iqx4_sb:
 	VPXORD          Z28, Z28, Z28 \
 	MOVL            $0x08080808, DX \
 	VPBROADCASTD    DX, Z30 \
-	MOVL            $0x0f0f0f0f, DX \
-	VPBROADCASTD    DX, Z31 \
-	MOVL            $0xff00, DX \
-	KMOVW           DX, K1 \
-	MOVL            $0xf0, DX \
-	KMOVW           DX, K2 \
+	VMOVDQU64       iqArr012<>(SB), Z22 \
+	VMOVDQU64       iqArr3<>(SB), Z23 \
 	MOVQ            accum+64(FP), DX \
 	KMOVW           DX, K3
 
-// IQ4N_CHUNK(o1, o2, zc, kn): the codes of chunk c (quants of block 2c at o1(AX), of 2c+1 at
-// o2(AX)) as |kvalue| into zc, the negative ones into kn.
-#define IQ4N_CHUNK(o1, o2, zc, kn) \
-	IQ4_CODES(o1, o2, zc) \
+// IQ4N_CHUNK(o, zarr, zc, kn): the codes of chunk c (blocks 2c and 2c+1, from the 64 bytes at
+// o(AX) rearranged by zarr to [quants 2c, quants 2c, quants 2c+1, quants 2c+1]) as |kvalue|
+// into zc, the negative ones into kn. The nibble of each byte is selected by the per-lane
+// shift alone: the bit-3 test and the 64-entry VPERMB lookup (the table repeated four times)
+// ignore bits 4-7.
+#define IQ4N_CHUNK(o, zarr, zc, kn) \
+	VMOVDQU64 o(AX), zc \
+	VPERMB    zc, zarr, zc \
+	VPSRLVW   Z25, zc, zc \
 	VPTESTNMB Z30, zc, kn \
-	VPSHUFB   zc, Z24, zc
+	VPERMB    Z24, zc, zc
 
 // IQ4N_SB: the eight IQ4_NL blocks at AX: their scales (gathered from two 64-byte windows by
-// one word permute) as floats into Y20, the codes into Z4-Z7 and K4-K7.
+// one word permute) as floats into Y20, the codes into Z4-Z7 and K4-K7. The windows of the
+// codes stay inside the 144 bytes (chunk 3's starts 30 bytes early).
 #define IQ4N_SB \
 	VMOVDQU64 0(AX), Z8 \
 	VPERMT2W  64(AX), Z26, Z8 \
 	VCVTPH2PS X8, Y20 \
-	IQ4N_CHUNK(2, 20, Z4, K4) \
-	IQ4N_CHUNK(38, 56, Z5, K5) \
-	IQ4N_CHUNK(74, 92, Z6, K6) \
-	IQ4N_CHUNK(110, 128, Z7, K7)
+	IQ4N_CHUNK(2, Z22, Z4, K4) \
+	IQ4N_CHUNK(38, Z22, Z5, K5) \
+	IQ4N_CHUNK(74, Z22, Z6, K6) \
+	IQ4N_CHUNK(80, Z23, Z7, K7)
 
 // KNL(q0, q1, yb, zc, zidx, kn, acc): chunk c of the Q8_0 blocks at yb (block 2c's quants at
 // q0; q1 = q0+2, so that bytes 32-63 of a load from q1 are block 2c+1's quants), Y9 = dx·dy
