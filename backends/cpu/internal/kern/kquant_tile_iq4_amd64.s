@@ -8,9 +8,9 @@
 DATA iqTabU<>+0(SB)/8, $0x766a5d4f3f2d1801
 DATA iqTabU<>+8(SB)/8, $0xf1d9c5b5a6998d81
 GLOBL iqTabU<>(SB), RODATA|NOPTR, $16
-DATA iqTabA<>+0(SB)/8, $0x0a1623314153687f
-DATA iqTabA<>+8(SB)/8, $0x7159453526190d01
-GLOBL iqTabA<>(SB), RODATA|NOPTR, $16
+DATA iqTabS<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA iqTabS<>+8(SB)/8, $0x7159453526190d01
+GLOBL iqTabS<>(SB), RODATA|NOPTR, $16
 DATA iqShift0404<>+0(SB)/8, $0x0000000000000000
 DATA iqShift0404<>+8(SB)/8, $0x0000000000000000
 DATA iqShift0404<>+16(SB)/8, $0x0004000400040004
@@ -264,17 +264,17 @@ iqx4_sb:
 // ---- IQ4_NL × Q8_0 ----
 //
 // Eight blocks (256 elements) per step, chunk c = blocks 2c and 2c+1. Q8_0 has no block sums,
-// so the sign of kvalues moves to the activations instead of an offset: the codes map to
-// |kvalue| (unsigned, ≤ 127) and the activation bytes of negative values (codes 0-7) are
-// negated (the Q8_0 quantizer keeps |q8| ≤ 127, as ggml's AVX2 sign trick also assumes). Per
-// dword the exact sum of 4 products is converted to float and scaled by dx·dy of its block.
-// Registers: Z4-Z7 codes, K4-K7 negative codes, Z8-Z11 temporaries, Z16-Z19 and Z0-Z3
-// accumulators (even and odd chunks), Y20 the eight dx, Z22/Z23 code byte arrangements, Z24
-// table, Z25 shifts, Z26 word index of the dx, Z27/Z29/Z12/Z13 lane indices of chunks 0-3,
-// Z28 zero, Z30 bit 3, K3 accum.
+// so the offset goes to the activations instead: the codes map to signed kvalues, the
+// activations + 128 (unsigned) multiply them, and −128·Σ kv per dword, a property of the
+// weights alone, starts each sum. Per dword the exact sum of 4 products is converted to float
+// and scaled by dx·dy of its block.
+// Registers: Z4-Z7 codes, Z21/Z31/Z14/Z15 offsets of chunks 0-3, Z8-Z11 temporaries,
+// Z16-Z19 and Z0-Z3 accumulators (even and odd chunks), Y20 the eight dx, Z22/Z23 code byte
+// arrangements, Z24 table, Z25 shifts, Z26 word index of the dx, Z27/Z29/Z12/Z13 lane
+// indices of chunks 0-3, Z28 zero, Z30 0x80 bytes, K3 accum.
 
 #define IQ4N_CONSTS \
-	VBROADCASTI32X4 iqTabA<>(SB), Z24 \
+	VBROADCASTI32X4 iqTabS<>(SB), Z24 \
 	VMOVDQU64       iqShift0404<>(SB), Z25 \
 	VMOVDQU64       iqIdxDx<>(SB), Z26 \
 	VMOVDQU64       iqPermD<>+0(SB), Z27 \
@@ -282,53 +282,53 @@ iqx4_sb:
 	VMOVDQU64       iqPermD<>+128(SB), Z12 \
 	VMOVDQU64       iqPermD<>+192(SB), Z13 \
 	VPXORD          Z28, Z28, Z28 \
-	MOVL            $0x08080808, DX \
+	MOVL            $0x80808080, DX \
 	VPBROADCASTD    DX, Z30 \
 	VMOVDQU64       iqArr012<>(SB), Z22 \
 	VMOVDQU64       iqArr3<>(SB), Z23 \
 	MOVQ            accum+64(FP), DX \
 	KMOVW           DX, K3
 
-// IQ4N_CHUNK(o, zarr, zc, kn): the codes of chunk c (blocks 2c and 2c+1, from the 64 bytes at
-// o(AX) rearranged by zarr to [quants 2c, quants 2c, quants 2c+1, quants 2c+1]) as |kvalue|
-// into zc, the negative ones into kn. The nibble of each byte is selected by the per-lane
-// shift alone: the bit-3 test and the 64-entry VPERMB lookup (the table repeated four times)
-// ignore bits 4-7.
-#define IQ4N_CHUNK(o, zarr, zc, kn) \
+// IQ4N_CHUNK(o, zarr, zc, zneg): the codes of chunk c (blocks 2c and 2c+1, from the 64 bytes
+// at o(AX) rearranged by zarr to [quants 2c, quants 2c, quants 2c+1, quants 2c+1]) as signed
+// kvalues into zc, and −128·Σ kv per dword into zneg. The nibble of each byte is selected by
+// the per-lane shift alone: the 64-entry VPERMB lookup (the table repeated four times) ignores
+// bits 4-7.
+#define IQ4N_CHUNK(o, zarr, zc, zneg) \
 	VMOVDQU64 o(AX), zc \
 	VPERMB    zc, zarr, zc \
 	VPSRLVW   Z25, zc, zc \
-	VPTESTNMB Z30, zc, kn \
-	VPERMB    Z24, zc, zc
+	VPERMB    Z24, zc, zc \
+	VPXORD    zneg, zneg, zneg \
+	VPDPBUSD  zc, Z30, zneg \
+	VPSUBD    zneg, Z28, zneg
 
 // IQ4N_SB: the eight IQ4_NL blocks at AX: their scales (gathered from two 64-byte windows by
-// one word permute) as floats into Y20, the codes into Z4-Z7 and K4-K7. The windows of the
-// codes stay inside the 144 bytes (chunk 3's starts 30 bytes early).
+// one word permute) as floats into Y20, the codes into Z4-Z7, the offsets into Z21, Z31, Z14,
+// Z15. The windows of the codes stay inside the 144 bytes (chunk 3's starts 30 bytes early).
 #define IQ4N_SB \
 	VMOVDQU64 0(AX), Z8 \
 	VPERMT2W  64(AX), Z26, Z8 \
 	VCVTPH2PS X8, Y20 \
-	IQ4N_CHUNK(2, Z22, Z4, K4) \
-	IQ4N_CHUNK(38, Z22, Z5, K5) \
-	IQ4N_CHUNK(74, Z22, Z6, K6) \
-	IQ4N_CHUNK(80, Z23, Z7, K7)
+	IQ4N_CHUNK(2, Z22, Z4, Z21) \
+	IQ4N_CHUNK(38, Z22, Z5, Z31) \
+	IQ4N_CHUNK(74, Z22, Z6, Z14) \
+	IQ4N_CHUNK(80, Z23, Z7, Z15)
 
-// KNL(q0, q1, yb, zc, zidx, kn, acc): chunk c of the Q8_0 blocks at yb (block 2c's quants at
-// q0; q1 = q0+2, so that bytes 32-63 of a load from q1 are block 2c+1's quants), Y9 = dx·dy
-// of the eight blocks: acc += dx·dy·Σ |kv|·(±q8) per lane.
-#define KNL(q0, q1, yb, zc, zidx, kn, acc) \
-	VPERMPS     Z9, zidx, Z8 \
-	VMOVDQU     q0 yb, Y10 \
+// KNL(q0, q1, yb, zc, zidx, zneg, acc): chunk c of the Q8_0 blocks at yb (quants of block 2c
+// at q0, of 2c+1 at q1), Y9 = dx·dy of the eight blocks: the activations + 128 (XOR 0x80:
+// unsigned, exact for every byte) against the signed kvalues, from −128·Σ kv, give the exact
+// Σ kv·q8 per dword; acc += dx·dy·that per lane.
+#define KNL(q0, q1, yb, zc, zidx, zneg, acc) \
+	VPERMPS      Z9, zidx, Z8 \
+	VMOVDQU      q0 yb, Y10 \
 	VINSERTI64X4 $1, q1 yb, Z10, Z10 \
-	VPSUBB      Z10, Z28, kn, Z10 \
-	VPXORD      Z11, Z11, Z11 \
-	VPDPBUSD    Z10, zc, Z11 \
-	VCVTDQ2PS   Z11, Z11 \
-	VFMADD231PS Z8, Z11, acc
+	VPXORD       Z30, Z10, Z10 \
+	VMOVDQA64    zneg, Z11 \
+	VPDPBUSD     zc, Z10, Z11 \
+	VCVTDQ2PS    Z11, Z11 \
+	VFMADD231PS  Z8, Z11, acc
 
-// KCOLN(yb, acc, acc2): the eight Q8_0 blocks at yb: their scales (gathered as words in
-// general registers) times dx into Y9, then the four chunks, even ones into acc, odd ones
-// into acc2 (two dependency chains; STOREN adds them before the horizontal sum).
 #define KCOLN(yb, acc, acc2) \
 	MOVWQZX   0 yb, DX \
 	MOVWQZX   34 yb, R9 \
@@ -354,10 +354,10 @@ iqx4_sb:
 	VPINSRQ   $1, DX, X9, X9 \
 	VCVTPH2PS X9, Y9 \
 	VMULPS    Y20, Y9, Y9 \
-	KNL(2, 36, yb, Z4, Z27, K4, acc) \
-	KNL(70, 104, yb, Z5, Z29, K5, acc2) \
-	KNL(138, 172, yb, Z6, Z12, K6, acc) \
-	KNL(206, 240, yb, Z7, Z13, K7, acc2)
+	KNL(2, 36, yb, Z4, Z27, Z21, acc) \
+	KNL(70, 104, yb, Z5, Z29, Z31, acc2) \
+	KNL(138, 172, yb, Z6, Z12, Z14, acc) \
+	KNL(206, 240, yb, Z7, Z13, Z15, acc2)
 
 #define STOREN(acc, yacc, acc2, dst) \
 	VADDPS acc2, acc, acc \
