@@ -14,9 +14,10 @@ package kern
 // summed in a different order.
 type KTile func(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int)
 
-// kTileKC is the blocks of k per tile-kernel call: four activation rows of 16 Q8_K blocks
-// (18.7 KB) stay in L1 while the weight rows stream past them.
-var kTileKC = 16
+// kTileKC is the kernel steps of k (blocks; groups of eight blocks for IQ4_NL) per 4-row
+// tile-kernel call: four activation rows of 16 Q8_K blocks (18.7 KB) stay in L1 while the
+// weight rows stream past them. The IQ4_NL 4-row kernel's frame holds the scales of 16 steps.
+const kTileKC = 16
 
 // kTileSpec describes a weight type for the tile driver.
 type kTileSpec struct {

@@ -329,7 +329,9 @@ iqx4_sb:
 	VCVTDQ2PS    Z11, Z11 \
 	VFMADD231PS  Z8, Z11, acc
 
-#define KCOLN(yb, acc, acc2) \
+// DYQ8(yb): the scales of the eight Q8_0 blocks at yb (gathered as words in general
+// registers) as floats into Y9.
+#define DYQ8(yb) \
 	MOVWQZX   0 yb, DX \
 	MOVWQZX   34 yb, R9 \
 	SHLQ      $16, R9 \
@@ -352,12 +354,22 @@ iqx4_sb:
 	SHLQ      $48, R9 \
 	ORQ       R9, DX \
 	VPINSRQ   $1, DX, X9, X9 \
-	VCVTPH2PS X9, Y9 \
-	VMULPS    Y20, Y9, Y9 \
+	VCVTPH2PS X9, Y9
+
+// KCOLQ(yb, acc, acc2): the four chunks of the Q8_0 blocks at yb, Y9 = dx·dy; even chunks
+// into acc, odd ones into acc2 (two dependency chains; STOREN adds them before the
+// horizontal sum).
+#define KCOLQ(yb, acc, acc2) \
 	KNL(2, 36, yb, Z4, Z27, Z21, acc) \
 	KNL(70, 104, yb, Z5, Z29, Z31, acc2) \
 	KNL(138, 172, yb, Z6, Z12, Z14, acc) \
 	KNL(206, 240, yb, Z7, Z13, Z15, acc2)
+
+// KCOLN(yb, acc, acc2): the eight Q8_0 blocks at yb against the unpacked weights.
+#define KCOLN(yb, acc, acc2) \
+	DYQ8(yb) \
+	VMULPS Y20, Y9, Y9 \
+	KCOLQ(yb, acc, acc2)
 
 #define STOREN(acc, yacc, acc2, dst) \
 	VADDPS acc2, acc, acc \
@@ -391,12 +403,30 @@ iqn1_sb:
 	RET
 
 // func iq4nlTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
-TEXT ·iq4nlTile4VNNI(SB), NOSPLIT, $0-72
+// The scales of the four activation rows are converted once per call into the frame (32
+// bytes per row and step, at 128·step + 32·row): nb ≤ kTileKC = 16.
+TEXT ·iq4nlTile4VNNI(SB), 0, $2048-72
 	IQ4N_CONSTS
-	MOVQ x+8(FP), SI
-	MOVQ c+48(FP), DI
 	MOVQ ldy+40(FP), R11
 	LEAQ (R11)(R11*2), R12
+	MOVQ y+32(FP), BX
+	LEAQ 0(SP), R10
+	MOVQ nb+0(FP), CX
+iqn4_dy:
+	DYQ8((BX))
+	VMOVUPS Y9, 0(R10)
+	DYQ8((BX)(R11*1))
+	VMOVUPS Y9, 32(R10)
+	DYQ8((BX)(R11*2))
+	VMOVUPS Y9, 64(R10)
+	DYQ8((BX)(R12*1))
+	VMOVUPS Y9, 96(R10)
+	ADDQ $272, BX
+	ADDQ $128, R10
+	DECQ CX
+	JNZ  iqn4_dy
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
 iqn4_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
@@ -408,15 +438,21 @@ iqn4_row:
 	VPXORD Z3, Z3, Z3
 	MOVQ   SI, AX
 	MOVQ   y+32(FP), BX
+	LEAQ   0(SP), R10
 	MOVQ   nb+0(FP), CX
 iqn4_sb:
 	IQ4N_SB
-	KCOLN((BX), Z16, Z0)
-	KCOLN((BX)(R11*1), Z17, Z1)
-	KCOLN((BX)(R11*2), Z18, Z2)
-	KCOLN((BX)(R12*1), Z19, Z3)
+	VMULPS 0(R10), Y20, Y9
+	KCOLQ((BX), Z16, Z0)
+	VMULPS 32(R10), Y20, Y9
+	KCOLQ((BX)(R11*1), Z17, Z1)
+	VMULPS 64(R10), Y20, Y9
+	KCOLQ((BX)(R11*2), Z18, Z2)
+	VMULPS 96(R10), Y20, Y9
+	KCOLQ((BX)(R12*1), Z19, Z3)
 	ADDQ   $144, AX
 	ADDQ   $272, BX
+	ADDQ   $128, R10
 	DECQ   CX
 	JNZ    iqn4_sb
 	MOVQ   ldc+56(FP), R8
