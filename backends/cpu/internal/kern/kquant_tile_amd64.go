@@ -31,8 +31,8 @@ func iq4xsTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, l
 //go:noescape
 func iq4xsTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
-// The IQ4_NL kernels count nb in groups of eight blocks (kTileSpec.group) and need
-// AVX512_VBMI (byte permutes).
+// The IQ4 kernels need AVX512_VBMI (byte permutes), IQ4_XS also BMI2 (PDEP); the IQ4_NL ones
+// count nb in groups of eight blocks (kTileSpec.group).
 //
 //go:noescape
 func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
@@ -60,7 +60,7 @@ func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
 	if !useASM || !useVNNI {
 		return nil, nil
 	}
-	if s == iq4xsTile && !hasBMI2 || s == iq4nlTile && !hasVBMI {
+	if (s == iq4xsTile || s == iq4nlTile) && !hasVBMI || s == iq4xsTile && !hasBMI2 {
 		return nil, nil
 	}
 	ks := kTileKernels512[s]

@@ -2,8 +2,9 @@
 
 #include "textflag.h"
 
-// Tile kernels of the IQ4 dots, AVX-512 VNNI (kquant_tile.go; structure and arguments as in
-// kquant_tile_amd64.s): IQ4_XS against Q8_K, IQ4_NL against Q8_0.
+// Tile kernels of the IQ4 dots, AVX-512 VNNI + VBMI (kquant_tile.go; structure and arguments
+// as in kquant_tile_amd64.s): IQ4_XS against Q8_K, IQ4_NL against Q8_0. Both map the 4-bit
+// codes through the IQ4 table with VPERMB.
 
 DATA iqTabU<>+0(SB)/8, $0x766a5d4f3f2d1801
 DATA iqTabU<>+8(SB)/8, $0xf1d9c5b5a6998d81
@@ -71,6 +72,15 @@ DATA iqIdxDx<>+40(SB)/8, $0x0000000000000000
 DATA iqIdxDx<>+48(SB)/8, $0x0000000000000000
 DATA iqIdxDx<>+56(SB)/8, $0x0000000000000000
 GLOBL iqIdxDx<>(SB), RODATA|NOPTR, $64
+DATA iqArrX<>+0(SB)/8, $0x0706050403020100
+DATA iqArrX<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+DATA iqArrX<>+16(SB)/8, $0x0706050403020100
+DATA iqArrX<>+24(SB)/8, $0x0f0e0d0c0b0a0908
+DATA iqArrX<>+32(SB)/8, $0x1716151413121110
+DATA iqArrX<>+40(SB)/8, $0x1f1e1d1c1b1a1918
+DATA iqArrX<>+48(SB)/8, $0x1716151413121110
+DATA iqArrX<>+56(SB)/8, $0x1f1e1d1c1b1a1918
+GLOBL iqArrX<>(SB), RODATA|NOPTR, $64
 DATA iqArr012<>+0(SB)/8, $0x0706050403020100
 DATA iqArr012<>+8(SB)/8, $0x0f0e0d0c0b0a0908
 DATA iqArr012<>+16(SB)/8, $0x0706050403020100
@@ -106,15 +116,6 @@ GLOBL iq32<>(SB), RODATA|NOPTR, $8
 	VADDSS        X15, X14, X14 \
 	VMOVSS        X14, dst
 
-// IQ4_CODES(o1, o2, zc): the 64 codes of chunk c (sub-blocks or blocks 2c and 2c+1, whose 16
-// packed bytes are at o1(AX) and o2(AX)) in element order: [lo(o1) hi(o1) lo(o2) hi(o2)], still
-// 0-15.
-#define IQ4_CODES(o1, o2, zc) \
-	VBROADCASTI32X4 o1(AX), zc \
-	VBROADCASTI32X4 o2(AX), K1, zc \
-	VPSRLVW         Z25, zc, zc \
-	VPANDD          Z31, zc, zc
-
 // ---- IQ4_XS × Q8_K ----
 //
 // Codes map through the table kvalues+128 (unsigned, 1-241), so that VPDPBUSD gives per dword
@@ -122,8 +123,8 @@ GLOBL iq32<>(SB), RODATA|NOPTR, $8
 // scales the dwords by their sub-block's ls−32); 128·Σ scale·(bsum pair) removes the offset.
 // Registers: Z0 scales (dwords), Z2 d, Z3 pair index, Z4-Z7 codes, Z8-Z14 temporaries,
 // Z16-Z19 accumulators, Z20-Z23 scale dwords per chunk, Y24 scale pairs (words), Z25 shifts,
-// Z26-Z29 chunk scale indices, Z30 table, Z31 nibble mask, R10/R13 PDEP masks, K1 upper
-// lanes, K3 accum.
+// Z26-Z29 chunk scale indices, Z30 table, Z31 code byte arrangement, R10/R13 PDEP masks, K3
+// accum.
 
 #define IQ4X_CONSTS \
 	VBROADCASTI32X4 iqTabU<>(SB), Z30 \
@@ -133,18 +134,25 @@ GLOBL iq32<>(SB), RODATA|NOPTR, $8
 	VMOVDQU64       iqPermD<>+128(SB), Z28 \
 	VMOVDQU64       iqPermD<>+192(SB), Z29 \
 	VMOVDQU64       iqPairW<>(SB), Z3 \
-	MOVL            $0x0f0f0f0f, DX \
-	VPBROADCASTD    DX, Z31 \
-	MOVL            $0xff00, DX \
-	KMOVW           DX, K1 \
+	VMOVDQU64       iqArrX<>(SB), Z31 \
 	MOVQ            $0x0f0f0f0f0f0f0f0f, R10 \
 	MOVQ            $0x3030303030303030, R13 \
 	MOVQ            accum+64(FP), DX \
 	KMOVW           DX, K3
 
+// IQ4X_CODES(o, zc): the 64 codes of chunk c (sub-blocks 2c and 2c+1, 32 packed bytes at
+// o(AX)) as kvalues+128 in element order: the bytes arranged to [lo 2c, hi 2c, lo 2c+1,
+// hi 2c+1] by VPERMB, the nibble selected by the per-lane shift alone (the 64-entry VPERMB
+// lookup, the table repeated four times, ignores bits 4-7).
+#define IQ4X_CODES(o, zc) \
+	VMOVDQU  o(AX), Y8 \
+	VPERMB   Z8, Z31, zc \
+	VPSRLVW  Z25, zc, zc \
+	VPERMB   Z30, zc, zc
+
 // IQ4X_SB: unpack the IQ4_XS super-block at AX: scales ls−32 (the low nibbles of scales_l
 // spread to one byte per sub-block by PDEP, the high bit pairs of scales_h to bits 4-5),
-// d, and the codes mapped to kvalues+128.
+// d, and the codes.
 #define IQ4X_SB \
 	MOVL         4(AX), DX \
 	PDEPQ        R10, DX, DX \
@@ -163,14 +171,10 @@ GLOBL iq32<>(SB), RODATA|NOPTR, $8
 	VMOVD        DX, X1 \
 	VCVTPH2PS    X1, X1 \
 	VBROADCASTSS X1, Z2 \
-	IQ4_CODES(8, 24, Z4) \
-	IQ4_CODES(40, 56, Z5) \
-	IQ4_CODES(72, 88, Z6) \
-	IQ4_CODES(104, 120, Z7) \
-	VPSHUFB      Z4, Z30, Z4 \
-	VPSHUFB      Z5, Z30, Z5 \
-	VPSHUFB      Z6, Z30, Z6 \
-	VPSHUFB      Z7, Z30, Z7
+	IQ4X_CODES(8, Z4) \
+	IQ4X_CODES(40, Z5) \
+	IQ4X_CODES(72, Z6) \
+	IQ4X_CODES(104, Z7)
 
 // KCOLX(yb, acc): acc += d·dy·(Σ scale·sums − 128·Σ scale·bsums) (per lane).
 #define KCOLX(yb, acc) \
