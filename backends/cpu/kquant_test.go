@@ -100,8 +100,11 @@ func TestKQuantCpy(t *testing.T) {
 }
 
 // TestKQuantFastVsReference runs MUL_MAT on the SIMD kernels and on the reference (ggml's
-// generic dots): IQ4 results are identical, K-quant results agree to float rounding (the SIMD
-// dots scale each super-block's exact integer sum once).
+// generic dots): the results agree to float rounding. The integer sums are exact either way,
+// but the tiled kernels scale them in float lanes (K-quants: one scaling per super-block;
+// IQ4: per 4-element dword, by d·dy or dx·dy of its sub-block) and add the lanes in another
+// order than ggml's per-sub-block loop, so not even IQ4 can be bit for bit; the row dots
+// (kern.DotIQ4_XSQ8_K, kern.DotIQ4_NLQ8_0) stay exact, see kern's TestKQuantDots.
 func TestKQuantFastVsReference(t *testing.T) {
 	ref, _ := cpu.New(cpu.Options{Threads: 2, Reference: true})
 	defer ref.Close()
@@ -127,10 +130,6 @@ func TestKQuantFastVsReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := mustF32(t, r)
-				if typ == core.TypeIQ4_NL || typ == core.TypeIQ4_XS {
-					equalF32(t, "fast vs reference", got, want)
-					return
-				}
 				w64 := make([]float64, len(want))
 				for i, v := range want {
 					w64[i] = float64(v)

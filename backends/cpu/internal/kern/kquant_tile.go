@@ -14,16 +14,20 @@ package kern
 // summed in a different order.
 type KTile func(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int)
 
-// kTileKC is the blocks of k per tile-kernel call: four activation rows of 16 Q8_K blocks
-// (18.7 KB) stay in L1 while the weight rows stream past them.
-var kTileKC = 16
+// kTileKC is the kernel steps of k (blocks; groups of eight blocks for IQ4_NL) per 4-row
+// tile-kernel call: four activation rows of 16 Q8_K blocks (18.7 KB) stay in L1 while the
+// weight rows stream past them. The IQ4_NL 4-row kernel's frame holds the scales of 16 steps.
+const kTileKC = 16
 
 // kTileSpec describes a weight type for the tile driver.
 type kTileSpec struct {
 	op     string
 	qk     int // elements per weight block
 	xb, yb int // bytes per weight block, per activation block
-	dot    func(n int, x, y []byte) float32
+	// group is the weight blocks per kernel step (the kernels' nb counts groups; blocks past
+	// the last whole group get row dots); 0 means 1.
+	group int
+	dot   func(n int, x, y []byte) float32
 }
 
 func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
@@ -38,7 +42,9 @@ func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []
 		panic("kern." + s.op + ": c too short")
 	}
 	k1, k4 := s.kernels()
-	if nb == 0 || k1 == nil {
+	g := max(s.group, 1)
+	ng := nb / g
+	if ng == 0 || k1 == nil {
 		for j := range n {
 			for i := range m {
 				c[j*ldc+i] = s.dot(k, x[i*ldx:], y[j*ldy:])
@@ -46,30 +52,39 @@ func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []
 		}
 		return
 	}
+	xg, yg := g*s.xb, g*s.yb
 	// Fewer than four activation rows (the mat-vec): each over the whole of k, the weight rows
 	// streamed once. Otherwise every activation row, whichever kernel (4 rows or 1) computes
 	// it, gets the same k-blocked sequence of float operations: results depend on how callers
 	// cut n only through whether a call has fewer than four rows.
 	if n < 4 {
 		for j := range n {
-			k1(nb, &x[0], ldx, m, &y[j*ldy], ldy, &c[j*ldc], ldc, 0)
+			k1(ng, &x[0], ldx, m, &y[j*ldy], ldy, &c[j*ldc], ldc, 0)
 		}
-		return
-	}
-	for kb := 0; kb < nb; kb += kTileKC {
-		kn := min(kTileKC, nb-kb)
-		acc := 0
-		if kb > 0 {
-			acc = 1
-		}
-		j := 0
-		if k4 != nil {
-			for ; j+4 <= n; j += 4 {
-				k4(kn, &x[kb*s.xb], ldx, m, &y[j*ldy+kb*s.yb], ldy, &c[j*ldc], ldc, acc)
+	} else {
+		for kb := 0; kb < ng; kb += kTileKC {
+			kn := min(kTileKC, ng-kb)
+			acc := 0
+			if kb > 0 {
+				acc = 1
+			}
+			j := 0
+			if k4 != nil {
+				for ; j+4 <= n; j += 4 {
+					k4(kn, &x[kb*xg], ldx, m, &y[j*ldy+kb*yg], ldy, &c[j*ldc], ldc, acc)
+				}
+			}
+			for ; j < n; j++ {
+				k1(kn, &x[kb*xg], ldx, m, &y[j*ldy+kb*yg], ldy, &c[j*ldc], ldc, acc)
 			}
 		}
-		for ; j < n; j++ {
-			k1(kn, &x[kb*s.xb], ldx, m, &y[j*ldy+kb*s.yb], ldy, &c[j*ldc], ldc, acc)
+	}
+	if tail := nb - ng*g; tail > 0 {
+		xo, yo := ng*xg, ng*yg
+		for j := range n {
+			for i := range m {
+				c[j*ldc+i] += s.dot(tail*s.qk, x[i*ldx+xo:], y[j*ldy+yo:])
+			}
 		}
 	}
 }
@@ -79,7 +94,7 @@ var (
 	q5kTile   = &kTileSpec{op: "TileQ5_KQ8_K", qk: qkK, xb: blockQ5_K, yb: blockQ8_K, dot: DotQ5_KQ8_K}
 	q6kTile   = &kTileSpec{op: "TileQ6_KQ8_K", qk: qkK, xb: blockQ6_K, yb: blockQ8_K, dot: DotQ6_KQ8_K}
 	iq4xsTile = &kTileSpec{op: "TileIQ4_XSQ8_K", qk: qkK, xb: blockIQ4XS, yb: blockQ8_K, dot: DotIQ4_XSQ8_K}
-	iq4nlTile = &kTileSpec{op: "TileIQ4_NLQ8_0", qk: QK, xb: blockIQ4NL, yb: BlockQ8_0Size, dot: DotIQ4_NLQ8_0}
+	iq4nlTile = &kTileSpec{op: "TileIQ4_NLQ8_0", qk: QK, xb: blockIQ4NL, yb: BlockQ8_0Size, group: 8, dot: DotIQ4_NLQ8_0}
 )
 
 // TileQ4_KQ8_K is the KTile of Q4_K weights and Q8_K activations.

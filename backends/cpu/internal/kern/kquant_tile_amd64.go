@@ -2,6 +2,8 @@
 
 package kern
 
+import "github.com/klauspost/cpuid/v2"
+
 // The AVX-512 VNNI tile kernels of kquant_tile_amd64.s (unchecked: kTileSpec.tile checks the
 // lengths first).
 
@@ -23,19 +25,42 @@ func q5kTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc
 //go:noescape
 func q5kTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
+//go:noescape
+func iq4xsTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+// The IQ4 kernels need AVX512_VBMI (byte permutes), IQ4_XS also BMI2 (PDEP); the IQ4_NL ones
+// count nb in groups of eight blocks (kTileSpec.group).
+//
+//go:noescape
+func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4nlTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
 // kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
 var kTileKernels512 = map[*kTileSpec][2]kTileKernel{
-	q4kTile: {q4kTile1VNNI, q4kTile4VNNI},
-	q5kTile: {q5kTile1VNNI, q5kTile4VNNI},
-	q6kTile: {q6kTile1VNNI, q6kTile4VNNI},
+	q4kTile:   {q4kTile1VNNI, q4kTile4VNNI},
+	q5kTile:   {q5kTile1VNNI, q5kTile4VNNI},
+	q6kTile:   {q6kTile1VNNI, q6kTile4VNNI},
+	iq4xsTile: {iq4xsTile1VNNI, iq4xsTile4VNNI},
+	iq4nlTile: {iq4nlTile1VNNI, iq4nlTile4VNNI},
 }
+
+// hasBMI2: the IQ4_XS kernels spread the scale nibbles with PDEP.
+var hasBMI2 = cpuid.CPU.Supports(cpuid.BMI2)
 
 // kernels returns the active kernel set's tile kernels for s (nil where it has none: the
 // driver then runs the row dots).
 func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
 	if !useASM || !useVNNI {
+		return nil, nil
+	}
+	if (s == iq4xsTile || s == iq4nlTile) && !hasVBMI || s == iq4xsTile && !hasBMI2 {
 		return nil, nil
 	}
 	ks := kTileKernels512[s]

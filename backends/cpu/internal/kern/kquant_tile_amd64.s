@@ -8,9 +8,9 @@
 // VPDPBUSD gives the code·q8 sums of 4 elements per dword (dwords 0-7 of chunk c belong to
 // one 32-element sub-block, 8-15 to the next), and VPDPWSSD multiplies each dword (exact, it
 // fits int16) by its sub-block scale and sums the chunks: 16 int32 lanes per super-block,
-// converted to float and scaled by d·dy. Mins (Q4_K, Q5_K) or offsets (Q6_K, IQ4) come from
-// the Q8_K bsums, also by VPDPWSSD. At the end of a row each accumulator is summed
-// horizontally and stored to c (added to it when accum != 0).
+// converted to float and scaled by d·dy. Mins (Q4_K, Q5_K) or offsets (Q6_K) come from
+// the Q8_K bsums, also by VPDPWSSD (IQ4: kquant_tile_iq4_amd64.s). At the end of a row each
+// accumulator is summed horizontally and stored to c (added to it when accum != 0).
 //
 // func xxxTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 // func xxxTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)

@@ -8,3 +8,6 @@ func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
 }
 
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+// hasBMI2: no IQ4_XS tile kernels here either way.
+const hasBMI2 = false

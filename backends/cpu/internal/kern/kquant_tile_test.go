@@ -1,7 +1,9 @@
 package kern
 
 import (
+	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/tandem-ml/tandem/core/quant"
@@ -91,11 +93,106 @@ func TestKQuantTiles(t *testing.T) {
 }
 
 func TestKQuantTileKernelsActive(t *testing.T) {
-	for name, s := range map[string]*kTileSpec{"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile} {
+	for name, s := range map[string]*kTileSpec{
+		"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile, "iq4_xs": iq4xsTile, "iq4_nl": iq4nlTile,
+	} {
 		k1, k4 := s.kernels()
 		t.Logf("%s tile kernels: 1-row %v, 4-row %v (VNNI %v)", name, k1 != nil, k4 != nil, kqVNNI())
-		if kqVNNI() && (k1 == nil || k4 == nil) {
+		want := kqVNNI() && (name[:3] != "iq4" || hasVBMI) && (name != "iq4_xs" || hasBMI2)
+		if want && (k1 == nil || k4 == nil) {
 			t.Fatalf("the AVX-512 VNNI set has no %s tile kernels", name)
 		}
 	}
+}
+
+// TestKQuantTileFullRange: the IQ4 tile kernels against ggml's generic dots for activations
+// that use every int8 value, −128 included (a Q8_0 or Q8_K operand may come from outside the
+// quantizers, which stop at ±127): the kernels' offsets must stay exact there too. Only where
+// the tile kernels run: the AVX2 row dots they fall back to use a sign trick (as ggml's do)
+// that assumes |q8| ≤ 127.
+func TestKQuantTileFullRange(t *testing.T) {
+	r := newRand(5)
+	specs := map[string]*kTileSpec{"iq4_xs": iq4xsTile, "iq4_nl": iq4nlTile}
+	for _, c := range kqCases {
+		s := specs[c.name]
+		if s == nil {
+			continue
+		}
+		if k1, _ := s.kernels(); k1 == nil {
+			t.Logf("%s: no tile kernels in this set", c.name)
+			continue
+		}
+		k := 3 * 256
+		if c.qk == 32 {
+			k = 24 * 32 // whole groups of eight blocks: a tail block would take the row dot
+		}
+		m, n := 3, 5
+		xs, ys := k/c.qk*c.bs, k/32*c.actBs
+		if c.qk == 256 {
+			ys = k / 256 * c.actBs
+		}
+		x := make([]byte, m*xs)
+		xd := make([][]float32, m)
+		for i := range m {
+			c.quantize(kqRow(r, k, i), x[i*xs:(i+1)*xs])
+			xd[i] = make([]float32, k)
+			dequant(c, x[i*xs:], xd[i])
+		}
+		y := make([]byte, n*ys)
+		yd := make([][]float32, n)
+		for j := range n {
+			row := y[j*ys : (j+1)*ys]
+			for b := 0; b < len(row); b += c.actBs {
+				blk := row[b : b+c.actBs]
+				if c.qk == 32 {
+					binary.LittleEndian.PutUint16(blk, 0x2c00) // d = 1/16
+					for e := range 32 {
+						blk[2+e] = kqFullRangeByte(r)
+					}
+					continue
+				}
+				binary.LittleEndian.PutUint32(blk, math.Float32bits(1.0/64))
+				for g := range 16 {
+					var sum int16
+					for e := range 16 {
+						v := kqFullRangeByte(r)
+						blk[4+16*g+e] = v
+						sum += int16(int8(v))
+					}
+					binary.LittleEndian.PutUint16(blk[260+2*g:], uint16(sum))
+				}
+			}
+			yd[j] = make([]float32, k)
+			if c.qk == 256 {
+				quant.DequantizeRowQ8_K(row, yd[j])
+			} else {
+				quant.DequantizeRowQ8_0(row, yd[j])
+			}
+		}
+		cs := make([]float32, n*m)
+		kqTiles[c.name](k, x, xs, m, y, ys, n, cs, m)
+		for j := range n {
+			for i := range m {
+				ref := c.ref(k, x[i*xs:], y[j*ys:])
+				var mag float64
+				for e := range k {
+					mag += math.Abs(float64(xd[i][e]) * float64(yd[j][e]))
+				}
+				if d := math.Abs(float64(cs[j*m+i] - ref)); !(d <= 1e-5*mag+1e-6) {
+					t.Fatalf("%s (%d,%d): tile %v, generic %v (|terms| %g)", c.name, i, j, cs[j*m+i], ref, mag)
+				}
+			}
+		}
+	}
+}
+
+// kqFullRangeByte is a random int8 that is −128 or −127 one time in four.
+func kqFullRangeByte(r *rand.Rand) byte {
+	switch r.IntN(8) {
+	case 0:
+		return 0x80
+	case 1:
+		return 0x81
+	}
+	return byte(r.Uint32())
 }
