@@ -14,7 +14,8 @@ func offlineDevice() (*Device, *Buffer) {
 	return d, &Buffer{bt: d.bt, handle: 0x9240, base: 0xd240, size: 352}
 }
 
-// The notes' §11 trace: R = mul_mat(A, B) + C in one 352-byte buffer. The payload is 1508 bytes,
+// A worked trace of ggml's serializer (checked against a real client): R = mul_mat(A, B) + C in
+// one 352-byte buffer. The payload is 1508 bytes,
 // the tensors come sources first (A, B, AB, C, R), AB has flags COMPUTE, R COMPUTE|OUTPUT, the
 // use counts are A 1, B 1, AB 1, C 1, R 0, and data addresses are base + offset.
 func TestSerializeWorkedExample(t *testing.T) {

@@ -28,7 +28,8 @@ func TestFixedRequestSizes(t *testing.T) {
 	}
 }
 
-// The example frames of the protocol notes (§2).
+// Frames as ggml's client writes them: a command byte, a 64-bit little-endian payload size, the
+// payload.
 func TestFrameBytes(t *testing.T) {
 	hello := appendFrame(nil, cmdHello, make([]byte, 24))
 	want, _ := hex.DecodeString("0e1800000000000000" + "000000000000000000000000000000000000000000000000")
@@ -44,7 +45,7 @@ func TestFrameBytes(t *testing.T) {
 	}
 }
 
-// rpc_tensor field offsets (§5): ne and nb are 32-bit, buffer sits at the unaligned offset 12.
+// rpc_tensor field offsets as ggml lays them out: ne and nb are 32-bit, buffer sits at the unaligned offset 12.
 func TestTensorLayout(t *testing.T) {
 	w := wireTensor{ID: 0x0102030405060708, Type: 8, Buffer: 0x1112131415161718, Ne: [4]uint32{32, 3, 1, 1},
 		Nb: [4]uint32{34, 34, 102, 102}, Op: 29, Flags: 18, ViewSrc: 0x77, ViewOffs: 0x88, Data: 0x99, UseCount: 2}
@@ -84,7 +85,7 @@ func TestTensorLayout(t *testing.T) {
 	}
 }
 
-// The notes' §11 graph: 2 nodes, 5 tensors make a 1508-byte payload.
+// The graph of TestSerializeWorkedExample: 2 nodes and 5 tensors make a 1508-byte payload.
 func TestGraphPayload(t *testing.T) {
 	ts := make([]wireTensor, 5)
 	for i := range ts {
