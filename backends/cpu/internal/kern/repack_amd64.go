@@ -136,3 +136,6 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 		rpTile256(&rpKernelsAVX2, rt, nr, nb, w, p, c, ldc, acc)
 	}
 }
+
+// hasRepackASM reports whether rpTile runs assembly (any set from avx2 up).
+func hasRepackASM() bool { return useASM }

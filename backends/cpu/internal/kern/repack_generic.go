@@ -6,3 +6,6 @@ package kern
 func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum bool) {
 	rpTileGo(rt, nr, nb, w, p, c, ldc, accum)
 }
+
+// hasRepackASM reports whether rpTile runs assembly: never in this build.
+func hasRepackASM() bool { return false }
