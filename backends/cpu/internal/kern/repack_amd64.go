@@ -139,3 +139,38 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 
 // hasRepackASM reports whether rpTile runs assembly (any set from avx2 up).
 func hasRepackASM() bool { return useASM }
+
+//go:noescape
+func repackStdQ40AVX2(nb int, dst, src *byte, idx *int32)
+
+//go:noescape
+func repackStdQ41AVX2(nb int, dst, src *byte, idx *int32)
+
+//go:noescape
+func repackStdQ80AVX2(nb int, dst, src *byte, idx *int32)
+
+// repackGroupFast converts blocks kb..kb+kn-1 of 16 full standard rows (a[r*lda:]) into kn
+// repacked superblocks (dst) with AVX2 gathers; it reports false (nothing done) where those do
+// not apply: no assembly, or row offsets past int32.
+func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool {
+	if !useASM || kn == 0 || 15*lda > 1<<31-1-(kb+kn)*f.block {
+		return false
+	}
+	// Bounds checks standing in for the gathers' unchecked reads and the stores.
+	_ = dst[kn*f.super-1]
+	_ = a[15*lda+(kb+kn)*f.block-1]
+	var idx [RepackRows]int32
+	for r := range idx {
+		idx[r] = int32(r * lda)
+	}
+	src := &a[kb*f.block]
+	switch f.super {
+	case 288:
+		repackStdQ40AVX2(kn, &dst[0], src, &idx[0])
+	case 320:
+		repackStdQ41AVX2(kn, &dst[0], src, &idx[0])
+	default:
+		repackStdQ80AVX2(kn, &dst[0], src, &idx[0])
+	}
+	return true
+}

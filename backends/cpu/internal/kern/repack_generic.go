@@ -9,3 +9,6 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 
 // hasRepackASM reports whether rpTile runs assembly: never in this build.
 func hasRepackASM() bool { return false }
+
+// repackGroupFast reports false: no assembly in this build.
+func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool { return false }

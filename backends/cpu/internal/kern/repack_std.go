@@ -175,6 +175,14 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 // superblocks of one repacked group (dst: kn*f.super bytes); rows from rows to 15 are zero
 // padding.
 func repackGroup(f repackFormat, q8 bool, dst, a []byte, lda, rows, kb, kn int) {
+	if rows == RepackRows && repackGroupFast(f, dst, a, lda, kb, kn) {
+		return
+	}
+	repackGroupGo(f, q8, dst, a, lda, rows, kb, kn)
+}
+
+// repackGroupGo is repackGroup's pure-Go twin.
+func repackGroupGo(f repackFormat, q8 bool, dst, a []byte, lda, rows, kb, kn int) {
 	_ = dst[kn*f.super-1]
 	if rows < RepackRows {
 		for b := 0; b < kn; b++ {

@@ -155,3 +155,31 @@ func BenchmarkGemmStd(b *testing.B) {
 		}
 	}
 }
+
+// TestRepackGroupFast checks the assembly group conversion (where this build has it) against
+// repackGroupGo byte for byte, on padded misaligned rows and block ranges inside the rows.
+func TestRepackGroupFast(t *testing.T) {
+	r := newRand(9)
+	for _, rt := range repackTypes {
+		f := rt.format("test")
+		q8 := rt == RepackQ8_0
+		for _, c := range []struct{ nb, lda, kb, kn int }{{1, f.block, 0, 1}, {5, 5*f.block + 7, 1, 3}, {9, 9 * f.block, 0, 9}} {
+			a := make([]byte, 16*c.lda+1)[1:]
+			for i := range a {
+				a[i] = byte(r.Uint32())
+			}
+			want := make([]byte, c.kn*f.super)
+			repackGroupGo(f, q8, want, a, c.lda, RepackRows, c.kb, c.kn)
+			got := make([]byte, c.kn*f.super+3)[3:]
+			if !repackGroupFast(f, got, a, c.lda, c.kb, c.kn) {
+				if HasRepackKernels() {
+					t.Fatalf("%v: repackGroupFast declined with repacked kernels active", rt)
+				}
+				continue
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%v %+v: repackGroupFast differs from repackGroupGo", rt, c)
+			}
+		}
+	}
+}
