@@ -2,68 +2,106 @@
 
 #include "textflag.h"
 
-// On-the-fly repacking of standard Q4_0, Q4_1 and Q8_0 rows into repacked superblocks (see
-// repack.go), AVX2 gathers: per block, each 4-byte slice of the 16 rows' blocks is one gather
-// of 8 rows (rows 0..7 at the offsets in Y15, rows 8..15 at Y14), stored as is (Q8_0: XOR
-// 0x80 per byte) at its chunk position; the f16 scales (and Q4_1 minimums) are the low (high)
-// halves of the dwords at the blocks' starts, packed to words in row order.
+// On-the-fly repacking of 16 standard Q4_0, Q4_1 or Q8_0 rows into repacked superblocks (see
+// repack.go), AVX2. Per block and half (rows 8h..8h+7), four registers each take 16 quant bytes
+// of rows q (low lane) and q+4 (high lane), q < 4; a 4x4 dword transpose per lane (unpacks)
+// turns them into the four chunks' 32 bytes of the half (4-byte slice c of rows 8h..8h+7), stored
+// at chunk c's offset plus 32h (Q8_0: XOR 0x80 per byte, and once more for quants 16..31). The
+// f16 scales (Q4_1: and minimums) are copied as words.
 //
-// func repackStdQ40AVX2(nb int, dst, src *byte, idx *int32)
-// func repackStdQ41AVX2(nb int, dst, src *byte, idx *int32)
-// func repackStdQ80AVX2(nb int, dst, src *byte, idx *int32)
-//	nb blocks of 16 rows: row r of block b at src + idx[r] + b*blocksize; superblock b at
-//	dst + b*super.
+// func repackStdQ40AVX2(nb int, dst, src *byte, lda int)
+// func repackStdQ41AVX2(nb int, dst, src *byte, lda int)
+// func repackStdQ80AVX2(nb int, dst, src *byte, lda int)
+//	nb blocks of 16 rows lda bytes apart from src; superblock b at dst + b*super.
+//
+// Registers: SI, R10, R11, R12 rows 0, 4, 8, 12 of the current block; R8 lda, R9 3*lda.
 
-// GATHER8(off, idx, dst): dst = the dwords at SI+off+idx[r], r < 8.
-#define GATHER8(off, idx, dst) \
-	VPCMPEQD Y13, Y13, Y13 \
-	VPGATHERDD Y13, off(SI)(idx*1), dst
+#define LD4(off, h0, h4) \
+	VMOVDQU off(h0), X0 \
+	VINSERTI128 $1, off(h4), Y0, Y0 \
+	VMOVDQU off(h0)(R8*1), X1 \
+	VINSERTI128 $1, off(h4)(R8*1), Y1, Y1 \
+	VMOVDQU off(h0)(R8*2), X2 \
+	VINSERTI128 $1, off(h4)(R8*2), Y2, Y2 \
+	VMOVDQU off(h0)(R9*1), X3 \
+	VINSERTI128 $1, off(h4)(R9*1), Y3, Y3
 
-// SCALES(dstoff): the low words of Y0 (rows 0..7) and Y1 (rows 8..15) in row order at DI+dstoff.
-#define SCALES(dstoff) \
-	VPAND Y12, Y0, Y0 \
-	VPAND Y12, Y1, Y1 \
-	VPACKUSDW Y1, Y0, Y2 \
-	VPERMQ $0xD8, Y2, Y2 \
-	VMOVDQU Y2, dstoff(DI)
+#define TR4 \
+	VPUNPCKLDQ Y1, Y0, Y4 \
+	VPUNPCKHDQ Y1, Y0, Y5 \
+	VPUNPCKLDQ Y3, Y2, Y6 \
+	VPUNPCKHDQ Y3, Y2, Y7 \
+	VPUNPCKLQDQ Y6, Y4, Y0 \
+	VPUNPCKHQDQ Y6, Y4, Y1 \
+	VPUNPCKLQDQ Y7, Y5, Y2 \
+	VPUNPCKHQDQ Y7, Y5, Y3
 
-#define CHUNK(soff, doff) \
-	GATHER8(soff, Y15, Y3) \
-	GATHER8(soff, Y14, Y4) \
-	VMOVDQU Y3, doff(DI) \
-	VMOVDQU Y4, doff+32(DI)
+#define ST4(doff) \
+	VMOVDQU Y0, doff(DI) \
+	VMOVDQU Y1, doff+64(DI) \
+	VMOVDQU Y2, doff+128(DI) \
+	VMOVDQU Y3, doff+192(DI)
 
-#define CHUNK8(soff, doff) \
-	GATHER8(soff, Y15, Y3) \
-	GATHER8(soff, Y14, Y4) \
-	VPXOR Y11, Y3, Y3 \
-	VPXOR Y11, Y4, Y4 \
-	VMOVDQU Y3, doff(DI) \
-	VMOVDQU Y4, doff+32(DI)
+#define XOR4 \
+	VPXOR Y11, Y0, Y0 \
+	VPXOR Y11, Y1, Y1 \
+	VPXOR Y11, Y2, Y2 \
+	VPXOR Y11, Y3, Y3
+
+#define SCW(src, doff) \
+	MOVWLZX src, AX \
+	MOVW AX, doff(DI)
+
+#define SCALES4(h, doff) \
+	SCW((h), doff) \
+	SCW((h)(R8*1), doff+2) \
+	SCW((h)(R8*2), doff+4) \
+	SCW((h)(R9*1), doff+6)
+
+#define SCM(src, doff) \
+	MOVL src, AX \
+	MOVW AX, doff(DI) \
+	SHRL $16, AX \
+	MOVW AX, doff+32(DI)
+
+#define SCALESM4(h, doff) \
+	SCM((h), doff) \
+	SCM((h)(R8*1), doff+2) \
+	SCM((h)(R8*2), doff+4) \
+	SCM((h)(R9*1), doff+6)
 
 #define PROLOGUE \
 	MOVQ nb+0(FP), CX \
 	MOVQ dst+8(FP), DI \
 	MOVQ src+16(FP), SI \
-	MOVQ idx+24(FP), AX \
-	VMOVDQU (AX), Y15 \
-	VMOVDQU 32(AX), Y14 \
-	VPCMPEQD Y12, Y12, Y12 \
-	VPSRLD $16, Y12, Y12
+	MOVQ lda+24(FP), R8 \
+	LEAQ (R8)(R8*2), R9 \
+	LEAQ (SI)(R8*4), R10 \
+	LEAQ (R10)(R8*4), R11 \
+	LEAQ (R11)(R8*4), R12
+
+#define ADVANCE(bs) \
+	ADDQ $bs, SI \
+	ADDQ $bs, R10 \
+	ADDQ $bs, R11 \
+	ADDQ $bs, R12
 
 TEXT ·repackStdQ40AVX2(SB), NOSPLIT, $0-32
 	PROLOGUE
 	TESTQ CX, CX
 	JZ q40done
 q40loop:
-	GATHER8(0, Y15, Y0)
-	GATHER8(0, Y14, Y1)
-	SCALES(0)
-	CHUNK(2, 32)
-	CHUNK(6, 96)
-	CHUNK(10, 160)
-	CHUNK(14, 224)
-	ADDQ $18, SI
+	SCALES4(SI, 0)
+	SCALES4(R10, 8)
+	SCALES4(R11, 16)
+	SCALES4(R12, 24)
+	LD4(2, SI, R10)
+	TR4
+	ST4(32)
+	LD4(2, R11, R12)
+	TR4
+	ST4(64)
+	ADVANCE(18)
 	ADDQ $288, DI
 	DECQ CX
 	JNZ q40loop
@@ -76,19 +114,17 @@ TEXT ·repackStdQ41AVX2(SB), NOSPLIT, $0-32
 	TESTQ CX, CX
 	JZ q41done
 q41loop:
-	GATHER8(0, Y15, Y0)
-	GATHER8(0, Y14, Y1)
-	VPSRLD $16, Y0, Y5
-	VPSRLD $16, Y1, Y6
-	SCALES(0)
-	VPACKUSDW Y6, Y5, Y2
-	VPERMQ $0xD8, Y2, Y2
-	VMOVDQU Y2, 32(DI)
-	CHUNK(4, 64)
-	CHUNK(8, 128)
-	CHUNK(12, 192)
-	CHUNK(16, 256)
-	ADDQ $20, SI
+	SCALESM4(SI, 0)
+	SCALESM4(R10, 8)
+	SCALESM4(R11, 16)
+	SCALESM4(R12, 24)
+	LD4(4, SI, R10)
+	TR4
+	ST4(64)
+	LD4(4, R11, R12)
+	TR4
+	ST4(96)
+	ADVANCE(20)
 	ADDQ $320, DI
 	DECQ CX
 	JNZ q41loop
@@ -99,23 +135,32 @@ q41done:
 TEXT ·repackStdQ80AVX2(SB), NOSPLIT, $0-32
 	PROLOGUE
 	MOVL $0x80808080, AX
-	MOVD AX, X11
+	MOVQ AX, X11
 	VPBROADCASTD X11, Y11
 	TESTQ CX, CX
 	JZ q80done
 q80loop:
-	GATHER8(0, Y15, Y0)
-	GATHER8(0, Y14, Y1)
-	SCALES(0)
-	CHUNK8(2, 32)
-	CHUNK8(6, 96)
-	CHUNK8(10, 160)
-	CHUNK8(14, 224)
-	CHUNK8(18, 288)
-	CHUNK8(22, 352)
-	CHUNK8(26, 416)
-	CHUNK8(30, 480)
-	ADDQ $34, SI
+	SCALES4(SI, 0)
+	SCALES4(R10, 8)
+	SCALES4(R11, 16)
+	SCALES4(R12, 24)
+	LD4(2, SI, R10)
+	TR4
+	XOR4
+	ST4(32)
+	LD4(2, R11, R12)
+	TR4
+	XOR4
+	ST4(64)
+	LD4(18, SI, R10)
+	TR4
+	XOR4
+	ST4(288)
+	LD4(18, R11, R12)
+	TR4
+	XOR4
+	ST4(320)
+	ADVANCE(34)
 	ADDQ $544, DI
 	DECQ CX
 	JNZ q80loop
