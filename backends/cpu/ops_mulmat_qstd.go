@@ -12,6 +12,12 @@ import (
 // vs 169).
 var qstdMinN int64 = 2
 
+// qstdN reports whether n activation rows take kern.GemmStd on the active kernel set: n ≥ qstdMinN
+// where it has repacked micro-kernels, and the mat-vecs n ≤ 3 where it has their kernels.
+func qstdN(n int64) bool {
+	return (kern.HasRepackKernels() && n >= qstdMinN) || (kern.HasStdMatVec() && n <= 3)
+}
+
 // qstdType returns the repacked format of weight type t and whether it has one.
 func qstdType(t core.Type) (kern.RepackType, bool) {
 	switch t {
@@ -27,10 +33,10 @@ func qstdType(t core.Type) (kern.RepackType, bool) {
 
 // useQstd reports whether a node with standard-layout weights runs kern.GemmStd: a kernel set with
 // repacked micro-kernels, Q4_0, Q4_1 or Q8_0 weights with whole-block rows, at least qstdMinN
-// activation rows and dense f32 dst rows.
+// activation rows (or n ≤ 3 on sets with the mat-vec kernels) and dense f32 dst rows.
 func useQstd(p *params, dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
-	if p.ref || !kern.HasRepackKernels() || b.Ne[1] < qstdMinN {
+	if p.ref || !qstdN(b.Ne[1]) {
 		return false
 	}
 	if _, ok := qstdType(a.Type); !ok {
@@ -44,7 +50,7 @@ func useQstd(p *params, dst *core.Tensor) bool {
 func qstdWork(dst *core.Tensor, nTasks int) int64 {
 	a, b := dst.Src[0], dst.Src[1]
 	rt, ok := qstdType(a.Type)
-	if !ok || !kern.HasRepackKernels() || b.Ne[1] < qstdMinN || a.Ne[0]%32 != 0 {
+	if !ok || !qstdN(b.Ne[1]) || a.Ne[0]%32 != 0 {
 		return 0
 	}
 	return 4*int64(kern.GemmStdWorkSize(rt, int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks)) + 64

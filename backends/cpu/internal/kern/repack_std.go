@@ -41,8 +41,13 @@ func GemmStdWorkSize(rt RepackType, m, n, k int, nth int) int {
 	nb := k / QK
 	nr := rpTileRows(n)
 	prep := ((n+nr-1)/nr*nb*nr*rpRec + 63) &^ 63
-	return (prep+nth*stdThreadBytes(f, nb, nr))/4 + gemmAlign
+	prep = max(prep+nth*stdThreadBytes(f, nb, nr), stdMatVecSize(rt, n, nb))
+	return prep/4 + gemmAlign
 }
+
+// HasStdMatVec reports whether the active kernel set has the mat-vec kernels GemmStd runs on
+// standard weights for n ≤ 3 (avx512vnni with VBMI); elsewhere GemmStd's small n are slow.
+func HasStdMatVec() bool { return stdMatVecKernel() != nil }
 
 // stdSplit returns the groups (tm) and tiles (tn) per task of GemmStd's phase 2: tm up to
 // rpTaskM groups with all tiles per task, the tiles cut as well when the groups alone give fewer
@@ -61,7 +66,8 @@ func stdSplit(ngroups, ntiles, nth int) (tm, tn int) {
 // elements (a multiple of 32), like GemmRepacked but with the weights in the standard layout:
 // rows of Q4_0, Q4_1 or Q8_0 blocks lda bytes apart in a. The activations (b, rows ldb bytes
 // apart) are Q8_0 rows for Q4_0 and Q8_0 weights, Q8_1 rows for Q4_1. C equals GemmRepacked's on
-// the repacked weights bit for bit, whatever nth. The team protocol is GemmRepacked's, with work
+// the repacked weights bit for bit, whatever nth — except for n ≤ 3 where HasStdMatVec, which
+// reads the standard blocks directly (the same integer block sums, float order of its own). The team protocol is GemmRepacked's, with work
 // of GemmStdWorkSize floats. It panics on sizes or slices that do not fit (programmer errors).
 func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
 	f := rt.format("GemmStd")
@@ -91,12 +97,16 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
 		off = int(64-r) / 4
 	}
-	nr := rpTileRows(n)
-	ntiles := (n + nr - 1) / nr
-	ts := nb * nr * rpRec // bytes per prepared tile
 	// Viewing the float32 scratch as bytes is safe: the slice stays live for the whole call,
 	// and bytes have no alignment requirement.
 	wb := unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)
+	if mv := stdMatVecKernel(); mv != nil && n <= stdMatVecMaxN {
+		stdMatVec(mv, rt, ith, nth, barrier, counter, wb, m, n, nb, a, lda, b, ldb, c, ldc)
+		return
+	}
+	nr := rpTileRows(n)
+	ntiles := (n + nr - 1) / nr
+	ts := nb * nr * rpRec // bytes per prepared tile
 	prep := wb[:ntiles*ts]
 	per := stdThreadBytes(f, nb, nr)
 	mine := wb[(ntiles*ts+63)&^63+ith*per:][:per]

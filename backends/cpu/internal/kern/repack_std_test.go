@@ -78,6 +78,11 @@ func testGemmStd(t *testing.T, set KernelSet, rt RepackType, shapes []rpShape) {
 		runTeam(1, func(ith int, barrier func(), counter *atomic.Int64) {
 			GemmRepacked(rt, ith, 1, barrier, counter, work, s.m, s.n, s.k, ra, b, ldb, want, ldc)
 		})
+		mv := s.n <= stdMatVecMaxN && HasStdMatVec() && s.k > 0
+		if mv { // the mat-vec kernels: against the exact dots
+			checkStdExact(t, set, rt, s, a, lda, b, ldb, want, ldc)
+			want = nil
+		}
 		for _, nth := range []int{1, 2, 3} {
 			c := newC()
 			work := make([]float32, GemmStdWorkSize(rt, s.m, s.n, s.k, nth)+1)[1:]
@@ -87,6 +92,10 @@ func testGemmStd(t *testing.T, set KernelSet, rt RepackType, shapes []rpShape) {
 			runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
 				GemmStd(rt, ith, nth, barrier, counter, work, s.m, s.n, s.k, a, lda, b, ldb, c, ldc)
 			})
+			if want == nil { // identical for every nth
+				checkStdExact(t, set, rt, s, a, lda, b, ldb, c, ldc)
+				want = c
+			}
 			for j := 0; j < s.n; j++ {
 				for i := 0; i < ldc; i++ {
 					if got, w := c[j*ldc+i], want[j*ldc+i]; math.Float32bits(got) != math.Float32bits(w) {
@@ -96,6 +105,76 @@ func testGemmStd(t *testing.T, set KernelSet, rt RepackType, shapes []rpShape) {
 			}
 			if slices.ContainsFunc(c, func(v float32) bool { return v != v }) {
 				t.Fatalf("%v %v %+v nth=%d: C not fully written", set, rt, s, nth)
+			}
+		}
+	}
+}
+
+// checkStdExact checks c (GemmStd's result) against the exact dots with TestGemmRepacked's bound
+// (a little wider: the mat-vec sums per lane, then reduces), and C's padding columns.
+func checkStdExact(t *testing.T, set KernelSet, rt RepackType, s rpShape, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
+	t.Helper()
+	q := rpDot(rt)
+	nb := s.k / QK
+	for j := 0; j < s.n; j++ {
+		for i := 0; i < ldc; i++ {
+			got := c[j*ldc+i]
+			if i >= s.m {
+				if got != 777 {
+					t.Fatalf("%v %v %+v: padding of C overwritten", set, rt, s)
+				}
+				continue
+			}
+			exact, abs := q.terms(nb, a[i*lda:i*lda+nb*q.xs], b[j*ldb:j*ldb+nb*q.ys])
+			if bound := float64(nb+8) * 0x1p-24 * abs; !(math.Abs(float64(got)-exact) <= bound) {
+				t.Fatalf("%v %v %+v: c[%d][%d] = %v, exact %v (bound %g)", set, rt, s, j, i, got, exact, bound)
+			}
+		}
+	}
+}
+
+// TestMatVec4 checks the four-row mat-vec kernel of the active set against its pure-Go twin:
+// exact with unit scales (every term an integer, sums below 2^24), within the dots' bound
+// otherwise.
+func TestMatVec4(t *testing.T) {
+	mv := stdMatVecKernel()
+	if mv == nil {
+		t.Skip("no mat-vec kernels on standard weights in this kernel set")
+	}
+	r := newRand(11)
+	one := func() uint16 { return 0x3c00 }
+	randScale := func() uint16 { return f32ToF16Go(float32(math.Ldexp(0.5+r.Float64(), r.IntN(12)-8))) }
+	for _, rt := range repackTypes {
+		q := rpDot(rt)
+		for _, unit := range []bool{true, false} {
+			sc := randScale
+			if unit {
+				sc = one
+			}
+			for _, ng := range []int{1, 2, 7} {
+				nb := 4 * ng
+				lda := nb*q.xs + 3
+				x := make([]byte, 4*lda)
+				for i := 0; i < 4; i++ {
+					copy(x[i*lda:], q.genX(r, nb, sc))
+				}
+				x = x[:3*lda+nb*q.xs] // no slack after the last row
+				y := q.genY(r, nb, sc)
+				prep := make([]byte, stdMatVecSize(rt, 1, nb))
+				prepMV4(rt, nb, y, prep)
+				var got, want [4]float32
+				mv(rt, ng, x, lda, prep, &got)
+				mv4Go(rt, ng, x, lda, prep, &want)
+				for i := 0; i < 4; i++ {
+					exact, abs := q.terms(nb, x[i*lda:i*lda+nb*q.xs], y)
+					if unit && (got[i] != want[i] || float64(got[i]) != exact) {
+						t.Fatalf("%v ng=%d unit: row %d = %v, twin %v, exact %v", rt, ng, i, got[i], want[i], exact)
+					}
+					bound := float64(nb+8) * 0x1p-24 * abs
+					if !(math.Abs(float64(got[i])-exact) <= bound) || !(math.Abs(float64(want[i])-exact) <= bound) {
+						t.Fatalf("%v ng=%d: row %d = %v, twin %v, exact %v (bound %g)", rt, ng, i, got[i], want[i], exact, bound)
+					}
+				}
 			}
 		}
 	}
@@ -118,7 +197,7 @@ func BenchmarkGemmStd(b *testing.B) {
 		for i := 0; i < m; i++ {
 			a = append(a, q.genX(r, nb, sc)...)
 		}
-		for _, n := range []int{2, 3, 4, 6, 8, 16, 512} {
+		for _, n := range []int{1, 2, 3, 4, 6, 8, 16, 512} {
 			y := make([]byte, 0, n*nb*q.ys)
 			for j := 0; j < n; j++ {
 				y = append(y, q.genY(r, nb, sc)...)
