@@ -87,14 +87,19 @@ func rowDot(rt RepackType, nb int, x, y []byte) float32 {
 // of at least stdMatVecSize bytes), with GemmStd's arguments and team protocol.
 func stdMatVec(mv4 mvKernel, rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, prep []byte, m, n, nb int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
 	f := rt.format("GemmStd")
-	ps := (nb / 4) * mvGroup(rt)
-	for j := ith; j < n; j += nth {
-		prepMV4(rt, nb, b[j*ldb:j*ldb+nb*f.yblock], prep[j*ps:(j+1)*ps])
+	gsz := mvGroup(rt)
+	ps := (nb / 4) * gsz
+	// Every worker prepares its share of the n rows' groups (a contiguous range of them).
+	ng := nb / 4
+	for q := ith * n * ng / nth; q < (ith+1)*n*ng/nth; {
+		j, g := q/ng, q%ng
+		e := min(ng, g+(ith+1)*n*ng/nth-q)
+		prepMV4(rt, 4*(e-g), b[j*ldb+4*g*f.yblock:j*ldb+4*e*f.yblock], prep[j*ps+g*gsz:j*ps+e*gsz])
+		q += e - g
 	}
 	if nth > 1 {
 		barrier()
 	}
-	ng := nb / 4
 	tb := 4 * ng // first block of the tail
 	ntasks := int64((m + stdMVTaskRows - 1) / stdMVTaskRows)
 	var out [4]float32
