@@ -193,8 +193,12 @@ func mulMatWork(dst *core.Tensor, nTasks int) int64 {
 		// The GEMM scratch follows the bf16 copy of the activations.
 		conv = core.AlignUp(conv, 64) + gemmWork(dst, nTasks)
 	}
+	qw := qstdWork(dst, nTasks) // ops_mulmat_qstd.go
 	if a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0 {
-		conv = core.AlignUp(conv, 64) + 4*int64(kern.QgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks)) + 64
+		qw = max(qw, 4*int64(kern.QgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks))+64)
+	}
+	if qw > 0 {
+		conv = core.AlignUp(conv, 64) + qw
 	}
 	return conv
 }
@@ -321,7 +325,7 @@ func mulMatPaths(p *params, dst *core.Tensor) {
 		computeMulMatRepacked(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // repack_compute.go
 		return
 	}
-	if gemmPath || useQgemm(p, dst) {
+	if gemmPath || useQstd(p, dst) || useQgemm(p, dst) {
 		p.barrier() // the converted activations are complete
 		convBytes := int64(0)
 		if b.Type != vdt {
@@ -329,6 +333,10 @@ func mulMatPaths(p *params, dst *core.Tensor) {
 		}
 		if gemmPath { // BF16 weights
 			computeMulMatGemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
+			return
+		}
+		if useQstd(p, dst) {
+			computeMulMatQstd(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // ops_mulmat_qstd.go
 			return
 		}
 		computeMulMatQgemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)

@@ -136,3 +136,36 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 		rpTile256(&rpKernelsAVX2, rt, nr, nb, w, p, c, ldc, acc)
 	}
 }
+
+// hasRepackASM reports whether rpTile runs assembly (any set from avx2 up).
+func hasRepackASM() bool { return useASM }
+
+//go:noescape
+func repackStdQ40AVX2(nb int, dst, src *byte, lda int)
+
+//go:noescape
+func repackStdQ41AVX2(nb int, dst, src *byte, lda int)
+
+//go:noescape
+func repackStdQ80AVX2(nb int, dst, src *byte, lda int)
+
+// repackGroupFast converts blocks kb..kb+kn-1 of 16 full standard rows (a[r*lda:]) into kn
+// repacked superblocks (dst) in assembly; it reports false (nothing done) where this set has none.
+func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool {
+	if !useASM || kn == 0 {
+		return false
+	}
+	// Bounds checks standing in for the assembly's unchecked loads and stores.
+	_ = dst[kn*f.super-1]
+	_ = a[15*lda+(kb+kn)*f.block-1]
+	src := &a[kb*f.block]
+	switch f.super {
+	case 288:
+		repackStdQ40AVX2(kn, &dst[0], src, lda)
+	case 320:
+		repackStdQ41AVX2(kn, &dst[0], src, lda)
+	default:
+		repackStdQ80AVX2(kn, &dst[0], src, lda)
+	}
+	return true
+}

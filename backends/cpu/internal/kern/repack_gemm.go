@@ -98,24 +98,7 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 	prep := unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)[:ntiles*ts]
 
 	// Phase 1: prepare the activation tiles.
-	nprep := int64((ntiles + rpPrepTiles - 1) / rpPrepTiles)
-	for {
-		t := counter.Add(1) - 1
-		if t >= nprep {
-			break
-		}
-		for tile := int(t) * rpPrepTiles; tile < min(ntiles, int(t+1)*rpPrepTiles); tile++ {
-			p := prep[tile*ts : (tile+1)*ts]
-			for r := 0; r < nr; r++ {
-				j := tile*nr + r
-				if j >= n {
-					prepRepackZero(nb, nr, r, p)
-					continue
-				}
-				prepRepackRow(rt, nb, nr, r, b[j*ldb:j*ldb+nb*f.yblock], p)
-			}
-		}
-	}
+	nprep := rpPrepPhase(rt, counter, n, nb, nr, b, ldb, prep)
 	base := nprep + int64(nth)
 	if nth > 1 {
 		barrier()
@@ -165,6 +148,33 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 					i1 := min(m, i0+RepackRows)
 					copy(c[(tile*nr+r)*ldc+i0:(tile*nr+r)*ldc+i1], tmp[r*RepackRows:r*RepackRows+i1-i0])
 				}
+			}
+		}
+	}
+}
+
+// rpPrepPhase is phase 1 of GemmRepacked and GemmStd: tasks of rpPrepTiles activation tiles,
+// claimed from the counter, copied from b (n rows ldb bytes apart, nb blocks each) into prep
+// (tiles of nr rows, rows past n zero). It returns the number of tasks.
+func rpPrepPhase(rt RepackType, counter *atomic.Int64, n, nb, nr int, b []byte, ldb int, prep []byte) int64 {
+	f := rt.format("GemmRepacked")
+	ntiles := (n + nr - 1) / nr
+	ts := nb * nr * rpRec
+	nprep := int64((ntiles + rpPrepTiles - 1) / rpPrepTiles)
+	for {
+		t := counter.Add(1) - 1
+		if t >= nprep {
+			return nprep
+		}
+		for tile := int(t) * rpPrepTiles; tile < min(ntiles, int(t+1)*rpPrepTiles); tile++ {
+			p := prep[tile*ts : (tile+1)*ts]
+			for r := 0; r < nr; r++ {
+				j := tile*nr + r
+				if j >= n {
+					prepRepackZero(nb, nr, r, p)
+					continue
+				}
+				prepRepackRow(rt, nb, nr, r, b[j*ldb:j*ldb+nb*f.yblock], p)
 			}
 		}
 	}

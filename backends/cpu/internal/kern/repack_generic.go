@@ -6,3 +6,9 @@ package kern
 func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum bool) {
 	rpTileGo(rt, nr, nb, w, p, c, ldc, accum)
 }
+
+// hasRepackASM reports whether rpTile runs assembly: never in this build.
+func hasRepackASM() bool { return false }
+
+// repackGroupFast reports false: no assembly in this build.
+func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool { return false }
