@@ -40,6 +40,12 @@ func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, l
 //go:noescape
 func iq4nlTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
+// iq4nlPrepVNNI stages a Q8_0 row for iq4nlTile1VNNI (kTileSpec.stage = 576 bytes per step
+// of eight blocks: quants, −128·Σ q8 per dword, dy).
+//
+//go:noescape
+func iq4nlPrepVNNI(nb int, y *byte, buf *byte)
+
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
 // kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
@@ -56,13 +62,18 @@ var hasBMI2 = cpuid.CPU.Supports(cpuid.BMI2)
 
 // kernels returns the active kernel set's tile kernels for s (nil where it has none: the
 // driver then runs the row dots).
-func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
+// prep is the staging function the 1-row kernel needs (nil where it reads the rows as they
+// are).
+func (s *kTileSpec) kernels() (k1, k4 kTileKernel, prep kTilePrep) {
 	if !useASM || !useVNNI {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if (s == iq4xsTile || s == iq4nlTile) && !hasVBMI || s == iq4xsTile && !hasBMI2 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ks := kTileKernels512[s]
-	return ks[0], ks[1]
+	if s == iq4nlTile {
+		prep = iq4nlPrepVNNI
+	}
+	return ks[0], ks[1], prep
 }

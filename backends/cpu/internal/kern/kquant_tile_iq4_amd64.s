@@ -278,6 +278,11 @@ iqx4_sb:
 // indices of chunks 0-3, Z28 zero, Z30 0x80 bytes, K3 accum.
 
 #define IQ4N_CONSTS \
+	IQ4N_CONSTS0 \
+	MOVQ            accum+64(FP), DX \
+	KMOVW           DX, K3
+
+#define IQ4N_CONSTS0 \
 	VBROADCASTI32X4 iqTabS<>(SB), Z24 \
 	VMOVDQU64       iqShift0404<>(SB), Z25 \
 	VMOVDQU64       iqIdxDx<>(SB), Z26 \
@@ -289,9 +294,7 @@ iqx4_sb:
 	MOVL            $0x80808080, DX \
 	VPBROADCASTD    DX, Z30 \
 	VMOVDQU64       iqArr012<>(SB), Z22 \
-	VMOVDQU64       iqArr3<>(SB), Z23 \
-	MOVQ            accum+64(FP), DX \
-	KMOVW           DX, K3
+	VMOVDQU64       iqArr3<>(SB), Z23
 
 // IQ4N_CHUNK(o, zarr, zc, zneg): the codes of chunk c (blocks 2c and 2c+1, from the 64 bytes
 // at o(AX) rearranged by zarr to [quants 2c, quants 2c, quants 2c+1, quants 2c+1]) as signed
@@ -379,23 +382,90 @@ iqx4_sb:
 	VADDPS acc2, acc, acc \
 	STORE(acc, yacc, dst)
 
+// The 1-row kernel (the mat-vec) streams each weight byte once, so it moves everything that
+// belongs to the activations out of the row loop: iq4nlPrepVNNI stages the Q8_0 row once per
+// call (kTileSpec.prep) as, per step of eight blocks (576 bytes, 64-byte aligned), the 256 quants without
+// their scales, −128·Σ q8 per dword (256 bytes) and the eight dy as floats (32 bytes). The
+// codes then map to kvalues+128 (unsigned, iqTabU) against the signed quants, and the dword
+// sums start from the activations' offsets: per chunk one load, one VPDPBUSD, a convert and
+// an FMA. The integer sum per dword and every float operation are those of the 4-row kernel.
+
+// IQ4N_CODESU(o, zarr, zc): the codes of chunk c (as IQ4N_CHUNK) as kvalues+128 into zc.
+#define IQ4N_CODESU(o, zarr, zc) \
+	VMOVDQU64 o(AX), zc \
+	VPERMB    zc, zarr, zc \
+	VPSRLVW   Z25, zc, zc \
+	VPERMB    Z21, zc, zc
+
+// NLPREP(q0, q1, o): chunk o/64 of the Q8_0 blocks at BX (quants at q0 and q1) into the
+// frame step at R10: the quants at o, −128·Σ4 q8 per dword at 256+o.
+#define NLPREP(q0, q1, o) \
+	VMOVDQU      q0(BX), Y10 \
+	VINSERTI64X4 $1, q1(BX), Z10, Z10 \
+	VMOVDQU64    Z10, o(R10) \
+	VPXORD       Z11, Z11, Z11 \
+	VPDPBUSD     Z10, Z30, Z11 \
+	VPSUBD       Z11, Z28, Z11 \
+	VMOVDQU64    Z11, 256+o(R10)
+
+// KNL1(o, zc, zidx, acc): chunk o/64 of the frame step at R10 against the codes zc, Y9 =
+// dx·dy of the eight blocks.
+#define KNL1(o, zc, zidx, acc) \
+	VPERMPS     Z9, zidx, Z8 \
+	VMOVDQU64   256+o(R10), Z11 \
+	VPDPBUSD    o(R10), zc, Z11 \
+	VCVTDQ2PS   Z11, Z11 \
+	VFMADD231PS Z8, Z11, acc
+
+// func iq4nlPrepVNNI(nb int, y *byte, buf *byte)
+// The staged form of nb steps of the Q8_0 row at y into buf (576·nb bytes, 64-byte aligned).
+TEXT ·iq4nlPrepVNNI(SB), NOSPLIT, $0-24
+	IQ4N_CONSTS0
+	MOVQ y+8(FP), BX
+	MOVQ buf+16(FP), R10
+	MOVQ nb+0(FP), CX
+iqnp_step:
+	DYQ8((BX))
+	VMOVUPS Y9, 512(R10)
+	NLPREP(2, 36, 0)
+	NLPREP(70, 104, 64)
+	NLPREP(138, 172, 128)
+	NLPREP(206, 240, 192)
+	ADDQ    $272, BX
+	ADDQ    $576, R10
+	DECQ    CX
+	JNZ     iqnp_step
+	VZEROUPPER
+	RET
+
 // func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
-// (nb counts groups of eight blocks)
+// (nb counts groups of eight blocks; y is the staged row of iq4nlPrepVNNI, ldy unused)
 TEXT ·iq4nlTile1VNNI(SB), NOSPLIT, $0-72
 	IQ4N_CONSTS
-	MOVQ x+8(FP), SI
-	MOVQ c+48(FP), DI
+	VBROADCASTI32X4 iqTabU<>(SB), Z21
+	MOVQ            x+8(FP), SI
+	MOVQ            c+48(FP), DI
 iqn1_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z0, Z0, Z0
 	MOVQ   SI, AX
-	MOVQ   y+32(FP), BX
+	MOVQ   y+32(FP), R10
 	MOVQ   nb+0(FP), CX
 iqn1_sb:
-	IQ4N_SB
-	KCOLN((BX), Z16, Z0)
+	VMOVDQU64 0(AX), Z8
+	VPERMT2W  64(AX), Z26, Z8
+	VCVTPH2PS X8, Y20
+	VMULPS    512(R10), Y20, Y9
+	IQ4N_CODESU(2, Z22, Z4)
+	IQ4N_CODESU(38, Z22, Z5)
+	IQ4N_CODESU(74, Z22, Z6)
+	IQ4N_CODESU(80, Z23, Z7)
+	KNL1(0, Z4, Z27, Z16)
+	KNL1(64, Z5, Z29, Z0)
+	KNL1(128, Z6, Z12, Z16)
+	KNL1(192, Z7, Z13, Z0)
 	ADDQ   $144, AX
-	ADDQ   $272, BX
+	ADDQ   $576, R10
 	DECQ   CX
 	JNZ    iqn1_sb
 	STOREN(Z16, Y16, Z0, (DI))

@@ -96,7 +96,7 @@ func TestKQuantTileKernelsActive(t *testing.T) {
 	for name, s := range map[string]*kTileSpec{
 		"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile, "iq4_xs": iq4xsTile, "iq4_nl": iq4nlTile,
 	} {
-		k1, k4 := s.kernels()
+		k1, k4, _ := s.kernels()
 		t.Logf("%s tile kernels: 1-row %v, 4-row %v (VNNI %v)", name, k1 != nil, k4 != nil, kqVNNI())
 		want := kqVNNI() && (name[:3] != "iq4" || hasVBMI) && (name != "iq4_xs" || hasBMI2)
 		if want && (k1 == nil || k4 == nil) {
@@ -118,7 +118,7 @@ func TestKQuantTileFullRange(t *testing.T) {
 		if s == nil {
 			continue
 		}
-		if k1, _ := s.kernels(); k1 == nil {
+		if k1, _, _ := s.kernels(); k1 == nil {
 			t.Logf("%s: no tile kernels in this set", c.name)
 			continue
 		}
