@@ -46,6 +46,33 @@ func iq4nlTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, l
 //go:noescape
 func iq4nlPrepVNNI(nb int, y *byte, buf *byte)
 
+// The 256-bit tile kernels of kquant_tile256_amd64.s: AVX2 (VPMADDUBSW + VPMADDWD) and
+// AVX-VNNI (VPMADDUBSW + VEX VPDPWSSD), Y0-Y15 only.
+
+//go:noescape
+func q4kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q4kTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q4kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q4kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
 // kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
@@ -57,23 +84,42 @@ var kTileKernels512 = map[*kTileSpec][2]kTileKernel{
 	iq4nlTile: {iq4nlTile1VNNI, iq4nlTile4VNNI},
 }
 
+// kTileKernelsVNNI256 and kTileKernelsAVX2 are the 256-bit kernels of the AVX-VNNI and AVX2
+// sets by spec: [1 activation row, 4 rows].
+var (
+	kTileKernelsVNNI256 = map[*kTileSpec][2]kTileKernel{
+		q4kTile: {q4kTile1AVXVNNI, q4kTile4AVXVNNI},
+		q6kTile: {q6kTile1AVXVNNI, q6kTile4AVXVNNI},
+	}
+	kTileKernelsAVX2 = map[*kTileSpec][2]kTileKernel{
+		q4kTile: {q4kTile1AVX2, q4kTile4AVX2},
+		q6kTile: {q6kTile1AVX2, q6kTile4AVX2},
+	}
+)
+
 // hasBMI2: the IQ4_XS kernels spread the scale nibbles with PDEP.
 var hasBMI2 = cpuid.CPU.Supports(cpuid.BMI2)
 
 // kernels returns the active kernel set's tile kernels for s (nil where it has none: the
-// driver then runs the row dots).
-// prep is the staging function the 1-row kernel needs (nil where it reads the rows as they
-// are).
+// driver then runs the row dots): the AVX-512 VNNI ones, else the 256-bit AVX-VNNI, else the
+// AVX2 ones. prep is the staging function the 1-row kernel needs (nil where it reads the rows
+// as they are).
 func (s *kTileSpec) kernels() (k1, k4 kTileKernel, prep kTilePrep) {
-	if !useASM || !useVNNI {
+	if !useASM {
 		return nil, nil, nil
 	}
-	if (s == iq4xsTile || s == iq4nlTile) && !hasVBMI || s == iq4xsTile && !hasBMI2 {
-		return nil, nil, nil
+	if useVNNI && ((s != iq4xsTile && s != iq4nlTile) || hasVBMI) && (s != iq4xsTile || hasBMI2) {
+		ks := kTileKernels512[s]
+		if s == iq4nlTile {
+			prep = iq4nlPrepVNNI
+		}
+		return ks[0], ks[1], prep
 	}
-	ks := kTileKernels512[s]
-	if s == iq4nlTile {
-		prep = iq4nlPrepVNNI
+	if ks, ok := kTileKernelsVNNI256[s]; ok && useAVXVNNI {
+		return ks[0], ks[1], nil
 	}
-	return ks[0], ks[1], prep
+	if ks, ok := kTileKernelsAVX2[s]; ok {
+		return ks[0], ks[1], nil
+	}
+	return nil, nil, nil
 }
