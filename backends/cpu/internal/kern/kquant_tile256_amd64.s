@@ -10,11 +10,11 @@
 // and sums them into dwords: VPMADDWD + VPADDD in the AVX2 kernels, one VEX VPDPWSSD in the
 // AVX-VNNI ones (BYTE-encoded: the Go assembler knows only its EVEX form). Per super-block the
 // 8 int32 lanes of each activation row are converted to float and scaled by d·dy; the mins
-// (Q4_K) or the −32 offset (Q6_K) come from the Q8_K bsums by VPMADDWD. At the end of a row
+// (Q4_K, Q5_K) or the −32 offset (Q6_K) come from the Q8_K bsums by VPMADDWD. At the end of a row
 // each accumulator is summed horizontally and stored to c (added to it when accum != 0).
 //
 // Registers: Y4-Y7 int32 sums of activation rows 0-3, Y10 pair sums, Y11-Y14 float
-// accumulators; Q4_K: Y0 nibble mask, Y1 the scales as words, Y2/Y3 the scales of the two
+// accumulators; Q4_K, Q5_K: Y0 nibble mask, Y1 the scales as words, Y2/Y3 the scales of the two
 // sub-blocks in flight, Y8/Y9 their codes, Y15 the mins per bsum; Q6_K: Y0/Y1 ql, Y2 qh of
 // the half in flight, Y8 codes, Y9 scales (AVX-VNNI), the frame the 8 scale vectors of a
 // super-block (32·c + 128·half: sub-block 2c of the half in the low 128 bits, 2c+1 high).
@@ -79,6 +79,11 @@ DATA kt2M30<>+8(SB)/8, $0x3030303030303030
 DATA kt2M30<>+16(SB)/8, $0x3030303030303030
 DATA kt2M30<>+24(SB)/8, $0x3030303030303030
 GLOBL kt2M30<>(SB), RODATA|NOPTR, $32
+DATA kt2M10<>+0(SB)/8, $0x1010101010101010
+DATA kt2M10<>+8(SB)/8, $0x1010101010101010
+DATA kt2M10<>+16(SB)/8, $0x1010101010101010
+DATA kt2M10<>+24(SB)/8, $0x1010101010101010
+GLOBL kt2M10<>(SB), RODATA|NOPTR, $32
 
 // STORE2(acc, xacc, dst): dst = Σ lanes of acc (+ dst where X3 is all ones: accum).
 #define STORE2(acc, xacc, dst) \
@@ -135,6 +140,26 @@ GLOBL kt2M30<>(SB), RODATA|NOPTR, $32
 	VPAND   Y0, Y9, Y9 \
 	VPSHUFB kt2BcW<>+so0(SB), Y1, Y2 \
 	VPSHUFB kt2BcW<>+so1(SB), Y1, Y3
+
+// Q5K2_HL(n, codes), Q5K2_HR(n, codes), Q5K2_H4(codes): the fifth bit of the Q5_K codes
+// (bit 4−n, 4+n or 4 of the qh bytes at 16(AX), shifted to bit 4) into codes. The word
+// shifts move no other byte's bit into bit 4.
+#define Q5K2_HL(n, codes) \
+	VMOVDQU 16(AX), Y10 \
+	VPSLLW  $n, Y10, Y10 \
+	VPAND   kt2M10<>(SB), Y10, Y10 \
+	VPOR    Y10, codes, codes
+
+#define Q5K2_HR(n, codes) \
+	VMOVDQU 16(AX), Y10 \
+	VPSRLW  $n, Y10, Y10 \
+	VPAND   kt2M10<>(SB), Y10, Y10 \
+	VPOR    Y10, codes, codes
+
+#define Q5K2_H4(codes) \
+	VMOVDQU 16(AX), Y10 \
+	VPAND   kt2M10<>(SB), Y10, Y10 \
+	VPOR    Y10, codes, codes
 
 // Q4K2_D: d and dmin of the super-block at AX broadcast into Y8 and Y9.
 #define Q4K2_D \
@@ -1021,5 +1046,415 @@ q6k4avxvnni_sb:
 	ADDQ $4, DI
 	DECQ m+24(FP)
 	JNZ q6k4avxvnni_row
+	VZEROUPPER
+	RET
+
+// func q5kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·q5kTile1AVX2(SB), NOSPLIT, $0-72
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+	MOVL $0x0f0f0f0f, DX
+	VMOVD DX, X0
+	VPBROADCASTD X0, Y0
+q5k1avx2_row:
+	VXORPS Y11, Y11, Y11
+	MOVQ SI, AX
+	MOVQ y+32(FP), BX
+	MOVQ nb+0(FP), CX
+q5k1avx2_sb:
+	Q4K2_SB
+	VPXOR Y4, Y4, Y4
+	Q4K2_J(48, 0, 32)
+	Q5K2_HL(4, Y8)
+	Q5K2_HL(3, Y9)
+	VPMADDUBSW 4(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 36(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	Q4K2_J(80, 64, 96)
+	Q5K2_HL(2, Y8)
+	Q5K2_HL(1, Y9)
+	VPMADDUBSW 68(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 100(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	Q4K2_J(112, 128, 160)
+	Q5K2_H4(Y8)
+	Q5K2_HR(1, Y9)
+	VPMADDUBSW 132(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 164(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	Q4K2_J(144, 192, 224)
+	Q5K2_HR(2, Y8)
+	Q5K2_HR(3, Y9)
+	VPMADDUBSW 196(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 228(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	Q4K2_D
+	Q4K2_FIN((BX), Y4, Y11)
+	ADDQ $176, AX
+	ADDQ $292, BX
+	DECQ CX
+	JNZ q5k1avx2_sb
+	MOVQ accum+64(FP), DX
+	NEGQ DX
+	VMOVQ DX, X3
+	STORE2(Y11, X11, (DI))
+	ADDQ ldx+16(FP), SI
+	ADDQ $4, DI
+	DECQ m+24(FP)
+	JNZ q5k1avx2_row
+	VZEROUPPER
+	RET
+
+// func q5kTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·q5kTile4AVX2(SB), NOSPLIT, $0-72
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+	MOVQ ldy+40(FP), R11
+	LEAQ (R11)(R11*2), R12
+	MOVL $0x0f0f0f0f, DX
+	VMOVD DX, X0
+	VPBROADCASTD X0, Y0
+q5k4avx2_row:
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	MOVQ SI, AX
+	MOVQ y+32(FP), BX
+	MOVQ nb+0(FP), CX
+q5k4avx2_sb:
+	Q4K2_SB
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	Q4K2_J(48, 0, 32)
+	Q5K2_HL(4, Y8)
+	Q5K2_HL(3, Y9)
+	VPMADDUBSW 4(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 36(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 4(BX)(R11*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 36(BX)(R11*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 4(BX)(R11*2), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 36(BX)(R11*2), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 4(BX)(R12*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	VPMADDUBSW 36(BX)(R12*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	Q4K2_J(80, 64, 96)
+	Q5K2_HL(2, Y8)
+	Q5K2_HL(1, Y9)
+	VPMADDUBSW 68(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 100(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 68(BX)(R11*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 100(BX)(R11*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 68(BX)(R11*2), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 100(BX)(R11*2), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 68(BX)(R12*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	VPMADDUBSW 100(BX)(R12*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	Q4K2_J(112, 128, 160)
+	Q5K2_H4(Y8)
+	Q5K2_HR(1, Y9)
+	VPMADDUBSW 132(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 164(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 132(BX)(R11*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 164(BX)(R11*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 132(BX)(R11*2), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 164(BX)(R11*2), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 132(BX)(R12*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	VPMADDUBSW 164(BX)(R12*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	Q4K2_J(144, 192, 224)
+	Q5K2_HR(2, Y8)
+	Q5K2_HR(3, Y9)
+	VPMADDUBSW 196(BX), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 228(BX), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y4, Y4
+	VPMADDUBSW 196(BX)(R11*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 228(BX)(R11*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y5, Y5
+	VPMADDUBSW 196(BX)(R11*2), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 228(BX)(R11*2), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y6, Y6
+	VPMADDUBSW 196(BX)(R12*1), Y8, Y10
+	VPMADDWD Y2, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	VPMADDUBSW 228(BX)(R12*1), Y9, Y10
+	VPMADDWD Y3, Y10, Y10
+	VPADDD Y10, Y7, Y7
+	Q4K2_D
+	Q4K2_FIN((BX), Y4, Y11)
+	Q4K2_FIN((BX)(R11*1), Y5, Y12)
+	Q4K2_FIN((BX)(R11*2), Y6, Y13)
+	Q4K2_FIN((BX)(R12*1), Y7, Y14)
+	ADDQ $176, AX
+	ADDQ $292, BX
+	DECQ CX
+	JNZ q5k4avx2_sb
+	MOVQ accum+64(FP), DX
+	NEGQ DX
+	VMOVQ DX, X3
+	MOVQ ldc+56(FP), R8
+	SHLQ $2, R8
+	LEAQ (DI)(R8*2), R9
+	STORE2(Y11, X11, (DI))
+	STORE2(Y12, X12, (DI)(R8*1))
+	STORE2(Y13, X13, (R9))
+	STORE2(Y14, X14, (R9)(R8*1))
+	ADDQ ldx+16(FP), SI
+	ADDQ $4, DI
+	DECQ m+24(FP)
+	JNZ q5k4avx2_row
+	VZEROUPPER
+	RET
+
+// func q5kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·q5kTile1AVXVNNI(SB), NOSPLIT, $0-72
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+	MOVL $0x0f0f0f0f, DX
+	VMOVD DX, X0
+	VPBROADCASTD X0, Y0
+q5k1avxvnni_row:
+	VXORPS Y11, Y11, Y11
+	MOVQ SI, AX
+	MOVQ y+32(FP), BX
+	MOVQ nb+0(FP), CX
+q5k1avxvnni_sb:
+	Q4K2_SB
+	VPXOR Y4, Y4, Y4
+	Q4K2_J(48, 0, 32)
+	Q5K2_HL(4, Y8)
+	Q5K2_HL(3, Y9)
+	VPMADDUBSW 4(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 36(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	Q4K2_J(80, 64, 96)
+	Q5K2_HL(2, Y8)
+	Q5K2_HL(1, Y9)
+	VPMADDUBSW 68(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 100(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	Q4K2_J(112, 128, 160)
+	Q5K2_H4(Y8)
+	Q5K2_HR(1, Y9)
+	VPMADDUBSW 132(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 164(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	Q4K2_J(144, 192, 224)
+	Q5K2_HR(2, Y8)
+	Q5K2_HR(3, Y9)
+	VPMADDUBSW 196(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 228(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	Q4K2_D
+	Q4K2_FIN((BX), Y4, Y11)
+	ADDQ $176, AX
+	ADDQ $292, BX
+	DECQ CX
+	JNZ q5k1avxvnni_sb
+	MOVQ accum+64(FP), DX
+	NEGQ DX
+	VMOVQ DX, X3
+	STORE2(Y11, X11, (DI))
+	ADDQ ldx+16(FP), SI
+	ADDQ $4, DI
+	DECQ m+24(FP)
+	JNZ q5k1avxvnni_row
+	VZEROUPPER
+	RET
+
+// func q5kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+TEXT ·q5kTile4AVXVNNI(SB), NOSPLIT, $0-72
+	MOVQ x+8(FP), SI
+	MOVQ c+48(FP), DI
+	MOVQ ldy+40(FP), R11
+	LEAQ (R11)(R11*2), R12
+	MOVL $0x0f0f0f0f, DX
+	VMOVD DX, X0
+	VPBROADCASTD X0, Y0
+q5k4avxvnni_row:
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	MOVQ SI, AX
+	MOVQ y+32(FP), BX
+	MOVQ nb+0(FP), CX
+q5k4avxvnni_sb:
+	Q4K2_SB
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	Q4K2_J(48, 0, 32)
+	Q5K2_HL(4, Y8)
+	Q5K2_HL(3, Y9)
+	VPMADDUBSW 4(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 36(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	VPMADDUBSW 4(BX)(R11*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xea // vpdpwssd ymm5, ymm10, ymm2
+	VPMADDUBSW 36(BX)(R11*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xeb // vpdpwssd ymm5, ymm10, ymm3
+	VPMADDUBSW 4(BX)(R11*2), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf2 // vpdpwssd ymm6, ymm10, ymm2
+	VPMADDUBSW 36(BX)(R11*2), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf3 // vpdpwssd ymm6, ymm10, ymm3
+	VPMADDUBSW 4(BX)(R12*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfa // vpdpwssd ymm7, ymm10, ymm2
+	VPMADDUBSW 36(BX)(R12*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfb // vpdpwssd ymm7, ymm10, ymm3
+	Q4K2_J(80, 64, 96)
+	Q5K2_HL(2, Y8)
+	Q5K2_HL(1, Y9)
+	VPMADDUBSW 68(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 100(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	VPMADDUBSW 68(BX)(R11*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xea // vpdpwssd ymm5, ymm10, ymm2
+	VPMADDUBSW 100(BX)(R11*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xeb // vpdpwssd ymm5, ymm10, ymm3
+	VPMADDUBSW 68(BX)(R11*2), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf2 // vpdpwssd ymm6, ymm10, ymm2
+	VPMADDUBSW 100(BX)(R11*2), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf3 // vpdpwssd ymm6, ymm10, ymm3
+	VPMADDUBSW 68(BX)(R12*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfa // vpdpwssd ymm7, ymm10, ymm2
+	VPMADDUBSW 100(BX)(R12*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfb // vpdpwssd ymm7, ymm10, ymm3
+	Q4K2_J(112, 128, 160)
+	Q5K2_H4(Y8)
+	Q5K2_HR(1, Y9)
+	VPMADDUBSW 132(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 164(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	VPMADDUBSW 132(BX)(R11*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xea // vpdpwssd ymm5, ymm10, ymm2
+	VPMADDUBSW 164(BX)(R11*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xeb // vpdpwssd ymm5, ymm10, ymm3
+	VPMADDUBSW 132(BX)(R11*2), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf2 // vpdpwssd ymm6, ymm10, ymm2
+	VPMADDUBSW 164(BX)(R11*2), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf3 // vpdpwssd ymm6, ymm10, ymm3
+	VPMADDUBSW 132(BX)(R12*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfa // vpdpwssd ymm7, ymm10, ymm2
+	VPMADDUBSW 164(BX)(R12*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfb // vpdpwssd ymm7, ymm10, ymm3
+	Q4K2_J(144, 192, 224)
+	Q5K2_HR(2, Y8)
+	Q5K2_HR(3, Y9)
+	VPMADDUBSW 196(BX), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe2 // vpdpwssd ymm4, ymm10, ymm2
+	VPMADDUBSW 228(BX), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xe3 // vpdpwssd ymm4, ymm10, ymm3
+	VPMADDUBSW 196(BX)(R11*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xea // vpdpwssd ymm5, ymm10, ymm2
+	VPMADDUBSW 228(BX)(R11*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xeb // vpdpwssd ymm5, ymm10, ymm3
+	VPMADDUBSW 196(BX)(R11*2), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf2 // vpdpwssd ymm6, ymm10, ymm2
+	VPMADDUBSW 228(BX)(R11*2), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xf3 // vpdpwssd ymm6, ymm10, ymm3
+	VPMADDUBSW 196(BX)(R12*1), Y8, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfa // vpdpwssd ymm7, ymm10, ymm2
+	VPMADDUBSW 228(BX)(R12*1), Y9, Y10
+	BYTE $0xC4; BYTE $0xe2; BYTE $0x2d; BYTE $0x52; BYTE $0xfb // vpdpwssd ymm7, ymm10, ymm3
+	Q4K2_D
+	Q4K2_FIN((BX), Y4, Y11)
+	Q4K2_FIN((BX)(R11*1), Y5, Y12)
+	Q4K2_FIN((BX)(R11*2), Y6, Y13)
+	Q4K2_FIN((BX)(R12*1), Y7, Y14)
+	ADDQ $176, AX
+	ADDQ $292, BX
+	DECQ CX
+	JNZ q5k4avxvnni_sb
+	MOVQ accum+64(FP), DX
+	NEGQ DX
+	VMOVQ DX, X3
+	MOVQ ldc+56(FP), R8
+	SHLQ $2, R8
+	LEAQ (DI)(R8*2), R9
+	STORE2(Y11, X11, (DI))
+	STORE2(Y12, X12, (DI)(R8*1))
+	STORE2(Y13, X13, (R9))
+	STORE2(Y14, X14, (R9)(R8*1))
+	ADDQ ldx+16(FP), SI
+	ADDQ $4, DI
+	DECQ m+24(FP)
+	JNZ q5k4avxvnni_row
 	VZEROUPPER
 	RET

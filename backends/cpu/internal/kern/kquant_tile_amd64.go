@@ -73,6 +73,18 @@ func q6kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, 
 //go:noescape
 func q6kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
+//go:noescape
+func q5kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
 // kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
@@ -89,10 +101,12 @@ var kTileKernels512 = map[*kTileSpec][2]kTileKernel{
 var (
 	kTileKernelsVNNI256 = map[*kTileSpec][2]kTileKernel{
 		q4kTile: {q4kTile1AVXVNNI, q4kTile4AVXVNNI},
+		q5kTile: {q5kTile1AVXVNNI, q5kTile4AVXVNNI},
 		q6kTile: {q6kTile1AVXVNNI, q6kTile4AVXVNNI},
 	}
 	kTileKernelsAVX2 = map[*kTileSpec][2]kTileKernel{
 		q4kTile: {q4kTile1AVX2, q4kTile4AVX2},
+		q5kTile: {q5kTile1AVX2, q5kTile4AVX2},
 		q6kTile: {q6kTile1AVX2, q6kTile4AVX2},
 	}
 )

@@ -32,9 +32,8 @@ func kTileWant(s KernelSet) map[string][2]string {
 		suf = "AVXVNNI"
 	}
 	if s >= SetAVX2 {
-		for _, name := range []string{"q4_K", "q6_K"} {
+		for name, p := range map[string]string{"q4_K": "q4k", "q5_K": "q5k", "q6_K": "q6k"} {
 			if _, ok := want[name]; !ok {
-				p := map[string]string{"q4_K": "q4k", "q6_K": "q6k"}[name]
 				want[name] = [2]string{p + "Tile1" + suf, p + "Tile4" + suf}
 			}
 		}
