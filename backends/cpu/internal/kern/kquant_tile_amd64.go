@@ -85,6 +85,24 @@ func q5kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, 
 //go:noescape
 func q5kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
+//go:noescape
+func iq4xsTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4nlTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4nlTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
 // kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
@@ -103,11 +121,16 @@ var (
 		q4kTile: {q4kTile1AVXVNNI, q4kTile4AVXVNNI},
 		q5kTile: {q5kTile1AVXVNNI, q5kTile4AVXVNNI},
 		q6kTile: {q6kTile1AVXVNNI, q6kTile4AVXVNNI},
+		// IQ4_XS needs BMI2 (kernels); IQ4_NL has only the AVX2 form (the same op count).
+		iq4xsTile: {iq4xsTile1AVXVNNI, iq4xsTile4AVXVNNI},
+		iq4nlTile: {iq4nlTile1AVX2, iq4nlTile4AVX2},
 	}
 	kTileKernelsAVX2 = map[*kTileSpec][2]kTileKernel{
-		q4kTile: {q4kTile1AVX2, q4kTile4AVX2},
-		q5kTile: {q5kTile1AVX2, q5kTile4AVX2},
-		q6kTile: {q6kTile1AVX2, q6kTile4AVX2},
+		q4kTile:   {q4kTile1AVX2, q4kTile4AVX2},
+		q5kTile:   {q5kTile1AVX2, q5kTile4AVX2},
+		q6kTile:   {q6kTile1AVX2, q6kTile4AVX2},
+		iq4xsTile: {iq4xsTile1AVX2, iq4xsTile4AVX2},
+		iq4nlTile: {iq4nlTile1AVX2, iq4nlTile4AVX2},
 	}
 )
 
@@ -128,6 +151,9 @@ func (s *kTileSpec) kernels() (k1, k4 kTileKernel, prep kTilePrep) {
 			prep = iq4nlPrepVNNI
 		}
 		return ks[0], ks[1], prep
+	}
+	if s == iq4xsTile && !hasBMI2 {
+		return nil, nil, nil
 	}
 	if ks, ok := kTileKernelsVNNI256[s]; ok && useAVXVNNI {
 		return ks[0], ks[1], nil

@@ -32,9 +32,13 @@ func kTileWant(s KernelSet) map[string][2]string {
 		suf = "AVXVNNI"
 	}
 	if s >= SetAVX2 {
-		for name, p := range map[string]string{"q4_K": "q4k", "q5_K": "q5k", "q6_K": "q6k"} {
-			if _, ok := want[name]; !ok {
-				want[name] = [2]string{p + "Tile1" + suf, p + "Tile4" + suf}
+		for name, p := range map[string]string{"q4_K": "q4k", "q5_K": "q5k", "q6_K": "q6k", "iq4_xs": "iq4xs", "iq4_nl": "iq4nl"} {
+			sp := suf
+			if name == "iq4_nl" {
+				sp = "AVX2" // one form for both sets
+			}
+			if _, ok := want[name]; !ok && (name != "iq4_xs" || hasBMI2) {
+				want[name] = [2]string{p + "Tile1" + sp, p + "Tile4" + sp}
 			}
 		}
 	}
