@@ -141,7 +141,7 @@ var (
 	q5kTile   = &kTileSpec{op: "TileQ5_KQ8_K", qk: qkK, xb: blockQ5_K, yb: blockQ8_K, dot: DotQ5_KQ8_K}
 	q6kTile   = &kTileSpec{op: "TileQ6_KQ8_K", qk: qkK, xb: blockQ6_K, yb: blockQ8_K, dot: DotQ6_KQ8_K}
 	iq4xsTile = &kTileSpec{op: "TileIQ4_XSQ8_K", qk: qkK, xb: blockIQ4XS, yb: blockQ8_K, dot: DotIQ4_XSQ8_K}
-	iq4nlTile = &kTileSpec{op: "TileIQ4_NLQ8_0", qk: QK, xb: blockIQ4NL, yb: BlockQ8_0Size, group: 8, stage: 576, dot: DotIQ4_NLQ8_0}
+	iq4nlTile = &kTileSpec{op: "TileIQ4_NLQ8_0", qk: QK, xb: blockIQ4NL, yb: BlockQ8_0Size, group: 8, stage: 320, dot: DotIQ4_NLQ8_0}
 )
 
 // TileQ4_KQ8_K is the KTile of Q4_K weights and Q8_K activations.

@@ -40,8 +40,8 @@ func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, l
 //go:noescape
 func iq4nlTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
-// iq4nlPrepVNNI stages a Q8_0 row for iq4nlTile1VNNI (kTileSpec.stage = 576 bytes per step
-// of eight blocks: quants, −128·Σ q8 per dword, dy).
+// iq4nlPrepVNNI stages a Q8_0 row for iq4nlTile1VNNI (kTileSpec.stage = 320 bytes per step
+// of eight blocks: quants + 128, dy).
 //
 //go:noescape
 func iq4nlPrepVNNI(nb int, y *byte, buf *byte)
