@@ -6,11 +6,12 @@ import (
 )
 
 // Tiles of K-quant and IQ4 dot products: one call computes the dots of m weight rows against
-// n activation rows, so that the kernels (kquant_tile_amd64.s) unpack a weight super-block
-// once for several activation rows and keep the whole row loop in assembly. The mat-vec
-// (n == 1) is then a stream of weight bytes; the tile (n > 1) reuses each unpacked
-// super-block for four activation rows with the activations blocked over k so that they stay
-// in L1.
+// n activation rows, so that the kernels (kquant_tile_amd64.s and kquant_tile_iq4_amd64.s for
+// the AVX-512 VNNI set, kquant_tile256_amd64.s for the AVX2 and AVX-VNNI sets) unpack a
+// weight super-block once for several activation rows and keep the whole row loop in
+// assembly. The mat-vec (n == 1) is then a stream of weight bytes; the tile (n > 1) reuses
+// each unpacked super-block for four activation rows with the activations blocked over k so
+// that they stay in L1.
 
 // KTile is a tiled dot of one weight type: c[j*ldc+i] = dot(x[i*ldx:], y[j*ldy:]) over k
 // elements for i < m, j < n (the rows are k/256 super-blocks of the weight type and Q8_K, or
