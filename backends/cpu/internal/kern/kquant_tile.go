@@ -1,11 +1,17 @@
 package kern
 
+import (
+	"sync"
+	"unsafe"
+)
+
 // Tiles of K-quant and IQ4 dot products: one call computes the dots of m weight rows against
-// n activation rows, so that the kernels (kquant_tile_amd64.s) unpack a weight super-block
-// once for several activation rows and keep the whole row loop in assembly. The mat-vec
-// (n == 1) is then a stream of weight bytes; the tile (n > 1) reuses each unpacked
-// super-block for four activation rows with the activations blocked over k so that they stay
-// in L1.
+// n activation rows, so that the kernels (kquant_tile_amd64.s and kquant_tile_iq4_amd64.s for
+// the AVX-512 VNNI set, kquant_tile256_amd64.s for the AVX2 and AVX-VNNI sets) unpack a
+// weight super-block once for several activation rows and keep the whole row loop in
+// assembly. The mat-vec (n == 1) is then a stream of weight bytes; the tile (n > 1) reuses
+// each unpacked super-block for four activation rows with the activations blocked over k so
+// that they stay in L1.
 
 // KTile is a tiled dot of one weight type: c[j*ldc+i] = dot(x[i*ldx:], y[j*ldy:]) over k
 // elements for i < m, j < n (the rows are k/256 super-blocks of the weight type and Q8_K, or
@@ -27,7 +33,29 @@ type kTileSpec struct {
 	// group is the weight blocks per kernel step (the kernels' nb counts groups; blocks past
 	// the last whole group get row dots); 0 means 1.
 	group int
+	// stage is the bytes per kernel step of an activation row as a prep function stages it
+	// for the 1-row kernel (where the kernel set has one; see kernels).
+	stage int
 	dot   func(n int, x, y []byte) float32
+}
+
+// kTilePrep stages nb kernel steps of the activation row at y into buf (kTileSpec.stage
+// bytes per step, buf 64-byte aligned) for a 1-row kernel, which then gets buf as its y.
+type kTilePrep = func(nb int, y *byte, buf *byte)
+
+// stagePool holds the buffers of staged activation rows.
+var stagePool sync.Pool
+
+// getStage returns a 64-byte aligned buffer of n bytes and the pool entry to put back.
+func getStage(n int) ([]byte, *[]byte) {
+	p, _ := stagePool.Get().(*[]byte)
+	if p == nil || cap(*p) < n+64 {
+		b := make([]byte, n+64)
+		p = &b
+	}
+	b := (*p)[:n+64]
+	off := int(-uintptr(unsafe.Pointer(&b[0])) & 63) // only the address's alignment is read
+	return b[off : off+n], p
 }
 
 func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []float32, ldc int) {
@@ -41,7 +69,7 @@ func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []
 	case len(c) < (n-1)*ldc+m:
 		panic("kern." + s.op + ": c too short")
 	}
-	k1, k4 := s.kernels()
+	k1, k4, prep := s.kernels()
 	g := max(s.group, 1)
 	ng := nb / g
 	if ng == 0 || k1 == nil {
@@ -53,13 +81,36 @@ func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []
 		return
 	}
 	xg, yg := g*s.xb, g*s.yb
+	// The rows the 1-row kernel computes: all when there are fewer than four (or no 4-row
+	// kernel), else the last n%4. With a prep function they are staged once, over all of k.
+	j1 := 0
+	if n >= 4 && k4 != nil {
+		j1 = n - n%4
+	}
+	var staged []byte
+	if prep != nil && j1 < n {
+		var p *[]byte
+		staged, p = getStage((n - j1) * ng * s.stage)
+		defer stagePool.Put(p)
+		for j := j1; j < n; j++ {
+			prep(ng, &y[j*ldy], &staged[(j-j1)*ng*s.stage])
+		}
+	}
+	// row1 runs the 1-row kernel on activation row j, steps kb to kb+kn.
+	row1 := func(j, kb, kn, acc int) {
+		if staged != nil {
+			k1(kn, &x[kb*xg], ldx, m, &staged[((j-j1)*ng+kb)*s.stage], 0, &c[j*ldc], ldc, acc)
+			return
+		}
+		k1(kn, &x[kb*xg], ldx, m, &y[j*ldy+kb*yg], ldy, &c[j*ldc], ldc, acc)
+	}
 	// Fewer than four activation rows (the mat-vec): each over the whole of k, the weight rows
 	// streamed once. Otherwise every activation row, whichever kernel (4 rows or 1) computes
 	// it, gets the same k-blocked sequence of float operations: results depend on how callers
 	// cut n only through whether a call has fewer than four rows.
 	if n < 4 {
 		for j := range n {
-			k1(ng, &x[0], ldx, m, &y[j*ldy], ldy, &c[j*ldc], ldc, 0)
+			row1(j, 0, ng, 0)
 		}
 	} else {
 		for kb := 0; kb < ng; kb += kTileKC {
@@ -68,14 +119,11 @@ func (s *kTileSpec) tile(k int, x []byte, ldx, m int, y []byte, ldy, n int, c []
 			if kb > 0 {
 				acc = 1
 			}
-			j := 0
-			if k4 != nil {
-				for ; j+4 <= n; j += 4 {
-					k4(kn, &x[kb*xg], ldx, m, &y[j*ldy+kb*yg], ldy, &c[j*ldc], ldc, acc)
-				}
+			for j := 0; j < j1; j += 4 {
+				k4(kn, &x[kb*xg], ldx, m, &y[j*ldy+kb*yg], ldy, &c[j*ldc], ldc, acc)
 			}
-			for ; j < n; j++ {
-				k1(kn, &x[kb*xg], ldx, m, &y[j*ldy+kb*yg], ldy, &c[j*ldc], ldc, acc)
+			for j := j1; j < n; j++ {
+				row1(j, kb, kn, acc)
 			}
 		}
 	}
@@ -94,7 +142,7 @@ var (
 	q5kTile   = &kTileSpec{op: "TileQ5_KQ8_K", qk: qkK, xb: blockQ5_K, yb: blockQ8_K, dot: DotQ5_KQ8_K}
 	q6kTile   = &kTileSpec{op: "TileQ6_KQ8_K", qk: qkK, xb: blockQ6_K, yb: blockQ8_K, dot: DotQ6_KQ8_K}
 	iq4xsTile = &kTileSpec{op: "TileIQ4_XSQ8_K", qk: qkK, xb: blockIQ4XS, yb: blockQ8_K, dot: DotIQ4_XSQ8_K}
-	iq4nlTile = &kTileSpec{op: "TileIQ4_NLQ8_0", qk: QK, xb: blockIQ4NL, yb: BlockQ8_0Size, group: 8, dot: DotIQ4_NLQ8_0}
+	iq4nlTile = &kTileSpec{op: "TileIQ4_NLQ8_0", qk: QK, xb: blockIQ4NL, yb: BlockQ8_0Size, group: 8, stage: 320, dot: DotIQ4_NLQ8_0}
 )
 
 // TileQ4_KQ8_K is the KTile of Q4_K weights and Q8_K activations.

@@ -40,6 +40,69 @@ func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, l
 //go:noescape
 func iq4nlTile4VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
+// iq4nlPrepVNNI stages a Q8_0 row for iq4nlTile1VNNI (kTileSpec.stage = 320 bytes per step
+// of eight blocks: quants + 128, dy).
+//
+//go:noescape
+func iq4nlPrepVNNI(nb int, y *byte, buf *byte)
+
+// The 256-bit tile kernels of kquant_tile256_amd64.s: AVX2 (VPMADDUBSW + VPMADDWD) and
+// AVX-VNNI (VPMADDUBSW + VEX VPDPWSSD), Y0-Y15 only.
+
+//go:noescape
+func q4kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q4kTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q4kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q4kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q6kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func q5kTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile1AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4xsTile4AVXVNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4nlTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
+//go:noescape
+func iq4nlTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
+
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
 // kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
@@ -51,18 +114,52 @@ var kTileKernels512 = map[*kTileSpec][2]kTileKernel{
 	iq4nlTile: {iq4nlTile1VNNI, iq4nlTile4VNNI},
 }
 
+// kTileKernelsVNNI256 and kTileKernelsAVX2 are the 256-bit kernels of the AVX-VNNI and AVX2
+// sets by spec: [1 activation row, 4 rows].
+var (
+	kTileKernelsVNNI256 = map[*kTileSpec][2]kTileKernel{
+		q4kTile: {q4kTile1AVXVNNI, q4kTile4AVXVNNI},
+		q5kTile: {q5kTile1AVXVNNI, q5kTile4AVXVNNI},
+		q6kTile: {q6kTile1AVXVNNI, q6kTile4AVXVNNI},
+		// IQ4_XS needs BMI2 (kernels); IQ4_NL has only the AVX2 form (the same op count).
+		iq4xsTile: {iq4xsTile1AVXVNNI, iq4xsTile4AVXVNNI},
+		iq4nlTile: {iq4nlTile1AVX2, iq4nlTile4AVX2},
+	}
+	kTileKernelsAVX2 = map[*kTileSpec][2]kTileKernel{
+		q4kTile:   {q4kTile1AVX2, q4kTile4AVX2},
+		q5kTile:   {q5kTile1AVX2, q5kTile4AVX2},
+		q6kTile:   {q6kTile1AVX2, q6kTile4AVX2},
+		iq4xsTile: {iq4xsTile1AVX2, iq4xsTile4AVX2},
+		iq4nlTile: {iq4nlTile1AVX2, iq4nlTile4AVX2},
+	}
+)
+
 // hasBMI2: the IQ4_XS kernels spread the scale nibbles with PDEP.
 var hasBMI2 = cpuid.CPU.Supports(cpuid.BMI2)
 
 // kernels returns the active kernel set's tile kernels for s (nil where it has none: the
-// driver then runs the row dots).
-func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
-	if !useASM || !useVNNI {
-		return nil, nil
+// driver then runs the row dots): the AVX-512 VNNI ones, else the 256-bit AVX-VNNI, else the
+// AVX2 ones. prep is the staging function the 1-row kernel needs (nil where it reads the rows
+// as they are).
+func (s *kTileSpec) kernels() (k1, k4 kTileKernel, prep kTilePrep) {
+	if !useASM {
+		return nil, nil, nil
 	}
-	if (s == iq4xsTile || s == iq4nlTile) && !hasVBMI || s == iq4xsTile && !hasBMI2 {
-		return nil, nil
+	if useVNNI && ((s != iq4xsTile && s != iq4nlTile) || hasVBMI) && (s != iq4xsTile || hasBMI2) {
+		ks := kTileKernels512[s]
+		if s == iq4nlTile {
+			prep = iq4nlPrepVNNI
+		}
+		return ks[0], ks[1], prep
 	}
-	ks := kTileKernels512[s]
-	return ks[0], ks[1]
+	if s == iq4xsTile && !hasBMI2 {
+		return nil, nil, nil
+	}
+	if ks, ok := kTileKernelsVNNI256[s]; ok && useAVXVNNI {
+		return ks[0], ks[1], nil
+	}
+	if ks, ok := kTileKernelsAVX2[s]; ok {
+		return ks[0], ks[1], nil
+	}
+	return nil, nil, nil
 }

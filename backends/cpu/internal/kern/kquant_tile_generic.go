@@ -3,8 +3,8 @@
 package kern
 
 // kernels: no tile kernels here; the driver computes one row dot per pair.
-func (s *kTileSpec) kernels() (k1, k4 kTileKernel) {
-	return nil, nil
+func (s *kTileSpec) kernels() (k1, k4 kTileKernel, prep kTilePrep) {
+	return nil, nil, nil
 }
 
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)

@@ -99,6 +99,33 @@ DATA iqArr3<>+40(SB)/8, $0x3f3e3d3c3b3a3938
 DATA iqArr3<>+48(SB)/8, $0x3736353433323130
 DATA iqArr3<>+56(SB)/8, $0x3f3e3d3c3b3a3938
 GLOBL iqArr3<>(SB), RODATA|NOPTR, $64
+DATA iqArrL0<>+0(SB)/8, $0x0908070605040302
+DATA iqArrL0<>+8(SB)/8, $0x11100f0e0d0c0b0a
+DATA iqArrL0<>+16(SB)/8, $0x0908070605040302
+DATA iqArrL0<>+24(SB)/8, $0x11100f0e0d0c0b0a
+DATA iqArrL0<>+32(SB)/8, $0x1b1a191817161514
+DATA iqArrL0<>+40(SB)/8, $0x232221201f1e1d1c
+DATA iqArrL0<>+48(SB)/8, $0x1b1a191817161514
+DATA iqArrL0<>+56(SB)/8, $0x232221201f1e1d1c
+GLOBL iqArrL0<>(SB), RODATA|NOPTR, $64
+DATA iqArrL1<>+0(SB)/8, $0x2d2c2b2a29282726
+DATA iqArrL1<>+8(SB)/8, $0x3534333231302f2e
+DATA iqArrL1<>+16(SB)/8, $0x2d2c2b2a29282726
+DATA iqArrL1<>+24(SB)/8, $0x3534333231302f2e
+DATA iqArrL1<>+32(SB)/8, $0x3f3e3d3c3b3a3938
+DATA iqArrL1<>+40(SB)/8, $0x4746454443424140
+DATA iqArrL1<>+48(SB)/8, $0x3f3e3d3c3b3a3938
+DATA iqArrL1<>+56(SB)/8, $0x4746454443424140
+GLOBL iqArrL1<>(SB), RODATA|NOPTR, $64
+DATA iqArrL2<>+0(SB)/8, $0x11100f0e0d0c0b0a
+DATA iqArrL2<>+8(SB)/8, $0x1918171615141312
+DATA iqArrL2<>+16(SB)/8, $0x11100f0e0d0c0b0a
+DATA iqArrL2<>+24(SB)/8, $0x1918171615141312
+DATA iqArrL2<>+32(SB)/8, $0x232221201f1e1d1c
+DATA iqArrL2<>+40(SB)/8, $0x2b2a292827262524
+DATA iqArrL2<>+48(SB)/8, $0x232221201f1e1d1c
+DATA iqArrL2<>+56(SB)/8, $0x2b2a292827262524
+GLOBL iqArrL2<>(SB), RODATA|NOPTR, $64
 DATA iq32<>+0(SB)/8, $0x0000002000000020
 GLOBL iq32<>(SB), RODATA|NOPTR, $8
 
@@ -278,6 +305,11 @@ iqx4_sb:
 // indices of chunks 0-3, Z28 zero, Z30 0x80 bytes, K3 accum.
 
 #define IQ4N_CONSTS \
+	IQ4N_CONSTS0 \
+	MOVQ            accum+64(FP), DX \
+	KMOVW           DX, K3
+
+#define IQ4N_CONSTS0 \
 	VBROADCASTI32X4 iqTabS<>(SB), Z24 \
 	VMOVDQU64       iqShift0404<>(SB), Z25 \
 	VMOVDQU64       iqIdxDx<>(SB), Z26 \
@@ -289,9 +321,7 @@ iqx4_sb:
 	MOVL            $0x80808080, DX \
 	VPBROADCASTD    DX, Z30 \
 	VMOVDQU64       iqArr012<>(SB), Z22 \
-	VMOVDQU64       iqArr3<>(SB), Z23 \
-	MOVQ            accum+64(FP), DX \
-	KMOVW           DX, K3
+	VMOVDQU64       iqArr3<>(SB), Z23
 
 // IQ4N_CHUNK(o, zarr, zc, zneg): the codes of chunk c (blocks 2c and 2c+1, from the 64 bytes
 // at o(AX) rearranged by zarr to [quants 2c, quants 2c, quants 2c+1, quants 2c+1]) as signed
@@ -379,23 +409,95 @@ iqx4_sb:
 	VADDPS acc2, acc, acc \
 	STORE(acc, yacc, dst)
 
+// The 1-row kernel (the mat-vec) streams each weight byte once, so it moves what belongs to
+// the activations alone out of the row loop: iq4nlPrepVNNI stages the Q8_0 row once per call
+// (kTileSpec.prep) as, per step of eight blocks (320 bytes, 64-byte aligned), the 256 quants
+// + 128 (XOR 0x80) without their scales and the eight dy as floats, 32 bytes of padding: a
+// footprint (k·1.25 bytes) that stays in L1 beside the weight stream. The weights take three
+// loads per step (0, 64 and 80: whole cache lines where the step is aligned), each chunk
+// arranged by one byte permute (two sources for chunk 1). The integer sum per dword and
+// every float operation are those of the 4-row kernel.
+
+// NLPREP(q0, q1, o): chunk o/64 of the Q8_0 blocks at BX (quants at q0 and q1) + 128 into the
+// staged step at R10.
+#define NLPREP(q0, q1, o) \
+	VMOVDQU      q0(BX), Y10 \
+	VINSERTI64X4 $1, q1(BX), Z10, Z10 \
+	VPXORD       Z30, Z10, Z10 \
+	VMOVDQU64    Z10, o(R10)
+
+// KNL1(o, zc, zidx, acc): chunk o/64 of the staged step at R10 against the arranged code
+// bytes zc, Y9 = dx·dy of the eight blocks (as IQ4N_CHUNK and KNL).
+#define KNL1(o, zc, zidx, acc) \
+	VPSRLVW     Z25, zc, zc \
+	VPERMB      Z24, zc, zc \
+	VPXORD      Z11, Z11, Z11 \
+	VPDPBUSD    zc, Z30, Z11 \
+	VPSUBD      Z11, Z28, Z11 \
+	VMOVDQU64   o(R10), Z10 \
+	VPDPBUSD    zc, Z10, Z11 \
+	VPERMPS     Z9, zidx, Z8 \
+	VCVTDQ2PS   Z11, Z11 \
+	VFMADD231PS Z8, Z11, acc
+
+// func iq4nlPrepVNNI(nb int, y *byte, buf *byte)
+// The staged form of nb steps of the Q8_0 row at y into buf (320·nb bytes, 64-byte aligned).
+TEXT ·iq4nlPrepVNNI(SB), NOSPLIT, $0-24
+	IQ4N_CONSTS0
+	MOVQ y+8(FP), BX
+	MOVQ buf+16(FP), R10
+	MOVQ nb+0(FP), CX
+iqnp_step:
+	DYQ8((BX))
+	VMOVUPS Y9, 256(R10)
+	NLPREP(2, 36, 0)
+	NLPREP(70, 104, 64)
+	NLPREP(138, 172, 128)
+	NLPREP(206, 240, 192)
+	ADDQ    $272, BX
+	ADDQ    $320, R10
+	DECQ    CX
+	JNZ     iqnp_step
+	VZEROUPPER
+	RET
+
 // func iq4nlTile1VNNI(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
-// (nb counts groups of eight blocks)
+// (nb counts groups of eight blocks; y is the staged row of iq4nlPrepVNNI, ldy unused)
 TEXT ·iq4nlTile1VNNI(SB), NOSPLIT, $0-72
 	IQ4N_CONSTS
-	MOVQ x+8(FP), SI
-	MOVQ c+48(FP), DI
+	VMOVDQU64       iqArrL0<>(SB), Z17
+	VMOVDQU64       iqArrL1<>(SB), Z18
+	VMOVDQU64       iqArrL2<>(SB), Z19
+	MOVQ            x+8(FP), SI
+	MOVQ            c+48(FP), DI
 iqn1_row:
 	VPXORD Z16, Z16, Z16
 	VPXORD Z0, Z0, Z0
 	MOVQ   SI, AX
-	MOVQ   y+32(FP), BX
+	MOVQ   y+32(FP), R10
 	MOVQ   nb+0(FP), CX
 iqn1_sb:
-	IQ4N_SB
-	KCOLN((BX), Z16, Z0)
+	PREFETCHT0 2048(AX)
+	PREFETCHT0 2112(AX)
+	PREFETCHT0 2176(AX)
+	VMOVDQU64 0(AX), Z4
+	VMOVDQU64 64(AX), Z6
+	VMOVDQU64 80(AX), Z7
+	VMOVDQA64 Z4, Z8
+	VPERMT2W  Z6, Z26, Z8
+	VCVTPH2PS X8, Y20
+	VMULPS    256(R10), Y20, Y9
+	VMOVDQA64 Z18, Z5
+	VPERMI2B  Z6, Z4, Z5
+	VPERMB    Z4, Z17, Z4
+	VPERMB    Z6, Z19, Z6
+	VPERMB    Z7, Z23, Z7
+	KNL1(0, Z4, Z27, Z16)
+	KNL1(64, Z5, Z29, Z0)
+	KNL1(128, Z6, Z12, Z16)
+	KNL1(192, Z7, Z13, Z0)
 	ADDQ   $144, AX
-	ADDQ   $272, BX
+	ADDQ   $320, R10
 	DECQ   CX
 	JNZ    iqn1_sb
 	STOREN(Z16, Y16, Z0, (DI))

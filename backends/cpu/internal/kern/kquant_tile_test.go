@@ -18,9 +18,10 @@ var kqTiles = map[string]KTile{
 	"iq4_nl": TileIQ4_NLQ8_0,
 }
 
-// TestKQuantTiles: the tile kernels against the row dots and ggml's generic kernels for odd
-// m and n (1 to 9 activation rows: the 4-row and 1-row kernels), k across the k-blocking,
-// row strides with padding and operands at odd addresses; per entry within 1e-5 of Σ|x·y|.
+// TestKQuantTiles: the tile kernels of every kernel set this CPU runs against the row dots and
+// ggml's generic kernels for odd m and n (1 to 9 activation rows: the 4-row and 1-row
+// kernels), k across the k-blocking, row strides with padding and operands at odd addresses;
+// per entry within 1e-5 of Σ|x·y|.
 func TestKQuantTiles(t *testing.T) {
 	r := newRand(21)
 	for _, c := range kqCases {
@@ -86,17 +87,21 @@ func TestKQuantTiles(t *testing.T) {
 					}
 				}
 			}
-			check("fast")
-			withASM(false, func() { check("go") })
+			for _, set := range supportedSets() {
+				withSet(set, func() { check(set.String()) })
+			}
 		}
 	}
 }
 
+// kqSpecs pairs each kqCases entry with its tile spec.
+var kqSpecs = map[string]*kTileSpec{
+	"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile, "iq4_xs": iq4xsTile, "iq4_nl": iq4nlTile,
+}
+
 func TestKQuantTileKernelsActive(t *testing.T) {
-	for name, s := range map[string]*kTileSpec{
-		"q4_K": q4kTile, "q5_K": q5kTile, "q6_K": q6kTile, "iq4_xs": iq4xsTile, "iq4_nl": iq4nlTile,
-	} {
-		k1, k4 := s.kernels()
+	for name, s := range kqSpecs {
+		k1, k4, _ := s.kernels()
 		t.Logf("%s tile kernels: 1-row %v, 4-row %v (VNNI %v)", name, k1 != nil, k4 != nil, kqVNNI())
 		want := kqVNNI() && (name[:3] != "iq4" || hasVBMI) && (name != "iq4_xs" || hasBMI2)
 		if want && (k1 == nil || k4 == nil) {
@@ -105,28 +110,29 @@ func TestKQuantTileKernelsActive(t *testing.T) {
 	}
 }
 
-// TestKQuantTileFullRange: the IQ4 tile kernels against ggml's generic dots for activations
-// that use every int8 value, −128 included (a Q8_0 or Q8_K operand may come from outside the
-// quantizers, which stop at ±127): the kernels' offsets must stay exact there too. Only where
-// the tile kernels run: the AVX2 row dots they fall back to use a sign trick (as ggml's do)
-// that assumes |q8| ≤ 127.
+// TestKQuantTileFullRange: the tile kernels of every kernel set against ggml's generic dots
+// for activations that use every int8 value, −128 included (a Q8_0 or Q8_K operand may come
+// from outside the quantizers, which stop at ±127): the kernels' offsets and int16 pair sums
+// must stay exact there too. Only where the tile kernels run: the AVX2 IQ4 row dots they fall
+// back to use a sign trick (as ggml's do) that assumes |q8| ≤ 127.
 func TestKQuantTileFullRange(t *testing.T) {
+	for _, set := range supportedSets() {
+		withSet(set, func() { kqTileFullRange(t, set) })
+	}
+}
+
+func kqTileFullRange(t *testing.T, set KernelSet) {
 	r := newRand(5)
-	specs := map[string]*kTileSpec{"iq4_xs": iq4xsTile, "iq4_nl": iq4nlTile}
 	for _, c := range kqCases {
-		s := specs[c.name]
-		if s == nil {
-			continue
-		}
-		if k1, _ := s.kernels(); k1 == nil {
-			t.Logf("%s: no tile kernels in this set", c.name)
+		if k1, _, _ := kqSpecs[c.name].kernels(); k1 == nil {
+			t.Logf("%v, %s: no tile kernels", set, c.name)
 			continue
 		}
 		k := 3 * 256
 		if c.qk == 32 {
 			k = 24 * 32 // whole groups of eight blocks: a tail block would take the row dot
 		}
-		m, n := 3, 5
+		m, n := 3, 5 // the 4-row and the 1-row kernels
 		xs, ys := k/c.qk*c.bs, k/32*c.actBs
 		if c.qk == 256 {
 			ys = k / 256 * c.actBs
@@ -179,7 +185,7 @@ func TestKQuantTileFullRange(t *testing.T) {
 					mag += math.Abs(float64(xd[i][e]) * float64(yd[j][e]))
 				}
 				if d := math.Abs(float64(cs[j*m+i] - ref)); !(d <= 1e-5*mag+1e-6) {
-					t.Fatalf("%s (%d,%d): tile %v, generic %v (|terms| %g)", c.name, i, j, cs[j*m+i], ref, mag)
+					t.Fatalf("%v, %s (%d,%d): tile %v, generic %v (|terms| %g)", set, c.name, i, j, cs[j*m+i], ref, mag)
 				}
 			}
 		}
