@@ -26,31 +26,39 @@ func TestMulMatFastVsReference(t *testing.T) {
 				b := ctx.NewTensor3D(core.TypeF32, k, n, 4)
 				fillRandom(t, a, 5)
 				fillRandom(t, b, 6)
-				r := ctx.MulMat(a, b)
-				g := core.NewGraph(8)
-				g.BuildForwardExpand(r)
-				if err := ref.GraphCompute(g); err != nil {
-					t.Fatal(err)
-				}
-				want := append([]float32(nil), mustF32(t, r)...)
-				if err := fast.GraphCompute(g); err != nil {
-					t.Fatal(err)
-				}
-				got := mustF32(t, r)
-				w64 := make([]float64, len(want))
-				for i, v := range want {
-					w64[i] = float64(v)
-				}
+				_, e := mulMatFastVsRef(t, ref, fast, ctx, a, b)
 				limit := 1e-10
 				if typ == core.TypeF16 {
 					limit = 1e-6 // the GEMM keeps activations in f32; the reference rounds them to f16
 				}
-				if e := nmse(got, w64); e > limit {
+				if e > limit {
 					t.Fatalf("NMSE %g > %g", e, limit)
 				}
 			})
 		}
 	}
+}
+
+// mulMatFastVsRef computes MUL_MAT(a, b) (both filled already) on the reference backend and on
+// fast, and returns fast's result with its NMSE against the reference's.
+func mulMatFastVsRef(t *testing.T, ref, fast core.Backend, ctx *core.Context, a, b *core.Tensor) ([]float32, float64) {
+	t.Helper()
+	r := ctx.MulMat(a, b)
+	g := core.NewGraph(8)
+	g.BuildForwardExpand(r)
+	if err := ref.GraphCompute(g); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]float32(nil), mustF32(t, r)...)
+	if err := fast.GraphCompute(g); err != nil {
+		t.Fatal(err)
+	}
+	got := mustF32(t, r)
+	w64 := make([]float64, len(want))
+	for i, v := range want {
+		w64[i] = float64(v)
+	}
+	return got, nmse(got, w64)
 }
 
 // The SIMD paths of elementwise ops, GLU and soft_max against the reference kernels.

@@ -119,22 +119,8 @@ func TestKQuantFastVsReference(t *testing.T) {
 				b := ctx.NewTensor3D(core.TypeF32, k, n, 4)
 				fillRandom(t, a, 5)
 				fillRandom(t, b, 6)
-				r := ctx.MulMat(a, b)
-				g := core.NewGraph(8)
-				g.BuildForwardExpand(r)
-				if err := ref.GraphCompute(g); err != nil {
-					t.Fatal(err)
-				}
-				want := append([]float32(nil), mustF32(t, r)...)
-				if err := fast.GraphCompute(g); err != nil {
-					t.Fatal(err)
-				}
-				got := mustF32(t, r)
-				w64 := make([]float64, len(want))
-				for i, v := range want {
-					w64[i] = float64(v)
-				}
-				if e := nmse(got, w64); e > 1e-10 {
+				_, e := mulMatFastVsRef(t, ref, fast, ctx, a, b)
+				if e > 1e-10 {
 					t.Fatalf("NMSE %g > 1e-10", e)
 				}
 			})

@@ -25,22 +25,8 @@ func TestMulMatBF16FastVsReference(t *testing.T) {
 					b := ctx.NewTensor3D(bt, k, n, a2*r2)
 					fillRandom(t, a, 11)
 					fillRandom(t, b, 12)
-					r := ctx.MulMat(a, b)
-					g := core.NewGraph(8)
-					g.BuildForwardExpand(r)
-					if err := ref.GraphCompute(g); err != nil {
-						t.Fatal(err)
-					}
-					want := append([]float32(nil), mustF32(t, r)...)
-					if err := fast.GraphCompute(g); err != nil {
-						t.Fatal(err)
-					}
-					got := mustF32(t, r)
-					w64 := make([]float64, len(want))
-					for i, v := range want {
-						w64[i] = float64(v)
-					}
-					if e := nmse(got, w64); e > 1e-10 {
+					got, e := mulMatFastVsRef(t, ref, fast, ctx, a, b)
+					if e > 1e-10 {
 						t.Fatalf("fast vs reference: NMSE %g > 1e-10", e)
 					}
 					exact := refMulMat(mustF32(t, a), mustF32(t, b), a.Ne, b.Ne)
