@@ -126,7 +126,7 @@ GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 // PF4(off) prefetches the line MVPF+off bytes ahead of each of the four rows: the four row
 // streams are more than the hardware prefetcher keeps ahead of (profiles showed the kernels
 // waiting on the first load of every row), so each step asks for the lines MVPF bytes ahead.
-#define MVPF 1536
+#define MVPF 3072
 #define PF4(off) \
 	PREFETCHT0 (MVPF+off)(SI) \
 	PREFETCHT0 (MVPF+off)(SI)(R8*1) \
@@ -162,8 +162,8 @@ GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 // block i), Z13 the blocks' dx (f32, per lane).
 #define DEC40(b0, b8) \
 	VMOVDQU64 b0, Z12 \
+	VPERMB Z12, Z9, Z13 \
 	VPERMT2B b8, Z8, Z12 \
-	VPERMB b0, Z9, Z13 \
 	VCVTPH2PS Y13, Z13 \
 	VPSRLW $4, Z12, Z14 \
 	VPANDD Z10, Z12, Z12 \
@@ -203,6 +203,33 @@ GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 	VCVTDQ2PS Z16, Z16 \
 	VMULPS 192(P), Z13, Z17 \
 	VFMADD231PS Z17, Z16, acc
+
+// LOADP loads the prepared activation group at DI into Z24..Z28 (one activation row: the four
+// weight rows share the registers instead of loading the group four times).
+#define LOADP \
+	VMOVDQU64 (DI), Z24 \
+	VMOVDQU64 64(DI), Z25 \
+	VMOVDQU64 128(DI), Z26 \
+	VMOVDQU64 192(DI), Z27
+
+// DOTR(acc) is DOT on the group in Z24..Z27.
+#define DOTR(acc) \
+	VMOVDQA64 Z26, Z16 \
+	VPDPBUSD Z24, Z12, Z16 \
+	VPDPBUSD Z25, Z14, Z16 \
+	VCVTDQ2PS Z16, Z16 \
+	VMULPS Z27, Z13, Z17 \
+	VFMADD231PS Z17, Z16, acc
+
+// DOTR41(acc) is DOT41 on the group in Z24..Z28.
+#define DOTR41(acc) \
+	VPXORD Z16, Z16, Z16 \
+	VPDPBUSD Z24, Z12, Z16 \
+	VPDPBUSD Z25, Z14, Z16 \
+	VCVTDQ2PS Z16, Z16 \
+	VMULPS Z27, Z13, Z17 \
+	VFMADD231PS Z17, Z16, acc \
+	VFMADD231PS Z28, Z15, acc
 
 // DOT41(P, acc): DOT for Q4_1 (no correction) plus acc += mx*sy.
 #define DOT41(P, acc) \
@@ -274,14 +301,15 @@ q40loop2:
 q40loop1:
 	PF4(0)
 	PF4(64)
+	LOADP
 	DEC40((SI), 8(SI))
-	DOT(DI, Z0)
+	DOTR(Z0)
 	DEC40((SI)(R8*1), 8(SI)(R8*1))
-	DOT(DI, Z1)
+	DOTR(Z1)
 	DEC40((SI)(R8*2), 8(SI)(R8*2))
-	DOT(DI, Z2)
+	DOTR(Z2)
 	DEC40((SI)(R9*1), 8(SI)(R9*1))
-	DOT(DI, Z3)
+	DOTR(Z3)
 	ADDQ $72, SI
 	ADDQ $256, DI
 	DECQ CX
@@ -367,14 +395,15 @@ q80loop1:
 	PF4(0)
 	PF4(64)
 	PF4(128)
+	LOADP
 	DEC80((SI), 8(SI), 64(SI), 72(SI))
-	DOT(DI, Z0)
+	DOTR(Z0)
 	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
-	DOT(DI, Z1)
+	DOTR(Z1)
 	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
-	DOT(DI, Z2)
+	DOTR(Z2)
 	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
-	DOT(DI, Z3)
+	DOTR(Z3)
 	ADDQ $136, SI
 	ADDQ $256, DI
 	DECQ CX
@@ -456,14 +485,16 @@ q41loop2:
 q41loop1:
 	PF4(0)
 	PF4(64)
+	LOADP
+	VMOVDQU64 256(DI), Z28
 	DEC41((SI), 16(SI))
-	DOT41(DI, Z0)
+	DOTR41(Z0)
 	DEC41((SI)(R8*1), 16(SI)(R8*1))
-	DOT41(DI, Z1)
+	DOTR41(Z1)
 	DEC41((SI)(R8*2), 16(SI)(R8*2))
-	DOT41(DI, Z2)
+	DOTR41(Z2)
 	DEC41((SI)(R9*1), 16(SI)(R9*1))
-	DOT41(DI, Z3)
+	DOTR41(Z3)
 	ADDQ $80, SI
 	ADDQ $320, DI
 	DECQ CX
