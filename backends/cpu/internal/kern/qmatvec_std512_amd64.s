@@ -21,8 +21,8 @@
 // func mvQ80x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 //
 // Registers: SI row 0 (rows 1..3 at R8, 2*R8, R9 = 3*lda), DI/R10/R11 prep rows 0..2, Z0-Z3,
-// Z4-Z7, Z20-Z23 the accumulators of activation rows 0..2, Z8-Z11 tables/masks, Z12-Z19
-// temporaries.
+// Z4-Z7, Z20-Z23 the accumulators of activation rows 0..2, Z8-Z11 tables/masks, Z12-Z17
+// temporaries, Z24-Z31 the groups of activation rows 0 and 1 (row 2 is read from memory).
 
 DATA mvQ80Lo<>+0(SB)/8, $0x0908070605040302
 DATA mvQ80Lo<>+8(SB)/8, $0x11100f0e0d0c0b0a
@@ -204,32 +204,38 @@ GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 	VMULPS 192(P), Z13, Z17 \
 	VFMADD231PS Z17, Z16, acc
 
-// LOADP loads the prepared activation group at DI into Z24..Z28 (one activation row: the four
-// weight rows share the registers instead of loading the group four times).
-#define LOADP \
-	VMOVDQU64 (DI), Z24 \
-	VMOVDQU64 64(DI), Z25 \
-	VMOVDQU64 128(DI), Z26 \
-	VMOVDQU64 192(DI), Z27
+// LOADP(P, a, b, c, d) loads the prepared activation group at P into a..d (the four weight rows
+// share the registers instead of loading the group four times); LOADP41 loads Q4_1's (y[0:16],
+// y[16:32], dy, sy: no corrections).
+#define LOADP(P, a, b, c, d) \
+	VMOVDQU64 (P), a \
+	VMOVDQU64 64(P), b \
+	VMOVDQU64 128(P), c \
+	VMOVDQU64 192(P), d
 
-// DOTR(acc) is DOT on the group in Z24..Z27.
-#define DOTR(acc) \
-	VMOVDQA64 Z26, Z16 \
-	VPDPBUSD Z24, Z12, Z16 \
-	VPDPBUSD Z25, Z14, Z16 \
+#define LOADP41(P, a, b, c, d) \
+	VMOVDQU64 (P), a \
+	VMOVDQU64 64(P), b \
+	VMOVDQU64 192(P), c \
+	VMOVDQU64 256(P), d
+
+// DOTR(acc, a, b, c, d) is DOT on a group loaded by LOADP, DOTR41 DOT41 on one loaded by LOADP41.
+#define DOTR(acc, a, b, c, d) \
+	VMOVDQA64 c, Z16 \
+	VPDPBUSD a, Z12, Z16 \
+	VPDPBUSD b, Z14, Z16 \
 	VCVTDQ2PS Z16, Z16 \
-	VMULPS Z27, Z13, Z17 \
+	VMULPS d, Z13, Z17 \
 	VFMADD231PS Z17, Z16, acc
 
-// DOTR41(acc) is DOT41 on the group in Z24..Z28.
-#define DOTR41(acc) \
+#define DOTR41(acc, a, b, c, d) \
 	VPXORD Z16, Z16, Z16 \
-	VPDPBUSD Z24, Z12, Z16 \
-	VPDPBUSD Z25, Z14, Z16 \
+	VPDPBUSD a, Z12, Z16 \
+	VPDPBUSD b, Z14, Z16 \
 	VCVTDQ2PS Z16, Z16 \
-	VMULPS Z27, Z13, Z17 \
+	VMULPS c, Z13, Z17 \
 	VFMADD231PS Z17, Z16, acc \
-	VFMADD231PS Z28, Z15, acc
+	VFMADD231PS d, Z15, acc
 
 // DOT41(P, acc): DOT for Q4_1 (no correction) plus acc += mx*sy.
 #define DOT41(P, acc) \
@@ -254,21 +260,23 @@ TEXT ·mvQ40x4VNNI(SB), NOSPLIT, $0-56
 q40loop3:
 	PF4(0)
 	PF4(64)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
 	DEC40((SI), 8(SI))
-	DOT(DI, Z0)
-	DOT(R10, Z4)
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
 	DOT(R11, Z20)
 	DEC40((SI)(R8*1), 8(SI)(R8*1))
-	DOT(DI, Z1)
-	DOT(R10, Z5)
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
 	DOT(R11, Z21)
 	DEC40((SI)(R8*2), 8(SI)(R8*2))
-	DOT(DI, Z2)
-	DOT(R10, Z6)
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
 	DOT(R11, Z22)
 	DEC40((SI)(R9*1), 8(SI)(R9*1))
-	DOT(DI, Z3)
-	DOT(R10, Z7)
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
 	DOT(R11, Z23)
 	ADDQ $72, SI
 	ADDQ $256, DI
@@ -280,18 +288,20 @@ q40loop3:
 q40loop2:
 	PF4(0)
 	PF4(64)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
 	DEC40((SI), 8(SI))
-	DOT(DI, Z0)
-	DOT(R10, Z4)
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
 	DEC40((SI)(R8*1), 8(SI)(R8*1))
-	DOT(DI, Z1)
-	DOT(R10, Z5)
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
 	DEC40((SI)(R8*2), 8(SI)(R8*2))
-	DOT(DI, Z2)
-	DOT(R10, Z6)
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
 	DEC40((SI)(R9*1), 8(SI)(R9*1))
-	DOT(DI, Z3)
-	DOT(R10, Z7)
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
 	ADDQ $72, SI
 	ADDQ $256, DI
 	ADDQ $256, R10
@@ -301,15 +311,15 @@ q40loop2:
 q40loop1:
 	PF4(0)
 	PF4(64)
-	LOADP
+	LOADP(DI, Z24, Z25, Z26, Z27)
 	DEC40((SI), 8(SI))
-	DOTR(Z0)
+	DOTR(Z0, Z24, Z25, Z26, Z27)
 	DEC40((SI)(R8*1), 8(SI)(R8*1))
-	DOTR(Z1)
+	DOTR(Z1, Z24, Z25, Z26, Z27)
 	DEC40((SI)(R8*2), 8(SI)(R8*2))
-	DOTR(Z2)
+	DOTR(Z2, Z24, Z25, Z26, Z27)
 	DEC40((SI)(R9*1), 8(SI)(R9*1))
-	DOTR(Z3)
+	DOTR(Z3, Z24, Z25, Z26, Z27)
 	ADDQ $72, SI
 	ADDQ $256, DI
 	DECQ CX
@@ -346,21 +356,23 @@ q80loop3:
 	PF4(0)
 	PF4(64)
 	PF4(128)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
 	DEC80((SI), 8(SI), 64(SI), 72(SI))
-	DOT(DI, Z0)
-	DOT(R10, Z4)
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
 	DOT(R11, Z20)
 	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
-	DOT(DI, Z1)
-	DOT(R10, Z5)
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
 	DOT(R11, Z21)
 	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
-	DOT(DI, Z2)
-	DOT(R10, Z6)
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
 	DOT(R11, Z22)
 	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
-	DOT(DI, Z3)
-	DOT(R10, Z7)
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
 	DOT(R11, Z23)
 	ADDQ $136, SI
 	ADDQ $256, DI
@@ -373,18 +385,20 @@ q80loop2:
 	PF4(0)
 	PF4(64)
 	PF4(128)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
 	DEC80((SI), 8(SI), 64(SI), 72(SI))
-	DOT(DI, Z0)
-	DOT(R10, Z4)
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
 	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
-	DOT(DI, Z1)
-	DOT(R10, Z5)
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
 	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
-	DOT(DI, Z2)
-	DOT(R10, Z6)
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
 	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
-	DOT(DI, Z3)
-	DOT(R10, Z7)
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
 	ADDQ $136, SI
 	ADDQ $256, DI
 	ADDQ $256, R10
@@ -395,15 +409,15 @@ q80loop1:
 	PF4(0)
 	PF4(64)
 	PF4(128)
-	LOADP
+	LOADP(DI, Z24, Z25, Z26, Z27)
 	DEC80((SI), 8(SI), 64(SI), 72(SI))
-	DOTR(Z0)
+	DOTR(Z0, Z24, Z25, Z26, Z27)
 	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
-	DOTR(Z1)
+	DOTR(Z1, Z24, Z25, Z26, Z27)
 	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
-	DOTR(Z2)
+	DOTR(Z2, Z24, Z25, Z26, Z27)
 	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
-	DOTR(Z3)
+	DOTR(Z3, Z24, Z25, Z26, Z27)
 	ADDQ $136, SI
 	ADDQ $256, DI
 	DECQ CX
@@ -438,21 +452,23 @@ TEXT ·mvQ41x4VNNI(SB), NOSPLIT, $0-56
 q41loop3:
 	PF4(0)
 	PF4(64)
+	LOADP41(DI, Z24, Z25, Z26, Z27)
+	LOADP41(R10, Z28, Z29, Z30, Z31)
 	DEC41((SI), 16(SI))
-	DOT41(DI, Z0)
-	DOT41(R10, Z4)
+	DOTR41(Z0, Z24, Z25, Z26, Z27)
+	DOTR41(Z4, Z28, Z29, Z30, Z31)
 	DOT41(R11, Z20)
 	DEC41((SI)(R8*1), 16(SI)(R8*1))
-	DOT41(DI, Z1)
-	DOT41(R10, Z5)
+	DOTR41(Z1, Z24, Z25, Z26, Z27)
+	DOTR41(Z5, Z28, Z29, Z30, Z31)
 	DOT41(R11, Z21)
 	DEC41((SI)(R8*2), 16(SI)(R8*2))
-	DOT41(DI, Z2)
-	DOT41(R10, Z6)
+	DOTR41(Z2, Z24, Z25, Z26, Z27)
+	DOTR41(Z6, Z28, Z29, Z30, Z31)
 	DOT41(R11, Z22)
 	DEC41((SI)(R9*1), 16(SI)(R9*1))
-	DOT41(DI, Z3)
-	DOT41(R10, Z7)
+	DOTR41(Z3, Z24, Z25, Z26, Z27)
+	DOTR41(Z7, Z28, Z29, Z30, Z31)
 	DOT41(R11, Z23)
 	ADDQ $80, SI
 	ADDQ $320, DI
@@ -464,18 +480,20 @@ q41loop3:
 q41loop2:
 	PF4(0)
 	PF4(64)
+	LOADP41(DI, Z24, Z25, Z26, Z27)
+	LOADP41(R10, Z28, Z29, Z30, Z31)
 	DEC41((SI), 16(SI))
-	DOT41(DI, Z0)
-	DOT41(R10, Z4)
+	DOTR41(Z0, Z24, Z25, Z26, Z27)
+	DOTR41(Z4, Z28, Z29, Z30, Z31)
 	DEC41((SI)(R8*1), 16(SI)(R8*1))
-	DOT41(DI, Z1)
-	DOT41(R10, Z5)
+	DOTR41(Z1, Z24, Z25, Z26, Z27)
+	DOTR41(Z5, Z28, Z29, Z30, Z31)
 	DEC41((SI)(R8*2), 16(SI)(R8*2))
-	DOT41(DI, Z2)
-	DOT41(R10, Z6)
+	DOTR41(Z2, Z24, Z25, Z26, Z27)
+	DOTR41(Z6, Z28, Z29, Z30, Z31)
 	DEC41((SI)(R9*1), 16(SI)(R9*1))
-	DOT41(DI, Z3)
-	DOT41(R10, Z7)
+	DOTR41(Z3, Z24, Z25, Z26, Z27)
+	DOTR41(Z7, Z28, Z29, Z30, Z31)
 	ADDQ $80, SI
 	ADDQ $320, DI
 	ADDQ $320, R10
@@ -485,16 +503,15 @@ q41loop2:
 q41loop1:
 	PF4(0)
 	PF4(64)
-	LOADP
-	VMOVDQU64 256(DI), Z28
+	LOADP41(DI, Z24, Z25, Z26, Z27)
 	DEC41((SI), 16(SI))
-	DOTR41(Z0)
+	DOTR41(Z0, Z24, Z25, Z26, Z27)
 	DEC41((SI)(R8*1), 16(SI)(R8*1))
-	DOTR41(Z1)
+	DOTR41(Z1, Z24, Z25, Z26, Z27)
 	DEC41((SI)(R8*2), 16(SI)(R8*2))
-	DOTR41(Z2)
+	DOTR41(Z2, Z24, Z25, Z26, Z27)
 	DEC41((SI)(R9*1), 16(SI)(R9*1))
-	DOTR41(Z3)
+	DOTR41(Z3, Z24, Z25, Z26, Z27)
 	ADDQ $80, SI
 	ADDQ $320, DI
 	DECQ CX
