@@ -14,7 +14,11 @@ import (
 // past the last full four are dotted by the row dots (DotQ4_0Q8_0 and co).
 
 // stdMatVecMaxN is the most activation rows GemmStd runs as mat-vecs.
-const stdMatVecMaxN = 3
+const stdMatVecMaxN = StdMatVecMaxN
+
+// StdMatVecMaxN is the most activation rows GemmStd runs as mat-vecs where HasStdMatVec (the
+// weights read once for all of them).
+const StdMatVecMaxN = 4
 
 // stdMVTaskRows is the weight rows per mat-vec task (a multiple of 4).
 var stdMVTaskRows = 64

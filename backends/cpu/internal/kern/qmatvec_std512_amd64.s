@@ -12,8 +12,8 @@
 // lane's integer sum onto its correction (exact), and acc += float(sum) * (dx*dy)
 // (Q4_1: + mx*sy).
 //
-// Each row's blocks are decoded once per step and dotted with nj (1..3) prepared activation rows
-// (ps bytes apart), so n = 2, 3 read the weights once; the row sums are reduced and stored to
+// Each row's blocks are decoded once per step and dotted with nj (1..4) prepared activation rows
+// (ps bytes apart), so n = 2..4 read the weights once; the row sums are reduced and stored to
 // out[4*j+r] (row r's dot with activation row j). What brought the kernels to the f32 mat-vec's
 // bandwidth (profiled with perf: the time sat on the first load of each row): every step loads
 // the activation groups once into registers shared by the four rows (four times fewer L1 loads)
@@ -23,10 +23,11 @@
 // func mvQ41x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 // func mvQ80x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 //
-// Registers: SI row 0 (rows 1..3 at R8, 2*R8, R9 = 3*lda), DI/R10/R11 prep rows 0..2, Z0-Z3,
-// Z4-Z7, Z20-Z23 the accumulators of activation rows 0..2, Z8-Z11 tables/masks, Z12-Z17
-// temporaries, Z24-Z31 the groups of activation rows 0 and 1, row 2's in the registers left
-// (Z11, Z15, Z18, Z19 as free per type, the rest read from memory).
+// Registers: SI row 0 (rows 1..3 at R8, 2*R8, R9 = 3*lda), DI/R10/R11/R12 prep rows 0..3, Z0-Z3,
+// Z4-Z7, Z20-Z23, Z24-Z27 the accumulators of activation rows 0..3, Z8-Z11 tables/masks,
+// Z12-Z17 temporaries. For nj ≤ 3 Z24-Z31 hold the groups of activation rows 0 and 1, row 2's
+// in the registers left (Z11, Z15, Z18, Z19 as free per type, the rest read from memory); for
+// nj = 4 Z28-Z31 hold row 0's, the registers left row 1's, rows 2 and 3 are read from memory.
 
 DATA mvQ80Lo<>+0(SB)/8, $0x0908070605040302
 DATA mvQ80Lo<>+8(SB)/8, $0x11100f0e0d0c0b0a
@@ -110,21 +111,21 @@ DATA mvNib<>+0(SB)/4, $0x0f0f0f0f
 GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 
 // REDUCE4(a, b, c, d, ...) sums the lanes of a..d (Z0..Z15: VHADDPS has no EVEX form) into
-// out[off/4 .. off/4+3] (BX); Z24..Z27 are temporaries.
+// out[off/4 .. off/4+3] (BX); Z28..Z31 are temporaries.
 #define REDUCE4(za, zb, zc, zd, ya, yb, yc, yd, xa, off) \
-	VEXTRACTF32X8 $1, za, Y24 \
-	VADDPS Y24, ya, ya \
-	VEXTRACTF32X8 $1, zb, Y25 \
-	VADDPS Y25, yb, yb \
-	VEXTRACTF32X8 $1, zc, Y26 \
-	VADDPS Y26, yc, yc \
-	VEXTRACTF32X8 $1, zd, Y27 \
-	VADDPS Y27, yd, yd \
+	VEXTRACTF32X8 $1, za, Y28 \
+	VADDPS Y28, ya, ya \
+	VEXTRACTF32X8 $1, zb, Y29 \
+	VADDPS Y29, yb, yb \
+	VEXTRACTF32X8 $1, zc, Y30 \
+	VADDPS Y30, yc, yc \
+	VEXTRACTF32X8 $1, zd, Y31 \
+	VADDPS Y31, yd, yd \
 	VHADDPS yb, ya, ya \
 	VHADDPS yd, yc, yc \
 	VHADDPS yc, ya, ya \
-	VEXTRACTF32X4 $1, ya, X24 \
-	VADDPS X24, xa, xa \
+	VEXTRACTF32X4 $1, ya, X28 \
+	VADDPS X28, xa, xa \
 	VMOVUPS xa, off(BX)
 
 // PF4(off) prefetches the line MVPF+off bytes ahead of each of the four rows: the four row
@@ -147,6 +148,8 @@ GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 	LEAQ (DI)(R10*1), R10 \
 	MOVQ ps+32(FP), R11 \
 	LEAQ (R10)(R11*1), R11 \
+	MOVQ ps+32(FP), R12 \
+	LEAQ (R11)(R12*1), R12 \
 	MOVQ nj+40(FP), DX \
 	MOVQ out+48(FP), BX \
 	VPXORD Z0, Z0, Z0 \
@@ -160,7 +163,11 @@ GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 	VPXORD Z20, Z20, Z20 \
 	VPXORD Z21, Z21, Z21 \
 	VPXORD Z22, Z22, Z22 \
-	VPXORD Z23, Z23, Z23
+	VPXORD Z23, Z23, Z23 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27
 
 // DEC40(b0, b8): one Q4_0 row's four blocks at b0 — Z12 low nibbles, Z14 high nibbles (lane i:
 // block i), Z13 the blocks' dx (f32, per lane).
@@ -261,6 +268,41 @@ TEXT ·mvQ40x4VNNI(SB), NOSPLIT, $0-56
 	CMPQ DX, $2
 	JLT q40loop1
 	JEQ q40loop2
+	CMPQ DX, $3
+	JEQ q40loop3
+q40loop4:
+	PF4(0)
+	PF4(64)
+	LOADP(DI, Z28, Z29, Z30, Z31)
+	LOADP(R10, Z11, Z15, Z18, Z19)
+	DEC40((SI), 8(SI))
+	DOTR(Z0, Z28, Z29, Z30, Z31)
+	DOTR(Z4, Z11, Z15, Z18, Z19)
+	DOT(R11, Z20)
+	DOT(R12, Z24)
+	DEC40((SI)(R8*1), 8(SI)(R8*1))
+	DOTR(Z1, Z28, Z29, Z30, Z31)
+	DOTR(Z5, Z11, Z15, Z18, Z19)
+	DOT(R11, Z21)
+	DOT(R12, Z25)
+	DEC40((SI)(R8*2), 8(SI)(R8*2))
+	DOTR(Z2, Z28, Z29, Z30, Z31)
+	DOTR(Z6, Z11, Z15, Z18, Z19)
+	DOT(R11, Z22)
+	DOT(R12, Z26)
+	DEC40((SI)(R9*1), 8(SI)(R9*1))
+	DOTR(Z3, Z28, Z29, Z30, Z31)
+	DOTR(Z7, Z11, Z15, Z18, Z19)
+	DOT(R11, Z23)
+	DOT(R12, Z27)
+	ADDQ $72, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	ADDQ $256, R11
+	ADDQ $256, R12
+	DECQ CX
+	JNZ q40loop4
+	JMP q40done
 q40loop3:
 	PF4(0)
 	PF4(64)
@@ -341,6 +383,13 @@ q40done:
 	VMOVAPS Z22, Z2
 	VMOVAPS Z23, Z3
 	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 32)
+	CMPQ DX, $3
+	JEQ q40ret
+	VMOVAPS Z24, Z0
+	VMOVAPS Z25, Z1
+	VMOVAPS Z26, Z2
+	VMOVAPS Z27, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 48)
 q40ret:
 	VZEROUPPER
 	RET
@@ -357,6 +406,44 @@ TEXT ·mvQ80x4VNNI(SB), NOSPLIT, $0-56
 	CMPQ DX, $2
 	JLT q80loop1
 	JEQ q80loop2
+	CMPQ DX, $3
+	JEQ q80loop3
+q80loop4:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	LOADP(DI, Z28, Z29, Z30, Z31)
+	VMOVDQU64 (R10), Z15
+	VMOVDQU64 64(R10), Z18
+	VMOVDQU64 128(R10), Z19
+	DEC80((SI), 8(SI), 64(SI), 72(SI))
+	DOTR(Z0, Z28, Z29, Z30, Z31)
+	DOTR(Z4, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z20)
+	DOT(R12, Z24)
+	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
+	DOTR(Z1, Z28, Z29, Z30, Z31)
+	DOTR(Z5, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z21)
+	DOT(R12, Z25)
+	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
+	DOTR(Z2, Z28, Z29, Z30, Z31)
+	DOTR(Z6, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z22)
+	DOT(R12, Z26)
+	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
+	DOTR(Z3, Z28, Z29, Z30, Z31)
+	DOTR(Z7, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z23)
+	DOT(R12, Z27)
+	ADDQ $136, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	ADDQ $256, R11
+	ADDQ $256, R12
+	DECQ CX
+	JNZ q80loop4
+	JMP q80done
 q80loop3:
 	PF4(0)
 	PF4(64)
@@ -442,6 +529,13 @@ q80done:
 	VMOVAPS Z22, Z2
 	VMOVAPS Z23, Z3
 	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 32)
+	CMPQ DX, $3
+	JEQ q80ret
+	VMOVAPS Z24, Z0
+	VMOVAPS Z25, Z1
+	VMOVAPS Z26, Z2
+	VMOVAPS Z27, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 48)
 q80ret:
 	VZEROUPPER
 	RET
@@ -457,6 +551,42 @@ TEXT ·mvQ41x4VNNI(SB), NOSPLIT, $0-56
 	CMPQ DX, $2
 	JLT q41loop1
 	JEQ q41loop2
+	CMPQ DX, $3
+	JEQ q41loop3
+q41loop4:
+	PF4(0)
+	PF4(64)
+	LOADP41(DI, Z28, Z29, Z30, Z31)
+	VMOVDQU64 (R10), Z18
+	VMOVDQU64 64(R10), Z19
+	DEC41((SI), 16(SI))
+	DOTR41(Z0, Z28, Z29, Z30, Z31)
+	DOTR41(Z4, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z20)
+	DOT41(R12, Z24)
+	DEC41((SI)(R8*1), 16(SI)(R8*1))
+	DOTR41(Z1, Z28, Z29, Z30, Z31)
+	DOTR41(Z5, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z21)
+	DOT41(R12, Z25)
+	DEC41((SI)(R8*2), 16(SI)(R8*2))
+	DOTR41(Z2, Z28, Z29, Z30, Z31)
+	DOTR41(Z6, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z22)
+	DOT41(R12, Z26)
+	DEC41((SI)(R9*1), 16(SI)(R9*1))
+	DOTR41(Z3, Z28, Z29, Z30, Z31)
+	DOTR41(Z7, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z23)
+	DOT41(R12, Z27)
+	ADDQ $80, SI
+	ADDQ $320, DI
+	ADDQ $320, R10
+	ADDQ $320, R11
+	ADDQ $320, R12
+	DECQ CX
+	JNZ q41loop4
+	JMP q41done
 q41loop3:
 	PF4(0)
 	PF4(64)
@@ -538,6 +668,13 @@ q41done:
 	VMOVAPS Z22, Z2
 	VMOVAPS Z23, Z3
 	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 32)
+	CMPQ DX, $3
+	JEQ q41ret
+	VMOVAPS Z24, Z0
+	VMOVAPS Z25, Z1
+	VMOVAPS Z26, Z2
+	VMOVAPS Z27, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 48)
 q41ret:
 	VZEROUPPER
 	RET

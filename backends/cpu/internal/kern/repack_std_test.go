@@ -15,7 +15,7 @@ import (
 func TestGemmStd(t *testing.T) {
 	var shapes []rpShape
 	for _, m := range []int{1, 15, 16, 17, 33, 50} {
-		for _, n := range []int{1, 3, 8, 9, 17} {
+		for _, n := range []int{1, 3, 4, 8, 9, 17} {
 			for _, k := range []int{32, 64, 96, 320} {
 				shapes = append(shapes, rpShape{m, n, k, n % 2 * 5, m % 3})
 			}
