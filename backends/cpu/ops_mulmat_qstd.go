@@ -13,9 +13,9 @@ import (
 var qstdMinN int64 = 2
 
 // qstdN reports whether n activation rows take kern.GemmStd on the active kernel set: n ≥ qstdMinN
-// where it has repacked micro-kernels, and the mat-vecs n ≤ 3 where it has their kernels.
+// where it has repacked micro-kernels, and the mat-vecs n ≤ kern.StdMatVecMaxN where it has their kernels.
 func qstdN(n int64) bool {
-	return (kern.HasRepackKernels() && n >= qstdMinN) || (kern.HasStdMatVec() && n <= 3)
+	return (kern.HasRepackKernels() && n >= qstdMinN) || (kern.HasStdMatVec() && n <= kern.StdMatVecMaxN)
 }
 
 // qstdType returns the repacked format of weight type t and whether it has one.
@@ -33,7 +33,7 @@ func qstdType(t core.Type) (kern.RepackType, bool) {
 
 // useQstd reports whether a node with standard-layout weights runs kern.GemmStd: a kernel set with
 // repacked micro-kernels, Q4_0, Q4_1 or Q8_0 weights with whole-block rows, at least qstdMinN
-// activation rows (or n ≤ 3 on sets with the mat-vec kernels) and dense f32 dst rows.
+// activation rows (or n ≤ kern.StdMatVecMaxN on sets with the mat-vec kernels) and dense f32 dst rows.
 func useQstd(p *params, dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
 	if p.ref || !qstdN(b.Ne[1]) {

@@ -9,12 +9,16 @@ import (
 // Mat-vec on standard-layout Q4_0, Q4_1 and Q8_0 weights (GemmStd with n ≤ stdMatVecMaxN where
 // the kernel set has the 512-bit kernels, qmatvec_std512_amd64.s): every activation row is
 // prepared once per group of four blocks (prepMV4), then tasks of stdMVTaskRows weight rows are
-// dotted four rows per kernel call against each activation row in turn (the four rows' blocks
-// stay in cache for the next activation row). Blocks past the last full group of four and rows
+// dotted four rows per kernel call against all the activation rows at once (each block decoded
+// once, the weights read once). Blocks past the last full group of four and rows
 // past the last full four are dotted by the row dots (DotQ4_0Q8_0 and co).
 
 // stdMatVecMaxN is the most activation rows GemmStd runs as mat-vecs.
-const stdMatVecMaxN = 3
+const stdMatVecMaxN = StdMatVecMaxN
+
+// StdMatVecMaxN is the most activation rows GemmStd runs as mat-vecs where HasStdMatVec (the
+// weights read once for all of them).
+const StdMatVecMaxN = 4
 
 // stdMVTaskRows is the weight rows per mat-vec task (a multiple of 4).
 var stdMVTaskRows = 64
@@ -102,7 +106,7 @@ func stdMatVec(mv4 mvKernel, rt RepackType, ith, nth int, barrier func(), counte
 	}
 	tb := 4 * ng // first block of the tail
 	ntasks := int64((m + stdMVTaskRows - 1) / stdMVTaskRows)
-	var out [4]float32
+	var out [4 * stdMatVecMaxN]float32
 	for {
 		t := counter.Add(1) - 1
 		if t >= ntasks {
@@ -113,18 +117,19 @@ func stdMatVec(mv4 mvKernel, rt RepackType, ith, nth int, barrier func(), counte
 		i := i0
 		for ; i+4 <= i1; i += 4 {
 			x := a[i*lda:]
+			if ng > 0 {
+				mv4(rt, ng, x, lda, prep, ps, n, &out)
+			} else {
+				out = [4 * stdMatVecMaxN]float32{}
+			}
 			for j := 0; j < n; j++ {
 				y := b[j*ldb : j*ldb+nb*f.yblock]
-				if ng > 0 {
-					mv4(rt, ng, x, lda, prep[j*ps:(j+1)*ps], &out)
-				} else {
-					out = [4]float32{}
-				}
 				for r := 0; r < 4; r++ {
+					v := out[4*j+r]
 					if tb < nb {
-						out[r] += rowDot(rt, nb-tb, x[r*lda+tb*f.block:r*lda+nb*f.block], y[tb*f.yblock:])
+						v += rowDot(rt, nb-tb, x[r*lda+tb*f.block:r*lda+nb*f.block], y[tb*f.yblock:])
 					}
-					c[j*ldc+i+r] = out[r]
+					c[j*ldc+i+r] = v
 				}
 			}
 		}
@@ -136,12 +141,22 @@ func stdMatVec(mv4 mvKernel, rt RepackType, ith, nth int, barrier func(), counte
 	}
 }
 
-// mvKernel runs a four-row mat-vec kernel: out[r] = the dot of the ng full groups of four blocks
-// of weight row r (x[r*lda:]) with the prepared activation row prep.
-type mvKernel func(rt RepackType, ng int, x []byte, lda int, prep []byte, out *[4]float32)
+// mvKernel runs a four-row mat-vec kernel: out[4*j+r] = the dot of the ng full groups of four
+// blocks of weight row r (x[r*lda:]) with prepared activation row j (prep[j*ps:]), j < nj ≤
+// stdMatVecMaxN.
+type mvKernel func(rt RepackType, ng int, x []byte, lda int, prep []byte, ps, nj int, out *[4 * stdMatVecMaxN]float32)
 
 // mv4Go is the pure-Go twin of the four-row kernels: the row dots of the full groups.
-func mv4Go(rt RepackType, ng int, x []byte, lda int, prep []byte, out *[4]float32) {
+func mv4Go(rt RepackType, ng int, x []byte, lda int, prep []byte, ps, nj int, out *[4 * stdMatVecMaxN]float32) {
+	for j := 0; j < nj; j++ {
+		var o [4]float32
+		mv4Go1(rt, ng, x, lda, prep[j*ps:], &o)
+		copy(out[4*j:], o[:])
+	}
+}
+
+// mv4Go1 is mv4Go for one activation row.
+func mv4Go1(rt RepackType, ng int, x []byte, lda int, prep []byte, out *[4]float32) {
 	f := rt.format("mv4")
 	gs := mvGroup(rt)
 	for r := 0; r < 4; r++ {

@@ -10,14 +10,24 @@
 // by byte permutes into 16-byte lanes (lane i: block i; Q4: low nibbles pair with y[0:16], high
 // with y[16:32]; Q8_0: quants 0..15 and 16..31, XOR 0x80 to unsigned), VPDPBUSD accumulates the
 // lane's integer sum onto its correction (exact), and acc += float(sum) * (dx*dy)
-// (Q4_1: + mx*sy). The four row sums are reduced and stored to out[0..3].
+// (Q4_1: + mx*sy).
 //
-// func mvQ40x4VNNI(ng int, x *byte, lda int, prep *byte, out *float32)
-// func mvQ41x4VNNI(ng int, x *byte, lda int, prep *byte, out *float32)
-// func mvQ80x4VNNI(ng int, x *byte, lda int, prep *byte, out *float32)
+// Each row's blocks are decoded once per step and dotted with nj (1..4) prepared activation rows
+// (ps bytes apart), so n = 2..4 read the weights once; the row sums are reduced and stored to
+// out[4*j+r] (row r's dot with activation row j). What brought the kernels to the f32 mat-vec's
+// bandwidth (profiled with perf: the time sat on the first load of each row): every step loads
+// the activation groups once into registers shared by the four rows (four times fewer L1 loads)
+// and prefetches each row stream MVPF bytes ahead.
 //
-// Registers: SI row 0 (rows 1..3 at R8, 2*R8, R9 = 3*lda), DI prep, Z0-Z3 row accumulators,
-// Z8-Z11 tables/masks, Z12-Z31 temporaries.
+// func mvQ40x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
+// func mvQ41x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
+// func mvQ80x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
+//
+// Registers: SI row 0 (rows 1..3 at R8, 2*R8, R9 = 3*lda), DI/R10/R11/R12 prep rows 0..3, Z0-Z3,
+// Z4-Z7, Z20-Z23, Z24-Z27 the accumulators of activation rows 0..3, Z8-Z11 tables/masks,
+// Z12-Z17 temporaries. For nj ≤ 3 Z24-Z31 hold the groups of activation rows 0 and 1, row 2's
+// in the registers left (Z11, Z15, Z18, Z19 as free per type, the rest read from memory); for
+// nj = 4 Z28-Z31 hold row 0's, the registers left row 1's, rows 2 and 3 are read from memory.
 
 DATA mvQ80Lo<>+0(SB)/8, $0x0908070605040302
 DATA mvQ80Lo<>+8(SB)/8, $0x11100f0e0d0c0b0a
@@ -100,22 +110,33 @@ GLOBL mvQ40S<>(SB), RODATA|NOPTR, $64
 DATA mvNib<>+0(SB)/4, $0x0f0f0f0f
 GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 
-// REDUCE4 sums the lanes of Z0..Z3 into out[0..3] (BX).
-#define REDUCE4 \
-	VEXTRACTF32X8 $1, Z0, Y4 \
-	VADDPS Y4, Y0, Y0 \
-	VEXTRACTF32X8 $1, Z1, Y5 \
-	VADDPS Y5, Y1, Y1 \
-	VEXTRACTF32X8 $1, Z2, Y6 \
-	VADDPS Y6, Y2, Y2 \
-	VEXTRACTF32X8 $1, Z3, Y7 \
-	VADDPS Y7, Y3, Y3 \
-	VHADDPS Y1, Y0, Y0 \
-	VHADDPS Y3, Y2, Y2 \
-	VHADDPS Y2, Y0, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS X1, X0, X0 \
-	VMOVUPS X0, (BX)
+// REDUCE4(a, b, c, d, ...) sums the lanes of a..d (Z0..Z15: VHADDPS has no EVEX form) into
+// out[off/4 .. off/4+3] (BX); Z28..Z31 are temporaries.
+#define REDUCE4(za, zb, zc, zd, ya, yb, yc, yd, xa, off) \
+	VEXTRACTF32X8 $1, za, Y28 \
+	VADDPS Y28, ya, ya \
+	VEXTRACTF32X8 $1, zb, Y29 \
+	VADDPS Y29, yb, yb \
+	VEXTRACTF32X8 $1, zc, Y30 \
+	VADDPS Y30, yc, yc \
+	VEXTRACTF32X8 $1, zd, Y31 \
+	VADDPS Y31, yd, yd \
+	VHADDPS yb, ya, ya \
+	VHADDPS yd, yc, yc \
+	VHADDPS yc, ya, ya \
+	VEXTRACTF32X4 $1, ya, X28 \
+	VADDPS X28, xa, xa \
+	VMOVUPS xa, off(BX)
+
+// PF4(off) prefetches the line MVPF+off bytes ahead of each of the four rows: the four row
+// streams are more than the hardware prefetcher keeps ahead of (profiles showed the kernels
+// waiting on the first load of every row), so each step asks for the lines MVPF bytes ahead.
+#define MVPF 3072
+#define PF4(off) \
+	PREFETCHT0 (MVPF+off)(SI) \
+	PREFETCHT0 (MVPF+off)(SI)(R8*1) \
+	PREFETCHT0 (MVPF+off)(SI)(R8*2) \
+	PREFETCHT0 (MVPF+off)(SI)(R9*1)
 
 #define PROLOGUE \
 	MOVQ ng+0(FP), CX \
@@ -123,100 +144,257 @@ GLOBL mvNib<>(SB), RODATA|NOPTR, $4
 	MOVQ lda+16(FP), R8 \
 	LEAQ (R8)(R8*2), R9 \
 	MOVQ prep+24(FP), DI \
-	MOVQ out+32(FP), BX \
+	MOVQ ps+32(FP), R10 \
+	LEAQ (DI)(R10*1), R10 \
+	MOVQ ps+32(FP), R11 \
+	LEAQ (R10)(R11*1), R11 \
+	MOVQ ps+32(FP), R12 \
+	LEAQ (R11)(R12*1), R12 \
+	MOVQ nj+40(FP), DX \
+	MOVQ out+48(FP), BX \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	VPXORD Z2, Z2, Z2 \
-	VPXORD Z3, Z3, Z3
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27
 
-TEXT ·mvQ40x4VNNI(SB), NOSPLIT, $0-40
+// DEC40(b0, b8): one Q4_0 row's four blocks at b0 — Z12 low nibbles, Z14 high nibbles (lane i:
+// block i), Z13 the blocks' dx (f32, per lane).
+#define DEC40(b0, b8) \
+	VMOVDQU64 b0, Z12 \
+	VPERMB Z12, Z9, Z13 \
+	VPERMT2B b8, Z8, Z12 \
+	VCVTPH2PS Y13, Z13 \
+	VPSRLW $4, Z12, Z14 \
+	VPANDD Z10, Z12, Z12 \
+	VPANDD Z10, Z14, Z14
+
+// DEC80(b0, b8, b64, b72): one Q8_0 row's four blocks — Z12 quants 0..15, Z14 quants 16..31
+// (XOR 0x80: unsigned), Z13 dx.
+#define DEC80(b0, b8, b64, b72) \
+	VMOVDQU64 b0, Z12 \
+	VMOVDQA64 Z12, Z13 \
+	VPERMT2B b64, Z8, Z12 \
+	VPERMT2B b64, Z11, Z13 \
+	VMOVDQU64 b8, Z14 \
+	VPERMT2B b72, Z9, Z14 \
+	VPXORD Z10, Z12, Z12 \
+	VPXORD Z10, Z14, Z14 \
+	VCVTPH2PS Y13, Z13
+
+// DEC41(b0, b16): one Q4_1 row's four blocks — Z12/Z14 low/high nibbles, Z13 dx, Z15 mx.
+#define DEC41(b0, b16) \
+	VMOVDQU64 b0, Z12 \
+	VPERMB Z12, Z9, Z13 \
+	VPERMB Z12, Z11, Z15 \
+	VPERMT2B b16, Z8, Z12 \
+	VCVTPH2PS Y13, Z13 \
+	VCVTPH2PS Y15, Z15 \
+	VPSRLW $4, Z12, Z14 \
+	VPANDD Z10, Z12, Z12 \
+	VPANDD Z10, Z14, Z14
+
+// DOT(P, acc): the decoded row against the prepared activation group at P: the lanes' integer
+// sums on their corrections, acc += float(sum) * (dx*dy).
+#define DOT(P, acc) \
+	VMOVDQU32 128(P), Z16 \
+	VPDPBUSD (P), Z12, Z16 \
+	VPDPBUSD 64(P), Z14, Z16 \
+	VCVTDQ2PS Z16, Z16 \
+	VMULPS 192(P), Z13, Z17 \
+	VFMADD231PS Z17, Z16, acc
+
+// LOADP(P, a, b, c, d) loads the prepared activation group at P into a..d (the four weight rows
+// share the registers instead of loading the group four times); LOADP41 loads Q4_1's (y[0:16],
+// y[16:32], dy, sy: no corrections).
+#define LOADP(P, a, b, c, d) \
+	VMOVDQU64 (P), a \
+	VMOVDQU64 64(P), b \
+	VMOVDQU64 128(P), c \
+	VMOVDQU64 192(P), d
+
+#define LOADP41(P, a, b, c, d) \
+	VMOVDQU64 (P), a \
+	VMOVDQU64 64(P), b \
+	VMOVDQU64 192(P), c \
+	VMOVDQU64 256(P), d
+
+// DOTR(acc, a, b, c, d) is DOT on a group loaded by LOADP, DOTR41 DOT41 on one loaded by LOADP41.
+#define DOTR(acc, a, b, c, d) \
+	VMOVDQA64 c, Z16 \
+	VPDPBUSD a, Z12, Z16 \
+	VPDPBUSD b, Z14, Z16 \
+	VCVTDQ2PS Z16, Z16 \
+	VMULPS d, Z13, Z17 \
+	VFMADD231PS Z17, Z16, acc
+
+#define DOTR41(acc, a, b, c, d) \
+	VPXORD Z16, Z16, Z16 \
+	VPDPBUSD a, Z12, Z16 \
+	VPDPBUSD b, Z14, Z16 \
+	VCVTDQ2PS Z16, Z16 \
+	VMULPS c, Z13, Z17 \
+	VFMADD231PS Z17, Z16, acc \
+	VFMADD231PS d, Z15, acc
+
+// DOT41(P, acc): DOT for Q4_1 (no correction) plus acc += mx*sy.
+#define DOT41(P, acc) \
+	VPXORD Z16, Z16, Z16 \
+	VPDPBUSD (P), Z12, Z16 \
+	VPDPBUSD 64(P), Z14, Z16 \
+	VCVTDQ2PS Z16, Z16 \
+	VMULPS 192(P), Z13, Z17 \
+	VFMADD231PS Z17, Z16, acc \
+	VFMADD231PS 256(P), Z15, acc
+
+TEXT ·mvQ40x4VNNI(SB), NOSPLIT, $0-56
 	PROLOGUE
 	VMOVDQU64 mvQ40Q<>(SB), Z8
 	VMOVDQU64 mvQ40S<>(SB), Z9
 	VPBROADCASTD mvNib<>(SB), Z10
 	TESTQ CX, CX
-	JZ q40mvdone
-q40mvloop:
-	VMOVDQU64 (SI), Z12
-	VPERMT2B 8(SI), Z8, Z12
-	VPERMB (SI), Z9, Z13
-	VCVTPH2PS Y13, Z13
-	VMULPS 192(DI), Z13, Z13
-	VPSRLW $4, Z12, Z14
-	VPANDD Z10, Z12, Z12
-	VPANDD Z10, Z14, Z14
-	VMOVDQU32 128(DI), Z15
-	VPDPBUSD (DI), Z12, Z15
-	VPDPBUSD 64(DI), Z14, Z15
-	VCVTDQ2PS Z15, Z15
-	VFMADD231PS Z13, Z15, Z0
-
-	VMOVDQU64 (SI)(R8*1), Z16
-	VPERMT2B 8(SI)(R8*1), Z8, Z16
-	VPERMB (SI)(R8*1), Z9, Z17
-	VCVTPH2PS Y17, Z17
-	VMULPS 192(DI), Z17, Z17
-	VPSRLW $4, Z16, Z18
-	VPANDD Z10, Z16, Z16
-	VPANDD Z10, Z18, Z18
-	VMOVDQU32 128(DI), Z19
-	VPDPBUSD (DI), Z16, Z19
-	VPDPBUSD 64(DI), Z18, Z19
-	VCVTDQ2PS Z19, Z19
-	VFMADD231PS Z17, Z19, Z1
-
-	VMOVDQU64 (SI)(R8*2), Z20
-	VPERMT2B 8(SI)(R8*2), Z8, Z20
-	VPERMB (SI)(R8*2), Z9, Z21
-	VCVTPH2PS Y21, Z21
-	VMULPS 192(DI), Z21, Z21
-	VPSRLW $4, Z20, Z22
-	VPANDD Z10, Z20, Z20
-	VPANDD Z10, Z22, Z22
-	VMOVDQU32 128(DI), Z23
-	VPDPBUSD (DI), Z20, Z23
-	VPDPBUSD 64(DI), Z22, Z23
-	VCVTDQ2PS Z23, Z23
-	VFMADD231PS Z21, Z23, Z2
-
-	VMOVDQU64 (SI)(R9*1), Z24
-	VPERMT2B 8(SI)(R9*1), Z8, Z24
-	VPERMB (SI)(R9*1), Z9, Z25
-	VCVTPH2PS Y25, Z25
-	VMULPS 192(DI), Z25, Z25
-	VPSRLW $4, Z24, Z26
-	VPANDD Z10, Z24, Z24
-	VPANDD Z10, Z26, Z26
-	VMOVDQU32 128(DI), Z27
-	VPDPBUSD (DI), Z24, Z27
-	VPDPBUSD 64(DI), Z26, Z27
-	VCVTDQ2PS Z27, Z27
-	VFMADD231PS Z25, Z27, Z3
-
+	JZ q40done
+	CMPQ DX, $2
+	JLT q40loop1
+	JEQ q40loop2
+	CMPQ DX, $3
+	JEQ q40loop3
+q40loop4:
+	PF4(0)
+	PF4(64)
+	LOADP(DI, Z28, Z29, Z30, Z31)
+	LOADP(R10, Z11, Z15, Z18, Z19)
+	DEC40((SI), 8(SI))
+	DOTR(Z0, Z28, Z29, Z30, Z31)
+	DOTR(Z4, Z11, Z15, Z18, Z19)
+	DOT(R11, Z20)
+	DOT(R12, Z24)
+	DEC40((SI)(R8*1), 8(SI)(R8*1))
+	DOTR(Z1, Z28, Z29, Z30, Z31)
+	DOTR(Z5, Z11, Z15, Z18, Z19)
+	DOT(R11, Z21)
+	DOT(R12, Z25)
+	DEC40((SI)(R8*2), 8(SI)(R8*2))
+	DOTR(Z2, Z28, Z29, Z30, Z31)
+	DOTR(Z6, Z11, Z15, Z18, Z19)
+	DOT(R11, Z22)
+	DOT(R12, Z26)
+	DEC40((SI)(R9*1), 8(SI)(R9*1))
+	DOTR(Z3, Z28, Z29, Z30, Z31)
+	DOTR(Z7, Z11, Z15, Z18, Z19)
+	DOT(R11, Z23)
+	DOT(R12, Z27)
+	ADDQ $72, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	ADDQ $256, R11
+	ADDQ $256, R12
+	DECQ CX
+	JNZ q40loop4
+	JMP q40done
+q40loop3:
+	PF4(0)
+	PF4(64)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
+	LOADP(R11, Z11, Z15, Z18, Z19)
+	DEC40((SI), 8(SI))
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
+	DOTR(Z20, Z11, Z15, Z18, Z19)
+	DEC40((SI)(R8*1), 8(SI)(R8*1))
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
+	DOTR(Z21, Z11, Z15, Z18, Z19)
+	DEC40((SI)(R8*2), 8(SI)(R8*2))
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
+	DOTR(Z22, Z11, Z15, Z18, Z19)
+	DEC40((SI)(R9*1), 8(SI)(R9*1))
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
+	DOTR(Z23, Z11, Z15, Z18, Z19)
+	ADDQ $72, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	ADDQ $256, R11
+	DECQ CX
+	JNZ q40loop3
+	JMP q40done
+q40loop2:
+	PF4(0)
+	PF4(64)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
+	DEC40((SI), 8(SI))
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
+	DEC40((SI)(R8*1), 8(SI)(R8*1))
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
+	DEC40((SI)(R8*2), 8(SI)(R8*2))
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
+	DEC40((SI)(R9*1), 8(SI)(R9*1))
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
+	ADDQ $72, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	DECQ CX
+	JNZ q40loop2
+	JMP q40done
+q40loop1:
+	PF4(0)
+	PF4(64)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	DEC40((SI), 8(SI))
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DEC40((SI)(R8*1), 8(SI)(R8*1))
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DEC40((SI)(R8*2), 8(SI)(R8*2))
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DEC40((SI)(R9*1), 8(SI)(R9*1))
+	DOTR(Z3, Z24, Z25, Z26, Z27)
 	ADDQ $72, SI
 	ADDQ $256, DI
 	DECQ CX
-	JNZ q40mvloop
-q40mvdone:
-	REDUCE4
+	JNZ q40loop1
+q40done:
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 0)
+	CMPQ DX, $2
+	JLT q40ret
+	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, 16)
+	CMPQ DX, $2
+	JEQ q40ret
+	VMOVAPS Z20, Z0
+	VMOVAPS Z21, Z1
+	VMOVAPS Z22, Z2
+	VMOVAPS Z23, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 32)
+	CMPQ DX, $3
+	JEQ q40ret
+	VMOVAPS Z24, Z0
+	VMOVAPS Z25, Z1
+	VMOVAPS Z26, Z2
+	VMOVAPS Z27, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 48)
+q40ret:
 	VZEROUPPER
 	RET
 
-// Q80ROW(base, acc): one row's step (temporaries Z12..Z15 + 4*k passed as names).
-#define Q80ROW(b0, b8, b64, b72, acc, ta, tb, tc, td) \
-	VMOVDQU64 b0, ta \
-	VMOVDQA64 ta, tb \
-	VPERMT2B b64, Z8, ta \
-	VPERMT2B b64, Z11, tb \
-	VMOVDQU64 b8, tc \
-	VPERMT2B b72, Z9, tc \
-	VPXORD Z10, ta, ta \
-	VPXORD Z10, tc, tc \
-	VMOVDQU32 128(DI), td \
-	VPDPBUSD (DI), ta, td \
-	VPDPBUSD 64(DI), tc, td
-
-TEXT ·mvQ80x4VNNI(SB), NOSPLIT, $0-40
+TEXT ·mvQ80x4VNNI(SB), NOSPLIT, $0-56
 	PROLOGUE
 	VMOVDQU64 mvQ80Lo<>(SB), Z8
 	VMOVDQU64 mvQ80Hi<>(SB), Z9
@@ -224,119 +402,279 @@ TEXT ·mvQ80x4VNNI(SB), NOSPLIT, $0-40
 	MOVL $0x80808080, AX
 	VPBROADCASTD AX, Z10
 	TESTQ CX, CX
-	JZ q80mvdone
-q80mvloop:
-	Q80ROW((SI), 8(SI), 64(SI), 72(SI), Z0, Z12, Z13, Z14, Z15)
-	VCVTPH2PS Y13, Z13
-	VMULPS 192(DI), Z13, Z13
-	VCVTDQ2PS Z15, Z15
-	VFMADD231PS Z13, Z15, Z0
-	Q80ROW((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1), Z1, Z16, Z17, Z18, Z19)
-	VCVTPH2PS Y17, Z17
-	VMULPS 192(DI), Z17, Z17
-	VCVTDQ2PS Z19, Z19
-	VFMADD231PS Z17, Z19, Z1
-	Q80ROW((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2), Z2, Z20, Z21, Z22, Z23)
-	VCVTPH2PS Y21, Z21
-	VMULPS 192(DI), Z21, Z21
-	VCVTDQ2PS Z23, Z23
-	VFMADD231PS Z21, Z23, Z2
-	Q80ROW((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1), Z3, Z24, Z25, Z26, Z27)
-	VCVTPH2PS Y25, Z25
-	VMULPS 192(DI), Z25, Z25
-	VCVTDQ2PS Z27, Z27
-	VFMADD231PS Z25, Z27, Z3
+	JZ q80done
+	CMPQ DX, $2
+	JLT q80loop1
+	JEQ q80loop2
+	CMPQ DX, $3
+	JEQ q80loop3
+q80loop4:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	LOADP(DI, Z28, Z29, Z30, Z31)
+	VMOVDQU64 (R10), Z15
+	VMOVDQU64 64(R10), Z18
+	VMOVDQU64 128(R10), Z19
+	DEC80((SI), 8(SI), 64(SI), 72(SI))
+	DOTR(Z0, Z28, Z29, Z30, Z31)
+	DOTR(Z4, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z20)
+	DOT(R12, Z24)
+	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
+	DOTR(Z1, Z28, Z29, Z30, Z31)
+	DOTR(Z5, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z21)
+	DOT(R12, Z25)
+	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
+	DOTR(Z2, Z28, Z29, Z30, Z31)
+	DOTR(Z6, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z22)
+	DOT(R12, Z26)
+	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
+	DOTR(Z3, Z28, Z29, Z30, Z31)
+	DOTR(Z7, Z15, Z18, Z19, 192(R10))
+	DOT(R11, Z23)
+	DOT(R12, Z27)
+	ADDQ $136, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	ADDQ $256, R11
+	ADDQ $256, R12
+	DECQ CX
+	JNZ q80loop4
+	JMP q80done
+q80loop3:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
+	VMOVDQU64 (R11), Z15
+	VMOVDQU64 64(R11), Z18
+	VMOVDQU64 128(R11), Z19
+	DEC80((SI), 8(SI), 64(SI), 72(SI))
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
+	DOTR(Z20, Z15, Z18, Z19, 192(R11))
+	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
+	DOTR(Z21, Z15, Z18, Z19, 192(R11))
+	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
+	DOTR(Z22, Z15, Z18, Z19, 192(R11))
+	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
+	DOTR(Z23, Z15, Z18, Z19, 192(R11))
+	ADDQ $136, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	ADDQ $256, R11
+	DECQ CX
+	JNZ q80loop3
+	JMP q80done
+q80loop2:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	LOADP(R10, Z28, Z29, Z30, Z31)
+	DEC80((SI), 8(SI), 64(SI), 72(SI))
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DOTR(Z4, Z28, Z29, Z30, Z31)
+	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DOTR(Z5, Z28, Z29, Z30, Z31)
+	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DOTR(Z6, Z28, Z29, Z30, Z31)
+	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
+	DOTR(Z3, Z24, Z25, Z26, Z27)
+	DOTR(Z7, Z28, Z29, Z30, Z31)
+	ADDQ $136, SI
+	ADDQ $256, DI
+	ADDQ $256, R10
+	DECQ CX
+	JNZ q80loop2
+	JMP q80done
+q80loop1:
+	PF4(0)
+	PF4(64)
+	PF4(128)
+	LOADP(DI, Z24, Z25, Z26, Z27)
+	DEC80((SI), 8(SI), 64(SI), 72(SI))
+	DOTR(Z0, Z24, Z25, Z26, Z27)
+	DEC80((SI)(R8*1), 8(SI)(R8*1), 64(SI)(R8*1), 72(SI)(R8*1))
+	DOTR(Z1, Z24, Z25, Z26, Z27)
+	DEC80((SI)(R8*2), 8(SI)(R8*2), 64(SI)(R8*2), 72(SI)(R8*2))
+	DOTR(Z2, Z24, Z25, Z26, Z27)
+	DEC80((SI)(R9*1), 8(SI)(R9*1), 64(SI)(R9*1), 72(SI)(R9*1))
+	DOTR(Z3, Z24, Z25, Z26, Z27)
 	ADDQ $136, SI
 	ADDQ $256, DI
 	DECQ CX
-	JNZ q80mvloop
-q80mvdone:
-	REDUCE4
+	JNZ q80loop1
+q80done:
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 0)
+	CMPQ DX, $2
+	JLT q80ret
+	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, 16)
+	CMPQ DX, $2
+	JEQ q80ret
+	VMOVAPS Z20, Z0
+	VMOVAPS Z21, Z1
+	VMOVAPS Z22, Z2
+	VMOVAPS Z23, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 32)
+	CMPQ DX, $3
+	JEQ q80ret
+	VMOVAPS Z24, Z0
+	VMOVAPS Z25, Z1
+	VMOVAPS Z26, Z2
+	VMOVAPS Z27, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 48)
+q80ret:
 	VZEROUPPER
 	RET
 
-TEXT ·mvQ41x4VNNI(SB), NOSPLIT, $0-40
+TEXT ·mvQ41x4VNNI(SB), NOSPLIT, $0-56
 	PROLOGUE
 	VMOVDQU64 mvQ41Q<>(SB), Z8
 	VMOVDQU64 mvQ41D<>(SB), Z9
 	VMOVDQU64 mvQ41M<>(SB), Z11
 	VPBROADCASTD mvNib<>(SB), Z10
 	TESTQ CX, CX
-	JZ q41mvdone
-q41mvloop:
-	VMOVDQU64 (SI), Z12
-	VPERMB Z12, Z9, Z13
-	VPERMB Z12, Z11, Z14
-	VPERMT2B 16(SI), Z8, Z12
-	VCVTPH2PS Y13, Z13
-	VCVTPH2PS Y14, Z14
-	VMULPS 192(DI), Z13, Z13
-	VPSRLW $4, Z12, Z15
-	VPANDD Z10, Z12, Z12
-	VPANDD Z10, Z15, Z15
-	VPXORD Z28, Z28, Z28
-	VPDPBUSD (DI), Z12, Z28
-	VPDPBUSD 64(DI), Z15, Z28
-	VCVTDQ2PS Z28, Z28
-	VFMADD231PS Z13, Z28, Z0
-	VFMADD231PS 256(DI), Z14, Z0
-
-	VMOVDQU64 (SI)(R8*1), Z16
-	VPERMB Z16, Z9, Z17
-	VPERMB Z16, Z11, Z18
-	VPERMT2B 16(SI)(R8*1), Z8, Z16
-	VCVTPH2PS Y17, Z17
-	VCVTPH2PS Y18, Z18
-	VMULPS 192(DI), Z17, Z17
-	VPSRLW $4, Z16, Z19
-	VPANDD Z10, Z16, Z16
-	VPANDD Z10, Z19, Z19
-	VPXORD Z29, Z29, Z29
-	VPDPBUSD (DI), Z16, Z29
-	VPDPBUSD 64(DI), Z19, Z29
-	VCVTDQ2PS Z29, Z29
-	VFMADD231PS Z17, Z29, Z1
-	VFMADD231PS 256(DI), Z18, Z1
-
-	VMOVDQU64 (SI)(R8*2), Z20
-	VPERMB Z20, Z9, Z21
-	VPERMB Z20, Z11, Z22
-	VPERMT2B 16(SI)(R8*2), Z8, Z20
-	VCVTPH2PS Y21, Z21
-	VCVTPH2PS Y22, Z22
-	VMULPS 192(DI), Z21, Z21
-	VPSRLW $4, Z20, Z23
-	VPANDD Z10, Z20, Z20
-	VPANDD Z10, Z23, Z23
-	VPXORD Z30, Z30, Z30
-	VPDPBUSD (DI), Z20, Z30
-	VPDPBUSD 64(DI), Z23, Z30
-	VCVTDQ2PS Z30, Z30
-	VFMADD231PS Z21, Z30, Z2
-	VFMADD231PS 256(DI), Z22, Z2
-
-	VMOVDQU64 (SI)(R9*1), Z24
-	VPERMB Z24, Z9, Z25
-	VPERMB Z24, Z11, Z26
-	VPERMT2B 16(SI)(R9*1), Z8, Z24
-	VCVTPH2PS Y25, Z25
-	VCVTPH2PS Y26, Z26
-	VMULPS 192(DI), Z25, Z25
-	VPSRLW $4, Z24, Z27
-	VPANDD Z10, Z24, Z24
-	VPANDD Z10, Z27, Z27
-	VPXORD Z31, Z31, Z31
-	VPDPBUSD (DI), Z24, Z31
-	VPDPBUSD 64(DI), Z27, Z31
-	VCVTDQ2PS Z31, Z31
-	VFMADD231PS Z25, Z31, Z3
-	VFMADD231PS 256(DI), Z26, Z3
-
+	JZ q41done
+	CMPQ DX, $2
+	JLT q41loop1
+	JEQ q41loop2
+	CMPQ DX, $3
+	JEQ q41loop3
+q41loop4:
+	PF4(0)
+	PF4(64)
+	LOADP41(DI, Z28, Z29, Z30, Z31)
+	VMOVDQU64 (R10), Z18
+	VMOVDQU64 64(R10), Z19
+	DEC41((SI), 16(SI))
+	DOTR41(Z0, Z28, Z29, Z30, Z31)
+	DOTR41(Z4, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z20)
+	DOT41(R12, Z24)
+	DEC41((SI)(R8*1), 16(SI)(R8*1))
+	DOTR41(Z1, Z28, Z29, Z30, Z31)
+	DOTR41(Z5, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z21)
+	DOT41(R12, Z25)
+	DEC41((SI)(R8*2), 16(SI)(R8*2))
+	DOTR41(Z2, Z28, Z29, Z30, Z31)
+	DOTR41(Z6, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z22)
+	DOT41(R12, Z26)
+	DEC41((SI)(R9*1), 16(SI)(R9*1))
+	DOTR41(Z3, Z28, Z29, Z30, Z31)
+	DOTR41(Z7, Z18, Z19, 192(R10), 256(R10))
+	DOT41(R11, Z23)
+	DOT41(R12, Z27)
+	ADDQ $80, SI
+	ADDQ $320, DI
+	ADDQ $320, R10
+	ADDQ $320, R11
+	ADDQ $320, R12
+	DECQ CX
+	JNZ q41loop4
+	JMP q41done
+q41loop3:
+	PF4(0)
+	PF4(64)
+	LOADP41(DI, Z24, Z25, Z26, Z27)
+	LOADP41(R10, Z28, Z29, Z30, Z31)
+	VMOVDQU64 (R11), Z18
+	VMOVDQU64 64(R11), Z19
+	DEC41((SI), 16(SI))
+	DOTR41(Z0, Z24, Z25, Z26, Z27)
+	DOTR41(Z4, Z28, Z29, Z30, Z31)
+	DOTR41(Z20, Z18, Z19, 192(R11), 256(R11))
+	DEC41((SI)(R8*1), 16(SI)(R8*1))
+	DOTR41(Z1, Z24, Z25, Z26, Z27)
+	DOTR41(Z5, Z28, Z29, Z30, Z31)
+	DOTR41(Z21, Z18, Z19, 192(R11), 256(R11))
+	DEC41((SI)(R8*2), 16(SI)(R8*2))
+	DOTR41(Z2, Z24, Z25, Z26, Z27)
+	DOTR41(Z6, Z28, Z29, Z30, Z31)
+	DOTR41(Z22, Z18, Z19, 192(R11), 256(R11))
+	DEC41((SI)(R9*1), 16(SI)(R9*1))
+	DOTR41(Z3, Z24, Z25, Z26, Z27)
+	DOTR41(Z7, Z28, Z29, Z30, Z31)
+	DOTR41(Z23, Z18, Z19, 192(R11), 256(R11))
+	ADDQ $80, SI
+	ADDQ $320, DI
+	ADDQ $320, R10
+	ADDQ $320, R11
+	DECQ CX
+	JNZ q41loop3
+	JMP q41done
+q41loop2:
+	PF4(0)
+	PF4(64)
+	LOADP41(DI, Z24, Z25, Z26, Z27)
+	LOADP41(R10, Z28, Z29, Z30, Z31)
+	DEC41((SI), 16(SI))
+	DOTR41(Z0, Z24, Z25, Z26, Z27)
+	DOTR41(Z4, Z28, Z29, Z30, Z31)
+	DEC41((SI)(R8*1), 16(SI)(R8*1))
+	DOTR41(Z1, Z24, Z25, Z26, Z27)
+	DOTR41(Z5, Z28, Z29, Z30, Z31)
+	DEC41((SI)(R8*2), 16(SI)(R8*2))
+	DOTR41(Z2, Z24, Z25, Z26, Z27)
+	DOTR41(Z6, Z28, Z29, Z30, Z31)
+	DEC41((SI)(R9*1), 16(SI)(R9*1))
+	DOTR41(Z3, Z24, Z25, Z26, Z27)
+	DOTR41(Z7, Z28, Z29, Z30, Z31)
+	ADDQ $80, SI
+	ADDQ $320, DI
+	ADDQ $320, R10
+	DECQ CX
+	JNZ q41loop2
+	JMP q41done
+q41loop1:
+	PF4(0)
+	PF4(64)
+	LOADP41(DI, Z24, Z25, Z26, Z27)
+	DEC41((SI), 16(SI))
+	DOTR41(Z0, Z24, Z25, Z26, Z27)
+	DEC41((SI)(R8*1), 16(SI)(R8*1))
+	DOTR41(Z1, Z24, Z25, Z26, Z27)
+	DEC41((SI)(R8*2), 16(SI)(R8*2))
+	DOTR41(Z2, Z24, Z25, Z26, Z27)
+	DEC41((SI)(R9*1), 16(SI)(R9*1))
+	DOTR41(Z3, Z24, Z25, Z26, Z27)
 	ADDQ $80, SI
 	ADDQ $320, DI
 	DECQ CX
-	JNZ q41mvloop
-q41mvdone:
-	REDUCE4
+	JNZ q41loop1
+q41done:
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 0)
+	CMPQ DX, $2
+	JLT q41ret
+	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, 16)
+	CMPQ DX, $2
+	JEQ q41ret
+	VMOVAPS Z20, Z0
+	VMOVAPS Z21, Z1
+	VMOVAPS Z22, Z2
+	VMOVAPS Z23, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 32)
+	CMPQ DX, $3
+	JEQ q41ret
+	VMOVAPS Z24, Z0
+	VMOVAPS Z25, Z1
+	VMOVAPS Z26, Z2
+	VMOVAPS Z27, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, 48)
+q41ret:
 	VZEROUPPER
 	RET

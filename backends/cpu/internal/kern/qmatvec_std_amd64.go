@@ -3,13 +3,13 @@
 package kern
 
 //go:noescape
-func mvQ40x4VNNI(ng int, x *byte, lda int, prep *byte, out *float32)
+func mvQ40x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 
 //go:noescape
-func mvQ41x4VNNI(ng int, x *byte, lda int, prep *byte, out *float32)
+func mvQ41x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 
 //go:noescape
-func mvQ80x4VNNI(ng int, x *byte, lda int, prep *byte, out *float32)
+func mvQ80x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 
 // stdMatVecKernel returns the active set's four-row mat-vec kernel on standard weights, nil
 // where it has none (below avx512vnni or without VBMI).
@@ -21,18 +21,22 @@ func stdMatVecKernel() mvKernel {
 }
 
 // mv4VNNI runs the AVX-512 VNNI four-row kernel of rt.
-func mv4VNNI(rt RepackType, ng int, x []byte, lda int, prep []byte, out *[4]float32) {
+func mv4VNNI(rt RepackType, ng int, x []byte, lda int, prep []byte, ps, nj int, out *[4 * stdMatVecMaxN]float32) {
 	f := rt.format("mv4")
 	// Bounds checks standing in for the assembly's unchecked reads (the kernels read each
-	// group's 4*block bytes exactly, and mvGroup bytes of prep per group).
+	// group's 4*block bytes exactly, and mvGroup bytes of prep per group and activation row;
+	// the prefetches ahead of the rows never fault).
+	if nj < 1 || nj > stdMatVecMaxN || ps < ng*mvGroup(rt) {
+		panic("kern.mv4: bad activation rows")
+	}
 	_ = x[3*lda+4*ng*f.block-1]
-	_ = prep[ng*mvGroup(rt)-1]
+	_ = prep[(nj-1)*ps+ng*mvGroup(rt)-1]
 	switch rt {
 	case RepackQ4_0:
-		mvQ40x4VNNI(ng, &x[0], lda, &prep[0], &out[0])
+		mvQ40x4VNNI(ng, &x[0], lda, &prep[0], ps, nj, &out[0])
 	case RepackQ4_1:
-		mvQ41x4VNNI(ng, &x[0], lda, &prep[0], &out[0])
+		mvQ41x4VNNI(ng, &x[0], lda, &prep[0], ps, nj, &out[0])
 	default:
-		mvQ80x4VNNI(ng, &x[0], lda, &prep[0], &out[0])
+		mvQ80x4VNNI(ng, &x[0], lda, &prep[0], ps, nj, &out[0])
 	}
 }

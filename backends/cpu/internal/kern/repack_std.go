@@ -46,7 +46,7 @@ func GemmStdWorkSize(rt RepackType, m, n, k int, nth int) int {
 }
 
 // HasStdMatVec reports whether the active kernel set has the mat-vec kernels GemmStd runs on
-// standard weights for n ≤ 3 (avx512vnni with VBMI); elsewhere GemmStd's small n are slow.
+// standard weights for n ≤ StdMatVecMaxN (avx512vnni with VBMI); elsewhere GemmStd's small n are slow.
 func HasStdMatVec() bool { return stdMatVecKernel() != nil }
 
 // stdSplit returns the groups (tm) and tiles (tn) per task of GemmStd's phase 2: tm up to
@@ -66,7 +66,7 @@ func stdSplit(ngroups, ntiles, nth int) (tm, tn int) {
 // elements (a multiple of 32), like GemmRepacked but with the weights in the standard layout:
 // rows of Q4_0, Q4_1 or Q8_0 blocks lda bytes apart in a. The activations (b, rows ldb bytes
 // apart) are Q8_0 rows for Q4_0 and Q8_0 weights, Q8_1 rows for Q4_1. C equals GemmRepacked's on
-// the repacked weights bit for bit, whatever nth — except for n ≤ 3 where HasStdMatVec, which
+// the repacked weights bit for bit, whatever nth — except for n ≤ StdMatVecMaxN where HasStdMatVec, which
 // reads the standard blocks directly (the same integer block sums, float order of its own). The team protocol is GemmRepacked's, with work
 // of GemmStdWorkSize floats. It panics on sizes or slices that do not fit (programmer errors).
 func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {

@@ -15,7 +15,7 @@ import (
 func TestGemmStd(t *testing.T) {
 	var shapes []rpShape
 	for _, m := range []int{1, 15, 16, 17, 33, 50} {
-		for _, n := range []int{1, 3, 8, 9, 17} {
+		for _, n := range []int{1, 3, 4, 8, 9, 17} {
 			for _, k := range []int{32, 64, 96, 320} {
 				shapes = append(shapes, rpShape{m, n, k, n % 2 * 5, m % 3})
 			}
@@ -133,7 +133,8 @@ func checkStdExact(t *testing.T, set KernelSet, rt RepackType, s rpShape, a []by
 	}
 }
 
-// TestMatVec4 checks the four-row mat-vec kernel of the active set against its pure-Go twin:
+// TestMatVec4 checks the four-row mat-vec kernel of the active set, for 1 to stdMatVecMaxN
+// activation rows, against its pure-Go twin:
 // exact with unit scales (every term an integer, sums below 2^24), within the dots' bound
 // otherwise.
 func TestMatVec4(t *testing.T) {
@@ -159,20 +160,38 @@ func TestMatVec4(t *testing.T) {
 					copy(x[i*lda:], q.genX(r, nb, sc))
 				}
 				x = x[:3*lda+nb*q.xs] // no slack after the last row
-				y := q.genY(r, nb, sc)
-				prep := make([]byte, stdMatVecSize(rt, 1, nb))
-				prepMV4(rt, nb, y, prep)
-				var got, want [4]float32
-				mv(rt, ng, x, lda, prep, &got)
-				mv4Go(rt, ng, x, lda, prep, &want)
-				for i := 0; i < 4; i++ {
-					exact, abs := q.terms(nb, x[i*lda:i*lda+nb*q.xs], y)
-					if unit && (got[i] != want[i] || float64(got[i]) != exact) {
-						t.Fatalf("%v ng=%d unit: row %d = %v, twin %v, exact %v", rt, ng, i, got[i], want[i], exact)
+				for nj := 1; nj <= stdMatVecMaxN; nj++ {
+					ps := stdMatVecSize(rt, 1, nb) + 64*(nj-1) // rows apart by more than a row
+					prep := make([]byte, (nj-1)*ps+stdMatVecSize(rt, 1, nb))
+					ys := make([][]byte, nj)
+					for j := range ys {
+						ys[j] = q.genY(r, nb, sc)
+						prepMV4(rt, nb, ys[j], prep[j*ps:])
 					}
-					bound := float64(nb+8) * 0x1p-24 * abs
-					if !(math.Abs(float64(got[i])-exact) <= bound) || !(math.Abs(float64(want[i])-exact) <= bound) {
-						t.Fatalf("%v ng=%d: row %d = %v, twin %v, exact %v (bound %g)", rt, ng, i, got[i], want[i], exact, bound)
+					got := [4 * stdMatVecMaxN]float32{}
+					for i := range got {
+						got[i] = 777 // entries past nj stay untouched
+					}
+					var want [4 * stdMatVecMaxN]float32
+					mv(rt, ng, x, lda, prep, ps, nj, &got)
+					mv4Go(rt, ng, x, lda, prep, ps, nj, &want)
+					for i := 4 * nj; i < len(got); i++ {
+						if got[i] != 777 {
+							t.Fatalf("%v ng=%d nj=%d: out[%d] written", rt, ng, nj, i)
+						}
+					}
+					for j := 0; j < nj; j++ {
+						for i := 0; i < 4; i++ {
+							g, w := got[4*j+i], want[4*j+i]
+							exact, abs := q.terms(nb, x[i*lda:i*lda+nb*q.xs], ys[j])
+							if unit && (g != w || float64(g) != exact) {
+								t.Fatalf("%v ng=%d nj=%d unit: row %d·%d = %v, twin %v, exact %v", rt, ng, nj, i, j, g, w, exact)
+							}
+							bound := float64(nb+8) * 0x1p-24 * abs
+							if !(math.Abs(float64(g)-exact) <= bound) || !(math.Abs(float64(w)-exact) <= bound) {
+								t.Fatalf("%v ng=%d nj=%d: row %d·%d = %v, twin %v, exact %v (bound %g)", rt, ng, nj, i, j, g, w, exact, bound)
+							}
+						}
 					}
 				}
 			}
