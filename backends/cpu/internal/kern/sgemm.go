@@ -23,7 +23,9 @@ import (
 // round, GotoBLAS's order: each pair of B panels (12*kc floats = 12 KiB) stays in L1 while the
 // task's A panel pairs (gemmNC512*kc floats = 512 KiB) stream from L2. On a Zen 5 (48 KiB L1d,
 // 1 MiB L2) that ran 2048³ at 235-250 GFLOPS on one core against 205-214 with the AVX2 order and
-// NC 1024 (2 threads: 440-460 vs 375-405); KC 256..512 and MC 24..144 were within noise of it.
+// NC 1024 (2 threads: 440-460 vs 375-405); KC 256..512 and MC 24..144 were within noise of it
+// on one core, and KC 512 (gemmKC512) won 6-8% with two workers, which pass one barrier per k
+// block.
 //
 // Packing and computing are both split into tasks claimed from the shared atomic counter, and
 // phases are pipelined over two scratch buffers: phase t packs k block t and computes k block
@@ -33,6 +35,7 @@ const (
 	gemmMR      = 6    // activation rows per micro tile
 	gemmNR      = 16   // weight rows per micro tile
 	gemmKC      = 256  // k block
+	gemmKC512   = 512  // k block of the 512-bit kernels (half the barriers of 256: 2 threads ran 2048³ and m=4096 k=14336 n=512 6-8% faster on Zen 5)
 	gemmKCPairs = 512  // k block of the bf16 pair path (256 pair steps)
 	gemmMC      = 48   // activation rows per compute task (multiple of gemmMR)
 	gemmNC      = 1024 // weight rows per compute task (multiple of gemmNR)
@@ -68,6 +71,9 @@ func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
 		pl.nc, pl.bOuter = gemmNC512, true
 	}
 	kc := gemmKC
+	if gemm512 {
+		kc = gemmKC512
+	}
 	if pairs {
 		kc = gemmKCPairs
 	}

@@ -194,11 +194,12 @@ func TestSgemmShapes(t *testing.T) {
 func TestSgemmLarger(t *testing.T) {
 	cases := []gemmCase{
 		{300, 200, 129, 129, 129, 300},
-		{70, 50, 600, 603, 601, 75}, // three k blocks, padded leading dimensions
-		{16, 6, 256, 256, 256, 16},  // exactly one tile
-		{32, 12, 520, 520, 520, 32}, // k blocks of 264 and 256
-		{33, 4, 9, 9, 9, 33},        // smallest n on the packed path
-		{100, 3, 77, 80, 79, 101},   // mat-vec path, n = 3
+		{70, 50, 600, 603, 601, 75},    // three k blocks, padded leading dimensions
+		{40, 20, 1100, 1103, 1101, 41}, // three k blocks of the 512-bit kernels too
+		{16, 6, 256, 256, 256, 16},     // exactly one tile
+		{32, 12, 520, 520, 520, 32},    // k blocks of 264 and 256
+		{33, 4, 9, 9, 9, 33},           // smallest n on the packed path
+		{100, 3, 77, 80, 79, 101},      // mat-vec path, n = 3
 		{1000, 1, 1000, 1000, 1000, 1000},
 		{0, 5, 5, 5, 5, 1},
 		{5, 0, 5, 5, 5, 5},
