@@ -127,42 +127,55 @@ func gemmWork(dst *core.Tensor, nth int) int64 {
 
 // computeMulMatGemm runs one team GEMM per (i12, i13) batch on activations yData (byte strides
 // ynb1..3: src1 itself, or for BF16 weights its bf16 copy); the GEMM scratch starts at byte
-// scratchStart of the work buffer. The team shares the pool's chunk counter, reset by worker 0
-// between barriers.
+// scratchStart of the work buffer.
 func computeMulMatGemm(p *params, dst *core.Tensor, yData []byte, scratchStart, ynb1, ynb2, ynb3 int64) {
 	a, b := dst.Src[0], dst.Src[1]
 	da, dd := a.Data(), dst.Data()
 	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
 	es := a.Type.Size()
 	lda, ldc := int(a.Nb[1]/es), int(dst.Nb[1]/4)
-	// 64-byte aligned scratch view of the shared work buffer.
-	wb := p.work[core.AlignUp(scratchStart, 64):]
-	if mis := int(uintptrOf(wb) % 64); mis != 0 {
-		wb = wb[64-mis:]
-	}
-	work := f32s(wb)
+	work := teamScratch(p, scratchStart)
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	forEachBatch(p, dst, func(i12, i13 int64) {
+		aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
+		boff := i12*ynb2 + i13*ynb3
+		cs := f32s(dd[i12*dst.Nb[2]+i13*dst.Nb[3]:])
+		switch a.Type {
+		case core.TypeF32:
+			kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, f32s(da[aoff:]), lda,
+				f32s(yData[boff:]), int(ynb1/4), cs, ldc)
+		case core.TypeF16:
+			kern.SgemmF16A(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
+				f32s(yData[boff:]), int(ynb1/4), cs, ldc)
+		default: // BF16
+			kern.SgemmBF16(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
+				u16s(yData[boff:]), int(ynb1/2), cs, ldc)
+		}
+	})
+}
+
+// teamScratch is the shared work buffer from byte start (rounded up to 64) as float32s, its
+// address moved up to a 64-byte boundary (the work sizes reserve 64 bytes of slack for it).
+func teamScratch(p *params, start int64) []float32 {
+	w := p.work[core.AlignUp(start, 64):]
+	if mis := int64(uintptrOf(w) % 64); mis != 0 {
+		w = w[64-mis:]
+	}
+	return f32s(w)
+}
+
+// forEachBatch runs fn(i12, i13) on the whole team for every (i12, i13) batch of dst's src1, the
+// team GEMMs' unit: worker 0 resets the pool's chunk counter, then everyone passes a barrier
+// before the batch and another after it.
+func forEachBatch(p *params, dst *core.Tensor, fn func(i12, i13 int64)) {
+	b := dst.Src[1]
 	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
 		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
 			if p.ith == 0 {
 				p.pool.chunk.Store(0)
 			}
 			p.barrier()
-			aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
-			boff := i12*ynb2 + i13*ynb3
-			doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-			cs := f32s(dd[doff:])
-			switch a.Type {
-			case core.TypeF32:
-				kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, f32s(da[aoff:]), lda,
-					f32s(yData[boff:]), int(ynb1/4), cs, ldc)
-			case core.TypeF16:
-				kern.SgemmF16A(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
-					f32s(yData[boff:]), int(ynb1/4), cs, ldc)
-			default: // BF16
-				kern.SgemmBF16(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
-					u16s(yData[boff:]), int(ynb1/2), cs, ldc)
-			}
+			fn(i12, i13)
 			p.barrier()
 		}
 	}
@@ -217,31 +230,19 @@ func computeMulMatQgemm(p *params, dst *core.Tensor, yData []byte, convBytes, yn
 	a, b := dst.Src[0], dst.Src[1]
 	da, dd := a.Data(), dst.Data()
 	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
-	scratchStart := core.AlignUp(convBytes, 64)
-	work := p.work[scratchStart:]
-	if mis := int64(uintptrOf(work) % 64); mis != 0 {
-		work = work[64-mis:]
-	}
-	wf := f32s(work)
+	wf := teamScratch(p, convBytes)
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	gemm := kern.GemmQ4_0Q8_0
 	if a.Type == core.TypeQ8_0 {
 		gemm = kern.GemmQ8_0Q8_0
 	}
-	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
-		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
-			if p.ith == 0 {
-				p.pool.chunk.Store(0)
-			}
-			p.barrier()
-			aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
-			boff := i12*ynb2 + i13*ynb3
-			doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-			gemm(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]), yData[boff:], int(ynb1),
-				f32s(dd[doff:]), int(dst.Nb[1]/4))
-			p.barrier()
-		}
-	}
+	forEachBatch(p, dst, func(i12, i13 int64) {
+		aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
+		boff := i12*ynb2 + i13*ynb3
+		doff := i12*dst.Nb[2] + i13*dst.Nb[3]
+		gemm(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]), yData[boff:], int(ynb1),
+			f32s(dd[doff:]), int(dst.Nb[1]/4))
+	})
 }
 
 // Chunk sizes of the work-stealing split (ggml's values).
@@ -316,30 +317,24 @@ func mulMatPaths(p *params, dst *core.Tensor) {
 			}
 		}
 	}
-	if _, _, ok := repackedOf(a); ok {
+	_, _, repacked := repackedOf(a)
+	qstd := !repacked && !gemmPath && useQstd(p, dst)
+	if repacked || gemmPath || qstd || useQgemm(p, dst) {
 		p.barrier() // the converted activations are complete
 		convBytes := int64(0)
 		if b.Type != vdt {
 			convBytes = vdt.RowSize(b.Ne[0]) * b.NRows()
 		}
-		computeMulMatRepacked(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // repack_compute.go
-		return
-	}
-	if gemmPath || useQstd(p, dst) || useQgemm(p, dst) {
-		p.barrier() // the converted activations are complete
-		convBytes := int64(0)
-		if b.Type != vdt {
-			convBytes = vdt.RowSize(b.Ne[0]) * b.NRows()
-		}
-		if gemmPath { // BF16 weights
+		switch {
+		case repacked:
+			computeMulMatRepacked(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // repack_compute.go
+		case gemmPath: // BF16 weights
 			computeMulMatGemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
-			return
-		}
-		if useQstd(p, dst) {
+		case qstd:
 			computeMulMatQstd(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // ops_mulmat_qstd.go
-			return
+		default:
+			computeMulMatQgemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
 		}
-		computeMulMatQgemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
 		return
 	}
 	if p.ith == 0 {

@@ -18,19 +18,6 @@ func qstdN(n int64) bool {
 	return (kern.HasRepackKernels() && n >= qstdMinN) || (kern.HasStdMatVec() && n <= kern.StdMatVecMaxN)
 }
 
-// qstdType returns the repacked format of weight type t and whether it has one.
-func qstdType(t core.Type) (kern.RepackType, bool) {
-	switch t {
-	case core.TypeQ4_0:
-		return kern.RepackQ4_0, true
-	case core.TypeQ4_1:
-		return kern.RepackQ4_1, true
-	case core.TypeQ8_0:
-		return kern.RepackQ8_0, true
-	}
-	return 0, false
-}
-
 // useQstd reports whether a node with standard-layout weights runs kern.GemmStd: a kernel set with
 // repacked micro-kernels, Q4_0, Q4_1 or Q8_0 weights with whole-block rows, at least qstdMinN
 // activation rows (or n ≤ kern.StdMatVecMaxN on sets with the mat-vec kernels) and dense f32 dst rows.
@@ -39,7 +26,7 @@ func useQstd(p *params, dst *core.Tensor) bool {
 	if p.ref || !qstdN(b.Ne[1]) {
 		return false
 	}
-	if _, ok := qstdType(a.Type); !ok {
+	if _, ok := repackTypeOf(a.Type); !ok {
 		return false
 	}
 	return a.Ne[0]%32 == 0 && a.Nb[1] >= a.Type.RowSize(a.Ne[0]) &&
@@ -49,7 +36,7 @@ func useQstd(p *params, dst *core.Tensor) bool {
 // qstdWork is the scratch (bytes) kern.GemmStd needs after the converted activations.
 func qstdWork(dst *core.Tensor, nTasks int) int64 {
 	a, b := dst.Src[0], dst.Src[1]
-	rt, ok := qstdType(a.Type)
+	rt, ok := repackTypeOf(a.Type)
 	if !ok || !qstdN(b.Ne[1]) || a.Ne[0]%32 != 0 {
 		return 0
 	}
@@ -60,27 +47,16 @@ func qstdWork(dst *core.Tensor, nTasks int) int64 {
 // type (yData with byte strides ynb1..3); its scratch follows the converted activations.
 func computeMulMatQstd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
 	a, b := dst.Src[0], dst.Src[1]
-	rt, _ := qstdType(a.Type)
+	rt, _ := repackTypeOf(a.Type)
 	da, dd := a.Data(), dst.Data()
 	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
-	work := p.work[core.AlignUp(convBytes, 64):]
-	if mis := int64(uintptrOf(work) % 64); mis != 0 {
-		work = work[64-mis:]
-	}
-	wf := f32s(work)
+	wf := teamScratch(p, convBytes)
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
-		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
-			if p.ith == 0 {
-				p.pool.chunk.Store(0)
-			}
-			p.barrier()
-			aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
-			boff := i12*ynb2 + i13*ynb3
-			doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-			kern.GemmStd(rt, p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
-				yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
-			p.barrier()
-		}
-	}
+	forEachBatch(p, dst, func(i12, i13 int64) {
+		aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
+		boff := i12*ynb2 + i13*ynb3
+		doff := i12*dst.Nb[2] + i13*dst.Nb[3]
+		kern.GemmStd(rt, p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
+			yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
+	})
 }

@@ -123,6 +123,20 @@ func (*repackBufType) AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool {
 	return gemm
 }
 
+// repackTypeOf returns the repacked format of weight type t and whether it has one (Q4_0, Q4_1
+// and Q8_0 do).
+func repackTypeOf(t core.Type) (kern.RepackType, bool) {
+	switch t {
+	case core.TypeQ4_0:
+		return kern.RepackQ4_0, true
+	case core.TypeQ4_1:
+		return kern.RepackQ4_1, true
+	case core.TypeQ8_0:
+		return kern.RepackQ8_0, true
+	}
+	return 0, false
+}
+
 // repackLayout describes a tensor stored repacked: its kern type, rows and elements per 2-D slice,
 // and the number of slices.
 type repackLayout struct {
@@ -134,15 +148,8 @@ type repackLayout struct {
 // repackLayoutOf returns the layout of t if t is stored repacked in a CPU_REPACK buffer: served
 // type, not a view, dense strides, at least one element.
 func repackLayoutOf(t *core.Tensor) (repackLayout, bool) {
-	var rt kern.RepackType
-	switch t.Type {
-	case core.TypeQ4_0:
-		rt = kern.RepackQ4_0
-	case core.TypeQ4_1:
-		rt = kern.RepackQ4_1
-	case core.TypeQ8_0:
-		rt = kern.RepackQ8_0
-	default:
+	rt, ok := repackTypeOf(t.Type)
+	if !ok {
 		return repackLayout{}, false
 	}
 	if t.ViewSrc != nil || t.NElements() <= 0 || t.Ne[0]%kern.QK != 0 || !t.IsContiguous() {

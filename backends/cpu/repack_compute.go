@@ -233,28 +233,17 @@ func computeMulMatRepacked(p *params, dst *core.Tensor, yData []byte, convBytes,
 	a, b := dst.Src[0], dst.Src[1]
 	raw, l, _ := repackedOf(a)
 	dd := dst.Data()
-	work := p.work[core.AlignUp(convBytes, 64):]
-	if mis := int64(uintptrOf(work) % 64); mis != 0 {
-		work = work[64-mis:]
-	}
-	wf := f32s(work)
+	wf := teamScratch(p, convBytes)
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	sliceRp := l.sliceBytes()
 	n := int(b.Ne[1])
-	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
-		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
-			if p.ith == 0 {
-				p.pool.chunk.Store(0)
-			}
-			p.barrier()
-			s := (i12 / r2) + (i13/r3)*a.Ne[2]
-			boff := i12*ynb2 + i13*ynb3
-			doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-			kern.GemmRepacked(l.rt, p.ith, p.nth, p.barrier, &p.pool.chunk, wf, l.m, n, l.k,
-				raw[s*sliceRp:(s+1)*sliceRp], yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
-			p.barrier()
-		}
-	}
+	forEachBatch(p, dst, func(i12, i13 int64) {
+		s := (i12 / r2) + (i13/r3)*a.Ne[2]
+		boff := i12*ynb2 + i13*ynb3
+		doff := i12*dst.Nb[2] + i13*dst.Nb[3]
+		kern.GemmRepacked(l.rt, p.ith, p.nth, p.barrier, &p.pool.chunk, wf, l.m, n, l.k,
+			raw[s*sliceRp:(s+1)*sliceRp], yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
+	})
 }
 
 // loadRepackedRow converts row i1 of slice (i2, i3) of the repacked tensor a into dst[:a.Ne[0]];
