@@ -37,6 +37,7 @@ type kTileSpec struct {
 	// for the 1-row kernel (where the kernel set has one; see kernels).
 	stage int
 	dot   func(n int, x, y []byte) float32
+	asm   kTileAsm // the assembly kernels per kernel set (kernels picks one)
 }
 
 // kTilePrep stages nb kernel steps of the activation row at y into buf (kTileSpec.stage

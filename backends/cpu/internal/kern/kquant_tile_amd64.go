@@ -105,34 +105,42 @@ func iq4nlTile4AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, l
 
 type kTileKernel = func(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 
-// kTileKernels512 are the AVX-512 VNNI kernels by spec: [1 activation row, 4 rows].
-var kTileKernels512 = map[*kTileSpec][2]kTileKernel{
-	q4kTile:   {q4kTile1VNNI, q4kTile4VNNI},
-	q5kTile:   {q5kTile1VNNI, q5kTile4VNNI},
-	q6kTile:   {q6kTile1VNNI, q6kTile4VNNI},
-	iq4xsTile: {iq4xsTile1VNNI, iq4xsTile4VNNI},
-	iq4nlTile: {iq4nlTile1VNNI, iq4nlTile4VNNI},
+// kTileAsm holds a spec's assembly kernels per kernel set, each [1 activation row, 4 rows], and
+// the staging function of its 512-bit 1-row kernel (nil where it reads the rows as they are).
+type kTileAsm struct {
+	vnni512, vnni256, avx2 [2]kTileKernel
+	prep512                kTilePrep
 }
 
-// kTileKernelsVNNI256 and kTileKernelsAVX2 are the 256-bit kernels of the AVX-VNNI and AVX2
-// sets by spec: [1 activation row, 4 rows].
-var (
-	kTileKernelsVNNI256 = map[*kTileSpec][2]kTileKernel{
-		q4kTile: {q4kTile1AVXVNNI, q4kTile4AVXVNNI},
-		q5kTile: {q5kTile1AVXVNNI, q5kTile4AVXVNNI},
-		q6kTile: {q6kTile1AVXVNNI, q6kTile4AVXVNNI},
-		// IQ4_XS needs BMI2 (kernels); IQ4_NL has only the AVX2 form (the same op count).
-		iq4xsTile: {iq4xsTile1AVXVNNI, iq4xsTile4AVXVNNI},
-		iq4nlTile: {iq4nlTile1AVX2, iq4nlTile4AVX2},
+func init() {
+	q4kTile.asm = kTileAsm{
+		vnni512: [2]kTileKernel{q4kTile1VNNI, q4kTile4VNNI},
+		vnni256: [2]kTileKernel{q4kTile1AVXVNNI, q4kTile4AVXVNNI},
+		avx2:    [2]kTileKernel{q4kTile1AVX2, q4kTile4AVX2},
 	}
-	kTileKernelsAVX2 = map[*kTileSpec][2]kTileKernel{
-		q4kTile:   {q4kTile1AVX2, q4kTile4AVX2},
-		q5kTile:   {q5kTile1AVX2, q5kTile4AVX2},
-		q6kTile:   {q6kTile1AVX2, q6kTile4AVX2},
-		iq4xsTile: {iq4xsTile1AVX2, iq4xsTile4AVX2},
-		iq4nlTile: {iq4nlTile1AVX2, iq4nlTile4AVX2},
+	q5kTile.asm = kTileAsm{
+		vnni512: [2]kTileKernel{q5kTile1VNNI, q5kTile4VNNI},
+		vnni256: [2]kTileKernel{q5kTile1AVXVNNI, q5kTile4AVXVNNI},
+		avx2:    [2]kTileKernel{q5kTile1AVX2, q5kTile4AVX2},
 	}
-)
+	q6kTile.asm = kTileAsm{
+		vnni512: [2]kTileKernel{q6kTile1VNNI, q6kTile4VNNI},
+		vnni256: [2]kTileKernel{q6kTile1AVXVNNI, q6kTile4AVXVNNI},
+		avx2:    [2]kTileKernel{q6kTile1AVX2, q6kTile4AVX2},
+	}
+	// IQ4_XS needs BMI2 (kernels); IQ4_NL has only the AVX2 form at 256 bits (the same op count).
+	iq4xsTile.asm = kTileAsm{
+		vnni512: [2]kTileKernel{iq4xsTile1VNNI, iq4xsTile4VNNI},
+		vnni256: [2]kTileKernel{iq4xsTile1AVXVNNI, iq4xsTile4AVXVNNI},
+		avx2:    [2]kTileKernel{iq4xsTile1AVX2, iq4xsTile4AVX2},
+	}
+	iq4nlTile.asm = kTileAsm{
+		vnni512: [2]kTileKernel{iq4nlTile1VNNI, iq4nlTile4VNNI},
+		vnni256: [2]kTileKernel{iq4nlTile1AVX2, iq4nlTile4AVX2},
+		avx2:    [2]kTileKernel{iq4nlTile1AVX2, iq4nlTile4AVX2},
+		prep512: iq4nlPrepVNNI,
+	}
+}
 
 // hasBMI2: the IQ4_XS kernels spread the scale nibbles with PDEP.
 var hasBMI2 = cpuid.CPU.Supports(cpuid.BMI2)
@@ -146,20 +154,13 @@ func (s *kTileSpec) kernels() (k1, k4 kTileKernel, prep kTilePrep) {
 		return nil, nil, nil
 	}
 	if useVNNI && ((s != iq4xsTile && s != iq4nlTile) || hasVBMI) && (s != iq4xsTile || hasBMI2) {
-		ks := kTileKernels512[s]
-		if s == iq4nlTile {
-			prep = iq4nlPrepVNNI
-		}
-		return ks[0], ks[1], prep
+		return s.asm.vnni512[0], s.asm.vnni512[1], s.asm.prep512
 	}
 	if s == iq4xsTile && !hasBMI2 {
 		return nil, nil, nil
 	}
-	if ks, ok := kTileKernelsVNNI256[s]; ok && useAVXVNNI {
-		return ks[0], ks[1], nil
+	if useAVXVNNI {
+		return s.asm.vnni256[0], s.asm.vnni256[1], nil
 	}
-	if ks, ok := kTileKernelsAVX2[s]; ok {
-		return ks[0], ks[1], nil
-	}
-	return nil, nil, nil
+	return s.asm.avx2[0], s.asm.avx2[1], nil
 }
