@@ -77,18 +77,13 @@ func qgemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, 
 		panic("kern." + op + ": operand too short")
 	}
 	if k == 0 {
-		for j := ith; j < n; j += nth {
-			clear(c[j*ldc : j*ldc+m])
-		}
+		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
 	if len(work) < QgemmWorkSize(m, n, k, nth) {
 		panic("kern." + op + ": work shorter than QgemmWorkSize")
 	}
-	off := 0
-	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
-		off = int(64-r) / 4
-	}
+	off := alignOff(work)
 	if q4 && n == 1 && useVNNI && hasVBMI {
 		qmatvecQ4(ith, nth, barrier, counter, work[off:], m, nb, a, lda, b, c)
 		return

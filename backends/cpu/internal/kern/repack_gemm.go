@@ -77,18 +77,13 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 		panic("kern.GemmRepacked: operand too short")
 	}
 	if k == 0 {
-		for j := ith; j < n; j += nth {
-			clear(c[j*ldc : j*ldc+m])
-		}
+		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
 	if len(work) < GemmRepackedWorkSize(rt, m, n, k, nth) {
 		panic("kern.GemmRepacked: work shorter than GemmRepackedWorkSize")
 	}
-	off := 0
-	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
-		off = int(64-r) / 4
-	}
+	off := alignOff(work)
 	nb := k / QK
 	nr := rpTileRows(n)
 	ntiles := (n + nr - 1) / nr

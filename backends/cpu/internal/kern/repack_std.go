@@ -85,18 +85,13 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 		panic("kern.GemmStd: operand too short")
 	}
 	if k == 0 {
-		for j := ith; j < n; j += nth {
-			clear(c[j*ldc : j*ldc+m])
-		}
+		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
 	if len(work) < GemmStdWorkSize(rt, m, n, k, nth) {
 		panic("kern.GemmStd: work shorter than GemmStdWorkSize")
 	}
-	off := 0
-	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
-		off = int(64-r) / 4
-	}
+	off := alignOff(work)
 	// Viewing the float32 scratch as bytes is safe: the slice stays live for the whole call,
 	// and bytes have no alignment requirement.
 	wb := unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)

@@ -100,6 +100,24 @@ func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
 	return pl
 }
 
+// clearTeamRows is worker ith's share (every nth row) of zeroing the n rows of m results in c:
+// the product of an empty k.
+func clearTeamRows(ith, nth, n, m int, c []float32, ldc int) {
+	for j := ith; j < n; j += nth {
+		clear(c[j*ldc : j*ldc+m])
+	}
+}
+
+// alignOff is the number of float32s to skip from work[0] to a 64-byte boundary (the same in
+// every worker of a team: the work sizes reserve gemmAlign floats for it).
+func alignOff(work []float32) int {
+	// Only the address is read; the slice keeps its memory alive.
+	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
+		return int(64-r) / 4
+	}
+	return 0
+}
+
 // bStride is the size of one packed B panel: 6 floats per k step plus 2 floats of slack that
 // the assembly packer's overlapping 32-byte stores may write.
 func bStride(kc int) int { return gemmMR*kc + 2 }
@@ -210,9 +228,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		return
 	}
 	if k == 0 {
-		for j := ith; j < n; j += nth {
-			clear(c[j*ldc : j*ldc+m])
-		}
+		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
 	if n <= gemmSmallN {
@@ -223,11 +239,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 	if len(work) < pl.nbuf*pl.bufSize+gemmAlign {
 		panic("kern.Sgemm: work shorter than SgemmWorkSize")
 	}
-	// Align the scratch to 64 bytes (the same offset in every worker).
-	off := 0
-	if r := uintptr(unsafe.Pointer(&work[0])) & 63; r != 0 {
-		off = int(64-r) / 4
-	}
+	off := alignOff(work)
 	var bufs [2][]float32
 	for i := 0; i < pl.nbuf; i++ {
 		bufs[i] = work[off+i*pl.bufSize : off+(i+1)*pl.bufSize]
