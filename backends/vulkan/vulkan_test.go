@@ -116,49 +116,7 @@ func TestAvailableAndRegistry(t *testing.T) {
 
 func TestBuffers(t *testing.T) {
 	be := newBackend(t)
-	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
-	a := ctx.NewTensor1D(core.TypeF32, 100)
-	b := ctx.NewTensor1D(core.TypeF32, 100)
-	buf := allocCtx(t, ctx, be.DefaultBufferType())
-	if buf.Type().IsHost() || a.Data() != nil {
-		t.Fatal("device buffer claims to be host memory")
-	}
-	vals := make([]float32, 100)
-	for i := range vals {
-		vals[i] = float32(i) - 50
-	}
-	if err := core.SetFloat32s(a, vals); err != nil {
-		t.Fatal(err)
-	}
-	if err := core.TensorCopy(a, b); err != nil { // device to device
-		t.Fatal(err)
-	}
-	got, err := core.GetFloat32s(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range got {
-		if got[i] != vals[i] {
-			t.Fatalf("copy: element %d = %v, want %v", i, got[i], vals[i])
-		}
-	}
-	if err := core.TensorMemset(b, 0, 8, 392); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = core.GetFloat32s(b)
-	if got[1] != vals[1] || got[2] != 0 || got[99] != 0 {
-		t.Fatalf("memset: %v", got[:4])
-	}
-	if err := core.TensorSet(a, make([]byte, 8), 396); err == nil {
-		t.Error("out-of-range TensorSet accepted")
-	}
-	if err := buf.Clear(0); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = core.GetFloat32s(a)
-	if got[0] != 0 || got[99] != 0 {
-		t.Fatal("Clear did not zero")
-	}
+	_, a, vals := gputest.DeviceBuffers(t, be)
 
 	// Pinned host memory: addressable bytes.
 	hbt := be.Device().(core.HostBufferTyper).HostBufferType()
@@ -172,7 +130,7 @@ func TestBuffers(t *testing.T) {
 	if err := core.TensorCopy(h, a); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = core.GetFloat32s(a)
+	got, _ := core.GetFloat32s(a)
 	if got[7] != vals[7] {
 		t.Fatal("copy from pinned host memory")
 	}
