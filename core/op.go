@@ -61,6 +61,8 @@ const (
 	OpCrossEntropyLossBack
 	OpOptStepAdamW
 	OpOptStepSGD
+	OpFlashAttnExt
+	OpMulMatID
 	OpCount
 )
 
@@ -77,7 +79,7 @@ var opNames = [OpCount]string{
 	OpSoftMaxBack: "SOFT_MAX_BACK", OpRopeBack: "ROPE_BACK", OpGetRowsBack: "GET_ROWS_BACK",
 	OpRepeatBack: "REPEAT_BACK", OpIm2ColBack: "IM2COL_BACK", OpPool2DBack: "POOL_2D_BACK",
 	OpCrossEntropyLoss: "CROSS_ENTROPY_LOSS", OpCrossEntropyLossBack: "CROSS_ENTROPY_LOSS_BACK",
-	OpOptStepAdamW: "OPT_STEP_ADAMW", OpOptStepSGD: "OPT_STEP_SGD",
+	OpOptStepAdamW: "OPT_STEP_ADAMW", OpOptStepSGD: "OPT_STEP_SGD", OpFlashAttnExt: "FLASH_ATTN_EXT", OpMulMatID: "MUL_MAT_ID",
 }
 
 // String returns ggml's name of the op ("MUL_MAT", ...).
