@@ -11,9 +11,11 @@ import (
 // optionalOperands lists the tensor parameters (by position among the method's arguments) that
 // may be nil by design.
 var optionalOperands = map[string]map[int]bool{
-	"SoftMaxExt":  {1: true}, // mask
-	"RopeExt":     {2: true}, // freq factors
-	"RopeExtBack": {2: true}, // freq factors
+	"SoftMaxExt":           {1: true}, // mask
+	"FlashAttnExt":         {3: true}, // mask
+	"FlashAttnExtAddSinks": {1: true}, // sinks (nil removes them)
+	"RopeExt":              {2: true}, // freq factors
+	"RopeExtBack":          {2: true}, // freq factors
 }
 
 var tensorType = reflect.TypeOf((*core.Tensor)(nil))

@@ -111,3 +111,18 @@ func ElementwiseParamsOf(t *Tensor) ElementwiseParams {
 	}
 	return ElementwiseParams{}
 }
+
+// FlashAttnParams are FLASH_ATTN_EXT's parameters: the scale of q·k, the ALiBi maximum bias
+// (0: no ALiBi), the logit soft cap (0: none) and the requested precision.
+type FlashAttnParams struct {
+	Scale, MaxBias, LogitSoftcap float32
+	Prec                         Prec
+}
+
+// FlashAttnParamsOf decodes the parameters of a FLASH_ATTN_EXT node. A nil t gives the zero value.
+func FlashAttnParamsOf(t *Tensor) FlashAttnParams {
+	if t == nil || t.Op != OpFlashAttnExt {
+		return FlashAttnParams{}
+	}
+	return FlashAttnParams{Scale: t.ParamF32(0), MaxBias: t.ParamF32(1), LogitSoftcap: t.ParamF32(2), Prec: Prec(t.Params[3])}
+}
