@@ -86,9 +86,10 @@ func (bt *repackBufType) Alloc(size int64) (core.Buffer, error) {
 // AcceptsWeight reports whether w should be stored repacked: a Q4_0, Q4_1 or Q8_0 tensor with
 // dense strides that is not a view, not computed, and not a parameter, input or output (those are
 // written by graphs, and graphs write only standard memory). When the nodes reading w are known,
-// at least one must be a MUL_MAT with w as src0 that the repacked GEMM serves, and the others
-// MUL_MATs or GET_ROWS with w as src0; any other use keeps w in the standard layout. When they are
-// not known (uses nil), every such weight is accepted, as llama.cpp does for its MUL_MAT weights.
+// at least one must be a MUL_MAT (or MUL_MAT_ID) with w as src0 that the repacked GEMM serves, and
+// the others MUL_MATs, MUL_MAT_IDs or GET_ROWS with w as src0; any other use keeps w in the
+// standard layout. When they are not known (uses nil), every such weight is accepted, as llama.cpp
+// does for its MUL_MAT weights.
 func (*repackBufType) AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool {
 	if w == nil || w.Op != core.OpNone || w.Flags&(core.FlagParam|core.FlagInput|core.FlagOutput) != 0 {
 		return false
@@ -113,6 +114,10 @@ func (*repackBufType) AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool {
 		case core.OpMulMat:
 			b := u.Src[1]
 			if b != nil && (b.Type == core.TypeF32 || b.Type == w.Type.VecDotType()) {
+				gemm = true
+			}
+		case core.OpMulMatID: // expert weights
+			if mulMatIDSupports(u) {
 				gemm = true
 			}
 		case core.OpGetRows:

@@ -13,6 +13,8 @@ import (
 //     activations converted to Q8_0 (Q8_1 for Q4_1) as on the plain path; with Options.Reference
 //     it takes the unpacked path below, so the reference never reads the repacked layout.
 //   - GET_ROWS with a repacked src0 (not a view) unpacks just the rows it gathers.
+//   - MUL_MAT_ID with repacked expert weights runs the same repacked GEMM expert by expert, on
+//     each expert's slice (ops_mulmat_id.go); with Options.Reference it takes the unpacked path.
 //   - Any other node reading memory of a CPU_REPACK buffer (other ops, views of repacked tensors,
 //     tensors stored as-is there) is computed as a shadow: a copy of the node whose such sources
 //     are replaced by standard copies in a host buffer of the plan, refreshed from the weights
@@ -28,6 +30,11 @@ func repackRouted(n *core.Tensor, ref bool) uint16 {
 	}
 	switch n.Op {
 	case core.OpGetRows:
+		return 1
+	case core.OpMulMatID: // expert by expert through the MUL_MAT machinery (ops_mulmat_id.go)
+		if ref || !mulMatIDSupports(n) {
+			return 0
+		}
 		return 1
 	case core.OpMulMat:
 		b := n.Src[1]
