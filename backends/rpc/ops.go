@@ -52,6 +52,12 @@ const (
 	ggmlGLUCount   = 6  // enum ggml_glu_op; tandem's REGLU, GEGLU, SWIGLU are 0, 1, 2
 )
 
+// ggml's id of FLASH_ATTN_EXT, same numbering as above.
+const ggmlOpFlashAttnExt = 74
+
+// ggml's id of MUL_MAT_ID, same numbering as above.
+const ggmlOpMulMatID = 30
+
 // opInfo describes how one tandem op travels: ggml's id and the meaning of its op_params slots.
 type opInfo struct {
 	Op     core.Op
@@ -82,6 +88,7 @@ var opTable = []opInfo{
 	{core.OpNorm, ggmlOpNorm, "f[0] eps"},
 	{core.OpRMSNorm, ggmlOpRMSNorm, "f[0] eps"},
 	{core.OpMulMat, ggmlOpMulMat, "i[0] precision, i[1] hint"},
+	{core.OpMulMatID, ggmlOpMulMatID, "none; src0 expert weights, src1 activations, src2 expert ids"},
 	{core.OpOutProd, ggmlOpOutProd, "none"},
 	{core.OpScale, ggmlOpScale, "f[0] scale, f[1] bias"},
 	{core.OpCpy, ggmlOpCpy, "none; src1 = destination, or the node itself for a cast"},
@@ -101,6 +108,7 @@ var opTable = []opInfo{
 	{core.OpPool2D, ggmlOpPool2D, "i[0] op, i[1] k0, i[2] k1, i[3] s0, i[4] s1, i[5] p0, i[6] p1"},
 	{core.OpArgsort, ggmlOpArgsort, "i[0] order"},
 	{core.OpLeakyRelu, ggmlOpLeakyRelu, "f[0] negative slope"},
+	{core.OpFlashAttnExt, ggmlOpFlashAttnExt, "f[0] scale, f[1] max_bias, f[2] logit_softcap, i[3] precision; src q, k, v, mask, sinks"},
 	{core.OpUnary, ggmlOpUnary, "i[0] unary kind"},
 	{core.OpGLU, ggmlOpGLU, "i[0] glu kind, i[1] swapped"},
 }

@@ -55,6 +55,8 @@ func TestOpTable(t *testing.T) {
 		{"NORM", ctx.Norm(a, 1e-5), want{24, map[int]int32{0: fbits(1e-5)}, []string{"a"}}},
 		{"RMS_NORM", ctx.RMSNorm(a, 1e-6), want{25, map[int]int32{0: fbits(1e-6)}, []string{"a"}}},
 		{"MUL_MAT", ctx.MulMat(a, b), want{29, nil, []string{"a", "b"}}},
+		{"MUL_MAT_ID", ctx.MulMatID(x3, ctx.NewTensor3D(f32, 8, 1, 3).SetName("xb"), ctx.NewTensor2D(core.TypeI32, 2, 3).SetName("eids")),
+			want{30, nil, []string{"x3", "xb", "eids"}}},
 		{"OUT_PROD", ctx.OutProd(a, b), want{31, nil, []string{"a", "b"}}},
 		{"SCALE", ctx.ScaleBias(a, 2.5, -1), want{32, map[int]int32{0: fbits(2.5), 1: fbits(-1)}, []string{"a"}}},
 		{"CPY", ctx.Cpy(a, dst), want{34, nil, []string{"a", "dst"}}},
@@ -78,6 +80,8 @@ func TestOpTable(t *testing.T) {
 		{"POOL_2D", ctx.Pool2D(img, core.PoolMax, 2, 3, 2, 1, 1, 0), want{61, map[int]int32{1: 2, 2: 3, 3: 2, 4: 1, 5: 1}, []string{"img"}}},
 		{"ARGSORT", ctx.Argsort(a, core.SortDesc), want{69, map[int]int32{0: 1}, []string{"a"}}},
 		{"LEAKY_RELU", ctx.LeakyRelu(a, 0.01), want{71, map[int]int32{0: fbits(0.01)}, []string{"a"}}},
+		{"FLASH_ATTN_EXT", faNode(ctx), want{74, map[int]int32{0: fbits(0.125), 1: fbits(8), 2: fbits(30), 3: 10},
+			[]string{"q", "k", "v", "mask", "sinks"}}},
 		{"GLU(REGLU,swapped)", ctx.GLUSingle(a, core.GLUReglu, true), want{100, map[int]int32{0: 0, 1: 1}, []string{"a"}}},
 		{"GLU(GEGLU)", ctx.Geglu(a), want{100, map[int]int32{0: 1}, []string{"a"}}},
 		{"GLU(SWIGLU,split)", ctx.SwigluSplit(a, b), want{100, map[int]int32{0: 2}, []string{"a", "b"}}},
@@ -145,4 +149,17 @@ func TestOpTable(t *testing.T) {
 	if ggmlOpCount != 101 || ggmlUnaryCount != 22 || ggmlGLUCount != 6 {
 		t.Error("enum counts differ from protocol 5.1.0")
 	}
+}
+
+// faNode is a FLASH_ATTN_EXT node with every source and parameter set.
+func faNode(ctx *core.Context) *core.Tensor {
+	q := ctx.NewTensor4D(core.TypeF32, 32, 3, 4, 1).SetName("q")
+	k := ctx.NewTensor4D(core.TypeF16, 32, 7, 2, 1).SetName("k")
+	v := ctx.NewTensor4D(core.TypeF16, 16, 7, 2, 1).SetName("v")
+	mask := ctx.NewTensor2D(core.TypeF16, 7, 3).SetName("mask")
+	sinks := ctx.NewTensor1D(core.TypeF32, 4).SetName("sinks")
+	r := ctx.FlashAttnExt(q, k, v, mask, 0.125, 8, 30)
+	ctx.FlashAttnExtAddSinks(r, sinks)
+	ctx.FlashAttnExtSetPrec(r, core.PrecF32)
+	return r
 }

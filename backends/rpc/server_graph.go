@@ -333,6 +333,8 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		if c.Err() == nil && (p[0] == 0 || p[0] == 10) {
 			t.Params[0] = p[0] // precision: tandem accumulates in f32 either way
 		}
+	case core.OpMulMatID:
+		t = c.MulMatID(s[0], s[1], s[2])
 	case core.OpOutProd:
 		t = c.OutProd(s[0], s[1])
 	case core.OpScale:
@@ -386,6 +388,13 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.Argsort(s[0], core.SortOrder(p[0]))
 	case core.OpLeakyRelu:
 		t = c.LeakyRelu(s[0], f32(p[0]))
+	case core.OpFlashAttnExt:
+		if p[3] != int32(core.PrecDefault) && p[3] != int32(core.PrecF32) {
+			return nil, fmt.Errorf("graph: FLASH_ATTN_EXT %q: unknown precision %d", w.name(), p[3])
+		}
+		t = c.FlashAttnExt(s[0], s[1], s[2], s[3], f32(p[0]), f32(p[1]), f32(p[2]))
+		c.FlashAttnExtAddSinks(t, s[4])
+		c.FlashAttnExtSetPrec(t, core.Prec(p[3]))
 	case core.OpUnary:
 		if p[0] < 0 || p[0] >= int32(core.UnaryCount) {
 			return nil, fmt.Errorf("graph: UNARY %q: unknown or unsupported unary kind %d", w.name(), p[0])
