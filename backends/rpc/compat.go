@@ -37,6 +37,8 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		return contig(t.Src[1])
 	case core.OpRope:
 		return t.Ne[0]%2 == 0 // ggml's rope walks pairs past an odd row end
+	case core.OpFlashAttnExt:
+		return t.Src[3] == nil || t.Src[3].Type == core.TypeF16 // ggml reads the mask as f16 whatever its type
 	case core.OpOutProd:
 		if s0.Type != core.TypeF32 && (s0.Ne[2] != t.Src[1].Ne[2] || s0.Ne[3] != t.Src[1].Ne[3]) {
 			return false
