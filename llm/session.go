@@ -1,0 +1,432 @@
+package llm
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/core/quant"
+	"github.com/tandem-ml/tandem/scheduler"
+)
+
+// FlashAttn chooses the attention kernel of a session.
+type FlashAttn int
+
+const (
+	// FlashAttnAuto uses FLASH_ATTN_EXT when every device holding a layer runs it (llama.cpp's
+	// default), the soft_max path otherwise.
+	FlashAttnAuto FlashAttn = iota
+	// FlashAttnOn always uses FLASH_ATTN_EXT (ops a device lacks run on the CPU).
+	FlashAttnOn
+	// FlashAttnOff uses MUL_MAT, SOFT_MAX and MUL_MAT (needs an F16 or F32 KV cache).
+	FlashAttnOff
+)
+
+// DefaultBatchSize is the micro-batch a prompt is evaluated in (llama.cpp's n_ubatch).
+const DefaultBatchSize = 512
+
+// SessionOptions configure NewSession.
+type SessionOptions struct {
+	// ContextSize is the number of positions the KV cache holds (rounded up to a multiple of 256;
+	// 0: the model's training context, at most 4096).
+	ContextSize int
+	// KVType is the cache's element type (llama.cpp's -ctk/-ctv): KVF16 (the default), KVF32 or
+	// KVQ8_0 (which needs flash attention).
+	KVType KVType
+	// FlashAttn picks the attention kernel (FlashAttnAuto by default).
+	FlashAttn FlashAttn
+	// BatchSize is the most tokens evaluated in one graph (0: DefaultBatchSize).
+	BatchSize int
+}
+
+// KVType is the element type of a KV cache. (A type of its own because core.TypeF32 is ggml's
+// type 0: as a core.Type the zero value could not mean the F16 default.)
+type KVType int
+
+// The KV cache types.
+const (
+	KVF16  KVType = iota // F16, the default
+	KVF32                // F32: with FlashAttnOff, the setting that matches llama.cpp exactly
+	KVQ8_0               // Q8_0 (needs flash attention)
+)
+
+// Type is the tensor type of the cache.
+func (t KVType) Type() (core.Type, error) {
+	switch t {
+	case KVF16:
+		return core.TypeF16, nil
+	case KVF32:
+		return core.TypeF32, nil
+	case KVQ8_0:
+		return core.TypeQ8_0, nil
+	}
+	return 0, fmt.Errorf("llm: unknown KVType %d (KVF16, KVF32 or KVQ8_0)", int(t))
+}
+
+// String is llama.cpp's name of the type (f16, f32, q8_0).
+func (t KVType) String() string {
+	switch t {
+	case KVF16:
+		return "f16"
+	case KVF32:
+		return "f32"
+	case KVQ8_0:
+		return "q8_0"
+	}
+	return fmt.Sprintf("KVType(%d)", int(t))
+}
+
+// ParseKVType reads llama.cpp's -ctk/-ctv names: f16, f32, q8_0.
+func ParseKVType(s string) (KVType, error) {
+	for _, t := range []KVType{KVF16, KVF32, KVQ8_0} {
+		if t.String() == s {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("llm: unknown KV cache type %q (f16, f32 or q8_0)", s)
+}
+
+// Logits selects which rows of logits Eval returns.
+type Logits int
+
+const (
+	// LastLogits returns the logits of the last token only.
+	LastLogits Logits = iota
+	// AllLogits returns one row per input token.
+	AllLogits
+	// NoLogits only fills the KV cache.
+	NoLogits
+)
+
+// ErrContextFull is returned (wrapped) when tokens would not fit the session's context.
+var ErrContextFull = errors.New("llm: context full")
+
+// Session is one conversation with a model: a KV cache holding the positions evaluated so far and
+// a scheduler that runs the model's graphs over the model's devices. Its methods are safe for
+// concurrent use (calls are serialized); sessions of one model may run from different goroutines.
+type Session struct {
+	mu     sync.Mutex
+	m      *Model
+	sched  *scheduler.Scheduler
+	kv     *kvCache
+	flash  bool
+	batch  int
+	pos    int
+	closed bool
+
+	stats   SessionStats
+	timings Timings
+}
+
+// SessionStats count a session's work.
+type SessionStats struct {
+	Graphs  int // graphs computed
+	Tokens  int // tokens evaluated
+	Splits  int // scheduler splits of the last graph
+	Copies  int // cross-device copies per run of the last graph
+	KVBytes int64
+}
+
+// NewSession creates a session with an empty KV cache placed with the model's layers.
+func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
+	if m == nil || m.weights == nil {
+		return nil, errors.New("llm: NewSession on a closed or nil model")
+	}
+	h := &m.HParams
+	n := opts.ContextSize
+	switch {
+	case n < 0:
+		return nil, fmt.Errorf("llm: ContextSize %d is negative", n)
+	case n == 0:
+		n = min(h.NCtxTrain, 4096)
+		if n <= 0 {
+			n = 4096
+		}
+	case n > 1<<24:
+		return nil, fmt.Errorf("llm: ContextSize %d is too large", n)
+	}
+	n = padTo(n, kvPad)
+	typ, err := opts.KVType.Type()
+	if err != nil {
+		return nil, err
+	}
+	if opts.BatchSize < 0 {
+		return nil, fmt.Errorf("llm: BatchSize %d is negative", opts.BatchSize)
+	}
+	batch := opts.BatchSize
+	if batch == 0 {
+		batch = DefaultBatchSize
+	}
+	var flash bool
+	switch opts.FlashAttn {
+	case FlashAttnOn:
+		flash = true
+	case FlashAttnOff:
+		if typ == core.TypeQ8_0 {
+			return nil, errors.New("llm: a Q8_0 KV cache needs flash attention (FlashAttnOn or FlashAttnAuto)")
+		}
+	case FlashAttnAuto:
+		flash = typ == core.TypeQ8_0 || m.devicesRunFlashAttn(typ)
+	default:
+		return nil, fmt.Errorf("llm: unknown FlashAttn %d", opts.FlashAttn)
+	}
+	kv, err := newKVCache(m, n, typ, !flash)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := scheduler.New(m.backends, scheduler.Options{GraphSize: graphSize(m) * 2})
+	if err != nil {
+		kv.free()
+		return nil, fmt.Errorf("llm: %w", err)
+	}
+	s := &Session{m: m, sched: sched, kv: kv, flash: flash, batch: batch}
+	s.stats.KVBytes = kv.bytes()
+	return s, nil
+}
+
+// devicesRunFlashAttn reports whether every device holding a layer supports FLASH_ATTN_EXT with a
+// cache of type typ.
+func (m *Model) devicesRunFlashAttn(typ core.Type) bool {
+	h := &m.HParams
+	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+	q := ctx.NewTensor3D(core.TypeF32, int64(h.HeadDimK), 1, int64(h.NHead))
+	k := ctx.NewTensor3D(typ, int64(h.HeadDimK), kvPad, int64(h.NHeadKV))
+	v := ctx.NewTensor3D(typ, int64(h.HeadDimV), kvPad, int64(h.NHeadKV))
+	mask := ctx.NewTensor2D(core.TypeF16, kvPad, 1)
+	fa := ctx.FlashAttnExt(q, k, v, mask, 1, 0, 0)
+	if ctx.Err() != nil {
+		return false
+	}
+	seen := map[int]bool{}
+	for _, l := range m.layers {
+		if seen[l.dev] {
+			continue
+		}
+		seen[l.dev] = true
+		if !m.backends[l.dev].Device().SupportsOp(fa) {
+			return false
+		}
+	}
+	return true
+}
+
+// FlashAttn reports whether the session uses flash attention.
+func (s *Session) FlashAttn() bool { return s.flash }
+
+// ContextSize is the number of positions the session's cache holds.
+func (s *Session) ContextSize() int { return s.kv.size }
+
+// KVType is the element type of the session's cache.
+func (s *Session) KVType() core.Type { return s.kv.typ }
+
+// Pos is the number of positions held in the KV cache (the next token's position).
+func (s *Session) Pos() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pos
+}
+
+// Truncate forgets the positions from n on, so the next Eval continues at position n.
+func (s *Session) Truncate(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 0 || n > s.pos {
+		return fmt.Errorf("llm: Truncate(%d) outside 0..%d", n, s.pos)
+	}
+	s.pos = n
+	return nil
+}
+
+// Reset empties the session's KV cache.
+func (s *Session) Reset() {
+	s.mu.Lock()
+	s.pos = 0
+	s.mu.Unlock()
+}
+
+// Stats returns the session's counters.
+func (s *Session) Stats() SessionStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Close frees the session's cache and compute buffers.
+func (s *Session) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return errors.Join(s.sched.Close(), s.kv.free())
+}
+
+// Eval evaluates ids at the next positions and returns the logits asked for: one row of
+// HParams.NVocab values per token (AllLogits), for the last token (LastLogits), or none. The
+// prompt is run in micro-batches; evaluating it whole, in chunks or token by token gives the same
+// logits. On error (a bad id, a full context, a cancelled ctx) the session keeps its previous
+// positions.
+func (s *Session) Eval(ctx context.Context, ids []int32, which Logits) ([][]float32, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("llm: Eval on a closed session")
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("llm: Eval needs at least one token")
+	}
+	if which != LastLogits && which != AllLogits && which != NoLogits {
+		return nil, fmt.Errorf("llm: unknown Logits %d", which)
+	}
+	nv := int32(s.m.HParams.NVocab)
+	for i, id := range ids {
+		if id < 0 || id >= nv {
+			return nil, fmt.Errorf("llm: token %d at index %d is out of range [0, %d)", id, i, nv)
+		}
+	}
+	if s.pos+len(ids) > s.kv.size {
+		return nil, fmt.Errorf("%w: %d positions held + %d tokens > context size %d", ErrContextFull, s.pos, len(ids), s.kv.size)
+	}
+	var out [][]float32
+	pos := s.pos
+	for start := 0; start < len(ids); start += s.batch {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("llm: eval stopped: %w", err)
+		}
+		end := min(start+s.batch, len(ids))
+		nOut := 0
+		switch {
+		case which == AllLogits:
+			nOut = end - start
+		case which == LastLogits && end == len(ids):
+			nOut = 1
+		}
+		rows, err := s.evalUBatch(ctx, ids[start:end], pos, nOut)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+		pos += end - start
+	}
+	s.pos = pos
+	return out, nil
+}
+
+// evalUBatch runs one micro-batch at positions pos.. and returns the logits of its last nOut rows.
+func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([][]float32, error) {
+	n := len(ids)
+	nKV := min(s.kv.size, padTo(pos+n, kvPad))
+	ub := s.buildGraph(n, nKV, nOut)
+	if err := ub.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("llm: building the graph: %w", err)
+	}
+	m := s.m
+	m.computeMu.Lock()
+	defer m.computeMu.Unlock()
+	if err := s.sched.AllocGraph(ub.g); err != nil {
+		return nil, fmt.Errorf("llm: allocating the graph: %w", err)
+	}
+	if err := s.setInputs(ub, ids, pos); err != nil {
+		return nil, err
+	}
+	if err := s.sched.GraphComputeContext(ctx, ub.g); err != nil {
+		return nil, fmt.Errorf("llm: computing %d tokens at position %d: %w", n, pos, err)
+	}
+	s.stats.Graphs++
+	s.stats.Tokens += n
+	s.stats.Splits = s.sched.NSplits()
+	s.stats.Copies = s.sched.NCopies()
+	if nOut == 0 {
+		return nil, nil
+	}
+	flat, err := core.GetFloat32s(ub.logits)
+	if err != nil {
+		return nil, fmt.Errorf("llm: reading the logits: %w", err)
+	}
+	nv := m.HParams.NVocab
+	rows := make([][]float32, nOut)
+	for i := range rows {
+		rows[i] = flat[i*nv : (i+1)*nv : (i+1)*nv]
+	}
+	return rows, nil
+}
+
+// setInputs writes the micro-batch's tokens, positions, cache cells, mask and output rows.
+func (s *Session) setInputs(ub *ubatchGraph, ids []int32, pos int) error {
+	n := len(ids)
+	posv := make([]int32, n)
+	kIdx := make([]byte, 8*n)
+	for i := range n {
+		posv[i] = int32(pos + i)
+		binary.LittleEndian.PutUint64(kIdx[8*i:], uint64(pos+i))
+	}
+	if err := core.SetInt32s(ub.tokens, ids); err != nil {
+		return err
+	}
+	if err := core.SetInt32s(ub.pos, posv); err != nil {
+		return err
+	}
+	if err := core.TensorSet(ub.kIdx, kIdx, 0); err != nil {
+		return err
+	}
+	if s.kv.vTrans {
+		nv := s.m.HParams.NEmbdVGQA()
+		vIdx := make([]byte, 8*n*nv)
+		for i := range n {
+			for j := range nv {
+				binary.LittleEndian.PutUint64(vIdx[8*(i*nv+j):], uint64(j*s.kv.size+pos+i))
+			}
+		}
+		if err := core.TensorSet(ub.vIdx, vIdx, 0); err != nil {
+			return err
+		}
+	}
+	// causal mask: token i (position pos+i) sees cells 0..pos+i
+	negInf := float32(math.Inf(-1))
+	if ub.mask.Type == core.TypeF32 {
+		mask := make([]float32, ub.nKV*n)
+		for i := range n {
+			row := mask[i*ub.nKV : (i+1)*ub.nKV]
+			for c := range row {
+				if c > pos+i {
+					row[c] = negInf
+				}
+			}
+		}
+		if err := core.SetFloat32s(ub.mask, mask); err != nil {
+			return err
+		}
+	} else {
+		inf16 := quant.FP32ToFP16(negInf)
+		mask := make([]byte, 2*ub.nKV*n)
+		for i := range n {
+			for c := pos + i + 1; c < ub.nKV; c++ {
+				binary.LittleEndian.PutUint16(mask[2*(i*ub.nKV+c):], inf16)
+			}
+		}
+		if err := core.TensorSet(ub.mask, mask, 0); err != nil {
+			return err
+		}
+	}
+	if ub.outIDs != nil {
+		out := make([]int32, ub.nOut)
+		for i := range out {
+			out[i] = int32(n - ub.nOut + i)
+		}
+		if err := core.SetInt32s(ub.outIDs, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
