@@ -108,11 +108,31 @@ func (v *Vocab) piece(id int32) []byte {
 // get clean_up_tokenization_spaces (" ." → ".", " 's" → "'s", …). Ids outside the vocabulary
 // give nothing (llama.cpp does not check them); the text is the pieces' bytes, which need not be
 // valid UTF-8.
-func (v *Vocab) Detokenize(ids []int32) string {
+func (v *Vocab) Detokenize(ids []int32) string { return v.DetokenizeWith(ids, false, false) }
+
+// DetokenizeWith is llama_detokenize in full: removeSpecial drops a leading BOS and a trailing EOS
+// where the vocabulary adds them (AddBOS, AddEOS); unparseSpecial renders control and unknown
+// tokens as their text. See Detokenize.
+func (v *Vocab) DetokenizeWith(ids []int32, removeSpecial, unparseSpecial bool) string {
+	removeSpace := v.addSpacePrefix
+	if removeSpecial && v.addBOS && len(ids) > 0 && ids[0] == v.bos {
+		removeSpace = false
+		ids = ids[1:]
+	}
+	if removeSpecial && v.addEOS && len(ids) > 0 && ids[len(ids)-1] == v.eos {
+		ids = ids[:len(ids)-1]
+	}
 	var buf []byte
 	for i, id := range ids {
-		p := v.piece(id)
-		if i == 0 && v.addSpacePrefix && len(p) > 0 && p[0] == ' ' {
+		var p []byte
+		if unparseSpecial {
+			if v.checkID(id) == nil {
+				p = v.pieces[id]
+			}
+		} else {
+			p = v.piece(id)
+		}
+		if i == 0 && removeSpace && len(p) > 0 && p[0] == ' ' {
 			p = p[1:]
 		}
 		buf = append(buf, p...)
