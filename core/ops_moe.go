@@ -13,9 +13,9 @@ package core
 // row and the activation row, as MulMat computes it.
 //
 // The expert ids are data, so only a run can check them: an id outside [0, n_expert) makes the
-// CPU backend's compute return an error naming the id and its (slot, token) position (no weight
-// memory outside as is ever read); the GPU backends, which cannot stop a dispatch, write zeros for
-// that row instead.
+// compute return an error naming the id and its (slot, token) position, on the CPU and on the
+// Vulkan and OpenGL backends alike; no memory outside as is ever read for it (the GPU shaders
+// write zeros to that row and report it after the graph).
 //
 // as must have 3 dimensions (ne[3] = 1) with unit-stride, non-transposed rows; b must have 3
 // dimensions with unit-stride rows; ids must be 2-D. A nil operand (or a nil context) records an

@@ -26,7 +26,7 @@ type indexCheck struct {
 func checksNeeded(nodes []*core.Tensor) int {
 	n := 0
 	for _, t := range nodes {
-		if (t.Op == core.OpGetRows || t.Op == core.OpSetRows) && !t.IsEmpty() {
+		if (t.Op == core.OpGetRows || t.Op == core.OpSetRows || t.Op == core.OpMulMatID) && !t.IsEmpty() {
 			n++
 		}
 	}
@@ -103,6 +103,9 @@ func (e *Encoder) indexError(raw []byte) error {
 // words. The index's value is read back from its tensor; if a later node overwrote it with an
 // index in range, the error says so instead of naming a value.
 func badIndexError(t *core.Tensor, pos int64) error {
+	if t.Op == core.OpMulMatID { // pos = slot + n_used*token
+		return badExpertError(t, pos%t.Ne[1], pos/t.Ne[1])
+	}
 	var idx, rows *core.Tensor
 	var i1, i2, i3 int64
 	var limit int64
@@ -145,4 +148,20 @@ func indexValue(idx *core.Tensor, i1, i2, i3 int64) (int64, error) {
 		return int64(binary.LittleEndian.Uint64(raw)), nil
 	}
 	return int64(int32(binary.LittleEndian.Uint32(raw))), nil
+}
+
+// badExpertError describes MUL_MAT_ID's bad expert id at (slot, token), in the CPU backend's words.
+func badExpertError(t *core.Tensor, slot, tok int64) error {
+	as, ids := t.Src[0], t.Src[2]
+	val, err := indexValue(ids, slot, tok, 0)
+	switch {
+	case err != nil:
+		return fmt.Errorf("MUL_MAT_ID: expert id at slot %d of token %d in %v is out of range (%v has %d experts; reading its value: %w)",
+			slot, tok, ids, as, as.Ne[2], err)
+	case val >= 0 && val < as.Ne[2]:
+		return fmt.Errorf("MUL_MAT_ID: expert id at slot %d of token %d in %v was out of range: %v has %d experts (a later node overwrote the id)",
+			slot, tok, ids, as, as.Ne[2])
+	}
+	return fmt.Errorf("MUL_MAT_ID: expert id %d at slot %d of token %d in %v is out of range: %v has %d experts",
+		val, slot, tok, ids, as, as.Ne[2])
 }

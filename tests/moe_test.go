@@ -1,0 +1,36 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMoEOps runs just the MUL_MAT_ID cases on every non-CPU device against the CPU reference (a
+// quick subset of TestOps): each must be supported and pass, bf16 weights excepted where the
+// device has no MUL_MAT for them.
+func TestMoEOps(t *testing.T) {
+	devs := devicesUnderTest()
+	if len(devs) == 0 {
+		t.Skipf("no device besides the CPU: %s", vulkanWhy())
+	}
+	cases := moeCases()
+	for _, d := range devs {
+		be, err := d.NewBackend()
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name(), err)
+		}
+		passed := 0
+		for i, c := range cases {
+			r := Run(c, be, uint64(i+1))
+			switch {
+			case r.Passed:
+				passed++
+			case !r.Supported && r.Problem == "" && strings.Contains(c.Name, "bf16"):
+			default:
+				t.Errorf("%s %s: supported %v, NMSE %g: %s", be.Name(), c.Name, r.Supported, r.NMSE, r.Problem)
+			}
+		}
+		t.Logf("%s: %d of %d MUL_MAT_ID cases passed", be.Name(), passed, len(cases))
+		be.Close()
+	}
+}
