@@ -154,6 +154,10 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bs := typ.BlockSize(); int64(h.HeadDimK)%bs != 0 || int64(h.HeadDimV)%bs != 0 {
+		return nil, fmt.Errorf("llm: a %v KV cache needs head sizes that are multiples of %d (this model's: keys %d, values %d)",
+			typ, bs, h.HeadDimK, h.HeadDimV)
+	}
 	if opts.BatchSize < 0 {
 		return nil, fmt.Errorf("llm: BatchSize %d is negative", opts.BatchSize)
 	}

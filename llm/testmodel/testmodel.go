@@ -306,3 +306,10 @@ func (l *lazy) make() []byte {
 	}
 	return out
 }
+
+// MoE returns the MoE benchmark shapes (n_embd 1024, 12 layers, 8 experts with 2 used, ff
+// 2816 per expert, vocab 32000) in the llama architecture with weight type t.
+func MoE(t core.Type) Spec {
+	return Spec{Arch: "llama", NVocab: 32000, NEmbd: 1024, NLayer: 12, NHead: 16, NHeadKV: 4, NFF: 2816,
+		NExpert: 8, NExpertUsed: 2, CtxLen: 2048, WeightType: t, Vocab: "spm", Seed: 42}
+}

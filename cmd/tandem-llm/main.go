@@ -1,0 +1,49 @@
+// Command tandem-llm runs GGUF language models with tandem, split across the CPU, GPUs and remote
+// RPC devices as llama.cpp's -ngl does. Flags keep llama.cpp's names.
+//
+//	tandem-llm run -m model.gguf -p "Once upon a time" -n 64
+//	tandem-llm run -m model.gguf -p "..." -ngl 12 --rpc 127.0.0.1:50052
+//	tandem-llm tokenize -m model.gguf -p "Hello world"
+//	tandem-llm gen -o tiny.gguf -shape tinyllama -type q4_0   # a model with random weights
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `usage: tandem-llm <command> [flags]
+
+commands:
+  run       generate text from a prompt (streams it, then prints timings)
+  tokenize  print the token ids (and pieces) of a text
+  gen       write a GGUF model with seeded random weights (for tests and benchmarks)
+
+'tandem-llm <command> -h' lists a command's flags.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = runCmd(os.Args[2:])
+	case "tokenize":
+		err = tokenizeCmd(os.Args[2:])
+	case "gen":
+		err = genCmd(os.Args[2:])
+	case "-h", "-help", "--help", "help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "tandem-llm: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tandem-llm:", err)
+		os.Exit(1)
+	}
+}

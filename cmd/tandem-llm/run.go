@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	_ "github.com/tandem-ml/tandem/backends/cpu"
+	_ "github.com/tandem-ml/tandem/backends/gl"
+	_ "github.com/tandem-ml/tandem/backends/vulkan"
+	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/llm"
+)
+
+// modelFlags are the flags shared by the commands that open a model.
+type modelFlags struct {
+	model   string
+	ngl     int
+	rpc     string
+	threads int
+	noMmap  bool
+}
+
+func (f *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "m", "", "model file (GGUF)")
+	fs.IntVar(&f.ngl, "ngl", -1, "layers to offload to GPUs/RPC devices, counted from the last (output layer included); -1: all when a GPU or --rpc is present, else 0")
+	fs.StringVar(&f.rpc, "rpc", "", "comma-separated RPC servers (host:port) whose devices take offloaded layers")
+	fs.IntVar(&f.threads, "t", 0, "CPU threads (0: all cores)")
+	fs.BoolVar(&f.noMmap, "no-mmap", false, "copy the weights into memory instead of mapping the file")
+}
+
+// options turns the flags into llm.Options; -ngl -1 offloads everything when there is a real GPU
+// or an RPC server (software Vulkan devices such as lavapipe are slower than the CPU backend).
+func (f *modelFlags) options() llm.Options {
+	o := llm.Options{GPULayers: f.ngl, Threads: f.threads, NoMmap: f.noMmap}
+	if f.rpc != "" {
+		o.RPC = strings.Split(f.rpc, ",")
+	}
+	if f.ngl < 0 {
+		o.GPULayers = 0
+		if len(o.RPC) > 0 {
+			o.GPULayers = -1
+		}
+		for _, d := range core.Devices() {
+			if d.Type() == core.DeviceGPU || d.Type() == core.DeviceIGPU {
+				o.GPULayers = -1
+			}
+		}
+	}
+	return o
+}
+
+func runCmd(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var mf modelFlags
+	mf.register(fs)
+	prompt := fs.String("p", "", "prompt")
+	promptFile := fs.String("f", "", "read the prompt from this file")
+	n := fs.Int("n", 64, "tokens to generate")
+	ctxSize := fs.Int("c", 0, "context size (0: the model's, at most 4096)")
+	batch := fs.Int("b", llm.DefaultBatchSize, "micro-batch size for the prompt")
+	seed := fs.Uint64("s", 0, "sampling seed")
+	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
+	topK := fs.Int("top-k", 40, "top-k sampling (0: off)")
+	topP := fs.Float64("top-p", 0.95, "top-p sampling (1: off)")
+	minP := fs.Float64("min-p", 0.05, "min-p sampling (0: off)")
+	repeat := fs.Float64("repeat-penalty", 1.0, "repetition penalty (1: off)")
+	repeatN := fs.Int("repeat-last-n", 64, "tokens the repetition penalty looks at")
+	ctk := fs.String("ctk", "f16", "KV cache type: f16, f32 or q8_0")
+	fa := fs.String("fa", "auto", "flash attention: on, off or auto")
+	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating past end-of-generation tokens")
+	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS to the prompt")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if mf.model == "" {
+		return errors.New("run: -m model.gguf is required")
+	}
+	if *promptFile != "" {
+		b, err := os.ReadFile(*promptFile)
+		if err != nil {
+			return err
+		}
+		*prompt = string(b)
+	}
+	kvType, err := llm.ParseKVType(*ctk)
+	if err != nil {
+		return err
+	}
+	var flash llm.FlashAttn
+	switch *fa {
+	case "auto":
+		flash = llm.FlashAttnAuto
+	case "on", "1":
+		flash = llm.FlashAttnOn
+	case "off", "0":
+		flash = llm.FlashAttnOff
+	default:
+		return fmt.Errorf("run: -fa %q: want on, off or auto", *fa)
+	}
+	sampler, err := llm.NewSampler(llm.SamplerOptions{Temp: float32(*temp), TopK: *topK, TopP: float32(*topP),
+		MinP: float32(*minP), RepeatPenalty: float32(*repeat), RepeatLastN: *repeatN, Seed: *seed})
+	if err != nil {
+		return err
+	}
+
+	m, err := llm.Open(mf.model, mf.options())
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	s, err := m.NewSession(llm.SessionOptions{ContextSize: *ctxSize, KVType: kvType, FlashAttn: flash, BatchSize: *batch})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ids, err := m.Tokenize(*prompt, !*noBOS)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return errors.New("run: the prompt has no tokens (give -p, or drop -no-bos)")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Print(*prompt)
+	out, genErr := s.Generate(ctx, ids, llm.GenerateOptions{MaxTokens: *n, Sampler: sampler, IgnoreEOG: *ignoreEOS,
+		OnToken: func(_ int32, text string) error {
+			fmt.Print(text)
+			return nil
+		}})
+	fmt.Println()
+	printTimings(m, s, len(out))
+	return genErr
+}
+
+// printTimings writes llama.cpp-style timings and the layer placement to stderr.
+func printTimings(m *llm.Model, s *llm.Session, generated int) {
+	t := s.LastTimings()
+	w := os.Stderr
+	ms := func(d float64) float64 { return d * 1000 }
+	fmt.Fprintf(w, "\nload time        = %10.2f ms\n", ms(m.LoadTime().Seconds()))
+	fmt.Fprintf(w, "prompt eval time = %10.2f ms / %5d tokens (%8.2f ms per token, %8.2f tokens per second)\n",
+		ms(t.PromptDuration.Seconds()), t.PromptTokens, ms(t.PromptDuration.Seconds())/float64(max(t.PromptTokens, 1)), t.PromptTPS())
+	fmt.Fprintf(w, "eval time        = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
+		ms(t.GenDuration.Seconds()), t.GenTokens, ms(t.GenDuration.Seconds())/float64(max(t.GenTokens, 1)), t.GenTPS())
+	fmt.Fprintf(w, "first token      = %10.2f ms; %d tokens generated\n", ms(t.FirstTokenDelay.Seconds()), generated)
+	st := s.Stats()
+	fmt.Fprintf(w, "KV cache         = %d cells, %s, %.1f MiB; flash attention %v; %d splits, %d copies per graph\n",
+		s.ContextSize(), s.KVType(), float64(st.KVBytes)/(1<<20), s.FlashAttn(), st.Splits, st.Copies)
+	fmt.Fprintf(w, "layers           = %s\n", placement(m))
+}
+
+// placement summarizes where each layer runs: "0-11 CPU, 12-22 Vulkan0 (22 = output)".
+func placement(m *llm.Model) string {
+	n := m.HParams.NLayer
+	var parts []string
+	start := 0
+	for il := 1; il <= n+1; il++ {
+		if il == n+1 || m.LayerBackend(il) != m.LayerBackend(start) {
+			r := fmt.Sprint(start)
+			if il-1 > start {
+				r = fmt.Sprintf("%d-%d", start, il-1)
+			}
+			parts = append(parts, r+" "+m.LayerBackend(start))
+			start = il
+		}
+	}
+	return fmt.Sprintf("%s (%d = output)", strings.Join(parts, ", "), n)
+}

@@ -1,0 +1,123 @@
+package llm_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/backends/rpc"
+	"github.com/tandem-ml/tandem/backends/vulkan"
+	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/llm"
+)
+
+func needVulkan(t *testing.T) {
+	t.Helper()
+	if ok, why := vulkan.Available(); !ok {
+		if os.Getenv("TANDEM_REQUIRE_VULKAN") == "1" {
+			t.Fatalf("TANDEM_REQUIRE_VULKAN=1 but Vulkan is unavailable: %s", why)
+		}
+		t.Skip(why)
+	}
+}
+
+// deviceCases are the models the device tests run: a dense model and an MoE one.
+var deviceCases = []string{"llama-f32", "qwen3moe-f32"}
+
+// TestSplitAcrossVulkan runs the same prompt on the CPU alone, with every layer on Vulkan and with
+// half of them there: the logits agree (NMSE ≤ 1e-6), and the layers sit where -ngl says.
+func TestSplitAcrossVulkan(t *testing.T) {
+	needVulkan(t)
+	for _, name := range deviceCases {
+		t.Run(name, func(t *testing.T) {
+			c := caseByName(t, name)
+			so := llm.SessionOptions{KVType: llm.KVF32, ContextSize: 256}
+			ref := evalAll(t, openCase(t, name, llm.Options{}), so, c.IDs)
+			n := c.Spec.NLayer
+			for _, ngl := range []int{-1, n/2 + 1, 1} { // all, half, the output layer only
+				m := openCase(t, name, llm.Options{GPULayers: ngl})
+				var onGPU int
+				for il := 0; il <= n; il++ {
+					if strings.HasPrefix(m.LayerBackend(il), "Vulkan") {
+						onGPU++
+					}
+				}
+				want := ngl
+				if ngl < 0 {
+					want = n + 1
+				}
+				if onGPU != want {
+					t.Errorf("ngl %d: %d layers on Vulkan, want %d", ngl, onGPU, want)
+				}
+				if got := m.LayerBackend(n); ngl != 0 && !strings.HasPrefix(got, "Vulkan") {
+					t.Errorf("ngl %d: output layer on %s, want Vulkan", ngl, got)
+				}
+				for _, fa := range []llm.FlashAttn{llm.FlashAttnOff, llm.FlashAttnAuto} {
+					so := so
+					so.FlashAttn = fa
+					sameLogits(t, "ngl "+itoa(ngl)+" fa "+itoa(int(fa)), evalAll(t, m, so, c.IDs, 5, 1, 3), ref, 1e-6)
+				}
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n < 0 {
+		return "-" + itoa(-n)
+	}
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// TestLayerOnRPC puts the last layer and the output on a loopback RPC server (tandem's own, over
+// a CPU backend) and gets the CPU's logits.
+func TestLayerOnRPC(t *testing.T) {
+	c := caseByName(t, "llama-f32")
+	so := llm.SessionOptions{KVType: llm.KVF32, ContextSize: 256}
+	ref := evalAll(t, openCase(t, c.Name, llm.Options{}), so, c.IDs)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rpc.Serve(ctx, l, remote) }()
+	defer func() {
+		cancel()
+		l.Close()
+		<-done
+	}()
+
+	// the RPC device comes first among the offload devices; give it every offloaded layer
+	split := []float64{1}
+	for _, d := range core.Devices() {
+		if d.Type() != core.DeviceCPU {
+			split = append(split, 0)
+		}
+	}
+	m := openCase(t, c.Name, llm.Options{GPULayers: 2, RPC: []string{l.Addr().String()}, TensorSplit: split})
+	n := c.Spec.NLayer
+	for il, want := range map[int]bool{0: false, n - 1: true, n: true} {
+		if got := m.LayerBackend(il); strings.HasPrefix(got, "CPU") == want {
+			t.Errorf("layer %d runs on %s", il, got)
+		}
+	}
+	sameLogits(t, "last layer over RPC", evalAll(t, m, so, c.IDs, 7, 5), ref, 1e-6)
+	var devs []string
+	for _, be := range m.Backends() {
+		devs = append(devs, be.Name()+"/"+be.Device().Type().String())
+	}
+	t.Logf("backends: %v", devs)
+}
