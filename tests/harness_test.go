@@ -233,6 +233,9 @@ func TestBadIndicesAgree(t *testing.T) {
 		{"SET_ROWS", []int32{0, 1, 3, -1}, Case{Build: func(c *core.Context) *core.Tensor {
 			return c.SetRows(c.NewTensor(core.TypeF32, 32, 3), c.NewTensor(core.TypeF32, 32, 4), c.NewTensor(core.TypeI32, 4))
 		}}},
+		{"MUL_MAT_ID", []int32{0, 3, 1, 4, 2, -1}, Case{Build: func(c *core.Context) *core.Tensor {
+			return c.MulMatID(c.NewTensor(core.TypeQ8_0, 32, 3, 4), c.NewTensor(core.TypeF32, 32, 1, 3), c.NewTensor(core.TypeI32, 2, 3))
+		}}},
 	}
 	ref, err := cpu.New(cpu.Options{Threads: 2})
 	if err != nil {
