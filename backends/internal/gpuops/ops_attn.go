@@ -1,0 +1,124 @@
+package gpuops
+
+import "github.com/tandem-ml/tandem/core"
+
+// FLASH_ATTN_EXT, after the CPU kernel (backends/cpu/ops_attn.go): flash_attn_ext.comp runs one
+// workgroup per query row with an online softmax over tiles of keys. It takes f32, f16 or q8_0
+// keys and values (any pair; f16 and q8_0 need 16-bit storage), an f16 or f32 mask, ALiBi, the
+// logit soft cap and sinks, head sizes up to faMaxD, and k/v views with any strides that are whole
+// units. The query is rounded to f16 for f16 keys as the CPU does; for q8_0 keys it stays f32 (the
+// CPU quantizes it to q8_0), well inside ggml's 5e-4 bound for the op.
+
+func init() {
+	registerOp(core.OpFlashAttnExt, opImpl{supports: supportsFlashAttn, encode: (*Encoder).encodeFlashAttn})
+}
+
+// faMaxD is the largest head size (Dk and Dv) of the shader (its MAX_D).
+const faMaxD = 512
+
+// faPushSize is the shader's push-constant block: 32 words.
+const faPushSize = 32 * 4
+
+// faTypeName is the shader's name of a K/V type and the unit (bytes) it addresses it in; ok is
+// false for a type it does not read.
+func faTypeName(d *Device, t core.Type) (name string, unit int64, ok bool) {
+	switch {
+	case t == core.TypeF32:
+		return "f32", 4, true
+	case t == core.TypeF16 && d.Storage16Bit:
+		return "f16", 2, true
+	case t == core.TypeQ8_0 && d.Storage16Bit:
+		return "q8_0", 2, true
+	}
+	return "", 0, false
+}
+
+func supportsFlashAttn(d *Device, t *core.Tensor) bool {
+	q, k, v, m, sinks := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
+	_, ku, kok := faTypeName(d, k.Type)
+	_, vu, vok := faTypeName(d, v.Type)
+	switch {
+	case !kok || !vok || q.Type != core.TypeF32 || t.Type != core.TypeF32:
+		return false
+	case q.Ne[0] != k.Ne[0] || k.Ne[0] > faMaxD || v.Ne[0] > faMaxD || k.Ne[1] != v.Ne[1] || k.Ne[0]%k.Type.BlockSize() != 0:
+		return false
+	case k.Ne[2] == 0 || v.Ne[2] == 0 || q.Ne[2]%k.Ne[2] != 0 || q.Ne[2]%v.Ne[2] != 0 || q.Ne[3] != k.Ne[3] || q.Ne[3] != v.Ne[3]:
+		return false
+	case t.Ne != [4]int64{v.Ne[0], q.Ne[2], q.Ne[1], q.Ne[3]} || !t.IsContiguous():
+		return false
+	case q.Nb[0] != 4 || !stridesIn(q, 4) || !k.IsContiguousRows() || !stridesIn(k, ku) || !v.IsContiguousRows() || !stridesIn(v, vu):
+		return false
+	case t.NRows() >= maxShaderIndex:
+		return false
+	}
+	if m != nil {
+		mu := m.Type.Size()
+		switch {
+		case m.Type != core.TypeF32 && !(m.Type == core.TypeF16 && d.Storage16Bit):
+			return false
+		case m.Nb[0] != mu || !stridesIn(m, mu) || m.Ne[0] < k.Ne[1] || m.Ne[1] < q.Ne[1]:
+			return false
+		case m.Ne[2] == 0 || m.Ne[3] == 0 || q.Ne[2]%m.Ne[2] != 0 || q.Ne[3]%m.Ne[3] != 0:
+			return false
+		}
+	} else if core.FlashAttnParamsOf(t).MaxBias > 0 {
+		return false
+	}
+	return sinks == nil || (sinks.Type == core.TypeF32 && sinks.Ne[0] == q.Ne[2] && sinks.Nb[0] == 4 && stridesIn(sinks, 4))
+}
+
+func (e *Encoder) encodeFlashAttn(n *core.Tensor) error {
+	q, k, v, m, sinks := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4]
+	kn, ku, _ := faTypeName(e.dev, k.Type)
+	vn, vu, _ := faTypeName(e.dev, v.Type)
+	name := "flash_attn_ext_k" + kn + "_v" + vn
+	mu := int64(4)
+	if m != nil && m.Type == core.TypeF16 {
+		name, mu = name+"_mask_f16", 2
+	}
+	p, err := e.pipeline(name, 6, faPushSize)
+	if err != nil {
+		return err
+	}
+	srcs := []use{{q, 4}, {k, ku}, {v, vu}}
+	if m != nil {
+		srcs = append(srcs, use{m, mu})
+	}
+	if sinks != nil {
+		srcs = append(srcs, use{sinks, 4})
+	}
+	ops, err := e.bindNode(n, 4, srcs...)
+	if err != nil {
+		return err
+	}
+	oq, ok, ov, od := ops[0], ops[1], ops[2], ops[len(ops)-1]
+	om, os := oq, oq // absent: bind q again (never read)
+	if m != nil {
+		om = ops[3]
+	}
+	if sinks != nil {
+		os = ops[len(ops)-2]
+	}
+	fp := core.FlashAttnParamsOf(n)
+	scale := fp.Scale
+	if fp.LogitSoftcap != 0 {
+		scale /= fp.LogitSoftcap
+	}
+	var mnb [3]int64
+	m2, m3 := int64(1), int64(1)
+	if m != nil {
+		mnb = [3]int64{m.Nb[1] / mu, m.Nb[2] / mu, m.Nb[3] / mu}
+		m2, m3 = m.Ne[2], m.Ne[3]
+	}
+	pc := e.push.Reset()
+	pc.U32(u32(k.Ne[0]), u32(v.Ne[0]), u32(q.Ne[1]), u32(k.Ne[1]), u32(q.Ne[2]))
+	pc.U32(u32(q.Nb[1]/4), u32(q.Nb[2]/4), u32(q.Nb[3]/4))
+	pc.U32(u32(k.Nb[1]/ku), u32(k.Nb[2]/ku), u32(k.Nb[3]/ku))
+	pc.U32(u32(v.Nb[1]/vu), u32(v.Nb[2]/vu), u32(v.Nb[3]/vu))
+	pc.U32(u32(mnb[0]), u32(mnb[1]), u32(mnb[2]), u32(m2), u32(m3))
+	pc.U32(u32(q.Ne[2]/k.Ne[2]), u32(q.Ne[2]/v.Ne[2]))
+	pc.U32(oq.offs, ok.offs, ov.offs, om.offs, os.offs, od.offs)
+	pc.F32(scale, fp.LogitSoftcap, fp.MaxBias)
+	pc.U32(b2u(m != nil)|b2u(sinks != nil)<<1, u32(n.NRows()))
+	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ov.bind, om.bind, os.bind, od.bind)
+}

@@ -1,0 +1,86 @@
+package tests
+
+import (
+	"fmt"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// FLASH_ATTN_EXT over the K/V types (f32, f16, q8_0, and mixed), odd head sizes and kv lengths,
+// GQA, masks in f16 and f32 broadcast over dims 2 and 3 with -inf entries and fully masked query
+// rows (normInit's "mask"), ALiBi with a head count that is not a power of two, logit soft cap,
+// sinks, batches in dim 3, and k/v as permuted views of a KV cache. Shapes stay small: lavapipe
+// runs them too. ggml's bound for the op is 5e-4.
+
+func init() {
+	extraCases = append(extraCases, attnCases)
+}
+
+type attnShape struct {
+	kt, vt                   core.Type
+	dk, dv, nq, nkv, nh, nhk int64
+	ne3                      int64
+	mt                       core.Type // mask type; noAttnMask: none
+	m2, m3                   int64
+	scale, maxBias, softcap  float32
+	sinks, cache             bool
+}
+
+const noAttnMask = core.Type(-1)
+
+func (s attnShape) name() string {
+	m := "none"
+	if s.mt != noAttnMask {
+		m = fmt.Sprintf("%v[%d,%d]", s.mt, s.m2, s.m3)
+	}
+	return fmt.Sprintf("FLASH_ATTN_EXT(k=%v,v=%v,dk=%d,dv=%d,nq=%d,nkv=%d,heads=%d/%d,ne3=%d,mask=%s,scale=%g,max_bias=%g,softcap=%g,sinks=%v,cache=%v)",
+		s.kt, s.vt, s.dk, s.dv, s.nq, s.nkv, s.nh, s.nhk, s.ne3, m, s.scale, s.maxBias, s.softcap, s.sinks, s.cache)
+}
+
+func (s attnShape) build(c *core.Context) *core.Tensor {
+	q := c.NewTensor(core.TypeF32, s.dk, s.nq, s.nh, s.ne3)
+	var k, v *core.Tensor
+	if s.cache {
+		// cache [d, n_head_kv, n_ctx, ne3]: the first nkv cells, heads moved to dim 2
+		nctx := s.nkv + 5
+		kc := c.NewTensor(s.kt, s.dk, s.nhk, nctx, s.ne3)
+		vc := c.NewTensor(s.vt, s.dv, s.nhk, nctx, s.ne3)
+		k = c.Permute(c.View4D(kc, s.dk, s.nhk, s.nkv, s.ne3, kc.Nb[1], kc.Nb[2], kc.Nb[3], kc.Nb[2]), 0, 2, 1, 3)
+		v = c.Permute(c.View4D(vc, s.dv, s.nhk, s.nkv, s.ne3, vc.Nb[1], vc.Nb[2], vc.Nb[3], 0), 0, 2, 1, 3)
+	} else {
+		k = c.NewTensor(s.kt, s.dk, s.nkv, s.nhk, s.ne3)
+		v = c.NewTensor(s.vt, s.dv, s.nkv, s.nhk, s.ne3)
+	}
+	var mask *core.Tensor
+	if s.mt != noAttnMask {
+		mask = c.NewTensor(s.mt, s.nkv, s.nq+1, s.m2, s.m3).SetName("mask")
+	}
+	out := c.FlashAttnExt(q, k, v, mask, s.scale, s.maxBias, s.softcap)
+	if s.sinks {
+		c.FlashAttnExtAddSinks(out, c.NewTensor1D(core.TypeF32, s.nh).SetName("sinks"))
+	}
+	return out
+}
+
+func attnCases() []Case {
+	f32, f16, q8 := core.TypeF32, core.TypeF16, core.TypeQ8_0
+	base := attnShape{kt: f16, vt: f16, dk: 64, dv: 64, nq: 5, nkv: 37, nh: 4, nhk: 2, ne3: 1, mt: f16, m2: 1, m3: 1, scale: 0.125}
+	with := func(f func(s *attnShape)) attnShape { s := base; f(&s); return s }
+	shapes := []attnShape{
+		base,
+		with(func(s *attnShape) { s.kt, s.vt, s.dk, s.dv, s.mt, s.ne3 = f32, f32, 40, 24, noAttnMask, 2 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nh, s.nhk = q8, q8, 8, 2 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.dv = f16, f32, 32 }),
+		with(func(s *attnShape) { s.kt, s.vt = q8, f16 }),
+		with(func(s *attnShape) { s.nh, s.nhk, s.maxBias, s.softcap, s.scale = 6, 3, 8, 10, 1 }),
+		with(func(s *attnShape) { s.sinks, s.mt, s.m2, s.ne3, s.m3 = true, f32, 4, 2, 1 }),
+		with(func(s *attnShape) { s.cache, s.nq, s.nkv, s.nh, s.nhk, s.sinks, s.mt = true, 1, 70, 8, 1, true, noAttnMask }),
+		with(func(s *attnShape) { s.cache, s.kt, s.vt, s.dk, s.dv, s.ne3, s.m3 = true, q8, q8, 32, 32, 2, 2 }),
+		with(func(s *attnShape) { s.dk, s.dv, s.nkv, s.nq, s.nh, s.nhk = 128, 128, 300, 2, 2, 1 }),
+	}
+	var cs []Case
+	for _, s := range shapes {
+		cs = append(cs, Case{Name: s.name(), Build: s.build, MaxNMSE: nmseMatMul, Init: normInit(0, 0)})
+	}
+	return cs
+}
