@@ -34,7 +34,7 @@ var expectedOps = map[string][]core.Op{
 		core.OpGLU, core.OpSum, core.OpSumRows, core.OpMean, core.OpArgmax, core.OpArgsort,
 		core.OpRepeat, core.OpConcat, core.OpCont, core.OpDup, core.OpCpy, core.OpGetRows,
 		core.OpSetRows, core.OpNorm, core.OpRMSNorm, core.OpSoftMax, core.OpDiagMaskInf, core.OpRope,
-		core.OpMulMat, core.OpOutProd, core.OpIm2Col, core.OpPool1D, core.OpPool2D,
+		core.OpMulMat, core.OpOutProd, core.OpIm2Col, core.OpPool1D, core.OpPool2D, core.OpMulMatID,
 		// training
 		core.OpSiluBack, core.OpRMSNormBack, core.OpSoftMaxBack, core.OpRopeBack, core.OpGetRowsBack,
 		core.OpRepeatBack, core.OpDiagMaskZero, core.OpCrossEntropyLoss, core.OpCrossEntropyLossBack,
