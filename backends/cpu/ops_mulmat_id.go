@@ -38,39 +38,42 @@ func mulMatIDSupports(dst *core.Tensor) bool {
 		dst.Ne[1]%b.Ne[1] == 0 && as.Ne[0] == b.Ne[0] && as.Ne[1] == dst.Ne[0]
 }
 
-// mmidLayout is where the fast kernel keeps its state in the work buffer: the sub-MUL_MAT's own
-// work first, then the expert row counts and offsets, the rows sorted by expert, the gathered
-// activations and the expert's result.
+// mmidLayout is where the fast kernel keeps its state in the work buffer: the expert row counts
+// and offsets, the rows sorted by expert, the gathered activations, the expert's result, and from
+// sub on the work of the MUL_MAT it runs per expert (the rest of the buffer).
 type mmidLayout struct {
-	rows                    int64 // rows per pass
-	counts, order, act, out int64 // byte offsets (the sub-MUL_MAT's work is [0, counts))
-	end                     int64
+	rows                         int64 // rows per pass
+	counts, order, act, out, sub int64 // byte offsets
 }
 
-func mulMatIDLayout(dst *core.Tensor, nTasks int) mmidLayout {
+func mulMatIDLayout(dst *core.Tensor) mmidLayout {
 	as := dst.Src[0]
 	k, m := as.Ne[0], as.Ne[1]
 	total := dst.Ne[1] * dst.Ne[2]
 	var l mmidLayout
 	l.rows = max(1, min(total, mulMatIDMaxRows))
-	for n := int64(1); n <= l.rows; n++ { // the route, and with it the work, depends on n
-		_, _, cE := mulMatIDOperands(dst, 0, n)
-		l.counts = max(l.counts, mulMatWork(cE, nTasks))
-	}
-	l.counts = core.AlignUp(l.counts, 64) + 64 // slack for the sub-MUL_MAT's own alignment
-	l.order = core.AlignUp(l.counts+4*(as.Ne[2]+1), 64)
+	l.order = core.AlignUp(4*(as.Ne[2]+1), 64)
 	l.act = core.AlignUp(l.order+4*total, 64)
 	l.out = core.AlignUp(l.act+4*k*l.rows, 64)
-	l.end = l.out + 4*m*l.rows
+	l.sub = core.AlignUp(l.out+4*m*l.rows, 64)
 	return l
 }
 
 // mulMatIDWork is the larger of the reference kernel's per-worker rows and the fast kernel's
-// layout.
+// layout with the largest work the per-expert MUL_MAT takes for any row count of a pass (the
+// route, and with it the work, depends on the row count).
 func mulMatIDWork(dst *core.Tensor, nTasks int) int64 {
 	as := dst.Src[0]
 	ref := int64(nTasks) * core.AlignUp(as.Type.VecDotType().RowSize(as.Ne[0]), 64)
-	return max(ref, mulMatIDLayout(dst, nTasks).end)
+	l := mulMatIDLayout(dst)
+	_, bE, cE := mulMatIDOperands(dst, 0, 1)
+	var sub int64
+	for n := int64(1); n <= l.rows; n++ {
+		bE.Ne[1], bE.Nb[2], bE.Nb[3] = n, bE.Nb[1]*n, bE.Nb[1]*n
+		cE.Ne[1], cE.Nb[2], cE.Nb[3] = n, cE.Nb[1]*n, cE.Nb[1]*n
+		sub = max(sub, mulMatWork(cE, nTasks))
+	}
+	return max(ref, l.sub+sub+64) // 64: slack for the sub-MUL_MAT's own alignment
 }
 
 // mulMatIDOperands builds the MUL_MAT node the fast kernel runs for expert e over n gathered
@@ -171,7 +174,7 @@ func computeMulMatIDFast(p *params, dst *core.Tensor) {
 	k, m := as.Ne[0], as.Ne[1]
 	nUsed, nExp := dst.Ne[1], as.Ne[2]
 	total := nUsed * dst.Ne[2]
-	l := mulMatIDLayout(dst, p.nth)
+	l := mulMatIDLayout(dst)
 	// Counting sort: counts[e] ends as the first sorted row of expert e, counts[nExp] = total;
 	// order holds the flat rows slot + token*nUsed, expert by expert, in increasing order.
 	counts := i32s(p.work[l.counts:])[:nExp+1]
@@ -194,7 +197,7 @@ func computeMulMatIDFast(p *params, dst *core.Tensor) {
 
 	wb := &workBuffer{data: p.work}
 	sp := *p
-	sp.work = p.work[:l.counts]
+	sp.work = p.work[l.sub:]
 	for e := int64(0); e < nExp; e++ {
 		first, end := int64(counts[e]), int64(counts[e+1])
 		for s := first; s < end; s += l.rows {
