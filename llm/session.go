@@ -118,6 +118,7 @@ type Session struct {
 	pos    int
 	closed bool
 
+	last    *ubatchGraph // the last graph built, reused while the shapes match
 	stats   SessionStats
 	timings Timings
 }
@@ -125,6 +126,8 @@ type Session struct {
 // SessionStats count a session's work.
 type SessionStats struct {
 	Graphs  int // graphs computed
+	Builds  int // graphs built (a graph is reused while its shapes stay the same)
+	Plans   int // scheduler plans made (a new plan each time the graph changes)
 	Tokens  int // tokens evaluated
 	Splits  int // scheduler splits of the last graph
 	Copies  int // cross-device copies per run of the last graph
@@ -331,9 +334,16 @@ func (s *Session) Eval(ctx context.Context, ids []int32, which Logits) ([][]floa
 func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([][]float32, error) {
 	n := len(ids)
 	nKV := min(s.kv.size, padTo(pos+n, kvPad))
-	ub := s.buildGraph(n, nKV, nOut)
-	if err := ub.ctx.Err(); err != nil {
-		return nil, fmt.Errorf("llm: building the graph: %w", err)
+	// the last graph is reused when the shapes match (consecutive tokens within a block of kvPad
+	// cells): the scheduler then keeps its plan and allocation, and only the inputs change
+	ub := s.last
+	if ub == nil || ub.n != n || ub.nKV != nKV || ub.nOut != nOut {
+		ub = s.buildGraph(n, nKV, nOut)
+		if err := ub.ctx.Err(); err != nil {
+			return nil, fmt.Errorf("llm: building the graph: %w", err)
+		}
+		s.last = ub
+		s.stats.Builds++
 	}
 	m := s.m
 	m.computeMu.Lock()
@@ -349,6 +359,7 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	}
 	s.stats.Graphs++
 	s.stats.Tokens += n
+	s.stats.Plans = s.sched.Stats().Plans
 	s.stats.Splits = s.sched.NSplits()
 	s.stats.Copies = s.sched.NCopies()
 	if nOut == 0 {

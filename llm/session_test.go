@@ -212,3 +212,37 @@ func TestTokenizeThroughModel(t *testing.T) {
 		t.Errorf("Detokenize = %q", got)
 	}
 }
+
+// TestGraphReuse: generating token after token within one block of 256 cells reuses one graph and
+// one scheduler plan; crossing into the next block makes one more.
+func TestGraphReuse(t *testing.T) {
+	c := caseByName(t, "llama-f32")
+	m := openCase(t, c.Name, llm.Options{})
+	s, err := m.NewSession(llm.SessionOptions{ContextSize: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Eval(ctx, c.IDs, llm.LastLogits); err != nil {
+		t.Fatal(err)
+	}
+	st0 := s.Stats()
+	for range 250 - len(c.IDs) {
+		if _, err := s.Eval(ctx, []int32{7}, llm.LastLogits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st1 := s.Stats()
+	if st1.Builds != st0.Builds+1 || st1.Plans != st0.Plans+1 {
+		t.Errorf("%d tokens in one block: %d builds and %d plans, want 1 each", 250-len(c.IDs), st1.Builds-st0.Builds, st1.Plans-st0.Plans)
+	}
+	for range 10 { // into the second block of 256 cells
+		if _, err := s.Eval(ctx, []int32{7}, llm.LastLogits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st2 := s.Stats(); st2.Plans != st1.Plans+1 {
+		t.Errorf("crossing a block boundary made %d plans, want 1", st2.Plans-st1.Plans)
+	}
+}
