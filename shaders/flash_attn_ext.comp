@@ -68,8 +68,18 @@ shared float qs[MAX_D];
 shared float sc[WG];
 shared float red[WG];
 
-// signed byte b (0..31) of the q8_0 block whose first word is w0, in array a
-#define Q8_BYTE(a, w0, b) bitfieldExtract(int(uint(a[(w0) + 1u + (b) / 2u])), int(8u * ((b) & 1u)), 8)
+// k_q8 and v_q8 are the signed byte b (0..31) of the q8_0 block whose first word is w0 (each
+// array named where it is read: the GL translation rewrites accesses by name).
+#if defined(K_Q8_0)
+int k_q8(uint w0, uint b) {
+    return bitfieldExtract(int(uint(data_k[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
+}
+#endif
+#if defined(V_Q8_0)
+int v_q8(uint w0, uint b) {
+    return bitfieldExtract(int(uint(data_v[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
+}
+#endif
 
 // k_dot is the dot product of key row 'row' (first unit) with the query in qs.
 float k_dot(uint row) {
@@ -87,7 +97,7 @@ float k_dot(uint row) {
         uint w0 = row + b * Q8_0_WORDS;
         float bs = 0.0;
         for (uint j = 0u; j < QK8_0; j++) {
-            bs += float(Q8_BYTE(data_k, w0, j)) * qs[b * QK8_0 + j];
+            bs += float(k_q8(w0, j)) * qs[b * QK8_0 + j];
         }
         s += half_bits_to_float(uint(data_k[w0])) * bs;
     }
@@ -103,7 +113,7 @@ float v_at(uint row, uint d) {
     return half_bits_to_float(uint(data_v[row + d]));
 #else
     uint w0 = row + (d / QK8_0) * Q8_0_WORDS;
-    return half_bits_to_float(uint(data_v[w0])) * float(Q8_BYTE(data_v, w0, d % QK8_0));
+    return half_bits_to_float(uint(data_v[w0])) * float(v_q8(w0, d % QK8_0));
 #endif
 }
 
