@@ -35,6 +35,7 @@ var expectedOps = map[string][]core.Op{
 		core.OpRepeat, core.OpConcat, core.OpCont, core.OpDup, core.OpCpy, core.OpGetRows,
 		core.OpSetRows, core.OpNorm, core.OpRMSNorm, core.OpSoftMax, core.OpDiagMaskInf, core.OpRope,
 		core.OpMulMat, core.OpOutProd, core.OpIm2Col, core.OpPool1D, core.OpPool2D, core.OpMulMatID,
+		core.OpFlashAttnExt,
 		// training
 		core.OpSiluBack, core.OpRMSNormBack, core.OpSoftMaxBack, core.OpRopeBack, core.OpGetRowsBack,
 		core.OpRepeatBack, core.OpDiagMaskZero, core.OpCrossEntropyLoss, core.OpCrossEntropyLossBack,
