@@ -74,7 +74,9 @@ func attnCases() []Case {
 		with(func(s *attnShape) { s.kt, s.vt = q8, f16 }),
 		with(func(s *attnShape) { s.nh, s.nhk, s.maxBias, s.softcap, s.scale = 6, 3, 8, 10, 1 }),
 		with(func(s *attnShape) { s.sinks, s.mt, s.m2, s.ne3, s.m3 = true, f32, 4, 2, 1 }),
-		with(func(s *attnShape) { s.cache, s.nq, s.nkv, s.nh, s.nhk, s.sinks, s.mt = true, 1, 70, 8, 1, true, noAttnMask }),
+		with(func(s *attnShape) {
+			s.cache, s.nq, s.nkv, s.nh, s.nhk, s.sinks, s.mt = true, 1, 70, 8, 1, true, noAttnMask
+		}),
 		with(func(s *attnShape) { s.cache, s.kt, s.vt, s.dk, s.dv, s.ne3, s.m3 = true, q8, q8, 32, 32, 2, 2 }),
 		with(func(s *attnShape) { s.dk, s.dv, s.nkv, s.nq, s.nh, s.nhk = 128, 128, 300, 2, 2, 1 }),
 	}
