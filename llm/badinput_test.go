@@ -210,3 +210,28 @@ func TestEvalBadInput(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestModelCloseClosesSessions: closing a model closes its sessions; a closed model refuses new ones.
+func TestModelCloseClosesSessions(t *testing.T) {
+	c := caseByName(t, "llama-f32")
+	m, err := llm.Open(modelFile(t, c.Name, c.Spec), llm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.NewSession(llm.SessionOptions{ContextSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Eval(context.Background(), c.IDs, llm.LastLogits); err == nil {
+		t.Error("Eval on a session of a closed model")
+	}
+	if _, err := m.NewSession(llm.SessionOptions{}); err == nil {
+		t.Error("NewSession on a closed model")
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}

@@ -87,9 +87,12 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, o GenerateOption
 		}
 		out = append(out, id)
 		if o.OnToken != nil {
-			text, derr := dec.Add(id)
-			if derr != nil {
-				return out, derr
+			var text string
+			if int(id) < vocab.Len() { // rows past the vocabulary (padded embeddings) have no text
+				var derr error
+				if text, derr = dec.Add(id); derr != nil {
+					return out, derr
+				}
 			}
 			if err := o.OnToken(id, text); err != nil {
 				if errors.Is(err, ErrStop) {

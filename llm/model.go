@@ -55,6 +55,9 @@ type Model struct {
 	outputDev                                    int
 
 	computeMu sync.Mutex // one graph at a time on the shared backends
+	sessMu    sync.Mutex
+	sessions  map[*Session]struct{} // open sessions, closed by Close
+	closed    bool
 	loadTime  time.Duration
 	fileSize  int64
 	closeOnce sync.Once
@@ -399,14 +402,24 @@ func (m *Model) WeightBytes() map[string]int64 {
 	return out
 }
 
-// Close frees the weights and the backends and connections the model opened. Sessions must be
-// closed first; calling Close twice is harmless.
+// Close closes the model's open sessions, then frees the weights and the backends and connections
+// the model opened. Calling Close twice is harmless.
 func (m *Model) Close() error {
 	if m == nil {
 		return nil
 	}
 	var errs []error
 	m.closeOnce.Do(func() {
+		m.sessMu.Lock()
+		m.closed = true
+		open := make([]*Session, 0, len(m.sessions))
+		for s := range m.sessions {
+			open = append(open, s)
+		}
+		m.sessMu.Unlock()
+		for _, s := range open {
+			errs = append(errs, s.Close())
+		}
 		for _, b := range m.extra {
 			errs = append(errs, b.Free())
 		}

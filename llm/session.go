@@ -137,7 +137,13 @@ type SessionStats struct {
 // NewSession creates a session with an empty KV cache placed with the model's layers.
 func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if m == nil || m.weights == nil {
-		return nil, errors.New("llm: NewSession on a closed or nil model")
+		return nil, errors.New("llm: NewSession on a nil model")
+	}
+	m.sessMu.Lock()
+	closed := m.closed
+	m.sessMu.Unlock()
+	if closed {
+		return nil, errors.New("llm: NewSession on a closed model")
 	}
 	h := &m.HParams
 	n := opts.ContextSize
@@ -192,6 +198,16 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	}
 	s := &Session{m: m, sched: sched, kv: kv, flash: flash, batch: batch}
 	s.stats.KVBytes = kv.bytes()
+	m.sessMu.Lock()
+	defer m.sessMu.Unlock()
+	if m.closed {
+		s.closed = true
+		return nil, errors.Join(errors.New("llm: NewSession on a closed model"), sched.Close(), kv.free())
+	}
+	if m.sessions == nil {
+		m.sessions = map[*Session]struct{}{}
+	}
+	m.sessions[s] = struct{}{}
 	return s, nil
 }
 
@@ -273,6 +289,9 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.m.sessMu.Lock()
+	delete(s.m.sessions, s)
+	s.m.sessMu.Unlock()
 	return errors.Join(s.sched.Close(), s.kv.free())
 }
 
