@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strings"
@@ -74,6 +75,7 @@ func runCmd(args []string) error {
 	fa := fs.String("fa", "auto", "flash attention: on, off or auto")
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating past end-of-generation tokens")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS to the prompt")
+	randomPrompt := fs.Int("prompt-tokens", 0, "use this many seeded random token ids as the prompt instead of -p (as llama-bench does)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -113,6 +115,7 @@ func runCmd(args []string) error {
 		return err
 	}
 	defer m.Close()
+	rssLoad := residentBytes()
 	s, err := m.NewSession(llm.SessionOptions{ContextSize: *ctxSize, KVType: kvType, FlashAttn: flash, BatchSize: *batch})
 	if err != nil {
 		return err
@@ -121,6 +124,10 @@ func runCmd(args []string) error {
 	ids, err := m.Tokenize(*prompt, !*noBOS)
 	if err != nil {
 		return err
+	}
+	if *randomPrompt > 0 {
+		ids = randomTokens(*randomPrompt, m.Vocab().Len(), *seed)
+		*prompt = ""
 	}
 	if len(ids) == 0 {
 		return errors.New("run: the prompt has no tokens (give -p, or drop -no-bos)")
@@ -134,12 +141,12 @@ func runCmd(args []string) error {
 			return nil
 		}})
 	fmt.Println()
-	printTimings(m, s, len(out))
+	printTimings(m, s, len(out), rssLoad)
 	return genErr
 }
 
 // printTimings writes llama.cpp-style timings and the layer placement to stderr.
-func printTimings(m *llm.Model, s *llm.Session, generated int) {
+func printTimings(m *llm.Model, s *llm.Session, generated int, rssLoad int64) {
 	t := s.LastTimings()
 	w := os.Stderr
 	ms := func(d float64) float64 { return d * 1000 }
@@ -153,6 +160,36 @@ func printTimings(m *llm.Model, s *llm.Session, generated int) {
 	fmt.Fprintf(w, "KV cache         = %d cells, %s, %.1f MiB; flash attention %v; %d splits, %d copies per graph\n",
 		s.ContextSize(), s.KVType(), float64(st.KVBytes)/(1<<20), s.FlashAttn(), st.Splits, st.Copies)
 	fmt.Fprintf(w, "layers           = %s\n", placement(m))
+	if rss := residentBytes(); rss > 0 {
+		fmt.Fprintf(w, "resident memory  = %.1f MiB after load, %.1f MiB now (model file %.1f MiB)\n",
+			float64(rssLoad)/(1<<20), float64(rss)/(1<<20), float64(m.FileSize())/(1<<20))
+	}
+}
+
+// randomTokens returns n seeded random ids below vocab.
+func randomTokens(n, vocab int, seed uint64) []int32 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(rng.IntN(vocab))
+	}
+	return ids
+}
+
+// residentBytes is the process's resident memory (VmRSS), or 0 where /proc does not say.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // placement summarizes where each layer runs: "0-11 CPU, 12-22 Vulkan0 (22 = output)".
