@@ -20,12 +20,14 @@ import (
 // both kernels here accumulate in f32 whatever the types (ggml's GGML_PREC_F32 behaviour), so
 // the precision parameter changes nothing on the CPU.
 //
-// The reference kernel is ggml's scalar online softmax, one key row at a time. The fast kernel
-// walks the keys in blocks of faBlock rows: the block's scores go to per-worker scratch (never the
-// whole KQ matrix), the running max and sum are updated once per block, the exponentials are one
-// SIMD call, and each V row is added with a SIMD axpy (f16 rows converted to f32 first). Workers
-// split the query rows × heads; consecutive rows of a worker share a head, so its K and V stay in
-// cache.
+// The reference kernel is ggml's scalar online softmax, one key row at a time; workers split the
+// query rows × heads. The fast kernel walks the keys in blocks of faBlock rows: the block's scores
+// go to per-worker scratch (never the whole KQ matrix), the running max and sum are updated once
+// per block, the exponentials are one SIMD call, and each V row is added with a SIMD axpy (f16
+// rows converted to f32 first). Its workers split units of g query heads that share a K/V head
+// (faGroup): each key and value row is read once for the g of them, which divides the K/V
+// traffic of grouped-query attention by g; consecutive units of a worker are consecutive query
+// rows of the same heads, so their K and V stay in cache.
 
 const faBlock = 64
 
@@ -39,13 +41,60 @@ func faRows(dst *core.Tensor) int64 { return dst.Ne[1] * dst.Ne[2] * dst.Ne[3] }
 
 func faTasks(dst *core.Tensor, nth int) int { return int(max(1, min(int64(nth), faRows(dst)))) }
 
-// faScratch is the per-worker scratch in floats: the query in f32 and converted (4·Dk bytes hold
-// any vec-dot row), the accumulator, a V row in f32, and a block of scores and mask values.
-func faScratch(dst *core.Tensor) int64 {
-	return 2*dst.Src[1].Ne[0] + 2*dst.Src[2].Ne[0] + 2*faBlock
+// faGroup is how many query heads sharing one K/V head the fast kernel runs together, reading
+// each key and value row once for all of them: the largest divisor of the GQA ratio that still
+// gives each of the nth workers a unit of work (1 without GQA, and for the reference kernel).
+func faGroup(dst *core.Tensor, nth int) int64 {
+	q, k, v := dst.Src[0], dst.Src[1], dst.Src[2]
+	r := q.Ne[2] / k.Ne[2]
+	if q.Ne[2]/v.Ne[2] != r {
+		return 1
+	}
+	rows := faRows(dst)
+	for g := r; g > 1; g-- {
+		if r%g == 0 && rows/g >= int64(nth) {
+			return g
+		}
+	}
+	return 1
 }
 
-func faWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(faScratch(dst), nTasks) }
+// faScratch is the per-worker scratch in floats for groups of g heads: a query row in f32, g
+// converted query rows (4·Dk bytes hold any vec-dot row), g accumulators, a V row in f32, g
+// blocks of scores and of mask values, and g running maxima, sums and slopes.
+func faScratch(dst *core.Tensor, g int64) int64 {
+	dk, dv := dst.Src[1].Ne[0], dst.Src[2].Ne[0]
+	return dk + g*(dk+dv+2*faBlock+3) + dv
+}
+
+func faWork(dst *core.Tensor, nTasks int) int64 {
+	return scratchBytes(faScratch(dst, faGroup(dst, nTasks)), nTasks)
+}
+
+// faBufs are a worker's views of its scratch (see faScratch).
+type faBufs struct {
+	qf, acc, vrow, sc, mk, M, S, slope []float32
+	qconv                              []byte // g rows of qstride bytes
+	qstride                            int64
+}
+
+func (j *faJob) bufs(p *params, dst *core.Tensor, g int64) faBufs {
+	n := faScratch(dst, g)
+	buf := scratch(p, n)
+	wb := p.work[int64(p.ith)*scratchBytes(n, 1):]
+	dk, dv := j.dk0, j.dv0
+	var b faBufs
+	b.qf, buf = buf[:dk], buf[dk:]
+	b.qstride = 4 * dk
+	b.qconv = wb[4*dk : 4*dk+g*b.qstride] // the bytes of the next g·Dk floats
+	buf = buf[g*dk:]
+	b.acc, buf = buf[:g*dv], buf[g*dv:]
+	b.vrow, buf = buf[:dv], buf[dv:]
+	b.sc, buf = buf[:g*faBlock], buf[g*faBlock:]
+	b.mk, buf = buf[:g*faBlock], buf[g*faBlock:]
+	b.M, b.S, b.slope = buf[:g], buf[g:2*g], buf[2*g:3*g]
+	return b
+}
 
 // faKVTypes are the key and value types both kernels handle (a dot with the converted query, and a
 // conversion to f32).
@@ -126,68 +175,52 @@ func (j *faJob) maskAt(off, ic int64) float32 {
 
 func computeFlashAttn(p *params, dst *core.Tensor) {
 	j := newFAJob(dst)
-	n := faScratch(dst)
-	buf := scratch(p, n)
-	qf := buf[:j.dk0]
-	acc := buf[2*j.dk0 : 2*j.dk0+j.dv0]
-	vrow := buf[2*j.dk0+j.dv0 : 2*j.dk0+2*j.dv0]
-	blk := buf[2*j.dk0+2*j.dv0:]
-	// The converted query lives in the bytes of buf[Dk:2Dk] (4·Dk bytes hold any vec-dot row).
-	wb := p.work[int64(p.ith)*scratchBytes(n, 1):]
-	qconv := wb[4*j.dk0 : 4*j.dk0+j.qrow]
-	dd := dst.Data()
-	nHead := j.q.Ne[2]
-	slope, slopeHead := float32(1), int64(-1)
-	r0, r1 := rowRange(faRows(dst), p.ith, p.nth)
-	var dot vecDot
-	if p.ref {
-		dot = refVecDot(j.k.Type)
-	} else {
-		dot = fastVecDot(j.k.Type)
+	if !p.ref {
+		j.computeFast(p, dst)
+		return
 	}
+	b := j.bufs(p, dst, 1)
+	qconv := b.qconv[:j.qrow]
+	dd := dst.Data()
+	dot := refVecDot(j.k.Type)
+	r0, r1 := rowRange(faRows(dst), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {
 		// q row order as ggml's: query rows fastest, then heads, then batches.
 		iq1, h, iq3 := unravel(ir, j.q.Ne)
-		if h != slopeHead {
-			slope, slopeHead = core.AlibiSlope(h, nHead, j.maxBias), h
-		}
-		loadRow(j.q, j.dq, iq1, h, iq3, qf)
-		var M, S float32
-		if p.ref {
-			fromF32(j.vdt, qf, qconv)
-			M, S = j.rowRef(dot, qconv, acc, vrow, iq1, h, iq3, slope)
-		} else {
-			convertActivations(j.vdt, qf, qconv)
-			M, S = j.rowFast(dot, qconv, acc, vrow, blk[:faBlock], blk[faBlock:2*faBlock], iq1, h, iq3, slope)
-		}
-		if j.sinks != nil {
-			s := j.sinkv[h]
-			if s > M {
-				ms := expf32(M - s)
-				S = S*ms + 1
-				kern.ScaleF32(ms, acc)
-			} else {
-				S += expf32(s - M)
-			}
-		}
-		inv := float32(0)
-		if S != 0 {
-			inv = 1 / S
-		}
-		kern.ScaleF32(inv, acc)
-		storeRow(dst, dd, h, iq1, iq3, acc) // permuted: dst [Dv, n_head, n_q, ne3]
+		slope := core.AlibiSlope(h, j.q.Ne[2], j.maxBias)
+		loadRow(j.q, j.dq, iq1, h, iq3, b.qf)
+		fromF32(j.vdt, b.qf, qconv)
+		M, S := j.rowRef(dot, qconv, b.acc, b.vrow, iq1, h, iq3, slope)
+		j.finish(dst, dd, b.acc, M, S, iq1, h, iq3)
 	}
+}
+
+// finish adds the sink of head h to the softmax (if any), normalizes the accumulated row and
+// stores it at dst row (h, iq1, iq3): dst is [Dv, n_head, n_q, ne3].
+func (j *faJob) finish(dst *core.Tensor, dd []byte, acc []float32, M, S float32, iq1, h, iq3 int64) {
+	if j.sinks != nil {
+		s := j.sinkv[h]
+		if s > M {
+			ms := expf32(M - s)
+			S = S*ms + 1
+			kern.ScaleF32(ms, acc)
+		} else {
+			S += expf32(s - M)
+		}
+	}
+	inv := float32(0)
+	if S != 0 {
+		inv = 1 / S
+	}
+	kern.ScaleF32(inv, acc)
+	storeRow(dst, dd, h, iq1, iq3, acc)
 }
 
 func expf32(x float32) float32 { return float32(math.Exp(float64(x))) }
 
-// kOff and vOff are the byte offsets of key row ic and value row ic for query head h, batch iq3.
+// kOff is the byte offset of key row ic for query head h, batch iq3.
 func (j *faJob) kOff(ic, h, iq3 int64) int64 {
 	return ic*j.k.Nb[1] + (h/j.rk2)*j.k.Nb[2] + iq3*j.k.Nb[3]
-}
-
-func (j *faJob) vOff(ic, h, iq3 int64) int64 {
-	return ic*j.v.Nb[1] + (h/j.rv2)*j.v.Nb[2] + iq3*j.v.Nb[3]
 }
 
 // rowRef is ggml's scalar online softmax for one query row: it leaves the unnormalized output in
@@ -235,80 +268,123 @@ func (j *faJob) rowRef(dot vecDot, qconv []byte, acc, vrow []float32, iq1, h, iq
 	return M, S
 }
 
-// rowFast is rowRef in blocks of faBlock key rows with SIMD helpers (see the file comment).
-func (j *faJob) rowFast(dot vecDot, qconv []byte, acc, vrow, sc, mk []float32, iq1, h, iq3 int64, slope float32) (M, S float32) {
+// computeFast is the blocked kernel (see the file comment) over units of g query heads that share
+// a K/V head: the units are (query row, head group, batch), query rows fastest; each key row is
+// dotted with the g converted queries while it is in cache, and each value row (converted to f32
+// once) is added to the g accumulators.
+func (j *faJob) computeFast(p *params, dst *core.Tensor) {
+	g := faGroup(dst, p.nth)
+	b := j.bufs(p, dst, g)
+	dd := dst.Data()
+	dot := fastVecDot(j.k.Type)
 	negInf := float32(math.Inf(-1))
-	M = negInf
-	clear(acc)
-	var moff int64
-	if j.m != nil {
-		moff = j.maskOff(iq1, h, iq3)
+	krs, vrs := j.k.Type.RowSize(j.dk0), j.v.Type.RowSize(j.dv0)
+	n, dv := int(j.dk0), j.dv0
+	nq, nh := j.q.Ne[1], j.q.Ne[2]
+	units := faRows(dst) / g
+	u0, u1 := rowRange(units, p.ith, p.nth)
+	for u := u0; u < u1; u++ {
+		iq1 := u % nq
+		h0 := (u / nq) % (nh / g) * g
+		iq3 := u / nq / (nh / g)
+		for gi := range g {
+			h := h0 + gi
+			loadRow(j.q, j.dq, iq1, h, iq3, b.qf)
+			convertActivations(j.vdt, b.qf, b.qconv[gi*b.qstride:gi*b.qstride+j.qrow])
+			b.slope[gi] = core.AlibiSlope(h, nh, j.maxBias)
+			b.M[gi], b.S[gi] = negInf, 0
+		}
+		clear(b.acc)
+		kb := (h0/j.rk2)*j.k.Nb[2] + iq3*j.k.Nb[3]
+		vb := (h0/j.rv2)*j.v.Nb[2] + iq3*j.v.Nb[3]
+		for c0 := int64(0); c0 < j.nkv; c0 += faBlock {
+			nb := min(faBlock, j.nkv-c0)
+			for gi := range g {
+				m := b.mk[gi*faBlock : gi*faBlock+nb]
+				if j.m == nil {
+					clear(m)
+					continue
+				}
+				mo := j.maskOff(iq1, h0+gi, iq3) + c0*j.m.Type.Size()
+				if j.m.Type == core.TypeF16 {
+					kern.F16ToF32Row(u16s(j.dm[mo:mo+2*nb]), m)
+				} else {
+					copy(m, f32s(j.dm[mo:mo+4*nb]))
+				}
+				if b.slope[gi] != 1 {
+					kern.ScaleF32(b.slope[gi], m)
+				}
+			}
+			// scores, key-major: each key row is read once for the g queries
+			for i := range nb {
+				ko := kb + (c0+i)*j.k.Nb[1]
+				krow := j.dk[ko : ko+krs]
+				for gi := range g {
+					o := gi*faBlock + i
+					mv := b.mk[o]
+					if mv == negInf {
+						b.sc[o] = negInf
+						continue
+					}
+					x := dot(n, krow, b.qconv[gi*b.qstride:]) * j.scale
+					if j.softcap != 0 {
+						x = j.softcap * float32(math.Tanh(float64(x)))
+					}
+					b.sc[o] = x + mv
+				}
+			}
+			// per head: running max and sum, weights in place of the scores (0 where masked)
+			for gi := range g {
+				s := b.sc[gi*faBlock : gi*faBlock+nb]
+				bmax := kern.MaxF32(s)
+				if bmax == negInf {
+					clear(s) // the whole block is masked for this head
+					continue
+				}
+				if bmax > b.M[gi] {
+					if b.S[gi] != 0 {
+						ms := expf32(b.M[gi] - bmax)
+						b.S[gi] *= ms
+						kern.ScaleF32(ms, b.acc[gi*dv:(gi+1)*dv])
+					}
+					b.M[gi] = bmax
+				}
+				b.S[gi] += kern.ExpSumF32(s, s, b.M[gi])
+			}
+			// values, key-major: each value row is read (and converted) once for the g heads
+			for i := range nb {
+				need := false
+				for gi := range g {
+					if b.sc[gi*faBlock+i] != 0 {
+						need = true
+						break
+					}
+				}
+				if !need {
+					continue
+				}
+				vo := vb + (c0+i)*j.v.Nb[1]
+				row := j.dv[vo : vo+vrs]
+				var vr []float32
+				switch j.v.Type {
+				case core.TypeF32:
+					vr = f32s(row)[:dv]
+				case core.TypeF16:
+					kern.F16ToF32Row(u16s(row)[:dv], b.vrow)
+					vr = b.vrow
+				default:
+					toF32(j.v.Type, row, b.vrow)
+					vr = b.vrow
+				}
+				for gi := range g {
+					if w := b.sc[gi*faBlock+i]; w != 0 {
+						kern.AxpyF32(w, vr, b.acc[gi*dv:(gi+1)*dv])
+					}
+				}
+			}
+		}
+		for gi := range g {
+			j.finish(dst, dd, b.acc[gi*dv:(gi+1)*dv], b.M[gi], b.S[gi], iq1, h0+gi, iq3)
+		}
 	}
-	krs := j.k.Type.RowSize(j.dk0)
-	vrs := j.v.Type.RowSize(j.dv0)
-	n := int(j.dk0)
-	for c0 := int64(0); c0 < j.nkv; c0 += faBlock {
-		nb := min(faBlock, j.nkv-c0)
-		s, m := sc[:nb], mk[:nb]
-		if j.m != nil {
-			mo := moff + c0*j.m.Type.Size()
-			if j.m.Type == core.TypeF16 {
-				kern.F16ToF32Row(u16s(j.dm[mo:mo+2*nb]), m)
-			} else {
-				copy(m, f32s(j.dm[mo:mo+4*nb]))
-			}
-			if slope != 1 {
-				kern.ScaleF32(slope, m)
-			}
-		} else {
-			clear(m)
-		}
-		bmax := negInf
-		for i := range s {
-			if m[i] == negInf {
-				s[i] = negInf
-				continue
-			}
-			ko := j.kOff(c0+int64(i), h, iq3)
-			x := dot(n, j.dk[ko:ko+krs], qconv) * j.scale
-			if j.softcap != 0 {
-				x = j.softcap * float32(math.Tanh(float64(x)))
-			}
-			x += m[i]
-			s[i] = x
-			if x > bmax {
-				bmax = x
-			}
-		}
-		if bmax == negInf {
-			continue // the whole block is masked
-		}
-		if bmax > M {
-			if S != 0 {
-				ms := expf32(M - bmax)
-				S *= ms
-				kern.ScaleF32(ms, acc)
-			}
-			M = bmax
-		}
-		S += kern.ExpSumF32(s, s, M)
-		for i, w := range s {
-			if w == 0 {
-				continue
-			}
-			vo := j.vOff(c0+int64(i), h, iq3)
-			row := j.dv[vo : vo+vrs]
-			switch j.v.Type {
-			case core.TypeF32:
-				kern.AxpyF32(w, f32s(row)[:j.dv0], acc)
-			case core.TypeF16:
-				kern.F16ToF32Row(u16s(row)[:j.dv0], vrow)
-				kern.AxpyF32(w, vrow, acc)
-			default:
-				toF32(j.v.Type, row, vrow)
-				kern.AxpyF32(w, vrow, acc)
-			}
-		}
-	}
-	return M, S
 }
