@@ -155,8 +155,8 @@ func (c *Context) FlashAttnExtAddSinks(a, sinks *Tensor) {
 }
 
 // FlashAttnExtSetPrec sets the accumulation precision of a FLASH_ATTN_EXT node
-// (ggml_flash_attn_ext_set_prec, op parameter 3). A node of another op or an unknown precision
-// records an error on the context.
+// (ggml_flash_attn_ext_set_prec, op parameter 3). A nil a, a node of another op or an unknown
+// precision records an error on the context.
 func (c *Context) FlashAttnExtSetPrec(a *Tensor, prec Prec) {
 	const op = "FLASH_ATTN_EXT prec"
 	if err := c.check(op, a); err != nil {

@@ -56,13 +56,18 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 		"RMS_NORM": func(c *core.Context, a, _ core.Type) *core.Tensor {
 			return c.RMSNorm(c.NewTensor2D(a, 64, 3), 1e-6)
 		},
+		"FLASH_ATTN_EXT": func(c *core.Context, a, b core.Type) *core.Tensor { // k of a, v of b
+			q := c.NewTensor4D(core.TypeF32, 32, 2, 2, 1)
+			k, v := c.NewTensor4D(a, 32, 5, 1, 1), c.NewTensor4D(b, 32, 5, 1, 1)
+			return c.FlashAttnExt(q, k, v, c.NewTensor2D(core.TypeF16, 5, 2), 1, 0, 0)
+		},
 	}
 	types := allTypes()
 	supported := 0
 	for name, bld := range builds {
 		for _, a := range types {
 			seconds := []core.Type{core.TypeF32}
-			if name == "CPY" {
+			if name == "CPY" || name == "FLASH_ATTN_EXT" {
 				seconds = types
 			}
 			for _, b := range seconds {
@@ -73,7 +78,7 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 				}
 				supported++
 				label := fmt.Sprintf("%s %v", name, a)
-				if name == "CPY" {
+				if name == "CPY" || name == "FLASH_ATTN_EXT" {
 					label += fmt.Sprintf("→%v", b)
 				}
 				allocCtx(t, ctx, be.DefaultBufferType())
