@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 
 	_ "github.com/tandem-ml/tandem/backends/cpu"
@@ -75,6 +76,7 @@ func runCmd(args []string) error {
 	fa := fs.String("fa", "auto", "flash attention: on, off or auto")
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating past end-of-generation tokens")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS to the prompt")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generation to this file")
 	randomPrompt := fs.Int("prompt-tokens", 0, "use this many seeded random token ids as the prompt instead of -p (as llama-bench does)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -134,6 +136,17 @@ func runCmd(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Print(*prompt)
 	out, genErr := s.Generate(ctx, ids, llm.GenerateOptions{MaxTokens: *n, Sampler: sampler, IgnoreEOG: *ignoreEOS,
 		OnToken: func(_ int32, text string) error {
