@@ -55,6 +55,21 @@ func TestSplitAcrossVulkan(t *testing.T) {
 				if got := m.LayerBackend(n); ngl != 0 && !strings.HasPrefix(got, "Vulkan") {
 					t.Errorf("ngl %d: output layer on %s, want Vulkan", ngl, got)
 				}
+				// the work really crosses devices: the embeddings' split on the CPU, then Vulkan
+				sess, err := m.NewSession(so)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sess.FlashAttn() {
+					t.Errorf("ngl %d: FlashAttnAuto chose the soft_max path though Vulkan runs FLASH_ATTN_EXT", ngl)
+				}
+				if _, err := sess.Eval(context.Background(), c.IDs, llm.LastLogits); err != nil {
+					t.Fatal(err)
+				}
+				if st := sess.Stats(); st.Splits < 2 || st.Copies < 1 {
+					t.Errorf("ngl %d: %d splits and %d copies: the graph did not cross to Vulkan", ngl, st.Splits, st.Copies)
+				}
+				sess.Close()
 				for _, fa := range []llm.FlashAttn{llm.FlashAttnOff, llm.FlashAttnAuto} {
 					so := so
 					so.FlashAttn = fa
