@@ -58,6 +58,7 @@ type Model struct {
 	sessMu    sync.Mutex
 	sessions  map[*Session]struct{} // open sessions, closed by Close
 	closed    bool
+	info      ModelInfo
 	loadTime  time.Duration
 	fileSize  int64
 	closeOnce sync.Once
@@ -105,7 +106,7 @@ func load(f *gguf.File, opts Options) (m *Model, err error) {
 	if vocab.Len() > h.NVocab {
 		return nil, fmt.Errorf("llm: the vocabulary has %d tokens but token_embd.weight only %d rows", vocab.Len(), h.NVocab)
 	}
-	m = &Model{HParams: *h, vocab: vocab}
+	m = &Model{HParams: *h, vocab: vocab, info: fileInfo(f, h)}
 	defer func() {
 		if err != nil {
 			m.Close()

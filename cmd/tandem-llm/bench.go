@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tandem-ml/tandem/llm"
+)
+
+// benchResult is one row of llama-bench's output, with its JSON field names.
+type benchResult struct {
+	BuildCommit  string    `json:"build_commit"`
+	BuildNumber  int       `json:"build_number"`
+	CPUInfo      string    `json:"cpu_info"`
+	GPUInfo      string    `json:"gpu_info"`
+	Backends     string    `json:"backends"`
+	ModelFile    string    `json:"model_filename"`
+	ModelType    string    `json:"model_type"`
+	ModelSize    int64     `json:"model_size"`
+	ModelParams  int64     `json:"model_n_params"`
+	NBatch       int       `json:"n_batch"`
+	NUBatch      int       `json:"n_ubatch"`
+	NThreads     int       `json:"n_threads"`
+	TypeK        string    `json:"type_k"`
+	TypeV        string    `json:"type_v"`
+	NGPULayers   int       `json:"n_gpu_layers"`
+	FlashAttn    int       `json:"flash_attn"`
+	UseMmap      bool      `json:"use_mmap"`
+	NPrompt      int       `json:"n_prompt"`
+	NGen         int       `json:"n_gen"`
+	NDepth       int       `json:"n_depth"`
+	TestTime     string    `json:"test_time"`
+	AvgNs        int64     `json:"avg_ns"`
+	StddevNs     int64     `json:"stddev_ns"`
+	AvgTs        float64   `json:"avg_ts"`
+	StddevTs     float64   `json:"stddev_ts"`
+	SamplesNs    []int64   `json:"samples_ns"`
+	SamplesTs    []float64 `json:"samples_ts"`
+	backendLabel string
+}
+
+func intList(s, flagName string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("bench: -%s %q: %w", flagName, s, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// benchCmd is llama-bench for tandem: pp (prompt) and tg (generation) tests per model, -ngl and
+// thread count, each repeated -r times after a warm-up, printed as llama-bench prints them.
+func benchCmd(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	models := fs.String("m", "", "model files (comma-separated)")
+	pp := fs.String("p", "512", "prompt lengths (comma-separated; 0 skips)")
+	tg := fs.String("n", "128", "generation lengths (comma-separated; 0 skips)")
+	ngls := fs.String("ngl", "0", "GPU layer counts (comma-separated; 99 = all)")
+	threads := fs.String("t", strconv.Itoa(runtime.NumCPU()), "CPU thread counts (comma-separated)")
+	reps := fs.Int("r", 5, "repetitions per test")
+	out := fs.String("o", "md", "output: md, json or csv")
+	ctk := fs.String("ctk", "f16", "KV cache type")
+	fa := fs.Int("fa", -1, "flash attention: 1 on, 0 off, -1 auto")
+	batch := fs.Int("b", llm.DefaultBatchSize, "micro-batch size")
+	rpcs := fs.String("rpc", "", "RPC servers (comma-separated)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *models == "" {
+		return errors.New("bench: -m model.gguf is required")
+	}
+	if *reps < 1 {
+		return fmt.Errorf("bench: -r %d: want at least 1", *reps)
+	}
+	pps, err := intList(*pp, "p")
+	if err != nil {
+		return err
+	}
+	tgs, err := intList(*tg, "n")
+	if err != nil {
+		return err
+	}
+	nglList, err := intList(*ngls, "ngl")
+	if err != nil {
+		return err
+	}
+	thr, err := intList(*threads, "t")
+	if err != nil {
+		return err
+	}
+	kv, err := llm.ParseKVType(*ctk)
+	if err != nil {
+		return err
+	}
+	flash := map[int]llm.FlashAttn{-1: llm.FlashAttnAuto, 0: llm.FlashAttnOff, 1: llm.FlashAttnOn}[*fa]
+	var rpcList []string
+	if *rpcs != "" {
+		rpcList = strings.Split(*rpcs, ",")
+	}
+	var results []benchResult
+	md := *out == "md"
+	if !md && *out != "json" && *out != "csv" {
+		return fmt.Errorf("bench: -o %q: want md, json or csv", *out)
+	}
+	if md {
+		printMDHeader(os.Stdout)
+	}
+	for _, path := range strings.Split(*models, ",") {
+		for _, ngl := range nglList {
+			for _, t := range thr {
+				m, err := llm.Open(path, llm.Options{GPULayers: ngl, Threads: t, RPC: rpcList})
+				if err != nil {
+					return err
+				}
+				base := benchResult{ModelFile: path, ModelType: m.Info().Desc, ModelSize: m.Info().Bytes,
+					ModelParams: m.Info().Params, NBatch: *batch, NUBatch: *batch, NThreads: t, TypeK: kv.String(),
+					TypeV: kv.String(), NGPULayers: ngl, UseMmap: true, CPUInfo: cpuName(), Backends: backendNames(m),
+					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339)}
+				base.backendLabel = base.Backends
+				for _, n := range pps {
+					if n > 0 {
+						r, err := runBench(m, llm.SessionOptions{ContextSize: n, KVType: kv, FlashAttn: flash, BatchSize: *batch}, n, 0, *reps, base)
+						if err != nil {
+							m.Close()
+							return err
+						}
+						results = append(results, r)
+						if md {
+							printMDRow(os.Stdout, r)
+						}
+					}
+				}
+				for _, n := range tgs {
+					if n > 0 {
+						r, err := runBench(m, llm.SessionOptions{ContextSize: n, KVType: kv, FlashAttn: flash, BatchSize: *batch}, 0, n, *reps, base)
+						if err != nil {
+							m.Close()
+							return err
+						}
+						results = append(results, r)
+						if md {
+							printMDRow(os.Stdout, r)
+						}
+					}
+				}
+				m.Close()
+			}
+		}
+	}
+	switch *out {
+	case "json":
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	case "csv":
+		return writeCSV(os.Stdout, results)
+	}
+	return nil
+}
+
+// runBench times nPrompt tokens in one Eval (pp) or nGen tokens one at a time (tg) from an empty
+// cache, reps times after one warm-up, with seeded random tokens as llama-bench does.
+func runBench(m *llm.Model, so llm.SessionOptions, nPrompt, nGen, reps int, r benchResult) (benchResult, error) {
+	s, err := m.NewSession(so)
+	if err != nil {
+		return r, err
+	}
+	defer s.Close()
+	r.FlashAttn = 0
+	if s.FlashAttn() {
+		r.FlashAttn = 1
+	}
+	r.NPrompt, r.NGen = nPrompt, nGen
+	ctx := context.Background()
+	vocab := m.Vocab().Len()
+	one := func(seed uint64) (time.Duration, error) {
+		s.Reset()
+		if nPrompt > 0 {
+			ids := randomTokens(nPrompt, vocab, seed)
+			start := time.Now()
+			_, err := s.Eval(ctx, ids, llm.LastLogits)
+			return time.Since(start), err
+		}
+		ids := randomTokens(nGen, vocab, seed)
+		start := time.Now()
+		for _, id := range ids {
+			if _, err := s.Eval(ctx, []int32{id}, llm.LastLogits); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start), nil
+	}
+	if _, err := one(0); err != nil { // warm-up
+		return r, err
+	}
+	n := float64(nPrompt + nGen)
+	for i := range reps {
+		d, err := one(uint64(i + 1))
+		if err != nil {
+			return r, err
+		}
+		r.SamplesNs = append(r.SamplesNs, d.Nanoseconds())
+		r.SamplesTs = append(r.SamplesTs, n/d.Seconds())
+	}
+	r.AvgNs, r.StddevNs = meanStd64(r.SamplesNs)
+	r.AvgTs, r.StddevTs = meanStd(r.SamplesTs)
+	return r, nil
+}
+
+func meanStd(x []float64) (mean, std float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	if len(x) > 1 {
+		for _, v := range x {
+			std += (v - mean) * (v - mean)
+		}
+		std = math.Sqrt(std / float64(len(x)-1))
+	}
+	return mean, std
+}
+
+func meanStd64(x []int64) (int64, int64) {
+	f := make([]float64, len(x))
+	for i, v := range x {
+		f[i] = float64(v)
+	}
+	m, s := meanStd(f)
+	return int64(m), int64(s)
+}
+
+func backendNames(m *llm.Model) string {
+	seen := map[string]bool{}
+	var names []string
+	for il := 0; il <= m.HParams.NLayer; il++ {
+		n := m.LayerBackend(il)
+		if i := strings.IndexAny(n, "0123456789["); i > 0 {
+			n = n[:i]
+		}
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+func cpuName() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":"))
+		}
+	}
+	return runtime.GOARCH
+}
+
+func printMDHeader(w io.Writer) {
+	fmt.Fprintf(w, "| %-30s | %10s | %10s | %-10s | %7s | %3s | %2s | %15s | %20s |\n", "model", "size", "params", "backend", "threads", "ngl", "fa", "test", "t/s")
+	fmt.Fprintf(w, "| %s | %s: | %s: | %s | %s: | %s: | %s: | %s: | %s: |\n", strings.Repeat("-", 30), strings.Repeat("-", 9),
+		strings.Repeat("-", 9), strings.Repeat("-", 10), strings.Repeat("-", 6), "--", "-", strings.Repeat("-", 14), strings.Repeat("-", 19))
+}
+
+func printMDRow(w io.Writer, r benchResult) {
+	size := fmt.Sprintf("%.2f MiB", float64(r.ModelSize)/(1<<20))
+	if r.ModelSize >= 1<<30 {
+		size = fmt.Sprintf("%.2f GiB", float64(r.ModelSize)/(1<<30))
+	}
+	params := fmt.Sprintf("%.2f M", float64(r.ModelParams)/1e6)
+	if r.ModelParams >= 1e9 {
+		params = fmt.Sprintf("%.2f B", float64(r.ModelParams)/1e9)
+	}
+	test := fmt.Sprintf("pp%d", r.NPrompt)
+	if r.NGen > 0 {
+		test = fmt.Sprintf("tg%d", r.NGen)
+	}
+	fmt.Fprintf(w, "| %-30s | %10s | %10s | %-10s | %7d | %3d | %2d | %15s | %20s |\n", r.ModelType, size, params, r.backendLabel,
+		r.NThreads, r.NGPULayers, r.FlashAttn, test, fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs))
+}
+
+func writeCSV(w io.Writer, rs []benchResult) error {
+	cw := csv.NewWriter(w)
+	head := []string{"build_commit", "cpu_info", "backends", "model_filename", "model_type", "model_size", "model_n_params",
+		"n_batch", "n_ubatch", "n_threads", "type_k", "type_v", "n_gpu_layers", "flash_attn", "n_prompt", "n_gen",
+		"n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		rec := []string{r.BuildCommit, r.CPUInfo, r.Backends, r.ModelFile, r.ModelType, fmt.Sprint(r.ModelSize),
+			fmt.Sprint(r.ModelParams), fmt.Sprint(r.NBatch), fmt.Sprint(r.NUBatch), fmt.Sprint(r.NThreads), r.TypeK, r.TypeV,
+			fmt.Sprint(r.NGPULayers), fmt.Sprint(r.FlashAttn), fmt.Sprint(r.NPrompt), fmt.Sprint(r.NGen), "0", r.TestTime,
+			fmt.Sprint(r.AvgNs), fmt.Sprint(r.StddevNs), fmt.Sprintf("%.6f", r.AvgTs), fmt.Sprintf("%.6f", r.StddevTs)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

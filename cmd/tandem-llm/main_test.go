@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// capture runs f with os.Stdout redirected and returns what it printed.
+func capture(t *testing.T, f func() error) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	ferr := f()
+	w.Close()
+	os.Stdout = old
+	out := <-done
+	if ferr != nil {
+		t.Fatalf("%v\n%s", ferr, out)
+	}
+	return out
+}
+
+func TestCommands(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "tiny.gguf")
+	capture(t, func() error { return genCmd([]string{"-o", model, "-shape", "tiny-llama", "-type", "q8_0"}) })
+
+	out := capture(t, func() error {
+		return runCmd([]string{"-m", model, "-p", "Once upon a time", "-n", "5", "-t", "1", "--temp", "0", "--ignore-eos"})
+	})
+	if !strings.HasPrefix(out, "Once upon a time") {
+		t.Errorf("run printed %q", out)
+	}
+	out = capture(t, func() error { return tokenizeCmd([]string{"-m", model, "-p", "Once upon", "-ids"}) })
+	if !strings.HasPrefix(out, "[1, ") {
+		t.Errorf("tokenize -ids printed %q, want BOS (1) first", out)
+	}
+	out = capture(t, func() error {
+		return benchCmd([]string{"-m", model, "-p", "16", "-n", "4", "-r", "2", "-t", "1", "-o", "json"})
+	})
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("bench -o json: %v\n%s", err, out)
+	}
+	if len(rows) != 2 || rows[0]["n_prompt"] != 16.0 || rows[1]["n_gen"] != 4.0 {
+		t.Fatalf("bench rows %v", rows)
+	}
+	for _, k := range []string{"model_type", "model_size", "model_n_params", "n_threads", "n_gpu_layers", "avg_ts", "stddev_ts", "samples_ts"} {
+		if _, ok := rows[0][k]; !ok {
+			t.Errorf("bench json lacks %s", k)
+		}
+	}
+	if ts, _ := rows[1]["avg_ts"].(float64); ts <= 0 {
+		t.Errorf("tg avg_ts %v", rows[1]["avg_ts"])
+	}
+	md := capture(t, func() error { return benchCmd([]string{"-m", model, "-p", "8", "-n", "0", "-r", "1", "-t", "1"}) })
+	if !strings.Contains(md, "| model ") || !strings.Contains(md, "pp8") {
+		t.Errorf("bench table:\n%s", md)
+	}
+	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}} {
+		if err := benchCmd(bad); err == nil {
+			t.Errorf("bench %v accepted", bad)
+		}
+	}
+}
