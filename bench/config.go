@@ -286,7 +286,10 @@ the smallest always runs, the next size's time is estimated from the last
 ("skipped: too slow on this device"); a run that turns out slower than -maxrun
 is timed once. A device that has used -device-budget skips the rest. With
 -sizes, a size with no smaller one measured is guessed from related work and
-skipped only when the guess is 10× over -maxrun.
+skipped only when the guess is 10× over -maxrun. Every row that ran is still
+checked: when the CPU skipped a case (budget spent, too slow) that another
+device ran, the CPU computes the reference once, untimed, and its row says
+"reference computed untimed".
 
 Flags:
   -quick            small sizes and few repeats (about 7 s on 2 cores with lavapipe)
@@ -318,7 +321,11 @@ Flags:
   -budget D         time spent repeating one case (default 300ms, quick 40ms)
   -maxrun D         largest estimated single run before a size is skipped
                     (default 1s, quick 60ms)
-  -device-budget D  total time per device (default 50s, quick 8s)
+  -device-budget D  wall time one device (each row: CPU, Vulkan0, Vulkan0+CPU)
+                    may spend on its cases, warm-ups and repeats included
+                    (default 50s, quick 8s); once spent, its later cases are
+                    skipped ("device time budget spent"). A late CPU reference
+                    (see above) does not count against it
   -reps N           timed repeats at least (default 3, quick 2)
 
 Progress goes to stderr (a live line on a terminal, one line per family

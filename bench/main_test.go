@@ -668,3 +668,47 @@ func TestMainQuickAllDevices(t *testing.T) {
 	}
 	t.Logf("devices: %v", want)
 }
+
+// A baseline whose device budget is spent still computes the reference (untimed), so every other
+// device's row keeps its NMSE and -strict can still catch a wrong result.
+func TestReferenceAfterBudget(t *testing.T) {
+	cfg, err := ParseArgs([]string{"-devices", "cpu", "-threads", "2,1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := Discover(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTargets(disc.Targets)
+	base := disc.Targets[0]
+	if !base.Baseline || len(disc.Targets) != 2 {
+		t.Fatalf("targets %v", disc.Targets)
+	}
+	fams, _ := selectFamilies(Suite(), []string{"add", "mul_mat/mat/f32"})
+	r := &Runner{Policy: Policy{Warmup: 1, MinReps: 1, MaxReps: 1, MaxRun: time.Hour, Device: time.Minute},
+		Sizes: SizeSpec{Values: []int64{64}}, Targets: disc.Targets}
+	r.reset()
+	r.spent[base] = time.Hour // the baseline has used its budget; CPU·1t has not
+	for _, f := range fams {
+		for _, c := range r.Cases(f) {
+			rows := r.runCase(c)
+			if len(rows) != 2 {
+				t.Fatalf("%s: %d rows", c.Label(), len(rows))
+			}
+			b, o := rows[0], rows[1]
+			if b.Status != StatusSkipped || !strings.Contains(b.Reason, "-device-budget") || !strings.Contains(b.Reason, "reference computed untimed") {
+				t.Errorf("%s: baseline %s %q, want skipped for its budget with an untimed reference", c.Label(), b.Status, b.Reason)
+			}
+			if len(b.Times) != 0 || b.Median != 0 {
+				t.Errorf("%s: the untimed reference shows times %v", c.Label(), b.Times)
+			}
+			if o.Status != StatusOK || !o.HasNMSE || !(o.NMSE <= c.Family.Limit) || o.Wrong {
+				t.Errorf("%s: %s row %s, NMSE %v (has %v), wrong %v: want a checked result", c.Label(), o.Target, o.Status, o.NMSE, o.HasNMSE, o.Wrong)
+			}
+		}
+	}
+	if r.spent[base] != time.Hour {
+		t.Errorf("the untimed reference counted against the baseline's budget: %v", r.spent[base])
+	}
+}

@@ -95,12 +95,7 @@ func applies(t *Target, f *Family) bool { return t.Kind != KindSched || f.Sched 
 // Run runs every case of every family on every target and returns the shown rows, grouped by case
 // with the baseline first.
 func (r *Runner) Run(fams []*Family) []*Result {
-	r.est = map[*Target]*Estimator{}
-	r.spent = map[*Target]time.Duration{}
-	r.broken = map[*Target]string{}
-	for _, t := range r.Targets {
-		r.est[t] = &Estimator{}
-	}
+	r.reset()
 	type famCases struct {
 		f  *Family
 		cs []*Case
@@ -129,12 +124,34 @@ func (r *Runner) Run(fams []*Family) []*Result {
 	return results
 }
 
-// runCase runs one case on every target, the baseline first (its output is the reference).
+// reset forgets the estimates, the time spent and the broken targets of an earlier run.
+func (r *Runner) reset() {
+	r.est = map[*Target]*Estimator{}
+	r.spent = map[*Target]time.Duration{}
+	r.broken = map[*Target]string{}
+	for _, t := range r.Targets {
+		r.est[t] = &Estimator{}
+	}
+}
+
+// runCase runs one case on every target, the baseline first (its output is the reference). When
+// the baseline did not run it (its -device-budget spent, a size too slow for it) but another target
+// did, the baseline computes the reference once more, untimed, so that every row that ran is
+// checked.
 func (r *Runner) runCase(c *Case) []*Result {
 	in := &inputCache{seed: seedOf(c)}
-	var ref []float32
-	var base time.Duration
-	var out []*Result
+	type row struct {
+		res *Result
+		got []float32
+	}
+	var (
+		rows    []row
+		ref     []float32
+		base    time.Duration
+		baseT   *Target
+		baseRes *Result
+		others  bool // a target other than the baseline ran the case
+	)
 	for _, t := range r.Targets {
 		if !applies(t, c.Family) {
 			continue
@@ -142,23 +159,42 @@ func (r *Runner) runCase(c *Case) []*Result {
 		if !t.Hidden {
 			r.Progress.Case(c, t)
 		}
-		res, got := r.runOn(c, t, in)
+		res, got := r.runOn(c, t, in, false)
 		if t.Baseline {
-			ref = got
+			baseT, ref = t, got
 			if res.Status == StatusOK && !t.Hidden { // a hidden baseline runs once, untimed
 				base = res.Median
 			}
 			if t.Hidden {
 				continue
 			}
+			baseRes = res
+		} else if res.Status == StatusOK {
+			others = true
 		}
+		rows = append(rows, row{res, got})
+	}
+	if ref == nil && others && baseT != nil {
+		res, got := r.runOn(c, baseT, in, true)
+		if got != nil {
+			ref = got
+			if baseRes != nil {
+				baseRes.Reason += "; reference computed untimed"
+			}
+		} else if baseRes != nil && res.Reason != baseRes.Reason {
+			baseRes.Reason += "; no reference: " + res.Reason
+		}
+	}
+	out := make([]*Result, 0, len(rows))
+	for _, rw := range rows {
+		res := rw.res
 		if res.Status == StatusOK {
 			if base > 0 {
 				res.VsCPU = float64(base) / float64(res.Median)
 			}
-			if ref != nil && !t.Baseline {
+			if ref != nil && !res.Baseline {
 				res.HasNMSE = true
-				res.NMSE = NMSE(got, ref)
+				res.NMSE = NMSE(rw.got, ref)
 				res.Wrong = !(res.NMSE <= c.Family.Limit)
 			}
 		}
@@ -211,8 +247,10 @@ func (ic *inputCache) set(i int, in Input) error {
 	return nil
 }
 
-// runOn runs case c on target t and returns its row and its output (nil unless it ran).
-func (r *Runner) runOn(c *Case, t *Target, in *inputCache) (*Result, []float32) {
+// runOn runs case c on target t and returns its row and its output (nil unless it ran). With
+// refOnly it computes the output once, untimed, whatever the target's budget and estimates say, and
+// without counting the time against the budget: the reference for the other targets.
+func (r *Runner) runOn(c *Case, t *Target, in *inputCache, refOnly bool) (*Result, []float32) {
 	res := &Result{Family: c.Family, Case: c, Target: t.Name, Kind: t.Kind, Baseline: t.Baseline}
 	skip := func(format string, args ...any) (*Result, []float32) {
 		res.Status, res.Reason = StatusSkipped, fmt.Sprintf(format, args...)
@@ -222,14 +260,17 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache) (*Result, []float32) 
 		return skip("%s", why)
 	}
 	pol := r.Policy
-	if r.spent[t] > pol.Device {
-		return skip("device time budget spent (-device-budget %v)", pol.Device)
+	untimed := t.Hidden || refOnly
+	if !refOnly {
+		if r.spent[t] > pol.Device {
+			return skip("device time budget spent (-device-budget %v)", pol.Device)
+		}
+		if why := r.skipEstimate(c, t); why != "" {
+			return skip("%s", why)
+		}
+		start := time.Now()
+		defer func() { r.spent[t] += time.Since(start) }()
 	}
-	if why := r.skipEstimate(c, t); why != "" {
-		return skip("%s", why)
-	}
-	start := time.Now()
-	defer func() { r.spent[t] += time.Since(start) }()
 	if err := t.open(r.Logger); err != nil {
 		r.broken[t] = "device failed to start"
 		res.Status, res.Reason = StatusError, fmt.Sprintf("starting %s: %v", t.Name, err)
@@ -290,8 +331,8 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache) (*Result, []float32) 
 
 	// Warm-up: pipelines, caches, the scheduler's plan; the first run also checks the estimate.
 	warm := max(pol.Warmup, 1)
-	if t.Hidden {
-		warm = 1 // the hidden baseline only computes the reference
+	if untimed {
+		warm = 1 // a hidden baseline or a late reference only computes the result
 	}
 	for range warm {
 		t0 := time.Now()
@@ -302,14 +343,14 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache) (*Result, []float32) 
 	}
 	// The first run pays one-off costs (pipeline creation, plans, first-touch allocations): when it
 	// alone exceeds -maxrun, warm up once more so that the decision below sees a steady-state run.
-	if !t.Hidden && len(res.Warmup) == 1 && res.Warmup[0] > pol.MaxRun {
+	if !untimed && len(res.Warmup) == 1 && res.Warmup[0] > pol.MaxRun {
 		t0 := time.Now()
 		if err := compute(); err != nil {
 			return fail("compute", err)
 		}
 		res.Warmup = append(res.Warmup, time.Since(t0))
 	}
-	if !t.Hidden {
+	if !untimed {
 		timing := Timing{MinReps: pol.MinReps, MaxReps: pol.MaxReps, Budget: pol.Budget}
 		if last := res.Warmup[len(res.Warmup)-1]; last > pol.MaxRun {
 			timing.MinReps, timing.MaxReps = 1, 1 // slower than estimated: one timed run is enough
@@ -344,7 +385,9 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache) (*Result, []float32) 
 		return fail("reading the result", err)
 	}
 	res.Status = StatusOK
-	r.est[t].Observe(c.Family.ID, c.Family.Metric, c.Work(), res.Median)
+	if !refOnly {
+		r.est[t].Observe(c.Family.ID, c.Family.Metric, c.Work(), res.Median)
+	}
 	return res, got
 }
 
