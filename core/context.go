@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // TensorOverhead is the number of bytes of a context's MemSize that each tensor's metadata counts
@@ -34,13 +35,17 @@ type Context struct {
 	arena   *hostBuffer
 	tensors []*Tensor
 
-	initErr error // NewContext's failure: every tensor creation fails with it
+	initErr error  // NewContext's failure: every tensor creation fails with it
+	seq     uint64 // the context's number (from 1, in creation order); 0 for a zero Context
 
 	mem sync.Mutex // guards used, arena carving and tensors: ops may be built from several goroutines
 
 	mu  sync.Mutex // guards err
 	err error
 }
+
+// contextSeq numbers contexts, so unnamed tensors of different contexts print differently.
+var contextSeq atomic.Uint64
 
 // maxContextMemSize bounds the host arena of a context (the same limit as a host buffer).
 const maxContextMemSize = maxHostBufferSize
@@ -50,7 +55,7 @@ const maxContextMemSize = maxHostBufferSize
 // panic: the context records the error, Err returns it, and every tensor it creates fails with it.
 // NewContextErr returns that error directly.
 func NewContext(p ContextParams) *Context {
-	c := &Context{params: p}
+	c := &Context{params: p, seq: contextSeq.Add(1)}
 	if p.NoAlloc {
 		return c
 	}
@@ -88,14 +93,19 @@ func (c *Context) Err() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.err == nil && c.seq == 0 {
+		return fmt.Errorf("tandem: %w", errZeroContext)
+	}
 	return c.err
 }
 
-// setErr records err unless an earlier one exists.
+// setErr records err unless an earlier one exists. Every error recorded is an *OpError: one of
+// another kind becomes one whose message reads "OP: reason" the same way.
 func (c *Context) setErr(err error) {
 	if c == nil {
 		return
 	}
+	err = asOpError("", err)
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
@@ -104,15 +114,19 @@ func (c *Context) setErr(err error) {
 }
 
 // errorf records a construction error and returns a placeholder tensor so that building can go on.
+// The format reads "OP: reason" (OP as the caller wrote it, in ggml's spelling); the error is an
+// *OpError of that op naming the tensors among args.
 func (c *Context) errorf(format string, args ...any) *Tensor {
-	return c.failErr(fmt.Errorf("tandem: "+format, args...))
+	return c.failErr(newOpError(fmt.Sprintf(format, args...), args, nil))
 }
 
-// failErr records err and returns a placeholder that carries it.
+// failErr records err as an *OpError (an error of another kind becomes one whose message reads
+// "OP: reason" the same way) and returns a placeholder that carries it.
 func (c *Context) failErr(err error) *Tensor {
-	c.setErr(err)
+	oe := asOpError("", err)
+	c.setErr(oe)
 	t := c.placeholder()
-	t.err = err
+	t.err = oe
 	return t
 }
 
@@ -127,7 +141,10 @@ func (c *Context) placeholder() *Tensor {
 	return t
 }
 
-var errNilContext = errors.New("nil context (create one with NewContext)")
+var (
+	errNilContext  = errors.New("nil context (create one with core.NewContext)")
+	errZeroContext = errors.New("zero Context: create one with core.NewContext")
+)
 
 // NoAlloc reports whether the context creates tensors without memory (false for a nil context).
 func (c *Context) NoAlloc() bool { return c != nil && c.params.NoAlloc }
@@ -187,7 +204,7 @@ func contiguousStrides(typ Type, ne [4]int64) [4]int64 {
 // Err and a placeholder is returned. A nil context returns a placeholder carrying that error.
 func (c *Context) NewTensor(typ Type, ne ...int64) *Tensor {
 	if c == nil {
-		return c.failErr(errNilContext)
+		return c.fail("new tensor", errNilContext)
 	}
 	if len(ne) < 1 || len(ne) > MaxDims {
 		return c.errorf("new tensor: %d dimensions given, want 1 to %d", len(ne), MaxDims)
@@ -197,7 +214,7 @@ func (c *Context) NewTensor(typ Type, ne ...int64) *Tensor {
 		shape[i] = 1
 	}
 	copy(shape[:], ne)
-	return c.newTensor(typ, shape, nil, 0)
+	return c.newTensor("new tensor", typ, shape, nil, 0)
 }
 
 // NewTensor1D creates a 1-D tensor (see NewTensor: bad sizes and a nil context give placeholders).
@@ -223,7 +240,7 @@ func (c *Context) NewTensorLike(a *Tensor) *Tensor {
 	if err := c.check("NewTensorLike", a); err != nil {
 		return c.fail("NewTensorLike", err)
 	}
-	return c.newTensor(a.Type, a.Ne, nil, 0)
+	return c.newTensor("NewTensorLike", a.Type, a.Ne, nil, 0)
 }
 
 // NewF32 creates a 1-element F32 tensor holding v. The context must allocate memory: in a NoAlloc
@@ -231,7 +248,7 @@ func (c *Context) NewTensorLike(a *Tensor) *Tensor {
 // tensor silently missing its value. A nil context returns a placeholder carrying that error.
 func (c *Context) NewF32(v float32) *Tensor {
 	if c == nil {
-		return c.failErr(errNilContext)
+		return c.fail("NewF32", errNilContext)
 	}
 	if c.params.NoAlloc {
 		return c.errorf("NewF32: the context is NoAlloc, so the value %g cannot be stored (create the tensor, allocate it, then SetFloat32s)", v)
@@ -242,57 +259,61 @@ func (c *Context) NewF32(v float32) *Tensor {
 	}
 	d, err := t.HostFloat32s()
 	if err != nil {
-		return c.failErr(fmt.Errorf("tandem: NewF32: %w", err))
+		return c.fail("NewF32", err)
 	}
 	d[0] = v
 	return t
 }
 
-// newTensor creates a tensor; with view != nil it aliases view's memory at byte offset offs.
-func (c *Context) newTensor(typ Type, ne [4]int64, view *Tensor, offs int64) *Tensor {
-	return c.newTensorStrided(typ, ne, nil, view, offs)
+// newTensor creates a tensor; with view != nil it aliases view's memory at byte offset offs. Its
+// errors are of op, the constructor the caller called ("new tensor", "MUL_MAT", ...).
+func (c *Context) newTensor(op string, typ Type, ne [4]int64, view *Tensor, offs int64) *Tensor {
+	return c.newTensorStrided(op, typ, ne, nil, view, offs)
 }
 
 // newTensorStrided is newTensor with explicit strides (nil: contiguous). It is the gate every
 // tensor passes: sizes and strides non-negative, element count and byte span free of overflow and
 // within MaxTensorBytes, a view's first and last byte inside its source, and the context's memory
 // accounting free of overflow.
-func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Tensor, offs int64) *Tensor {
+func (c *Context) newTensorStrided(op string, typ Type, ne [4]int64, nb *[4]int64, view *Tensor, offs int64) *Tensor {
 	if c == nil {
-		return c.failErr(errNilContext)
+		return c.fail(op, errNilContext)
+	}
+	if c.seq == 0 {
+		return c.errorf("%s: %v", op, errZeroContext)
 	}
 	if c.initErr != nil {
 		// NewContext failed: every tensor of this context fails with its error.
 		return c.failErr(c.initErr)
 	}
 	if !typ.Valid() {
-		return c.errorf("new tensor: unknown type %d", int32(typ))
+		return c.errorf("%s: unknown type %d", op, int32(typ))
 	}
 	for i, n := range ne {
 		if n < 0 {
-			return c.errorf("new tensor: negative size %d in dimension %d", n, i)
+			return c.errorf("%s: negative size %d in dimension %d", op, n, i)
 		}
 	}
 	if ne[0]%typ.BlockSize() != 0 {
-		return c.errorf("new tensor: %d elements in dimension 0 is not a multiple of the %v block size %d",
-			ne[0], typ, typ.BlockSize())
+		return c.errorf("%s: %d elements in dimension 0 is not a multiple of the %v block size %d",
+			op, ne[0], typ, typ.BlockSize())
 	}
-	what := func() string { // built only for an error
+	of := func() string { // built only for an error
 		if view != nil {
-			return "view of " + view.String()
+			return " (a view of " + view.String() + ")"
 		}
-		return "new tensor"
+		return ""
 	}
 	strides, err := checkedStrides(typ, ne)
 	if err != nil {
-		return c.failErr(fmt.Errorf("tandem: %s: %v %v: %w", what(), typ, ne, err))
+		return c.failErr(&OpError{Op: op, Reason: fmt.Sprintf("%v %v%s: %v", typ, ne, of(), err), Err: err})
 	}
 	if nb != nil {
 		strides = *nb
 	}
 	nbytes, err := layoutBytes(typ, ne, strides)
 	if err != nil {
-		return c.failErr(fmt.Errorf("tandem: %s: %v %v strides %v: %w", what(), typ, ne, strides, err))
+		return c.failErr(&OpError{Op: op, Reason: fmt.Sprintf("%v %v strides %v%s: %v", typ, ne, strides, of(), err), Err: err})
 	}
 	if nbytes == 0 {
 		// An empty tensor covers no bytes whatever its strides say; giving it the dense strides of
@@ -304,7 +325,7 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 	if view != nil && view.ViewSrc != nil {
 		o, ok := CheckedAdd(offs, view.ViewOffs)
 		if !ok {
-			return c.failErr(overflowf("view of %v at offset %d", view, offs))
+			return c.failErr(overflowErr("%s: view of %v at offset %d", op, view, offs))
 		}
 		offs = o
 		view = view.ViewSrc
@@ -315,13 +336,13 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 	dataSize, dataOffs := int64(0), int64(0)
 	if view == nil && !c.params.NoAlloc {
 		if c.arena == nil {
-			return c.errorf("new tensor: context has no memory (MemSize %d with NoAlloc false)", c.params.MemSize)
+			return c.errorf("%s: context has no memory (MemSize %d with NoAlloc false)", op, c.params.MemSize)
 		}
 		var ok1, ok2 bool
 		dataSize, ok1 = CheckedAlignUp(nbytes, hostAlignment)
 		dataOffs, ok2 = CheckedAlignUp(c.used+TensorOverhead, hostAlignment)
 		if !ok1 || !ok2 {
-			return c.failErr(overflowf("context out of memory: tensor %v %v of %d bytes", typ, ne, nbytes))
+			return c.failErr(overflowErr("%s: context out of memory: tensor %v %v of %d bytes", op, typ, ne, nbytes))
 		}
 	}
 	need := int64(TensorOverhead)
@@ -329,12 +350,12 @@ func (c *Context) newTensorStrided(typ Type, ne [4]int64, nb *[4]int64, view *Te
 		need = dataOffs - c.used + dataSize // cannot overflow: dataSize ≤ MaxTensorBytes+32, c.used ≤ MemSize
 	}
 	if total, ok := CheckedAdd(c.used, need); !ok || (c.params.MemSize > 0 && total > c.params.MemSize) {
-		return c.errorf("context out of memory: tensor %v %v needs %d bytes, %d of %d used",
-			typ, ne, need, c.used, c.params.MemSize)
+		return c.errorf("%s: context out of memory: tensor %v %v needs %d bytes, %d of %d used",
+			op, typ, ne, need, c.used, c.params.MemSize)
 	}
 	if view != nil {
 		if err := checkViewExtent(view, offs, nbytes); err != nil {
-			return c.failErr(err)
+			return c.fail(op, err)
 		}
 		if view.Buffer != nil {
 			t.Buffer = view.Buffer

@@ -117,6 +117,9 @@ func (g *Graph) BuildForwardExpand(t *Tensor) {
 	if g.visited == nil {
 		g.visited, g.useCounts = map[*Tensor]struct{}{}, map[*Tensor]int{}
 	}
+	if g.size == 0 && len(g.nodes) == 0 && len(g.leafs) == 0 {
+		g.size = DefaultGraphSize // a zero Graph works as NewGraph(DefaultGraphSize)
+	}
 	if g.err != nil {
 		return
 	}
@@ -130,10 +133,19 @@ func (g *Graph) BuildForwardExpand(t *Tensor) {
 			return
 		}
 	}
-	g.visit(t)
+	g.visit(t, map[*Tensor]bool{})
 }
 
-func (g *Graph) visit(t *Tensor) {
+// visit adds t's sources, then t. onPath holds the tensors whose sources are being visited: meeting
+// one again means a source chain leads back to it (a Src edited by hand into a cycle), which no
+// order of execution can compute, so it is an error naming the tensor.
+func (g *Graph) visit(t *Tensor, onPath map[*Tensor]bool) {
+	if onPath[t] {
+		if g.err == nil {
+			g.err = fmt.Errorf("tandem: BuildForwardExpand: %v depends on itself (its sources lead back to it: a cycle)", t)
+		}
+		return
+	}
 	if _, seen := g.visited[t]; seen {
 		return
 	}
@@ -142,6 +154,7 @@ func (g *Graph) visit(t *Tensor) {
 		g.err = t.err
 		return
 	}
+	onPath[t] = true
 	for _, s := range t.Src {
 		if s == nil {
 			continue
@@ -151,9 +164,10 @@ func (g *Graph) visit(t *Tensor) {
 				g.err = err
 			}
 		}
-		g.visit(s)
+		g.visit(s, onPath)
 		g.useCounts[s]++
 	}
+	delete(onPath, t)
 	if g.err != nil {
 		return
 	}

@@ -94,6 +94,9 @@ func TestNilOperandSweep(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "nil") {
 					t.Fatalf("nil operand %d (-1: all): context error %v, want one mentioning nil", nilAt, err)
 				}
+				if oe, ok := err.(*core.OpError); !ok || oe.Op == "" || strings.Count(err.Error(), "tandem: ") != 1 {
+					t.Fatalf("nil operand %d: context error %q (%T) is not an *OpError of the op with one prefix", nilAt, err, err)
+				}
 				if returnsTensor && (out == nil || out.Err() == nil) {
 					t.Fatalf("nil operand %d: returned %v, want a placeholder carrying the error", nilAt, out)
 				}

@@ -7,7 +7,7 @@ package core
 // sameF32 checks that every tensor is F32 and has the shape of the first.
 func (c *Context) sameF32(op string, ts ...*Tensor) bool {
 	if err := c.check(op, ts...); err != nil {
-		c.setErr(err)
+		c.setErr(asOpError(op, err))
 		return false
 	}
 	for _, t := range ts {
@@ -162,8 +162,8 @@ func (c *Context) DiagMaskZero(a *Tensor, nPast int) *Tensor {
 	if err := c.check("DIAG_MASK_ZERO", a); err != nil {
 		return c.fail("DIAG_MASK_ZERO", err)
 	}
-	if !c.requireTypes("DIAG_MASK_ZERO", isF32, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("DIAG_MASK_ZERO", isF32, "f32", a); p != nil {
+		return p
 	}
 	t := c.newOp(OpDiagMaskZero, TypeF32, a.Ne, a)
 	t.Params[0] = int32(nPast)

@@ -42,43 +42,49 @@ type Im2ColParams struct {
 // dst (F32 or F16).
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Im2Col(a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
-	if err := c.check("IM2COL", a, b); err != nil {
-		return c.fail("IM2COL", err)
+	return c.im2col("IM2COL", a, b, p, dst)
+}
+
+// im2col is Im2Col whose errors are of op: the convolutions built on it report their own name,
+// the one their caller wrote.
+func (c *Context) im2col(op string, a, b *Tensor, p Im2ColParams, dst Type) *Tensor {
+	if err := c.check(op, a, b); err != nil {
+		return c.fail(op, err)
 	}
 	switch {
 	case dst != TypeF32 && dst != TypeF16:
-		return c.errorf("IM2COL: result type %v must be f32 or f16", dst)
+		return c.errorf("%s: result type %v must be f32 or f16", op, dst)
 	case b.Type != TypeF32:
-		return c.errorf("IM2COL: input %v must be f32", b)
+		return c.errorf("%s: input %v must be f32", op, b)
 	case p.S0 <= 0 || (p.Is2D && p.S1 <= 0) || p.D0 <= 0 || (p.Is2D && p.D1 <= 0) || p.P0 < 0 || p.P1 < 0:
-		return c.errorf("IM2COL: strides and dilations must be positive, paddings ≥ 0: %+v", p)
+		return c.errorf("%s: strides and dilations must be positive, paddings ≥ 0: %+v", op, p)
 	case !fitsI32(p.S0) || !fitsI32(p.S1) || !fitsI32(p.P0) || !fitsI32(p.P1) || !fitsI32(p.D0) || !fitsI32(p.D1):
-		return c.errorf("IM2COL: parameters %+v do not fit int32", p)
+		return c.errorf("%s: parameters %+v do not fit int32", op, p)
 	}
 	var ne [4]int64
 	if p.Is2D {
 		if a.Ne[2] != b.Ne[2] {
-			return c.errorf("IM2COL: kernel %v has %d input channels, input %v has %d", a, a.Ne[2], b, b.Ne[2])
+			return c.errorf("%s: kernel %v has %d input channels, input %v has %d", op, a, a.Ne[2], b, b.Ne[2])
 		}
 		oh, ok1 := convOutputSize(b.Ne[1], a.Ne[1], int64(p.S1), int64(p.P1), int64(p.D1))
 		ow, ok2 := convOutputSize(b.Ne[0], a.Ne[0], int64(p.S0), int64(p.P0), int64(p.D0))
 		if !ok1 || !ok2 {
-			return c.failErr(overflowf("IM2COL: output size of kernel %v over input %v", a, b))
+			return c.failErr(overflowErr("%s: output size of kernel %v over input %v", op, a, b))
 		}
 		if oh <= 0 || ow <= 0 {
-			return c.errorf("IM2COL: kernel %v does not fit input %v", a, b)
+			return c.errorf("%s: kernel %v does not fit input %v", op, a, b)
 		}
 		ne = [4]int64{a.Ne[2] * a.Ne[1] * a.Ne[0], ow, oh, b.Ne[3]}
 	} else {
 		if a.Ne[1] != b.Ne[1] || b.Ne[3] != 1 {
-			return c.errorf("IM2COL: kernel %v has %d input channels, input %v has %d", a, a.Ne[1], b, b.Ne[1])
+			return c.errorf("%s: kernel %v has %d input channels, input %v has %d", op, a, a.Ne[1], b, b.Ne[1])
 		}
 		ow, ok := convOutputSize(b.Ne[0], a.Ne[0], int64(p.S0), int64(p.P0), int64(p.D0))
 		if !ok {
-			return c.failErr(overflowf("IM2COL: output size of kernel %v over input %v", a, b))
+			return c.failErr(overflowErr("%s: output size of kernel %v over input %v", op, a, b))
 		}
 		if ow <= 0 {
-			return c.errorf("IM2COL: kernel %v does not fit input %v", a, b)
+			return c.errorf("%s: kernel %v does not fit input %v", op, a, b)
 		}
 		ne = [4]int64{a.Ne[1] * a.Ne[0], ow, b.Ne[2], 1}
 	}
@@ -112,7 +118,10 @@ func (c *Context) Conv1D(a, b *Tensor, s0, p0, d0 int) *Tensor {
 	if a.IsEmpty() || b.IsEmpty() {
 		return c.errorf("CONV_1D: kernel %v or input %v is empty", a, b)
 	}
-	im := c.Im2Col(a, b, Im2ColParams{S0: s0, P0: p0, D0: d0}, a.Type)
+	if a.Type != TypeF32 && a.Type != TypeF16 {
+		return c.errorf("CONV_1D: kernel %v has type %v, want f32 or f16", a, a.Type)
+	}
+	im := c.im2col("CONV_1D", a, b, Im2ColParams{S0: s0, P0: p0, D0: d0}, a.Type)
 	if im.Op != OpIm2Col {
 		return im
 	}
@@ -133,7 +142,10 @@ func (c *Context) Conv2D(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 	if a.IsEmpty() || b.IsEmpty() {
 		return c.errorf("CONV_2D: kernel %v or input %v is empty", a, b)
 	}
-	im := c.Im2Col(a, b, Im2ColParams{S0: s0, S1: s1, P0: p0, P1: p1, D0: d0, D1: d1, Is2D: true}, a.Type)
+	if a.Type != TypeF32 && a.Type != TypeF16 {
+		return c.errorf("CONV_2D: kernel %v has type %v, want f32 or f16", a, a.Type)
+	}
+	im := c.im2col("CONV_2D", a, b, Im2ColParams{S0: s0, S1: s1, P0: p0, P1: p1, D0: d0, D1: d1, Is2D: true}, a.Type)
 	if im.Op != OpIm2Col {
 		return im
 	}

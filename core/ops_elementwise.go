@@ -6,8 +6,8 @@ func (c *Context) binary(op Op, a, b *Tensor) *Tensor {
 	if err := c.check(op.String(), a, b); err != nil {
 		return c.fail(op.String(), err)
 	}
-	if !c.requireTypes(op.String(), isFloatType, "f32, f16 or bf16", a, b) {
-		return c.placeholder()
+	if p := c.requireTypes(op.String(), isFloatType, "f32, f16 or bf16", a, b); p != nil {
+		return p
 	}
 	if !CanRepeat(b, a) {
 		return c.errorf("%v: %v cannot be broadcast to %v (each dimension of a must be a multiple of b's)", op, b, a)
@@ -37,8 +37,8 @@ func (c *Context) Add1(a, b *Tensor) *Tensor {
 	if err := c.check("ADD1", a, b); err != nil {
 		return c.fail("ADD1", err)
 	}
-	if !c.requireTypes("ADD1", isFloatType, "f32, f16 or bf16", a, b) {
-		return c.placeholder()
+	if p := c.requireTypes("ADD1", isFloatType, "f32, f16 or bf16", a, b); p != nil {
+		return p
 	}
 	if b.NElements() != 1 {
 		return c.errorf("ADD1: %v must have exactly one element", b)
@@ -50,8 +50,8 @@ func (c *Context) simple(op Op, a *Tensor) *Tensor {
 	if err := c.check(op.String(), a); err != nil {
 		return c.fail(op.String(), err)
 	}
-	if !c.requireTypes(op.String(), isFloatType, "f32, f16 or bf16", a) {
-		return c.placeholder()
+	if p := c.requireTypes(op.String(), isFloatType, "f32, f16 or bf16", a); p != nil {
+		return p
 	}
 	return c.newOp(op, a.Type, a.Ne, a)
 }
@@ -209,8 +209,8 @@ func (c *Context) glu(name string, a, b *Tensor, g GLUOp, swapped bool) *Tensor 
 	if g < 0 || g >= GLUCount {
 		return c.errorf("GLU: unknown variant %d", int32(g))
 	}
-	if !c.requireTypes(name, isFloatType, "f32, f16 or bf16", a) {
-		return c.placeholder()
+	if p := c.requireTypes(name, isFloatType, "f32, f16 or bf16", a); p != nil {
+		return p
 	}
 	if !a.IsContiguousRows() {
 		return c.errorf("%s: rows of %v are not contiguous", name, a)

@@ -53,7 +53,7 @@ func (c *Context) newOp(op Op, typ Type, ne [4]int64, srcs ...*Tensor) *Tensor {
 			}
 		}
 	}
-	t := c.newTensor(typ, ne, nil, 0)
+	t := c.newTensor(op.String(), typ, ne, nil, 0)
 	if t.err != nil {
 		return t
 	}
@@ -69,7 +69,7 @@ func (c *Context) viewOp(op Op, a *Tensor, typ Type, ne [4]int64, offs int64) *T
 
 // viewOpStrided is viewOp with explicit strides.
 func (c *Context) viewOpStrided(op Op, a *Tensor, typ Type, ne [4]int64, nb *[4]int64, offs int64) *Tensor {
-	t := c.newTensorStrided(typ, ne, nb, a, offs)
+	t := c.newTensorStrided(op.String(), typ, ne, nb, a, offs)
 	if t.err != nil {
 		return t
 	}
@@ -95,7 +95,7 @@ func (c *Context) check(op string, ts ...*Tensor) error {
 	}
 	for i, t := range ts {
 		if t.err != nil {
-			return fmt.Errorf("operand %d is the placeholder of a failed op: %w", i, t.err)
+			return fmt.Errorf("operand %d is the placeholder of a failed op: %w", i, bare{t.err})
 		}
 		if _, err := layoutBytes(t.Type, t.Ne, t.Nb); err != nil {
 			// fields changed by hand after construction
@@ -107,22 +107,27 @@ func (c *Context) check(op string, ts ...*Tensor) error {
 
 func isFloatType(t Type) bool { return t == TypeF32 || t == TypeF16 || t == TypeBF16 }
 
-// requireFloat records an error unless every tensor has a float type.
-func (c *Context) requireTypes(op string, allowed func(Type) bool, what string, ts ...*Tensor) bool {
+// requireTypes records an error and returns a placeholder carrying it unless every tensor has a
+// type allowed accepts (what names those types); it returns nil when they all do.
+func (c *Context) requireTypes(op string, allowed func(Type) bool, what string, ts ...*Tensor) *Tensor {
 	for _, t := range ts {
 		if !allowed(t.Type) {
-			c.setErr(fmt.Errorf("tandem: %s: %v has type %v, want %s", op, t, t.Type, what))
-			return false
+			return c.errorf("%s: %v has type %v, want %s", op, t, t.Type, what)
 		}
 	}
-	return true
+	return nil
 }
 
+// fail records err, a failure of op (such as check's), as an *OpError of op.
 func (c *Context) fail(op string, err error) *Tensor {
-	return c.failErr(fmt.Errorf("tandem: %s: %w", op, err))
+	return c.failErr(asOpError(op, err))
 }
 
 // fitsI32 reports whether v fits an op parameter word.
 func fitsI32(v int) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 
-func errorfNoCtx(format string, args ...any) error { return fmt.Errorf("tandem: "+format, args...) }
+// errorfNoCtx is the *OpError of a constructor's message "OP: reason" (see Context.errorf) for
+// code that records it itself.
+func errorfNoCtx(format string, args ...any) error {
+	return newOpError(fmt.Sprintf(format, args...), args, nil)
+}

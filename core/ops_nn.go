@@ -10,8 +10,8 @@ func (c *Context) Norm(a *Tensor, eps float32) *Tensor {
 	if err := c.check("NORM", a); err != nil {
 		return c.fail("NORM", err)
 	}
-	if !c.requireTypes("NORM", isF32, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("NORM", isF32, "f32", a); p != nil {
+		return p
 	}
 	t := c.newOp(OpNorm, TypeF32, a.Ne, a)
 	t.SetParamF32(0, eps)
@@ -24,8 +24,8 @@ func (c *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 	if err := c.check("RMS_NORM", a); err != nil {
 		return c.fail("RMS_NORM", err)
 	}
-	if !c.requireTypes("RMS_NORM", isF32, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("RMS_NORM", isF32, "f32", a); p != nil {
+		return p
 	}
 	t := c.newOp(OpRMSNorm, TypeF32, a.Ne, a)
 	t.SetParamF32(0, eps)
@@ -45,8 +45,8 @@ func (c *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor {
 	if err := c.check("SOFT_MAX", a); err != nil {
 		return c.fail("SOFT_MAX", err)
 	}
-	if !c.requireTypes("SOFT_MAX", isF32, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("SOFT_MAX", isF32, "f32", a); p != nil {
+		return p
 	}
 	if !a.IsContiguous() {
 		return c.errorf("SOFT_MAX: %v is not contiguous", a)
@@ -92,8 +92,8 @@ func (c *Context) DiagMaskInf(a *Tensor, nPast int) *Tensor {
 	if err := c.check("DIAG_MASK_INF", a); err != nil {
 		return c.fail("DIAG_MASK_INF", err)
 	}
-	if !c.requireTypes("DIAG_MASK_INF", isF32, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("DIAG_MASK_INF", isF32, "f32", a); p != nil {
+		return p
 	}
 	if !fitsI32(nPast) {
 		return c.errorf("DIAG_MASK_INF: n_past %d does not fit an int32", nPast)

@@ -6,8 +6,8 @@ func (c *Context) Sum(a *Tensor) *Tensor {
 	if err := c.check("SUM", a); err != nil {
 		return c.fail("SUM", err)
 	}
-	if !c.requireTypes("SUM", isFloatType, "f32, f16 or bf16", a) {
-		return c.placeholder()
+	if p := c.requireTypes("SUM", isFloatType, "f32, f16 or bf16", a); p != nil {
+		return p
 	}
 	return c.newOp(OpSum, a.Type, [4]int64{1, 1, 1, 1}, a)
 }
@@ -18,8 +18,8 @@ func (c *Context) SumRows(a *Tensor) *Tensor {
 	if err := c.check("SUM_ROWS", a); err != nil {
 		return c.fail("SUM_ROWS", err)
 	}
-	if !c.requireTypes("SUM_ROWS", func(t Type) bool { return t == TypeF32 }, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("SUM_ROWS", func(t Type) bool { return t == TypeF32 }, "f32", a); p != nil {
+		return p
 	}
 	return c.newOp(OpSumRows, a.Type, [4]int64{1, a.Ne[1], a.Ne[2], a.Ne[3]}, a)
 }
@@ -30,8 +30,8 @@ func (c *Context) Mean(a *Tensor) *Tensor {
 	if err := c.check("MEAN", a); err != nil {
 		return c.fail("MEAN", err)
 	}
-	if !c.requireTypes("MEAN", func(t Type) bool { return t == TypeF32 }, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("MEAN", func(t Type) bool { return t == TypeF32 }, "f32", a); p != nil {
+		return p
 	}
 	return c.newOp(OpMean, TypeF32, [4]int64{1, a.Ne[1], a.Ne[2], a.Ne[3]}, a)
 }
@@ -43,8 +43,8 @@ func (c *Context) Argmax(a *Tensor) *Tensor {
 	if err := c.check("ARGMAX", a); err != nil {
 		return c.fail("ARGMAX", err)
 	}
-	if !c.requireTypes("ARGMAX", func(t Type) bool { return t == TypeF32 }, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("ARGMAX", func(t Type) bool { return t == TypeF32 }, "f32", a); p != nil {
+		return p
 	}
 	if a.Ne[2] != 1 || a.Ne[3] != 1 {
 		return c.errorf("ARGMAX: %v must be a matrix", a)
@@ -61,8 +61,8 @@ func (c *Context) Argsort(a *Tensor, order SortOrder) *Tensor {
 	if err := c.check("ARGSORT", a); err != nil {
 		return c.fail("ARGSORT", err)
 	}
-	if !c.requireTypes("ARGSORT", func(t Type) bool { return t == TypeF32 }, "f32", a) {
-		return c.placeholder()
+	if p := c.requireTypes("ARGSORT", func(t Type) bool { return t == TypeF32 }, "f32", a); p != nil {
+		return p
 	}
 	if order != SortAsc && order != SortDesc {
 		return c.errorf("ARGSORT: unknown order %d", int32(order))

@@ -1,7 +1,5 @@
 package core
 
-import "fmt"
-
 // AdamW parameter tensor layout (OPT_STEP_ADAMW src4, F32[7]) as in ggml.
 const (
 	AdamWAlpha   = 0 // learning rate α
@@ -28,11 +26,11 @@ func (c *Context) SetParam(t *Tensor) error {
 	var err error
 	switch {
 	case t == nil:
-		err = fmt.Errorf("tandem: SetParam: nil tensor")
+		err = errorfNoCtx("SetParam: nil tensor")
 	case !isFloatType(t.Type):
-		err = fmt.Errorf("tandem: SetParam: %v has type %v; parameters must be f32, f16 or bf16", t, t.Type)
+		err = errorfNoCtx("SetParam: %v has type %v; parameters must be f32, f16 or bf16", t, t.Type)
 	case t.Op != OpNone:
-		err = fmt.Errorf("tandem: SetParam: %v is the result of op %v; parameters must be leaf tensors", t, t.Op)
+		err = errorfNoCtx("SetParam: %v is the result of op %v; parameters must be leaf tensors", t, t.Op)
 	}
 	if err != nil {
 		c.setErr(err)
@@ -49,11 +47,11 @@ func (c *Context) SetLoss(t *Tensor) error {
 	var err error
 	switch {
 	case t == nil:
-		err = fmt.Errorf("tandem: SetLoss: nil tensor")
+		err = errorfNoCtx("SetLoss: nil tensor")
 	case t.Type != TypeF32:
-		err = fmt.Errorf("tandem: SetLoss: %v has type %v; a loss must be an f32 scalar", t, t.Type)
+		err = errorfNoCtx("SetLoss: %v has type %v; a loss must be an f32 scalar", t, t.Type)
 	case t.Ne != [4]int64{1, 1, 1, 1}:
-		err = fmt.Errorf("tandem: SetLoss: %v is not a scalar (shape [%d,%d,%d,%d]); reduce it first, e.g. with Sum or Mean",
+		err = errorfNoCtx("SetLoss: %v is not a scalar (shape [%d,%d,%d,%d]); reduce it first, e.g. with Sum or Mean",
 			t, t.Ne[0], t.Ne[1], t.Ne[2], t.Ne[3])
 	}
 	if err != nil {
@@ -101,18 +99,18 @@ func (c *Context) CrossEntropyLossBack(g, logits, labels *Tensor) *Tensor {
 // optStepCheck validates the tensors of an optimizer step.
 func (c *Context) optStepCheck(op string, a *Tensor, params *Tensor, nParams int64, same ...*Tensor) bool {
 	if err := c.check(op, append([]*Tensor{a, params}, same...)...); err != nil {
-		c.setErr(err)
+		c.setErr(asOpError(op, err))
 		return false
 	}
 	if !c.sameF32(op, append([]*Tensor{a}, same...)...) {
 		return false
 	}
 	if !a.IsContiguousRows() {
-		c.setErr(fmt.Errorf("tandem: %s: rows of %v must be contiguous", op, a))
+		c.setErr(errorfNoCtx("%s: rows of %v must be contiguous", op, a))
 		return false
 	}
 	if params.Type != TypeF32 || params.NElements() != nParams || !params.IsContiguous() {
-		c.setErr(fmt.Errorf("tandem: %s: parameters %v must be a contiguous f32 tensor of %d elements", op, params, nParams))
+		c.setErr(errorfNoCtx("%s: parameters %v must be a contiguous f32 tensor of %d elements", op, params, nParams))
 		return false
 	}
 	return true

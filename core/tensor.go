@@ -66,11 +66,20 @@ func (t *Tensor) String() string {
 	if t == nil {
 		return "<nil tensor>"
 	}
-	name := t.Name
-	if name == "" {
-		name = fmt.Sprintf("#%d", t.id)
+	return fmt.Sprintf("%s(%v %v [%d,%d,%d,%d])", t.displayName(), t.Op, t.Type, t.Ne[0], t.Ne[1], t.Ne[2], t.Ne[3])
+}
+
+// displayName is the tensor's name, or for an unnamed tensor "c<context>#<index>": the number of
+// its context (contexts are numbered from 1 in creation order) and its creation index there, so
+// unnamed tensors of different contexts never read the same.
+func (t *Tensor) displayName() string {
+	if t.Name != "" {
+		return t.Name
 	}
-	return fmt.Sprintf("%s(%v %v [%d,%d,%d,%d])", name, t.Op, t.Type, t.Ne[0], t.Ne[1], t.Ne[2], t.Ne[3])
+	if t.ctx == nil {
+		return fmt.Sprintf("#%d", t.id)
+	}
+	return fmt.Sprintf("c%d#%d", t.ctx.seq, t.id)
 }
 
 // SetName sets the tensor's name (truncated to 63 bytes as in ggml) and returns t (a nil t is
@@ -328,7 +337,7 @@ func (t *Tensor) HostData() ([]byte, error) {
 	case hostNilTensor:
 		return nil, fmt.Errorf("tandem: %w", errNilTensor)
 	case hostNoMemory:
-		return nil, fmt.Errorf("tandem: tensor %v has no memory (allocate it first)", t)
+		return nil, noMemory("HostData", t)
 	case hostFreed:
 		return nil, fmt.Errorf("tandem: tensor %v: its %w", t, ErrBufferFreed)
 	case hostNotHost:

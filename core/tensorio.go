@@ -12,7 +12,7 @@ func checkRange(op string, t *Tensor, offset, size int64) error {
 		return fmt.Errorf("tandem: %s: nil tensor", op)
 	}
 	if t.Buffer == nil {
-		return fmt.Errorf("tandem: %s: tensor %v has no memory (allocate it first)", op, t)
+		return noMemory(op, t)
 	}
 	if bufferFreed(t.Buffer) {
 		return fmt.Errorf("tandem: %s: tensor %v: its %w", op, t, ErrBufferFreed)
@@ -116,7 +116,7 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 		return nil, fmt.Errorf("tandem: GetFloat32s: nil tensor")
 	}
 	if t.Buffer == nil {
-		return nil, fmt.Errorf("tandem: GetFloat32s: tensor %v has no memory", t)
+		return nil, noMemory("GetFloat32s", t)
 	}
 	if t.Type != TypeI64 && !t.Type.CanConvert() {
 		return nil, fmt.Errorf("tandem: GetFloat32s: type %v has no float conversion", t.Type)
@@ -189,7 +189,7 @@ func SetFloat32sAny(t *Tensor, values []float32) error {
 		return fmt.Errorf("tandem: SetFloat32sAny: type %v has no float conversion", t.Type)
 	}
 	if t.Buffer == nil {
-		return fmt.Errorf("tandem: SetFloat32sAny: tensor %v has no memory", t)
+		return noMemory("SetFloat32sAny", t)
 	}
 	if err := checkRange("SetFloat32sAny", t, 0, t.NBytes()); err != nil {
 		return err
@@ -379,4 +379,14 @@ func ViewInit(t *Tensor) error {
 	}
 	t.Buffer, t.Offset = src.Buffer, off
 	return nil
+}
+
+// noMemory is the error of reading or writing t, which has no memory. A placeholder left by a
+// failed op has none because the op failed: the error says so and wraps the op's *OpError, rather
+// than sending the caller to allocate it.
+func noMemory(op string, t *Tensor) error {
+	if t.err != nil {
+		return Errorf("tandem: %s: the tensor is the placeholder of a failed op: %w", op, t.err)
+	}
+	return fmt.Errorf("tandem: %s: tensor %v has no memory (allocate it first)", op, t)
 }
