@@ -352,7 +352,6 @@ func TestNilAllocatorMethods(t *testing.T) {
 		ga.Replans() != 0 || ga.Replanned() || ga.Free() != nil || ga.Stats().Policy != "" {
 		t.Fatal("nil allocator accessors")
 	}
-	ga.SetKeepInputs(true)
 	if err := ga.Err(); err == nil || !strings.Contains(err.Error(), "nil graph allocator") {
 		t.Fatalf("nil allocator Err = %v", err)
 	}

@@ -14,9 +14,17 @@ var ErrNeedReserve = errors.New("tandem: alloc: graph changed since the last res
 
 // GraphAllocator plans and allocates the memory of compute graphs (ggml's gallocr). It simulates the
 // graph's execution order: leafs and inputs first, then each node, freeing a tensor once its last
-// consumer and its last view are done (outputs are never freed), and letting in-place-capable ops
-// take over a parent's memory when the parent is owned here, has the node's layout, is not an
-// output and this node is its last user. Each buffer id has a buffer type; ids with the same buffer
+// consumer and its last view are done (outputs and inputs are never freed), and letting
+// in-place-capable ops take over a parent's memory when the parent is owned here, has the node's
+// layout, is not an output or an input and this node is its last user.
+//
+// Inputs are the tensors a caller writes rather than the graph computes: every leaf (and other
+// source) that no op computes, flagged or not, and every tensor flagged input or param. An input
+// placed here keeps its memory for the whole graph, so a graph computed again reads the same
+// input. An input that AllocGraph places anywhere but where the previous placement of this
+// allocator had it holds another tensor's bytes: it is marked (core.ExpectWrite), and computing a
+// graph that reads it before it is written is an error (core.ErrInputNotSet) naming it. Inputs
+// with memory of their own (weights, KV caches) are not placed here and never marked. Each buffer id has a buffer type; ids with the same buffer
 // type share one logical buffer (several chunk buffers when the type has a maximum size). Buffers
 // are tagged BufferUsageCompute and only grow.
 //
@@ -33,6 +41,9 @@ var ErrNeedReserve = errors.New("tandem: alloc: graph changed since the last res
 //   - Tensors placed by this allocator in an earlier AllocGraph are placed again; only tensors whose
 //     Buffer belongs to someone else (weights, user allocations) are left alone.
 //   - A tensor computed in place must share its parent's buffer type.
+//   - Inputs live to the end of the graph, flagged or not (ggml frees a leaf after its last reader,
+//     so computing the graph again reads garbage unless every leaf is set again), and one that was
+//     not written since it was placed is an error, not stale bytes.
 //
 // A GraphAllocator is not safe for concurrent use.
 type GraphAllocator struct {
@@ -49,7 +60,9 @@ type GraphAllocator struct {
 	aliases []Alias                       // set by SetAliases
 	aliasOf map[*core.Tensor]*core.Tensor // alias → the graph tensor it shares memory with
 
-	keepInputs bool
+	// where the last placement put each input (see place): an input placed again at the same
+	// address keeps its bytes; any other is marked with core.ExpectWrite
+	inputsAt, inputsSpare map[*core.Tensor]inputAt
 
 	ids     map[*core.Tensor]int32
 	scratch *graphInfo
@@ -169,16 +182,6 @@ func (ga *GraphAllocator) NumBuffers() int {
 		return 0
 	}
 	return len(ga.bts)
-}
-
-// SetKeepInputs makes tensors flagged as inputs live until the end of the graph, like outputs (never
-// freed, never overwritten in place). By default, as in ggml, an input gets memory of its own at the
-// start of the graph and is released after its last use. Changing it invalidates the plan. It does
-// nothing on a nil allocator.
-func (ga *GraphAllocator) SetKeepInputs(keep bool) {
-	if ga != nil {
-		ga.keepInputs = keep
-	}
 }
 
 // Replans counts the plans made so far (by Reserve, ReserveN, and AllocGraph when the graph no
@@ -418,6 +421,7 @@ func (ga *GraphAllocator) Free() error {
 	}
 	clear(ga.placed)
 	ga.placed = ga.placed[:0]
+	ga.forgetInputs()
 	ga.cur.valid = false
 	ga.spare.valid = false
 	return first
@@ -529,6 +533,7 @@ func (ga *GraphAllocator) ensureBuffers() error {
 			if c < len(ga.bufs[a]) && ga.bufs[a][c] != nil && ga.bufs[a][c].Size() >= size {
 				continue
 			}
+			ga.forgetInputs() // a buffer is replaced: no input keeps its bytes
 			if c < len(ga.bufs[a]) && ga.bufs[a][c] != nil {
 				if err := ga.bufs[a][c].Free(); err != nil {
 					p.valid = false

@@ -423,8 +423,9 @@ func buildTransformer(p tfParams, wbt core.BufferType) (*core.Graph, error) {
 // tensors whose lifetimes overlap share bytes, except a node computed in place over the parent it
 // reads with the same layout at the same address. Lifetimes: leafs and inputs from the start,
 // nodes from their step; until their last read (through a view or not), or the end for outputs,
-// tensors nobody reads (and whose views nobody reads), and inputs when keepInputs.
-func checkPlacement(g *core.Graph, ga *GraphAllocator, keepInputs bool) error {
+// tensors nobody reads (and whose views nobody reads), and inputs (tensors no op computes, and
+// tensors flagged input or param).
+func checkPlacement(g *core.Graph, ga *GraphAllocator) error {
 	nodes := g.Nodes()
 	step := map[*core.Tensor]int{}
 	for i, n := range nodes {
@@ -477,7 +478,7 @@ func checkPlacement(g *core.Graph, ga *GraphAllocator, keepInputs bool) error {
 	}
 	for _, t := range all {
 		rt := root(t)
-		if t.Flags&core.FlagOutput != 0 || (readers[t] == 0 && t.Op != core.OpNone) || (keepInputs && t.Flags&core.FlagInput != 0) {
+		if t.Flags&core.FlagOutput != 0 || (readers[t] == 0 && t.Op != core.OpNone) || (t.ViewSrc == nil && t.Op == core.OpNone) || t.Flags&(core.FlagInput|core.FlagParam) != 0 {
 			last[rt] = end
 		}
 	}

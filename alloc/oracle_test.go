@@ -6,8 +6,9 @@ import (
 
 // ggmlOracle is a plain transcription of ggml's gallocr planning (ggml-alloc.c: ggml_dyn_tallocr
 // with its best fit, tail-block rule and 16 chunks, ggml_gallocr_allocate_node with its in-place
-// rules, ggml_gallocr_alloc_graph_impl) over one buffer type. It shares no code with the package and
-// serves as the yardstick: the package's plans must never need more memory than this.
+// rules, ggml_gallocr_alloc_graph_impl) over one buffer type, with tandem's rule that inputs live to
+// the end of the graph (see freeNode). It shares no code with the package and serves as the
+// yardstick: the package's plans must never need more memory than this.
 type ggmlOracle struct {
 	bt       core.BufferType
 	align    int64
@@ -170,6 +171,9 @@ func (o *ggmlOracle) allocateNode(node *core.Tensor) {
 			if parent.Flags&core.FlagOutput != 0 || (parent.ViewSrc != nil && parent.ViewSrc.Flags&core.FlagOutput != 0) {
 				continue
 			}
+			if oInput(parent) || (parent.ViewSrc != nil && oInput(parent.ViewSrc)) {
+				continue // never overwritten (see freeNode)
+			}
 			if !core.SameLayout(node, parent) {
 				continue
 			}
@@ -197,8 +201,19 @@ func (o *ggmlOracle) allocateNode(node *core.Tensor) {
 	hn.addr = o.alloc(o.bt.AllocSize(node))
 }
 
+// oInput reports whether t is an input: not computed by an op (and not a view), or flagged input
+// or param.
+func oInput(t *core.Tensor) bool {
+	return (t.ViewSrc == nil && t.Op == core.OpNone) || t.Flags&(core.FlagInput|core.FlagParam) != 0
+}
+
 func (o *ggmlOracle) freeNode(node *core.Tensor) {
 	if node.Flags&core.FlagOutput != 0 {
+		return
+	}
+	// tandem's one departure from ggml's lifetimes: inputs (tensors no op computes, and tensors
+	// flagged input or param) are never freed, so a graph computed again reads them unchanged
+	if oInput(node) {
 		return
 	}
 	hn := o.hn(node)

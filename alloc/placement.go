@@ -89,6 +89,13 @@ func (ga *GraphAllocator) PlaceAgain() error {
 func (ga *GraphAllocator) place(p *planData, gi *graphInfo) error {
 	clear(ga.placed)
 	ga.placed = ga.placed[:0]
+	prev, next := ga.inputsAt, ga.inputsSpare
+	if next == nil {
+		next = map[*core.Tensor]inputAt{}
+	}
+	clear(next)
+	// until this placement is complete, no input is known to keep its bytes
+	ga.inputsAt, ga.inputsSpare = nil, nil
 	recs, ts := p.gi.recs, gi.ts
 	aliases := gi.aliases
 	for i := range recs {
@@ -102,6 +109,15 @@ func (ga *GraphAllocator) place(p *planData, gi *graphInfo) error {
 			t.Buffer = nil
 			if err := core.TensorAlloc(buf, t, at.Offset); err != nil {
 				return core.Errorf("tandem: alloc: placing %v: %w", t, err)
+			}
+			if r.input() {
+				// Only the placement right before this one can vouch for the bytes: any other
+				// graph placed in between may have computed over them.
+				here := inputAt{buf, at.Offset}
+				if was, ok := prev[t]; (!ok || was != here) && t.NBytes() > 0 {
+					core.ExpectWrite(t)
+				}
+				next[t] = here
 			}
 			ga.placed = append(ga.placed, Placement{Tensor: t, BufferID: int(r.bufID), Buffer: t.Buffer, Offset: t.Offset})
 		case r.view:
@@ -123,7 +139,20 @@ func (ga *GraphAllocator) place(p *planData, gi *graphInfo) error {
 			aliases = aliases[1:]
 		}
 	}
+	ga.inputsAt, ga.inputsSpare = next, prev
 	return nil
+}
+
+// inputAt is where a placement put an input.
+type inputAt struct {
+	buf core.Buffer
+	off int64
+}
+
+// forgetInputs drops what the last placement knew about its inputs' bytes (their memory was freed
+// or replaced): the next placement marks every input it places.
+func (ga *GraphAllocator) forgetInputs() {
+	clear(ga.inputsAt)
 }
 
 // placeAlias gives alias the memory of of (its record is ext when that memory is someone else's,

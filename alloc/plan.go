@@ -42,13 +42,12 @@ type rec struct {
 
 // graphInfo is the canonical description of a graph: the fingerprint and the tensors behind it.
 type graphInfo struct {
-	recs       []rec
-	ts         []*core.Tensor
-	nodes      []int32
-	leafs      []int32
-	nodeIDs    []int32
-	leafIDs    []int32
-	keepInputs bool
+	recs    []rec
+	ts      []*core.Tensor
+	nodes   []int32
+	leafs   []int32
+	nodeIDs []int32
+	leafIDs []int32
 
 	// aliases of the graph's tensors (SetAliases) by record; not part of the fingerprint
 	aliases []aliasRef
@@ -60,8 +59,16 @@ type aliasRef struct {
 	t   *core.Tensor
 }
 
+// input reports whether the tensor is one the caller writes rather than one the graph computes:
+// a leaf or another source that no op computes (Op none, not a view), or a tensor flagged input or
+// param. The graph allocator never frees an input it places nor lets a node overwrite it, so its
+// bytes survive every computation of the graph.
+func (r *rec) input() bool {
+	return !r.view && ((r.op == core.OpNone && r.role != roleNode) || r.flags&(core.FlagInput|core.FlagParam) != 0)
+}
+
 func (gi *graphInfo) sameAs(o *graphInfo) bool {
-	return gi.keepInputs == o.keepInputs && slices.Equal(gi.recs, o.recs) &&
+	return slices.Equal(gi.recs, o.recs) &&
 		slices.Equal(gi.nodes, o.nodes) && slices.Equal(gi.leafs, o.leafs) &&
 		slices.Equal(gi.nodeIDs, o.nodeIDs) && slices.Equal(gi.leafIDs, o.leafIDs)
 }
@@ -135,7 +142,6 @@ func (ga *GraphAllocator) analyze(g *core.Graph, nodeIDs, leafIDs []int32, gi *g
 		return ids[i]
 	}
 	gi.reset()
-	gi.keepInputs = ga.keepInputs
 	if ga.ids == nil {
 		ga.ids = make(map[*core.Tensor]int32, 2*(len(nodes)+len(leafs)))
 	} else {
@@ -272,10 +278,9 @@ func (ga *GraphAllocator) simulate(gi *graphInfo, viewInplace bool, st *simState
 		out.tslot[i] = -1
 	}
 	out.viewRe, out.inplace = 0, 0
-	keepInputs := gi.keepInputs
 
 	pinned := func(r *rec) bool {
-		return r.flags&core.FlagOutput != 0 || r.outView || (keepInputs && r.flags&core.FlagInput != 0)
+		return r.flags&core.FlagOutput != 0 || r.outView || r.input()
 	}
 
 	allocate := func(t int32) {

@@ -43,7 +43,7 @@ func quality(t *testing.T, what string, g *core.Graph, bt core.BufferType) (int6
 	if err := ga.AllocGraph(g); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	if err := checkPlacement(g, ga, false); err != nil {
+	if err := checkPlacement(g, ga); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 	return sizes[0], want, lb, ga.Stats()

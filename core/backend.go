@@ -78,7 +78,8 @@ type Backend interface {
 	Name() string
 	Device() Device
 	DefaultBufferType() BufferType
-	// GraphCompute runs every node of g whose memory is reachable by this backend and waits.
+	// GraphCompute runs every node of g whose memory is reachable by this backend and waits. A
+	// graph that reads an input awaiting a write is an error (CheckInputsSet, ErrInputNotSet).
 	GraphCompute(g *Graph) error
 	// Synchronize waits for queued work.
 	Synchronize() error

@@ -44,9 +44,10 @@ type Tensor struct {
 	Buffer Buffer
 	Offset int64
 
-	ctx *Context
-	id  int
-	err error // set on placeholders: the construction error they stand for
+	ctx   *Context
+	id    int
+	err   error // set on placeholders: the construction error they stand for
+	unset bool  // ExpectWrite: placed where other bytes were, not written since
 }
 
 // Err returns the construction error a placeholder tensor stands for (nil for a real tensor; for a
@@ -283,6 +284,9 @@ func (t *Tensor) Allocated() bool { return t != nil && t.Buffer != nil }
 // outside its buffer. HostData says which.
 func (t *Tensor) Data() []byte {
 	b, _ := t.hostData()
+	if b != nil {
+		noteWrite(t) // the caller may write through it
+	}
 	return b
 }
 
@@ -333,6 +337,7 @@ func (t *Tensor) HostData() ([]byte, error) {
 	b, why := t.hostData()
 	switch why {
 	case hostOK:
+		noteWrite(t) // the caller may write through it
 		return b, nil
 	case hostNilTensor:
 		return nil, fmt.Errorf("tandem: %w", errNilTensor)

@@ -44,7 +44,11 @@ func TensorSet(t *Tensor, data []byte, offset int64) error {
 	if len(data) == 0 {
 		return nil
 	}
-	return t.Buffer.SetTensor(t, data, offset)
+	if err := t.Buffer.SetTensor(t, data, offset); err != nil {
+		return err
+	}
+	noteWrite(t)
+	return nil
 }
 
 // TensorGet copies len(dst) bytes of t starting at byte offset into dst. A nil t is an error, and
@@ -68,7 +72,11 @@ func TensorMemset(t *Tensor, value byte, offset, size int64) error {
 	if size == 0 {
 		return nil
 	}
-	return t.Buffer.MemsetTensor(t, value, offset, size)
+	if err := t.Buffer.MemsetTensor(t, value, offset, size); err != nil {
+		return err
+	}
+	noteWrite(t)
+	return nil
 }
 
 // float32Bytes views float32 values as bytes for transfers.
@@ -283,10 +291,19 @@ func TensorCopy(src, dst *Tensor) error {
 	if src == dst || src.NBytes() == 0 {
 		return nil
 	}
-	if data := src.Data(); data != nil {
+	if err := copyBytes(src, dst); err != nil {
+		return err
+	}
+	noteWrite(dst)
+	return nil
+}
+
+// copyBytes is TensorCopy's transfer, on checked tensors.
+func copyBytes(src, dst *Tensor) error {
+	if data, _ := src.hostData(); data != nil {
 		return dst.Buffer.SetTensor(dst, data, 0)
 	}
-	if data := dst.Data(); data != nil {
+	if data, _ := dst.hostData(); data != nil {
 		return src.Buffer.GetTensor(src, data, 0)
 	}
 	if c, ok := dst.Buffer.(TensorCopier); ok {

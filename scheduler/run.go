@@ -164,6 +164,9 @@ func (s *Scheduler) computeSync(ctx context.Context, g *core.Graph) error {
 	if err := s.allocGraph(g); err != nil {
 		return err
 	}
+	if err := core.CheckInputsSet(g); err != nil {
+		return core.Errorf("tandem: scheduler: %w", err)
+	}
 	p, cb := s.plan, s.evalCB
 	if !s.opts.Sequential && cb == nil && len(p.splits) >= 2 {
 		if err := s.startRun(ctx, cb); err != nil {
@@ -256,6 +259,9 @@ func (s *Scheduler) graphComputeAsync(ctx context.Context, g *core.Graph) error 
 	}
 	if err := s.allocGraph(g); err != nil {
 		return err
+	}
+	if err := core.CheckInputsSet(g); err != nil {
+		return core.Errorf("tandem: scheduler: %w", err)
 	}
 	return s.startRun(ctx, cb)
 }

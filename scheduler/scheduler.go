@@ -160,10 +160,9 @@ func New(backends []core.Backend, opts Options) (*Scheduler, error) {
 		}
 		s.bufts[i] = bt
 	}
+	// The graph allocator keeps every input's memory for the whole graph, so inputs survive
+	// between runs and an unchanged input need not be set (or copied to another backend) again.
 	s.galloc = alloc.NewGraphAllocator(s.bufts...)
-	// User inputs keep their memory for the whole graph, so they survive between runs and an
-	// unchanged input need not be set (or copied to another backend) again.
-	s.galloc.SetKeepInputs(true)
 	switch os.Getenv("TANDEM_SCHED_DEBUG") {
 	case "1":
 		s.debug = 1

@@ -100,8 +100,22 @@ func (b *Backend) DefaultBufferType() core.BufferType { return core.HostBufferTy
 // errNilGraph and errNilBackend are the errors for a nil graph and a nil *Backend receiver.
 var (
 	errNilGraph   = errors.New("tandem: cpu: graph is nil")
-	errNilBackend = errors.New("tandem: cpu: backend is nil (use cpu.New)")
+	errNilBackend = errors.New("tandem: cpu: backend is nil (create one with cpu.New)")
+	errZero       = errors.New("tandem: cpu: zero Backend: create one with cpu.New")
+	errClosed     = errors.New("tandem: cpu: backend is closed")
 )
+
+// usable is nil for a backend made by New and not closed, and otherwise the error saying why it
+// cannot compute: nil, the zero Backend (which has no workers), or closed. b.mu must be held.
+func (b *Backend) usable() error {
+	switch {
+	case b.closed:
+		return errClosed
+	case b.pool == nil:
+		return errZero
+	}
+	return nil
+}
 
 // Threads reports the number of workers (0 for a nil backend).
 func (b *Backend) Threads() int {
@@ -115,16 +129,16 @@ func (b *Backend) Threads() int {
 
 // SetThreads changes the number of workers for later graphs.
 func (b *Backend) SetThreads(n int) error {
-	if n < 1 || n > 512 {
-		return fmt.Errorf("tandem: cpu: %d threads is out of range (1..512)", n)
-	}
 	if b == nil {
 		return errNilBackend
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
-		return fmt.Errorf("tandem: cpu: backend is closed")
+	if err := b.usable(); err != nil {
+		return err
+	}
+	if n < 1 || n > 512 {
+		return fmt.Errorf("tandem: cpu: %d threads is out of range (1..512)", n)
 	}
 	if n != b.threads {
 		b.pool.close()
@@ -149,7 +163,7 @@ func (b *Backend) SetAbort(f func() bool) {
 func (b *Backend) Synchronize() error { return nil }
 
 // Close stops the workers. The backend cannot be used afterwards. Closing twice, or closing a nil
-// backend, does nothing.
+// or zero backend, does nothing.
 func (b *Backend) Close() error {
 	if b == nil {
 		return nil
@@ -158,7 +172,9 @@ func (b *Backend) Close() error {
 	defer b.mu.Unlock()
 	if !b.closed {
 		b.closed = true
-		b.pool.close()
+		if b.pool != nil {
+			b.pool.close()
+		}
 		b.work = nil
 		b.planG, b.plan, b.planNodes = nil, nil, nil
 	}
@@ -178,7 +194,8 @@ func sameNodes(a, b []*core.Tensor) bool {
 	return true
 }
 
-// GraphCompute runs every node of g. A nil g is an error. A panic inside a kernel is recovered and
+// GraphCompute runs every node of g. A nil g is an error, and so is a graph that reads an input
+// not written since a graph allocator gave it memory (core.ErrInputNotSet). A panic inside a kernel is recovered and
 // returned as an error naming the node, its op and the panic value; the graph stops at that node.
 func (b *Backend) GraphCompute(g *core.Graph) error {
 	return b.GraphComputeContext(context.Background(), g)
@@ -190,18 +207,21 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if b == nil {
 		return errNilBackend
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return err
+	}
 	if g == nil {
 		return errNilGraph
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return fmt.Errorf("tandem: cpu: backend is closed")
-	}
 	if err := g.Err(); err != nil {
+		return err
+	}
+	if err := core.CheckInputsSet(g); err != nil {
 		return err
 	}
 	var pl *plan

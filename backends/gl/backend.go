@@ -39,17 +39,40 @@ func New() (*Backend, error) {
 	return b, nil
 }
 
-// Name is the device's name ("GL0").
-func (b *Backend) Name() string { return b.dev.name }
+// errZero is the error of every method of a zero Backend that returns one.
+var errZero = errors.New("tandem: gl: zero Backend: create one with gl.New")
 
-func (b *Backend) Device() core.Device { return b.dev }
+// Name is the device's name ("GL0"); "" for a nil or zero Backend.
+func (b *Backend) Name() string {
+	if b == nil || b.dev == nil {
+		return ""
+	}
+	return b.dev.name
+}
 
-func (b *Backend) DefaultBufferType() core.BufferType { return b.dev.buft }
+// Device is the backend's device (nil for a nil or zero Backend).
+func (b *Backend) Device() core.Device {
+	if b == nil || b.dev == nil {
+		return nil
+	}
+	return b.dev
+}
+
+// DefaultBufferType is the device's memory (nil for a nil or zero Backend).
+func (b *Backend) DefaultBufferType() core.BufferType {
+	if b == nil || b.dev == nil {
+		return nil
+	}
+	return b.dev.buft
+}
 
 // Synchronize returns at once (GraphCompute waits for its work); on a closed backend it is an error.
 func (b *Backend) Synchronize() error {
 	if b == nil {
 		return errors.New("tandem: gl: Synchronize on a nil *Backend")
+	}
+	if b.dev == nil {
+		return errZero
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -65,6 +88,9 @@ func (b *Backend) Close() error {
 	if b == nil {
 		return errors.New("tandem: gl: Close on a nil *Backend")
 	}
+	if b.dev == nil {
+		return errZero
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
@@ -72,15 +98,23 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// Barriers returns the number of memory barriers GraphCompute has issued (for tests and tuning).
+// Barriers returns the number of memory barriers GraphCompute has issued (for tests and tuning;
+// 0 for a nil or zero Backend).
 func (b *Backend) Barriers() int {
+	if b == nil || b.dev == nil {
+		return 0
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.enc.Barriers()
 }
 
-// Dispatches returns the number of compute dispatches GraphCompute has issued.
+// Dispatches returns the number of compute dispatches GraphCompute has issued (0 for a nil or
+// zero Backend).
 func (b *Backend) Dispatches() int {
+	if b == nil || b.dev == nil {
+		return 0
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.dispatches
@@ -103,6 +137,9 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if b == nil {
 		return errors.New("tandem: gl: GraphCompute on a nil *Backend")
 	}
+	if b.dev == nil {
+		return errZero
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -112,6 +149,9 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		return fmt.Errorf("tandem: gl: %s: GraphCompute: nil graph", b.dev.name)
 	}
 	if err := g.Err(); err != nil {
+		return err
+	}
+	if err := core.CheckInputsSet(g); err != nil {
 		return err
 	}
 	if err := b.enc.Start(g.Nodes()); err != nil {

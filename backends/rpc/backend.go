@@ -13,16 +13,34 @@ type Backend struct {
 }
 
 // Name is the device name, "RPC<index>[host:port]".
-func (be *Backend) Name() string { return be.d.name }
+func (be *Backend) Name() string {
+	if be.zero() {
+		return ""
+	}
+	return be.d.name
+}
 
 // Device returns the remote device.
-func (be *Backend) Device() core.Device { return be.d }
+func (be *Backend) Device() core.Device {
+	if be.zero() {
+		return nil
+	}
+	return be.d
+}
 
 // DefaultBufferType is the device's buffer type.
-func (be *Backend) DefaultBufferType() core.BufferType { return be.d.bt }
+func (be *Backend) DefaultBufferType() core.BufferType {
+	if be.zero() {
+		return nil
+	}
+	return be.d.bt
+}
 
 // Synchronize makes a round trip, so that earlier uploads are known to be accepted.
 func (be *Backend) Synchronize() error {
+	if be.zero() {
+		return errZeroBackend
+	}
 	if err := be.d.c.sync(context.Background()); err != nil {
 		return fmt.Errorf("tandem: rpc: %s: synchronize: %w", be.d.name, err)
 	}
@@ -42,6 +60,9 @@ func (be *Backend) GraphCompute(g *core.Graph) error {
 // connection or a dead server is an error, at the latest when ctx is done. A nil g is an error; a
 // nil ctx means context.Background().
 func (be *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
+	if be.zero() {
+		return errZeroBackend
+	}
 	if g == nil {
 		return fmt.Errorf("tandem: rpc: %s: GraphCompute: nil graph", be.d.name)
 	}
@@ -49,6 +70,9 @@ func (be *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error
 		ctx = context.Background()
 	}
 	if err := g.Err(); err != nil {
+		return err
+	}
+	if err := core.CheckInputsSet(g); err != nil {
 		return err
 	}
 	payload, err := be.serialize(g)

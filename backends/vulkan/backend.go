@@ -50,18 +50,41 @@ func New(i int) (*Backend, error) {
 	return b, nil
 }
 
-// Name is the device's name ("Vulkan0").
-func (b *Backend) Name() string { return b.dev.name }
+// errZero is the error of every method of a zero Backend that returns one.
+var errZero = errors.New("tandem: vulkan: zero Backend: create one with vulkan.New")
 
-func (b *Backend) Device() core.Device { return b.dev }
+// Name is the device's name ("Vulkan0"); "" for a nil or zero Backend.
+func (b *Backend) Name() string {
+	if b == nil || b.dev == nil {
+		return ""
+	}
+	return b.dev.name
+}
 
-func (b *Backend) DefaultBufferType() core.BufferType { return b.dev.buft }
+// Device is the backend's device (nil for a nil or zero Backend).
+func (b *Backend) Device() core.Device {
+	if b == nil || b.dev == nil {
+		return nil
+	}
+	return b.dev
+}
+
+// DefaultBufferType is the device's memory (nil for a nil or zero Backend).
+func (b *Backend) DefaultBufferType() core.BufferType {
+	if b == nil || b.dev == nil {
+		return nil
+	}
+	return b.dev.buft
+}
 
 // Synchronize returns at once (GraphCompute waits for its work); on a closed backend it is an
 // error.
 func (b *Backend) Synchronize() error {
 	if b == nil {
 		return errors.New("tandem: vulkan: Synchronize on a nil *Backend")
+	}
+	if b.dev == nil {
+		return errZero
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -77,6 +100,9 @@ func (b *Backend) Close() error {
 	if b == nil {
 		return errors.New("tandem: vulkan: Close on a nil *Backend")
 	}
+	if b.dev == nil {
+		return errZero
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
@@ -85,8 +111,11 @@ func (b *Backend) Close() error {
 }
 
 // Barriers returns the number of barriers GraphCompute has recorded (for tests
-// and tuning).
+// and tuning; 0 for a nil or zero Backend).
 func (b *Backend) Barriers() int {
+	if b == nil || b.dev == nil {
+		return 0
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.enc.Barriers()
@@ -111,6 +140,9 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if b == nil {
 		return errors.New("tandem: vulkan: GraphCompute on a nil *Backend")
 	}
+	if b.dev == nil {
+		return errZero
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -120,6 +152,9 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		return fmt.Errorf("tandem: vulkan: %s: GraphCompute: nil graph", b.dev.name)
 	}
 	if err := g.Err(); err != nil {
+		return err
+	}
+	if err := core.CheckInputsSet(g); err != nil {
 		return err
 	}
 	// Shutdown waits for this graph instead of destroying the device under it.
