@@ -13,7 +13,7 @@ import (
 // it counts as a software device, and whether a debug context is on (TANDEM_GL_DEBUG). It does
 // nothing on a nil backend.
 func (b *Backend) SetLogger(l *slog.Logger) {
-	if b == nil || l == nil {
+	if b == nil || b.dev == nil || l == nil {
 		return
 	}
 	info := b.dev.info

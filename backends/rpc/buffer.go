@@ -19,7 +19,12 @@ type Buffer struct {
 }
 
 // Type returns the buffer's type.
-func (b *Buffer) Type() core.BufferType { return b.bt }
+func (b *Buffer) Type() core.BufferType {
+	if b.zero() {
+		return nil
+	}
+	return b.bt
+}
 
 // Size is the size the server reported.
 func (b *Buffer) Size() int64 { return b.size }
@@ -37,6 +42,9 @@ func (b *Buffer) client() *Client { return b.bt.d.c }
 
 // wireFor serializes t (which must live in b) for a data command.
 func (b *Buffer) wireFor(op string, t *core.Tensor, offset, size int64) (wireTensor, error) {
+	if b.zero() {
+		return wireTensor{}, errZeroBuffer
+	}
 	if t == nil {
 		return wireTensor{}, fmt.Errorf("tandem: rpc: %s: %s: nil tensor", b.bt.d.name, op)
 	}
@@ -159,6 +167,9 @@ func (b *Buffer) MemsetTensor(t *core.Tensor, value byte, offset, size int64) er
 // have the same type and contiguous layout (COPY_TENSOR); otherwise ok is false. A nil src or dst
 // is an error.
 func (b *Buffer) CopyTensor(src, dst *core.Tensor) (bool, error) {
+	if b.zero() {
+		return false, errZeroBuffer
+	}
 	if src == nil || dst == nil {
 		return false, fmt.Errorf("tandem: rpc: %s: copy: nil tensor", b.bt.d.name)
 	}
@@ -188,6 +199,9 @@ func (b *Buffer) CopyTensor(src, dst *core.Tensor) (bool, error) {
 
 // Clear fills the whole buffer with value (BUFFER_CLEAR).
 func (b *Buffer) Clear(value byte) error {
+	if b.zero() {
+		return errZeroBuffer
+	}
 	if b.freed {
 		return fmt.Errorf("tandem: rpc: %s: clear: buffer was freed", b.bt.d.name)
 	}
@@ -200,6 +214,9 @@ func (b *Buffer) Clear(value byte) error {
 
 // Free releases the buffer on the server (FREE_BUFFER). Freeing twice is an error.
 func (b *Buffer) Free() error {
+	if b.zero() {
+		return errZeroBuffer
+	}
 	if b.freed {
 		return fmt.Errorf("tandem: rpc: %s: buffer %#x freed twice", b.bt.d.name, b.handle)
 	}
@@ -214,6 +231,9 @@ func (b *Buffer) Free() error {
 // client does: quantized, not a view, rows not a multiple of 512 (CUDA servers pad those rows). A nil
 // t is an error.
 func (b *Buffer) InitTensor(t *core.Tensor) error {
+	if b.zero() {
+		return errZeroBuffer
+	}
 	if t == nil {
 		return fmt.Errorf("tandem: rpc: %s: init: nil tensor", b.bt.d.name)
 	}

@@ -124,6 +124,9 @@ func (c *Client) Device(i int) *Device {
 
 // Err returns the error that broke the connection, or nil while it is usable.
 func (c *Client) Err() error {
+	if c.zero() {
+		return errZeroClient
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -131,6 +134,9 @@ func (c *Client) Err() error {
 
 // Close closes the connection; the server frees every buffer allocated on it.
 func (c *Client) Close() error {
+	if c.zero() {
+		return errZeroClient
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
@@ -148,6 +154,9 @@ func (c *Client) call(ctx context.Context, cmd byte, respLen int, payload ...[]b
 }
 
 func (c *Client) callLocked(ctx context.Context, cmd byte, respLen int, payload ...[]byte) ([]byte, error) {
+	if c.zero() {
+		return nil, errZeroClient
+	}
 	if c.err != nil {
 		return nil, c.err
 	}

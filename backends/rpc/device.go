@@ -21,7 +21,12 @@ type Device struct {
 func (d *Device) Name() string { return d.name }
 
 // Description is the server address.
-func (d *Device) Description() string { return d.c.addr }
+func (d *Device) Description() string {
+	if d.zero() {
+		return ""
+	}
+	return d.c.addr
+}
 
 // Type is core.DeviceGPU: remote memory, reached by copies.
 func (d *Device) Type() core.DeviceType { return core.DeviceGPU }
@@ -34,6 +39,9 @@ func (d *Device) Client() *Client { return d.c }
 
 // Memory asks the server for free and total bytes (0, 0 when the connection is lost).
 func (d *Device) Memory() (free, total int64) {
+	if d.zero() {
+		return 0, 0
+	}
 	r, err := d.c.call(context.Background(), cmdGetDeviceMem, memRespSize, le.AppendUint32(nil, d.index))
 	if err != nil {
 		return 0, 0
@@ -47,7 +55,7 @@ func (d *Device) Memory() (free, total int64) {
 // protocol cannot ask the remote backend, so a server may still refuse the graph. A nil t is not
 // supported.
 func (d *Device) SupportsOp(t *core.Tensor) bool {
-	if t == nil {
+	if t == nil || d.zero() {
 		return false
 	}
 	if _, ok := toGGML[t.Op]; !ok || !supportedParams(t) {
@@ -74,16 +82,26 @@ func fits32(t *core.Tensor) bool {
 }
 
 // SupportsBufferType reports whether bt is this device's buffer type.
-func (d *Device) SupportsBufferType(bt core.BufferType) bool { return bt == core.BufferType(d.bt) }
+func (d *Device) SupportsBufferType(bt core.BufferType) bool {
+	return d.bt != nil && bt == core.BufferType(d.bt)
+}
 
 // OffloadOp is false (for a nil t too): weights are not moved to a remote device for an op.
 func (d *Device) OffloadOp(*core.Tensor) bool { return false }
 
 // BufferType returns the device's buffer type.
-func (d *Device) BufferType() core.BufferType { return d.bt }
+func (d *Device) BufferType() core.BufferType {
+	if d.bt == nil {
+		return nil
+	}
+	return d.bt
+}
 
 // NewBackend returns a backend that computes graphs on the device.
 func (d *Device) NewBackend() (core.Backend, error) {
+	if d.zero() {
+		return nil, errZeroDevice
+	}
 	if err := d.c.Err(); err != nil {
 		return nil, err
 	}
@@ -98,7 +116,12 @@ type BufferType struct {
 }
 
 // Name is the device name.
-func (bt *BufferType) Name() string { return bt.d.name }
+func (bt *BufferType) Name() string {
+	if bt.zero() {
+		return ""
+	}
+	return bt.d.name
+}
 
 // Alignment is what the server reported (GET_ALIGNMENT).
 func (bt *BufferType) Alignment() int64 { return bt.align }
@@ -110,7 +133,12 @@ func (bt *BufferType) MaxSize() int64 { return bt.maxSize }
 func (bt *BufferType) IsHost() bool { return false }
 
 // Device returns the remote device.
-func (bt *BufferType) Device() core.Device { return bt.d }
+func (bt *BufferType) Device() core.Device {
+	if bt.zero() {
+		return nil
+	}
+	return bt.d
+}
 
 // AllocSize asks the server (GET_ALLOC_SIZE) for quantized tensors whose rows are not a multiple
 // of 512, which some backends pad, as ggml's client does; otherwise it is t.NBytes() (0 for a nil t).
@@ -119,6 +147,9 @@ func (bt *BufferType) AllocSize(t *core.Tensor) int64 {
 		return 0
 	}
 	n := t.NBytes()
+	if bt.zero() {
+		return n
+	}
 	if !t.Type.IsQuantized() || t.Ne[0]%512 == 0 || !fits32(t) {
 		return n
 	}
@@ -138,6 +169,9 @@ func (bt *BufferType) AllocSize(t *core.Tensor) int64 {
 
 // Alloc allocates size bytes on the server (ALLOC_BUFFER, then BUFFER_GET_BASE).
 func (bt *BufferType) Alloc(size int64) (core.Buffer, error) {
+	if bt.zero() {
+		return nil, errZeroBufferType
+	}
 	if size < 0 {
 		return nil, fmt.Errorf("tandem: rpc: %s: negative size %d", bt.d.name, size)
 	}

@@ -14,9 +14,9 @@ import (
 // what the environment decided: the device and its physical device, the device list
 // (TANDEM_VK_VISIBLE_DEVICES and the devices skipped), TANDEM_VK_FORCE_STAGING, whether the
 // validation layer is on (TANDEM_VK_VALIDATE), and one record per validation message so far
-// (ValidationMessages). It does nothing on a nil backend.
+// (ValidationMessages). It does nothing on a nil or zero backend.
 func (b *Backend) SetLogger(l *slog.Logger) {
-	if b == nil {
+	if b == nil || b.dev == nil {
 		return
 	}
 	b.mu.Lock()

@@ -23,12 +23,32 @@ func DeviceCount() int { return 0 }
 func Devices() []core.Device { return nil }
 
 // Backend is the Vulkan backend; this build cannot create one.
-type Backend struct{ core.Backend }
+type Backend struct{}
+
+var _ core.Backend = (*Backend)(nil)
+
+// Name is "" in this build.
+func (b *Backend) Name() string { return "" }
+
+// Device is nil in this build.
+func (b *Backend) Device() core.Device { return nil }
+
+// DefaultBufferType is nil in this build.
+func (b *Backend) DefaultBufferType() core.BufferType { return nil }
+
+// GraphCompute fails in this build (whatever g, nil included).
+func (b *Backend) GraphCompute(g *core.Graph) error { return ErrUnavailable }
 
 // GraphComputeContext fails in this build (whatever ctx and g, nil included).
 func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
 	return ErrUnavailable
 }
+
+// Synchronize fails in this build.
+func (b *Backend) Synchronize() error { return ErrUnavailable }
+
+// Close does nothing in this build: there is nothing to release.
+func (b *Backend) Close() error { return nil }
 
 // New fails in this build.
 func New(i int) (*Backend, error) { return nil, ErrUnavailable }
