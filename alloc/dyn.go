@@ -33,6 +33,7 @@ type dynChunk struct {
 //
 // A chunk holds at most the maximum size given to NewDynAllocator; a single request larger than
 // that gets a chunk of its own, of its size (backends may refuse it when the buffer is allocated).
+// The zero DynAllocator works as NewDynAllocator(1, 0): alignment 1, one unlimited chunk.
 type DynAllocator struct {
 	align    int64
 	maxChunk int64
@@ -51,12 +52,12 @@ func NewDynAllocator(alignment, maxSize int64) *DynAllocator {
 	return &DynAllocator{align: alignment, maxChunk: maxSize}
 }
 
-// Alignment is the rounding applied to every size (0 for a nil allocator).
+// Alignment is the rounding applied to every size (1 for a zero allocator, 0 for a nil one).
 func (d *DynAllocator) Alignment() int64 {
 	if d == nil {
 		return 0
 	}
-	return d.align
+	return max(d.align, 1)
 }
 
 // Reset frees everything (chunks are forgotten); nothing for a nil allocator.
@@ -116,7 +117,11 @@ func (d *DynAllocator) FreeBlocks() int {
 }
 
 func (d *DynAllocator) newChunk(minSize int64) int {
-	capacity := max(minSize, d.maxChunk)
+	maxChunk := d.maxChunk
+	if maxChunk <= 0 {
+		maxChunk = unlimited // the zero DynAllocator
+	}
+	capacity := max(minSize, maxChunk)
 	if len(d.chunks) < cap(d.chunks) {
 		d.chunks = d.chunks[:len(d.chunks)+1]
 		c := &d.chunks[len(d.chunks)-1]
@@ -140,7 +145,7 @@ func (d *DynAllocator) Alloc(size int64) Addr {
 	if d == nil {
 		return Addr{Chunk: -1}
 	}
-	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
+	size = core.AlignUp(min(max(size, 0), MaxAllocSize), max(d.align, 1))
 	bestChunk, bestBlock := -1, -1
 
 	// Best fit among the blocks that are not a chunk's last one. As in ggml the best size is tracked
@@ -199,7 +204,7 @@ func (d *DynAllocator) Free(a Addr, size int64) {
 	if d == nil {
 		return
 	}
-	size = core.AlignUp(min(max(size, 0), MaxAllocSize), d.align)
+	size = core.AlignUp(min(max(size, 0), MaxAllocSize), max(d.align, 1))
 	if size <= 0 || a.Offset < 0 || a.Chunk < 0 || a.Chunk >= len(d.chunks) {
 		return
 	}

@@ -164,14 +164,30 @@ func NewGraphAllocatorErr(bufferTypes ...core.BufferType) (*GraphAllocator, erro
 	return ga, nil
 }
 
-// errNilAllocator is returned by the methods of a nil *GraphAllocator.
-var errNilAllocator = errors.New("tandem: alloc: nil graph allocator (create one with NewGraphAllocator)")
+// errNilAllocator and errZeroAllocator are returned by the methods of a nil *GraphAllocator and of
+// a zero GraphAllocator (one not made by NewGraphAllocator: it has no buffer types).
+var (
+	errNilAllocator  = errors.New("tandem: alloc: nil graph allocator (create one with alloc.NewGraphAllocator)")
+	errZeroAllocator = errors.New("tandem: alloc: zero GraphAllocator: create one with alloc.NewGraphAllocator")
+)
+
+// usable is nil for an allocator made by NewGraphAllocator (whose own error, if any, Err reports),
+// and otherwise the error saying how to make one.
+func (ga *GraphAllocator) usable() error {
+	switch {
+	case ga == nil:
+		return errNilAllocator
+	case ga.cur == nil && ga.err == nil:
+		return errZeroAllocator
+	}
+	return nil
+}
 
 // Err returns the error recorded by NewGraphAllocator (no buffer types, a nil buffer type), or nil.
 // For a nil allocator it says so.
 func (ga *GraphAllocator) Err() error {
-	if ga == nil {
-		return errNilAllocator
+	if err := ga.usable(); err != nil {
+		return err
 	}
 	return ga.err
 }
@@ -206,8 +222,8 @@ func (ga *GraphAllocator) Reserve(g *core.Graph) error { return ga.ReserveN(g, n
 // still gets a (possibly empty) buffer, so views into it can be initialised. A nil g (or allocator)
 // is an error.
 func (ga *GraphAllocator) ReserveN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) error {
-	if ga == nil {
-		return errNilAllocator
+	if err := ga.usable(); err != nil {
+		return err
 	}
 	ga.replanned = false
 	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
@@ -226,8 +242,8 @@ func (ga *GraphAllocator) ReserveN(g *core.Graph, nodeBufferIDs, leafBufferIDs [
 // the bytes each buffer id would need (0 for ids sharing an earlier id's buffer). A nil g (or
 // allocator) is an error.
 func (ga *GraphAllocator) ReserveSizeN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) ([]int64, error) {
-	if ga == nil {
-		return nil, errNilAllocator
+	if err := ga.usable(); err != nil {
+		return nil, err
 	}
 	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
 	if err != nil {
@@ -255,8 +271,8 @@ func (ga *GraphAllocator) ReserveSizeN(g *core.Graph, nodeBufferIDs, leafBufferI
 // several it returns ErrNeedReserve (use ReserveN or AllocGraphN). A nil g (or allocator) is an
 // error.
 func (ga *GraphAllocator) AllocGraph(g *core.Graph) error {
-	if ga == nil {
-		return errNilAllocator
+	if err := ga.usable(); err != nil {
+		return err
 	}
 	ga.replanned = false
 	if ga.err != nil {
@@ -286,8 +302,8 @@ func (ga *GraphAllocator) AllocGraph(g *core.Graph) error {
 // AllocGraphN is AllocGraph with explicit buffer ids: it re-plans (and grows the buffers) whenever g
 // or the ids differ from the plan. A nil g (or allocator) is an error.
 func (ga *GraphAllocator) AllocGraphN(g *core.Graph, nodeBufferIDs, leafBufferIDs []int) error {
-	if ga == nil {
-		return errNilAllocator
+	if err := ga.usable(); err != nil {
+		return err
 	}
 	ga.replanned = false
 	nIDs, lIDs, err := ga.convertIDs(nodeBufferIDs, leafBufferIDs)
@@ -358,7 +374,7 @@ type Stats struct {
 
 // Stats reports on the current plan (zero values before the first plan and for a nil allocator).
 func (ga *GraphAllocator) Stats() Stats {
-	if ga == nil {
+	if ga.usable() != nil || ga.cur == nil {
 		return Stats{}
 	}
 	p := ga.cur
@@ -392,9 +408,9 @@ func (ga *GraphAllocator) Stats() Stats {
 // Free releases the buffers and forgets the plan. The allocator can be used again (a later
 // AllocGraph places the graph's tensors anew). Until then, tensors that were placed in the freed
 // buffers fail every transfer with core.ErrBufferFreed ("buffer was freed") when their buffers
-// report it (core.FreedReporter; host buffers do). Free on a nil allocator does nothing.
+// report it (core.FreedReporter; host buffers do). Free on a nil or zero allocator does nothing.
 func (ga *GraphAllocator) Free() error {
-	if ga == nil {
+	if ga.usable() != nil || ga.cur == nil {
 		return nil
 	}
 	var first error

@@ -71,8 +71,8 @@ var errNoPlan = errors.New("tandem: alloc: PlaceAgain: no plan (call ReserveN or
 // it derives this one from); use AllocGraph otherwise. It fails when there is no plan (none yet,
 // after Free, or after a failed one) or on a nil allocator.
 func (ga *GraphAllocator) PlaceAgain() error {
-	if ga == nil {
-		return errNilAllocator
+	if err := ga.usable(); err != nil {
+		return err
 	}
 	ga.replanned = false
 	if ga.err != nil {

@@ -1,6 +1,7 @@
 package alloc
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tandem-ml/tandem/core"
@@ -13,6 +14,9 @@ type TensorAllocator struct {
 	align  int64
 	offset int64
 }
+
+// errZeroTensorAllocator is the error of Alloc on a nil or zero TensorAllocator.
+var errZeroTensorAllocator = errors.New("tandem: alloc: zero TensorAllocator: create one with alloc.NewTensorAllocator over an allocated buffer")
 
 // NewTensorAllocator starts at the beginning of buf. A nil buf (or one without a buffer type) gives
 // an allocator whose Alloc fails saying so.
@@ -37,10 +41,12 @@ func (ta *TensorAllocator) Offset() int64 {
 // do not fit are errors.
 func (ta *TensorAllocator) Alloc(t *core.Tensor) error {
 	switch {
+	case ta == nil || ta.buf == nil:
+		return errZeroTensorAllocator
 	case t == nil:
 		return fmt.Errorf("tandem: alloc: TensorAllocator.Alloc: nil tensor")
-	case ta == nil || ta.buf == nil || ta.buf.Type() == nil:
-		return fmt.Errorf("tandem: alloc: TensorAllocator.Alloc: tensor %v: nil allocator or buffer (or a buffer without a type)", t)
+	case ta.buf.Type() == nil:
+		return fmt.Errorf("tandem: alloc: TensorAllocator.Alloc: tensor %v: the buffer has no type", t)
 	}
 	if t.ViewSrc != nil {
 		return core.ViewInit(t)

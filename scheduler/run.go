@@ -47,8 +47,8 @@ func (s *Scheduler) dropPlan() {
 // Reserve plans g and sizes every backend's compute buffer for it (use the largest graph you will
 // run, so later graphs fit without growing buffers). A nil g is an error.
 func (s *Scheduler) Reserve(g *core.Graph) error {
-	if s == nil {
-		return errNilScheduler
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if g == nil {
 		return fmt.Errorf("%w (Reserve)", errNilGraph)
@@ -75,8 +75,8 @@ func (s *Scheduler) Reserve(g *core.Graph) error {
 // AllocGraph plans g (unless it is the graph already planned) and gives every tensor of it memory.
 // A nil g is an error.
 func (s *Scheduler) AllocGraph(g *core.Graph) error {
-	if s == nil {
-		return errNilScheduler
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if g == nil {
 		return fmt.Errorf("%w (AllocGraph)", errNilGraph)
@@ -134,8 +134,8 @@ func (s *Scheduler) GraphCompute(g *core.Graph) error {
 // graph's outputs are then undefined; the scheduler stays usable. A nil ctx means
 // context.Background(); a nil g is an error.
 func (s *Scheduler) GraphComputeContext(ctx context.Context, g *core.Graph) error {
-	if s == nil {
-		return errNilScheduler
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if g == nil {
 		return fmt.Errorf("%w (GraphCompute)", errNilGraph)
@@ -237,8 +237,8 @@ type runState struct {
 // runs of the same graph are in flight: user inputs are snapshotted when the call returns (write
 // the next input at once), and outputs are valid after Synchronize. A nil g is an error.
 func (s *Scheduler) GraphComputeAsync(g *core.Graph) error {
-	if s == nil {
-		return errNilScheduler
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if g == nil {
 		return fmt.Errorf("%w (GraphComputeAsync)", errNilGraph)
@@ -326,8 +326,8 @@ func (s *Scheduler) reap() {
 
 // Synchronize waits for every run in flight and for every backend, and returns the first error.
 func (s *Scheduler) Synchronize() error {
-	if s == nil {
-		return errNilScheduler
+	if err := s.usable(); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -184,8 +184,23 @@ func isNil(b any) bool {
 	return false
 }
 
-// errNilScheduler is returned by the methods of a nil *Scheduler.
-var errNilScheduler = errors.New("tandem: scheduler: scheduler is nil (use scheduler.New)")
+// errNilScheduler and errZeroScheduler are returned by the methods of a nil *Scheduler and of a
+// zero Scheduler (one not made by New, NewFromDevices or NewAll: it has no backends).
+var (
+	errNilScheduler  = errors.New("tandem: scheduler: scheduler is nil (create one with scheduler.New)")
+	errZeroScheduler = errors.New("tandem: scheduler: zero Scheduler: create one with scheduler.New")
+)
+
+// usable is nil for a scheduler made by New, and otherwise the error saying how to make one.
+func (s *Scheduler) usable() error {
+	switch {
+	case s == nil:
+		return errNilScheduler
+	case len(s.backends) == 0:
+		return errZeroScheduler
+	}
+	return nil
+}
 
 // errNilGraph is returned for a nil graph.
 var errNilGraph = errors.New("tandem: scheduler: graph is nil")
@@ -264,8 +279,8 @@ func (s *Scheduler) SetEvalCallback(cb EvalCallback) {
 // memory lose it until the next AllocGraph); a pinned node whose backend cannot run it is an error
 // at planning time. A nil t or b is an error.
 func (s *Scheduler) SetTensorBackend(t *core.Tensor, b core.Backend) error {
-	if s == nil {
-		return errNilScheduler
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if t == nil {
 		return errors.New("tandem: scheduler: SetTensorBackend: tensor is nil")
