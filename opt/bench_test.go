@@ -18,13 +18,16 @@ func BenchmarkStepMLP(b *testing.B) {
 	}
 	defer tr.Close()
 	data, labels := spiral(32, 1)
-	x, y := data[:64], labels[:96]
-	if _, err := tr.Step(x, y); err != nil { // the first step grows buffers
+	ds, err := opt.NewDataset(data[:64], 2, labels[:96], 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tr.Step(ds, 0); err != nil { // the first step grows buffers
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := tr.Step(x, y); err != nil {
+		if _, err := tr.Step(ds, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,12 +45,15 @@ func TestStepAllocatesNothing(t *testing.T) {
 	}
 	defer tr.Close()
 	data, labels := spiral(8, 1)
-	x, y := data[:16], labels[:24]
-	if _, err := tr.Step(x, y); err != nil {
+	ds, err := opt.NewDataset(data[:16], 2, labels[:24], 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Step(ds, 0); err != nil {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(20, func() {
-		if _, err := tr.Step(x, y); err != nil {
+		if _, err := tr.Step(ds, 0); err != nil {
 			t.Fatal(err)
 		}
 	})

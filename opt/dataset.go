@@ -1,35 +1,58 @@
 package opt
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 )
 
-// Dataset holds samples and their labels in host memory: sample i is Data[i*NFeatures :
-// (i+1)*NFeatures], its label Labels[i*NLabels : (i+1)*NLabels]. Shuffle and the batch order use
-// a permutation, so the data itself is never moved.
+// Dataset holds samples and their labels in host memory. Sample i is data[i*nIn : (i+1)*nIn] and
+// its label labels[i*nLabels : (i+1)*nLabels], in one of two element types each:
+//
+//   - data: float32 features, or int32 token ids for a model whose Model.Input is core.TypeI32
+//     (a language model's window of tokens);
+//   - labels: float32 values, as many as the model's outputs per sample (NOut·Rows: one-hot
+//     classes, regression targets), or int32 class ids, one per output row (Rows of them: a
+//     language model's next tokens), which become one-hot rows on their way to the device.
+//
+// Shuffle and the batch order use a permutation, so the data itself is never moved.
 type Dataset struct {
-	data, labels      []float32
-	nFeatures, nLabel int
-	order             []int
+	f32, f32Labels []float32
+	i32, i32Labels []int32
+	nIn, nLabels   int
+	order          []int
 }
 
-// NewDataset checks and wraps data (n samples of nFeatures values) and labels (n of nLabels).
-// Sizes that are not positive, or data and labels of different sample counts, are errors.
-func NewDataset(data []float32, nFeatures int, labels []float32, nLabels int) (*Dataset, error) {
+// NewDataset checks and wraps data (samples of nIn values) and labels (nLabels per sample); the
+// slices are used, not copied. A dataset without labels (nil labels, nLabels 0: for Predict, or a
+// LossMean/LossSum model) is written NewDataset[float32, float32](data, nIn, nil, 0). Sizes that are
+// not positive, and data and labels of different sample counts, are errors.
+func NewDataset[D, L float32 | int32](data []D, nIn int, labels []L, nLabels int) (*Dataset, error) {
 	switch {
-	case nFeatures <= 0 || nLabels <= 0:
-		return nil, fmt.Errorf("tandem: opt: dataset: %d features and %d labels per sample, want both > 0", nFeatures, nLabels)
-	case len(data) == 0 || len(data)%nFeatures != 0:
-		return nil, fmt.Errorf("tandem: opt: dataset: %d data values are not a whole number of samples of %d features", len(data), nFeatures)
-	case len(labels)%nLabels != 0:
+	case nIn <= 0 || nLabels < 0:
+		return nil, fmt.Errorf("tandem: opt: dataset: %d values and %d labels per sample, want > 0 and ≥ 0", nIn, nLabels)
+	case len(data) == 0 || len(data)%nIn != 0:
+		return nil, fmt.Errorf("tandem: opt: dataset: %d data values are not a whole number of samples of %d values", len(data), nIn)
+	case nLabels == 0 && len(labels) != 0:
+		return nil, fmt.Errorf("tandem: opt: dataset: %d label values but 0 labels per sample", len(labels))
+	case nLabels > 0 && len(labels)%nLabels != 0:
 		return nil, fmt.Errorf("tandem: opt: dataset: %d label values are not a whole number of labels of %d", len(labels), nLabels)
-	case len(data)/nFeatures != len(labels)/nLabels:
-		return nil, fmt.Errorf("tandem: opt: dataset: %d samples but %d labels", len(data)/nFeatures, len(labels)/nLabels)
+	case nLabels > 0 && len(data)/nIn != len(labels)/nLabels:
+		return nil, fmt.Errorf("tandem: opt: dataset: %d samples but %d labels", len(data)/nIn, len(labels)/nLabels)
 	}
-	d := &Dataset{data: data, labels: labels, nFeatures: nFeatures, nLabel: nLabels}
-	d.order = make([]int, len(data)/nFeatures)
+	d := &Dataset{nIn: nIn, nLabels: nLabels}
+	switch v := any(data).(type) {
+	case []float32:
+		d.f32 = v
+	case []int32:
+		d.i32 = v
+	}
+	switch v := any(labels).(type) {
+	case []float32:
+		d.f32Labels = v
+	case []int32:
+		d.i32Labels = v
+	}
+	d.order = make([]int, len(data)/nIn)
 	for i := range d.order {
 		d.order[i] = i
 	}
@@ -53,41 +76,20 @@ func (d *Dataset) Split(valFraction float64) (train, val *Dataset, err error) {
 	}
 	nTrain := d.Len() - int(float64(d.Len())*valFraction)
 	mk := func(o []int) *Dataset {
-		return &Dataset{data: d.data, labels: d.labels, nFeatures: d.nFeatures, nLabel: d.nLabel, order: append([]int(nil), o...)}
+		c := *d
+		c.order = append([]int(nil), o...)
+		return &c
 	}
 	return mk(d.order[:nTrain]), mk(d.order[nTrain:]), nil
 }
 
-// Batches is how many whole batches of size batchSize the dataset holds (the rest is left out
-// of an epoch, as ggml-opt does).
-func (d *Dataset) Batches(batchSize int) int {
-	if batchSize <= 0 {
-		return 0
-	}
-	return d.Len() / batchSize
-}
+// hasLabels reports whether the samples carry labels.
+func (d *Dataset) hasLabels() bool { return d.nLabels > 0 }
 
-// errBatch is returned for a batch size the dataset cannot fill.
-var errBatch = errors.New("batch size larger than the dataset")
-
-// Batch copies batch i (samples i*batchSize … in the current order) into data and labels, which
-// must hold batchSize samples each.
-func (d *Dataset) Batch(i, batchSize int, data, labels []float32) error {
-	switch {
-	case batchSize <= 0:
-		return fmt.Errorf("tandem: opt: batch size %d", batchSize)
-	case batchSize > d.Len():
-		return fmt.Errorf("tandem: opt: %w (%d > %d samples)", errBatch, batchSize, d.Len())
-	case i < 0 || i >= d.Batches(batchSize):
-		return fmt.Errorf("tandem: opt: batch %d of %d", i, d.Batches(batchSize))
-	case len(data) != batchSize*d.nFeatures || len(labels) != batchSize*d.nLabel:
-		return fmt.Errorf("tandem: opt: batch buffers of %d and %d values, want %d and %d", len(data), len(labels),
-			batchSize*d.nFeatures, batchSize*d.nLabel)
+// typeName says what the data is, for errors.
+func (d *Dataset) typeName() string {
+	if d.i32 != nil {
+		return "int32 token ids"
 	}
-	for k := 0; k < batchSize; k++ {
-		s := d.order[i*batchSize+k]
-		copy(data[k*d.nFeatures:(k+1)*d.nFeatures], d.data[s*d.nFeatures:(s+1)*d.nFeatures])
-		copy(labels[k*d.nLabel:(k+1)*d.nLabel], d.labels[s*d.nLabel:(s+1)*d.nLabel])
-	}
-	return nil
+	return "float32 values"
 }

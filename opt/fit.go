@@ -26,30 +26,30 @@ func (m Metric) String() string { return fmt.Sprintf("%.5g ± %.2g", m.Value, m.
 
 // EpochResult is one epoch's loss and accuracy on the training and validation parts, with their
 // uncertainties as ggml-opt reports them: the standard error of the per-batch losses, and
-// √(acc·(1−acc)/(n−1)) for the accuracy over n samples. Accuracy compares the argmax of each
-// sample's outputs with the argmax of its label (NaN when NOut is 1).
+// √(acc·(1−acc)/(n−1)) for the accuracy over n rows. Accuracy compares the argmax of each output
+// row with the argmax of its label row, counted on the device; it is NaN when NOut is 1 or the loss
+// reads no labels. A metric over no data is NaN.
 type EpochResult struct {
 	Epoch               int
 	TrainLoss, TrainAcc Metric
 	ValLoss, ValAcc     Metric
 }
 
-// Fit trains for opts.Epochs over ds (its validation part evaluated after each epoch) and
-// returns every epoch's result. A nil ds, a dataset whose samples or labels do not match the model, a batch
-// size the training part cannot fill, or a done ctx (after the current batch) are errors; ctx's
-// error is wrapped. A nil ctx means context.Background().
+// Fit trains for opts.Epochs over ds and returns every epoch's result. ds is shuffled with
+// opts.Seed and split: the first part trains, in whole batches (as ggml-opt: the samples past the
+// last whole logical batch of Accumulate·BatchSize wait for a later epoch's shuffle); the rest
+// (opts.ValSplit) is evaluated after each epoch, every sample of it, the last batch partial. A nil
+// ds, a dataset that does not match the model, a training part smaller than one logical batch, or
+// a done ctx (checked before each batch; its error is wrapped) are errors. A nil ctx means
+// context.Background().
 func (t *Trainer) Fit(ctx context.Context, ds *Dataset, opts FitOptions) ([]EpochResult, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	m := t.cfg.Model
-	switch {
-	case ds == nil:
-		return nil, fmt.Errorf("tandem: opt: Fit: nil dataset")
-	case ds.nFeatures != m.NIn || ds.nLabel != m.NOut:
-		return nil, fmt.Errorf("tandem: opt: Fit: dataset samples have %d features and %d labels, the model takes %d and gives %d",
-			ds.nFeatures, ds.nLabel, m.NIn, m.NOut)
-	case opts.Epochs <= 0:
+	if err := t.check(ds, t.cfg.Loss.labelled()); err != nil {
+		return nil, fmt.Errorf("%w (Fit)", err)
+	}
+	if opts.Epochs <= 0 {
 		return nil, fmt.Errorf("tandem: opt: Fit: %d epochs", opts.Epochs)
 	}
 	ds.Shuffle(opts.Seed)
@@ -57,26 +57,30 @@ func (t *Trainer) Fit(ctx context.Context, ds *Dataset, opts FitOptions) ([]Epoc
 	if err != nil {
 		return nil, err
 	}
-	b := t.cfg.BatchSize
-	if train.Batches(b) == 0 {
-		return nil, fmt.Errorf("tandem: opt: Fit: %w (batch size %d, %d training samples)", errBatch, b, train.Len())
+	b, k := t.cfg.BatchSize, t.k
+	nb := train.Len() / b / k * k
+	if nb == 0 {
+		return nil, fmt.Errorf("tandem: opt: Fit: the training part holds %d samples, fewer than one batch of %d×%d (BatchSize×Accumulate)",
+			train.Len(), b, k)
 	}
-	data := make([]float32, b*m.NIn)
-	labels := make([]float32, b*m.NOut)
 	var out []EpochResult
 	for e := 1; e <= opts.Epochs; e++ {
 		train.Shuffle(opts.Seed + uint64(e))
 		r := EpochResult{Epoch: e}
-		var err error
-		if r.TrainLoss, r.TrainAcc, err = t.run(ctx, train, true, data, labels); err != nil {
-			return out, err
-		}
-		if val.Batches(b) > 0 {
-			if r.ValLoss, r.ValAcc, err = t.run(ctx, val, false, data, labels); err != nil {
+		var st stats
+		for i := range nb {
+			if err := ctx.Err(); err != nil {
+				return out, fmt.Errorf("tandem: opt: stopped: %w", err)
+			}
+			loss, right, err := t.trainBatch(train, i)
+			if err != nil {
 				return out, err
 			}
-		} else {
-			r.ValLoss, r.ValAcc = Metric{math.NaN(), math.NaN()}, Metric{math.NaN(), math.NaN()}
+			st.add(loss, right, b, t.rows)
+		}
+		r.TrainLoss, r.TrainAcc = st.metrics()
+		if r.ValLoss, r.ValAcc, err = t.Evaluate(ctx, val); err != nil {
+			return out, err
 		}
 		out = append(out, r)
 		if opts.Progress != nil {
@@ -90,61 +94,106 @@ func (t *Trainer) Fit(ctx context.Context, ds *Dataset, opts FitOptions) ([]Epoc
 	return out, nil
 }
 
-// run passes over every whole batch of d (training steps or evaluations).
-func (t *Trainer) run(ctx context.Context, d *Dataset, train bool, data, labels []float32) (loss, acc Metric, err error) {
-	b, nOut := t.cfg.BatchSize, t.cfg.Model.NOut
-	var sum, sum2 float64
-	correct, n := 0, 0
-	nb := d.Batches(b)
-	for i := 0; i < nb; i++ {
+// Evaluate computes the loss and accuracy of the model over every sample of ds (batches of
+// BatchSize, the last one partial) without updating anything: the loss is the mean over samples
+// (LossSum: of the per-batch sums), as in EpochResult. An empty ds gives NaN metrics. A done ctx
+// (checked before each batch) is an error wrapping ctx's; a nil ctx means context.Background().
+func (t *Trainer) Evaluate(ctx context.Context, ds *Dataset) (loss, acc Metric, err error) {
+	nan := Metric{math.NaN(), math.NaN()}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := t.check(ds, t.cfg.Loss.labelled()); err != nil {
+		return nan, nan, err
+	}
+	var st stats
+	b := t.cfg.BatchSize
+	for start := 0; start < ds.Len(); start += b {
 		if err := ctx.Err(); err != nil {
-			return loss, acc, fmt.Errorf("tandem: opt: stopped: %w", err)
+			return nan, nan, fmt.Errorf("tandem: opt: stopped: %w", err)
 		}
-		if err := d.Batch(i, b, data, labels); err != nil {
-			return loss, acc, err
-		}
-		var l float32
-		if train {
-			l, err = t.Step(data, labels)
-		} else {
-			l, err = t.Eval(data, labels)
-		}
+		n := min(b, ds.Len()-start)
+		l, right, err := t.evalBatch(ds, start, n)
 		if err != nil {
-			return loss, acc, err
+			return nan, nan, err
 		}
-		sum += float64(l)
-		sum2 += float64(l) * float64(l)
-		outs := t.Outputs(train)
-		for k := 0; k < b; k++ {
-			if argmax(outs[k*nOut:(k+1)*nOut]) == argmax(labels[k*nOut:(k+1)*nOut]) {
-				correct++
-			}
-			n++
-		}
+		st.add(l, right, n, t.rows)
 	}
-	mean := sum / float64(nb)
-	loss = Metric{Value: mean, Unc: math.NaN()}
-	if nb > 1 {
-		variance := (sum2/float64(nb) - mean*mean) * float64(nb) / float64(nb-1)
-		loss.Unc = math.Sqrt(math.Max(variance, 0) / float64(nb))
-	}
-	acc = Metric{Value: math.NaN(), Unc: math.NaN()}
-	if nOut > 1 {
-		a := float64(correct) / float64(n)
-		acc.Value = a
-		if n > 1 {
-			acc.Unc = math.Sqrt(a * (1 - a) / float64(n-1))
-		}
-	}
+	loss, acc = st.metrics()
 	return loss, acc, nil
 }
 
-func argmax(v []float32) int {
-	best := 0
-	for i := range v {
-		if v[i] > v[best] {
-			best = i
+// Predict returns the model's outputs for every sample of ds, in its current order: NOut values per
+// row, Rows rows per sample (batches of BatchSize, the last one partial; labels are not read, a
+// dataset without them will do). A done ctx (checked before each batch) is an error wrapping
+// ctx's; a nil ctx means context.Background().
+func (t *Trainer) Predict(ctx context.Context, ds *Dataset) ([]float32, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := t.check(ds, false); err != nil {
+		return nil, err
+	}
+	per := int(t.rows) * t.cfg.Model.NOut
+	out := make([]float32, 0, ds.Len()*per)
+	b := t.cfg.BatchSize
+	noLabels := *ds
+	noLabels.nLabels, noLabels.f32Labels, noLabels.i32Labels = 0, nil, nil
+	for start := 0; start < ds.Len(); start += b {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("tandem: opt: stopped: %w", err)
+		}
+		n := min(b, ds.Len()-start)
+		if _, _, err := t.evalBatch(&noLabels, start, n); err != nil {
+			return nil, err
+		}
+		if err := t.getF32(t.out, t.outVals); err != nil {
+			return nil, err
+		}
+		out = append(out, t.outVals[:n*per]...)
+	}
+	return out, nil
+}
+
+// stats gathers per-batch losses (weighted by their samples) and the rows classified right.
+type stats struct {
+	sum, sum2   float64 // Σ n·loss, Σ n·loss²
+	samples, nb int
+	right, rows int
+	noAccuracy  bool
+}
+
+func (s *stats) add(loss float64, right, n int, rowsPer int64) {
+	s.sum += float64(n) * loss
+	s.sum2 += float64(n) * loss * loss
+	s.samples += n
+	s.nb++
+	if right < 0 {
+		s.noAccuracy = true
+	}
+	s.right += right
+	s.rows += n * int(rowsPer)
+}
+
+// metrics: the sample-weighted mean loss with the standard error of the batch losses (ggml-opt's
+// formula when the batches are equal), and the accuracy with its binomial error.
+func (s *stats) metrics() (loss, acc Metric) {
+	loss, acc = Metric{math.NaN(), math.NaN()}, Metric{math.NaN(), math.NaN()}
+	if s.samples == 0 {
+		return loss, acc
+	}
+	mean := s.sum / float64(s.samples)
+	loss.Value = mean
+	if s.nb > 1 {
+		variance := s.sum2/float64(s.samples) - mean*mean
+		loss.Unc = math.Sqrt(math.Max(variance, 0) / float64(s.nb-1))
+	}
+	if !s.noAccuracy && s.rows > 0 {
+		a := float64(s.right) / float64(s.rows)
+		acc.Value = a
+		if s.rows > 1 {
+			acc.Unc = math.Sqrt(a * (1 - a) / float64(s.rows-1))
 		}
 	}
-	return best
+	return loss, acc
 }

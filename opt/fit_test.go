@@ -99,6 +99,28 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"data and labels of different counts", func() error { _, err := opt.NewDataset(make([]float32, 20), 2, make([]float32, 9), 3); return err }, "10 samples but 3 labels"},
+		{"labels without a count", func() error { _, err := opt.NewDataset(make([]float32, 20), 2, make([]int32, 9), 0); return err }, "0 labels per sample"},
+		{"token ids for a float model", func() error {
+			tr, err := opt.New(cfg)
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			ds, _ := opt.NewDataset(make([]int32, 16), 2, make([]float32, 24), 3)
+			_, err = tr.Fit(context.Background(), ds, opt.FitOptions{Epochs: 1})
+			return err
+		}, "the dataset holds int32 token ids, the model takes f32 inputs"},
+		{"class id out of range", func() error {
+			tr, err := opt.New(cfg)
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			ds, _ := opt.NewDataset(make([]float32, 16), 2, []int32{0, 1, 2, 3, 0, 1, 2, 0}, 1)
+			_, err = tr.Step(ds, 0)
+			return err
+		}, "class id 3 outside [0, 3)"},
+		{"negative Accumulate", func() error { c := cfg; c.Accumulate = -1; _, err := opt.New(c); return err }, "Accumulate -1"},
 		{"ragged data", func() error { _, err := opt.NewDataset(make([]float32, 21), 2, make([]float32, 30), 3); return err }, "not a whole number"},
 		{"no backends", func() error { c := cfg; c.Backends = nil; _, err := opt.New(c); return err }, "no backends"},
 		{"zero batch", func() error { c := cfg; c.BatchSize = 0; _, err := opt.New(c); return err }, "batch size 0"},
@@ -124,7 +146,7 @@ func TestBadInput(t *testing.T) {
 			ds, _ := opt.NewDataset(make([]float32, 40), 4, make([]float32, 30), 3)
 			_, err = tr.Fit(context.Background(), ds, opt.FitOptions{Epochs: 1})
 			return err
-		}, "the model takes 2 and gives 3"},
+		}, "dataset samples have 4 values, the model takes 2"},
 		{"batch larger than the dataset", func() error {
 			tr, err := opt.New(cfg)
 			if err != nil {
@@ -134,7 +156,7 @@ func TestBadInput(t *testing.T) {
 			ds, _ := opt.NewDataset(make([]float32, 8), 2, make([]float32, 12), 3)
 			_, err = tr.Fit(context.Background(), ds, opt.FitOptions{Epochs: 1})
 			return err
-		}, "batch size larger than the dataset"},
+		}, "fewer than one batch of 8×1"},
 		{"cancelled", func() error {
 			tr, err := opt.New(cfg)
 			if err != nil {

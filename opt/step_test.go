@@ -1,6 +1,7 @@
 package opt_test
 
 import (
+	"context"
 	"math"
 	"path/filepath"
 	"testing"
@@ -46,7 +47,11 @@ func TestStepFormulas(t *testing.T) {
 		want := []float64{float64(w0[0]), float64(w0[1])}
 		m, v := []float64{0, 0}, []float64{0, 0}
 		for s, b := range batches {
-			if _, err := tr.Step(b, []float32{0, 0}); err != nil {
+			ds, err := opt.NewDataset[float32, float32](b, 2, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tr.Step(ds, 0); err != nil {
 				t.Fatal(err)
 			}
 			step := float64(s + 1)
@@ -83,7 +88,10 @@ func TestStepFormulas(t *testing.T) {
 func TestCheckpointResume(t *testing.T) {
 	be := newCPU(t)
 	data, labels := spiral(20, 2)
-	batch := func(i int) ([]float32, []float32) { return data[i*2*10 : (i+1)*2*10], labels[i*3*10 : (i+1)*3*10] }
+	ds, err := opt.NewDataset(data, 2, labels, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	run := func(m *mlp) *opt.Trainer {
 		tr, err := opt.New(opt.Config{Backends: []core.Backend{be}, Model: m.model(), BatchSize: 10, Loss: opt.LossCrossEntropy})
 		if err != nil {
@@ -95,29 +103,27 @@ func TestCheckpointResume(t *testing.T) {
 	a := newMLP(t, 8, be, be, 9)
 	ta := run(a)
 	for i := 0; i < 3; i++ {
-		x, y := batch(i)
-		if _, err := ta.Step(x, y); err != nil {
+		if _, err := ta.Step(ds, i); err != nil {
 			t.Fatal(err)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "ckpt.gguf")
-	if err := ta.Save(path); err != nil {
+	if err := ta.SaveFile(path); err != nil {
 		t.Fatal(err)
 	}
-	x, y := batch(3)
-	if _, err := ta.Step(x, y); err != nil {
+	if _, err := ta.Step(ds, 3); err != nil {
 		t.Fatal(err)
 	}
 
 	b := newMLP(t, 8, be, be, 123) // other initial weights: Load must overwrite them
 	tb := run(b)
-	if err := tb.Load(path); err != nil {
+	if err := tb.LoadFile(context.Background(), path); err != nil {
 		t.Fatal(err)
 	}
 	if tb.Steps() != 3 {
 		t.Fatalf("loaded step count %d, want 3", tb.Steps())
 	}
-	if _, err := tb.Step(x, y); err != nil {
+	if _, err := tb.Step(ds, 3); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range []*core.Tensor{a.w1, a.b1, a.w2, a.b2} {
@@ -136,7 +142,7 @@ func TestCheckpointResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sgd.Close()
-	if err := sgd.Load(path); err == nil {
+	if err := sgd.LoadFile(context.Background(), path); err == nil {
 		t.Error("an AdamW checkpoint loaded into an SGD trainer")
 	}
 }
