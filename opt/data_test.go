@@ -94,7 +94,7 @@ func TestTokenDataset(t *testing.T) {
 	model := opt.Model{NIn: window, NOut: vocab, Rows: window, Input: core.TypeI32, Params: []*core.Tensor{emb, out},
 		Build: func(ctx *core.Context, x *core.Tensor) *core.Tensor {
 			h := ctx.GetRows(emb, ctx.Reshape1D(x, x.NElements())) // [dim, window·batch]
-			return ctx.MulMat(out, h)                               // [vocab, window·batch]
+			return ctx.MulMat(out, h)                              // [vocab, window·batch]
 		}}
 	h := opt.DefaultHyper()
 	h.Alpha = 0.05
