@@ -45,14 +45,15 @@ type CtxAllocOptions struct {
 // failure the buffers made so far are freed and the tensors they held are left without memory.
 //
 // Weights and extra buffer types: when bt is the buffer type of a device with extra buffer types
-// (core.ExtraBufferTyper; the CPU's is core.HostBufferType()), each weight goes to the first extra
-// buffer type that accepts it (core.WeightAcceptor), as llama.cpp places its weights. A weight here
-// is a tensor that is not computed, not a view, and not marked input, output or parameter. The
-// extra buffer type is told which nodes of ctx read the weight when ctx holds any tensor computed
-// by an op other than a view (the uses are then known, and a weight read by none is not placed
-// there), and otherwise only the views of the weight (a weights context; then type and shape
-// decide: the CPU repacks every Q4_0, Q4_1 and Q8_0 weight that has no view). The returned buffer then joins buffers of several types (a MultiBuffer
-// whose Type is bt). AllocCtxTensorsWithOptions with NoExtraBufferTypes turns this off.
+// (core.ExtraBufferTypesFor; the CPU registers its CPU_REPACK for core.HostBufferType()), each
+// weight goes to the first extra buffer type that accepts it (core.WeightAcceptor), as llama.cpp
+// places its weights; WeightBufferTypes tells where each goes. The extra buffer type is told which
+// nodes of ctx read the weight when ctx holds any tensor computed by an op other than a view (the
+// uses are then known, and a weight read by none is not placed there), and otherwise only the
+// views of the weight (a weights context; then type and shape decide: the CPU repacks every Q4_0,
+// Q4_1 and Q8_0 weight that has no view). The returned buffer then joins buffers of several types
+// (a MultiBuffer whose Type is bt). AllocCtxTensorsWithOptions with NoExtraBufferTypes turns this
+// off.
 func AllocCtxTensorsFromBufferType(ctx *core.Context, bt core.BufferType) (core.Buffer, error) {
 	return AllocCtxTensorsWithOptions(ctx, bt, CtxAllocOptions{})
 }
@@ -69,7 +70,47 @@ func AllocCtxTensorsWithOptions(ctx *core.Context, bt core.BufferType, o CtxAllo
 	if err := ctx.Err(); err != nil {
 		return nil, core.Errorf("tandem: alloc: AllocCtxTensors: the context holds an error: %w", err)
 	}
-	ts := ctx.Tensors()
+	return allocTensors(ctx.Tensors(), bt, o)
+}
+
+// AllocTensors is AllocCtxTensorsWithOptions over a list of tensors instead of a context: it gives
+// each tensor of ts that has no memory a place in new buffers of type bt (in the order of ts),
+// weights going to the device's extra buffer types as WeightBufferTypes says (unless
+// o.NoExtraBufferTypes), and initialises the views of ts whose source has memory. The rules,
+// errors and the returned buffer are AllocCtxTensorsWithOptions's; a nil bt, a nil tensor in ts and
+// a tensor that stands for a construction error are errors too. gguf.Load places the tensors of a
+// file it does not map with it.
+func AllocTensors(ts []*core.Tensor, bt core.BufferType, o CtxAllocOptions) (core.Buffer, error) {
+	if bt == nil {
+		return nil, fmt.Errorf("tandem: alloc: AllocTensors: nil buffer type")
+	}
+	for i, t := range ts {
+		if t == nil {
+			return nil, fmt.Errorf("tandem: alloc: AllocTensors: tensor %d of %d is nil", i, len(ts))
+		}
+		if err := t.Err(); err != nil {
+			return nil, core.Errorf("tandem: alloc: AllocTensors: tensor %d stands for a failed op: %w", i, err)
+		}
+	}
+	return allocTensors(ts, bt, o)
+}
+
+// WeightBufferTypes returns, for each weight of ts that one of the extra buffer types of bt's
+// device accepts (core.ExtraBufferTypesFor, core.WeightAcceptor), the extra buffer type that
+// AllocTensors and AllocCtxTensors put it in; weights that stay in bt are not in the map. A weight
+// is a tensor of ts that is not computed, not a view, has no memory yet and is not marked input,
+// output or parameter. Its uses are the tensors of ts that read it when ts holds a tensor computed
+// by an op other than a view; otherwise (a list of weights only, as a file's) only its views are
+// known, and the extra buffer type decides from its type and shape: the CPU's CPU_REPACK takes
+// every Q4_0, Q4_1 and Q8_0 weight with dense strides, as llama.cpp does when it loads a model.
+// It returns nil for a nil bt and when bt's device has no extra buffer types.
+func WeightBufferTypes(ts []*core.Tensor, bt core.BufferType) map[*core.Tensor]core.BufferType {
+	placed, _ := placeWeights(ts, core.ExtraBufferTypesFor(bt))
+	return placed
+}
+
+// allocTensors is AllocTensors on checked arguments.
+func allocTensors(ts []*core.Tensor, bt core.BufferType, o CtxAllocOptions) (core.Buffer, error) {
 	var placed map[*core.Tensor]core.BufferType
 	var extraOrder []core.BufferType
 	if !o.NoExtraBufferTypes {

@@ -18,4 +18,12 @@
 // written (core.SetFloat32s, SetInt32s, TensorSet, TensorMemset, TensorCopy, or its host slice).
 // Tensors with memory of their own — weights placed by AllocCtxTensors or gguf.Load, KV caches,
 // host contexts — are not placed by the graph allocator and are never asked for again.
+//
+// # Placing tensors outside graphs
+//
+// AllocCtxTensors (a context's tensors) and AllocTensors (a list of them) are the one way tensors
+// that live outside compute graphs get buffers: packed in order in runs no larger than the buffer
+// type's maximum size, with overflow-checked sizes, weights going to the device's extra buffer
+// types where WeightBufferTypes says. gguf.Load uses them for every tensor it does not map from the
+// file (core/gguf imports alloc; nothing alloc imports depends on gguf).
 package alloc

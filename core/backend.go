@@ -1,5 +1,10 @@
 package core
 
+import (
+	"slices"
+	"sync"
+)
+
 // BufferUsage tells allocators and schedulers what a buffer holds.
 type BufferUsage int
 
@@ -146,9 +151,9 @@ type FeatureLister interface {
 
 // ExtraBufferTyper is an optional Device capability (ggml's extra buffer types): buffer types with
 // a memory layout of their own that the device's kernels read faster than the standard layout, such
-// as the CPU's repacked weights ("CPU_REPACK"). They are meant for weights: allocators that place
-// weights on the device (alloc.AllocCtxTensors, gguf's Load) put a tensor in the first of them
-// whose WeightAcceptor accepts it. Their buffers keep the standard layout at their interface:
+// as the CPU's repacked weights ("CPU_REPACK"). They are meant for weights: alloc.AllocCtxTensors
+// (and gguf's Load through it) puts a weight in the first of them whose WeightAcceptor accepts it
+// (ExtraBufferTypesFor finds them). Their buffers keep the standard layout at their interface:
 // TensorSet and TensorGet transfer the standard bytes, so a tensor reads the same wherever it lives.
 type ExtraBufferTyper interface {
 	ExtraBufferTypes() []BufferType
@@ -170,42 +175,50 @@ type TensorInitializer interface {
 	InitializeTensor(t *Tensor) error
 }
 
-// ExtraBufferTypesFor returns the extra buffer types of the device whose own buffer type is bt: bt's
-// Device, or for memory without a device (HostBufferType) the registered CPU device whose
-// BufferType is bt. It returns nil when there is none, when the device has no extra buffer types,
-// and for a nil bt.
+var extraBufferTypes struct {
+	mu sync.Mutex
+	of map[BufferType][]BufferType
+}
+
+// RegisterExtraBufferTypes records the extra buffer types that weights placed in bt may go to
+// instead (see ExtraBufferTyper). A backend whose device owns memory without a Device of its own
+// calls it from init: the CPU backend registers CPU_REPACK for HostBufferType(). Like Register it
+// panics on a programming error in a backend package: a nil bt or extra, or a second registration
+// for bt.
+func RegisterExtraBufferTypes(bt BufferType, extras ...BufferType) {
+	if bt == nil || slices.Contains(extras, nil) {
+		panic("tandem: RegisterExtraBufferTypes: nil buffer type")
+	}
+	extraBufferTypes.mu.Lock()
+	defer extraBufferTypes.mu.Unlock()
+	if _, ok := extraBufferTypes.of[bt]; ok {
+		panic("tandem: RegisterExtraBufferTypes called twice for buffer type " + bt.Name())
+	}
+	if extraBufferTypes.of == nil {
+		extraBufferTypes.of = map[BufferType][]BufferType{}
+	}
+	extraBufferTypes.of[bt] = slices.Clone(extras)
+}
+
+// ExtraBufferTypesFor returns the extra buffer types for weights placed in bt: those registered for
+// bt with RegisterExtraBufferTypes, or else those of bt's Device (ExtraBufferTyper) when bt is that
+// device's own buffer type. It returns nil when there are none and for a nil bt.
 func ExtraBufferTypesFor(bt BufferType) []BufferType {
 	if bt == nil {
 		return nil
 	}
-	dev := bt.Device()
-	if dev == nil {
-		dev = registeredCPUFor(bt)
+	extraBufferTypes.mu.Lock()
+	extras, ok := extraBufferTypes.of[bt]
+	extraBufferTypes.mu.Unlock()
+	if ok {
+		return slices.Clone(extras)
 	}
+	dev := bt.Device()
 	if dev == nil || dev.BufferType() != bt {
 		return nil
 	}
 	if x, ok := dev.(ExtraBufferTyper); ok {
 		return x.ExtraBufferTypes()
-	}
-	return nil
-}
-
-// registeredCPUFor returns the device of the "CPU" registration whose buffer type is bt, or nil
-// (other registrations are not asked: listing GPUs may be slow).
-func registeredCPUFor(bt BufferType) Device {
-	registry.mu.Lock()
-	regs := append([]Registration(nil), registry.regs...)
-	registry.mu.Unlock()
-	for _, r := range regs {
-		if r.Name != "CPU" || r.Devices == nil {
-			continue
-		}
-		for _, d := range r.Devices() {
-			if d != nil && d.BufferType() == bt {
-				return d
-			}
-		}
 	}
 	return nil
 }

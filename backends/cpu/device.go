@@ -16,6 +16,8 @@ var theDevice core.Device = device{}
 
 func init() {
 	core.Register(core.Registration{Name: "CPU", Devices: func() []core.Device { return []core.Device{theDevice} }})
+	// Host memory has no device to ask: weights placed in it may go to CPU_REPACK.
+	core.RegisterExtraBufferTypes(core.HostBufferType(), repackBufferType)
 }
 
 // NewDevice returns the CPU device (also listed by core.Devices).

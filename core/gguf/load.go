@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tandem-ml/tandem/alloc"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -29,11 +30,13 @@ type LoadOptions struct {
 	// total (mapped tensors count when they are placed).
 	Progress func(done, total int64)
 	// NoExtraBufferTypes keeps every tensor in the buffer type Placement picks. By default a tensor
-	// placed in a device's buffer type (core.HostBufferType() for the CPU) goes to the first of the
-	// device's extra buffer types that accepts it as a weight (core.ExtraBufferTypesFor,
-	// core.WeightAcceptor; its uses are unknown here), as llama.cpp loads its weights: with the CPU
-	// backend imported, Q4_0, Q4_1 and Q8_0 tensors are stored repacked ("CPU_REPACK") and are
-	// neither mapped nor host data; the others are mapped as before.
+	// placed in a buffer type with extra buffer types (core.ExtraBufferTypesFor; the CPU backend
+	// registers CPU_REPACK for core.HostBufferType()) goes where alloc.WeightBufferTypes says, the
+	// rule alloc.AllocCtxTensors follows; a file's uses of a tensor are unknown, so its type and
+	// shape decide, as when llama.cpp loads its weights: with the CPU backend imported, Q4_0, Q4_1
+	// and Q8_0 tensors are stored repacked and are neither mapped nor host data (an op other than
+	// MUL_MAT or GET_ROWS reads such a tensor through a copy in the standard layout); the others are
+	// mapped as before.
 	NoExtraBufferTypes bool
 }
 
@@ -41,8 +44,8 @@ type LoadOptions struct {
 type Model struct {
 	// Ctx is a NoAlloc context holding the file's tensors in file order, named as in the file.
 	Ctx *core.Context
-	// Buffers are the buffers allocated for the tensors, grouped by buffer type (a type with a
-	// maximum buffer size may have several), plus the file mapping when one is used.
+	// Buffers are the file mapping when one is used, then the buffers alloc.AllocTensors made for
+	// the other tensors, grouped by buffer type (a type with a maximum buffer size may have several).
 	Buffers []core.Buffer
 	// Infos are the file's tensor infos, in the order of Ctx.Tensors().
 	Infos []TensorInfo
@@ -95,8 +98,9 @@ func ByBlock(n int, first, rest core.BufferType) Placement {
 }
 
 // Load creates a NoAlloc context with the file's tensors, gives each tensor memory of the buffer
-// type opts.Placement picks (one buffer per type, or several where the type's MaxSize requires),
-// and streams the data in bounded chunks. Tensors placed in core.HostBufferType() are served from a
+// type opts.Placement picks, and streams the data in bounded chunks. Tensors it does not map are
+// placed by alloc.AllocTensors (one buffer per type, or several where the type's MaxSize
+// requires), with its checks and its rule for extra buffer types. Tensors placed in core.HostBufferType() are served from a
 // read-only mapping of the file instead where the platform and the alignment allow (see
 // LoadOptions.NoMmap); such tensors cannot be written with core.TensorSet. opts may be nil. On
 // failure everything allocated is freed.
@@ -110,8 +114,10 @@ func (f *File) Load(opts *LoadOptions) (*Model, error) {
 	}
 	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
 	m := &Model{Ctx: ctx, Infos: f.Tensors}
+	// each tensor's buffer type: Placement's, or the extra buffer type alloc puts the weight in
 	bts := make([]core.BufferType, len(f.Tensors))
-	extraCache := map[core.BufferType][]core.BufferType{}
+	var order []core.BufferType
+	groups := map[core.BufferType][]*core.Tensor{}
 	for i, ti := range f.Tensors {
 		t := ctx.NewTensor(ti.Type, ti.Ne[:]...)
 		t.SetName(ti.Name)
@@ -122,22 +128,26 @@ func (f *File) Load(opts *LoadOptions) (*Model, error) {
 		if bt == nil {
 			bt = core.HostBufferType()
 		}
-		if !o.NoExtraBufferTypes {
-			extras, ok := extraCache[bt]
-			if !ok {
-				extras = core.ExtraBufferTypesFor(bt)
-				extraCache[bt] = extras
-			}
-			if xbt := core.PickExtraBufferType(extras, t, nil); xbt != nil {
-				bt = xbt
-			}
+		if _, ok := groups[bt]; !ok {
+			order = append(order, bt)
 		}
+		groups[bt] = append(groups[bt], t)
 		bts[i] = bt
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gguf: load: %w", err)
 	}
 	ts := ctx.Tensors()
+	if !o.NoExtraBufferTypes {
+		for _, bt := range order {
+			extra := alloc.WeightBufferTypes(groups[bt], bt)
+			for i, t := range ts {
+				if xbt := extra[t]; xbt != nil {
+					bts[i] = xbt
+				}
+			}
+		}
+	}
 	fail := func(err error) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("gguf: load: %w", err)
@@ -171,9 +181,9 @@ func (f *File) Load(opts *LoadOptions) (*Model, error) {
 		}
 	}
 
-	// allocated buffers, per buffer type in order of first use
-	var order []core.BufferType
-	groups := map[core.BufferType][]int{}
+	// the rest in buffers placed by alloc, per buffer type in order of first use
+	order = order[:0]
+	clear(groups)
 	for i, bt := range bts {
 		if mapped[i] {
 			continue
@@ -181,13 +191,17 @@ func (f *File) Load(opts *LoadOptions) (*Model, error) {
 		if _, ok := groups[bt]; !ok {
 			order = append(order, bt)
 		}
-		groups[bt] = append(groups[bt], i)
+		groups[bt] = append(groups[bt], ts[i])
 	}
 	for _, bt := range order {
-		bufs, err := allocGroup(bt, ts, groups[bt])
-		m.Buffers = append(m.Buffers, bufs...)
+		buf, err := alloc.AllocTensors(groups[bt], bt, alloc.CtxAllocOptions{NoExtraBufferTypes: true})
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("allocating the %s tensors: %w", bt.Name(), err))
+		}
+		if mb, ok := buf.(*alloc.MultiBuffer); ok {
+			m.Buffers = append(m.Buffers, mb.Buffers()...) // one per run of MaxSize
+		} else {
+			m.Buffers = append(m.Buffers, buf)
 		}
 	}
 	for _, b := range m.Buffers {
@@ -250,52 +264,4 @@ func maxTensorSize(ts []TensorInfo) int64 {
 		n = max(n, t.Size)
 	}
 	return n
-}
-
-// allocGroup allocates buffers of type bt for the tensors ts[idx], packed at aligned offsets in
-// runs no larger than bt.MaxSize(), and places the tensors. It returns the buffers made even on
-// failure so that the caller frees them.
-func allocGroup(bt core.BufferType, ts []*core.Tensor, idx []int) ([]core.Buffer, error) {
-	align := max(1, bt.Alignment())
-	maxSize := bt.MaxSize()
-	var bufs []core.Buffer
-	for start := 0; start < len(idx); {
-		end, size := start, int64(0)
-		for end < len(idx) {
-			s := core.AlignUp(bt.AllocSize(ts[idx[end]]), align)
-			if end > start && maxSize > 0 && size+s > maxSize {
-				break
-			}
-			size += s
-			end++
-		}
-		buf, err := allocBuffer(bt, size)
-		if err != nil {
-			return bufs, err
-		}
-		bufs = append(bufs, buf)
-		var off int64
-		for _, i := range idx[start:end] {
-			if err := core.TensorAlloc(buf, ts[i], off); err != nil {
-				return bufs, err
-			}
-			off += core.AlignUp(bt.AllocSize(ts[i]), align)
-		}
-		start = end
-	}
-	return bufs, nil
-}
-
-func allocBuffer(bt core.BufferType, size int64) (buf core.Buffer, err error) {
-	buf, err = bt.Alloc(size)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("allocating %d bytes of %s: %w", size, bt.Name(), err)
-	case buf == nil:
-		return nil, fmt.Errorf("allocating %d bytes of %s: no buffer returned", size, bt.Name())
-	case buf.Size() < size:
-		buf.Free()
-		return nil, fmt.Errorf("allocating %d bytes of %s: got %d", size, bt.Name(), buf.Size())
-	}
-	return buf, nil
 }
