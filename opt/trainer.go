@@ -118,21 +118,21 @@ type Trainer struct {
 	k    int   // batches per optimizer step
 	rows int64 // output rows per sample
 
-	s                    *scheduler.Scheduler
-	x, y, mask, hp       *core.Tensor // inputs: data, labels (nil unless the loss reads them), row mask, optimizer
-	out, loss, right     *core.Tensor // outputs: [NOut, rows·batch], the loss, rows classified right (nil: no accuracy)
-	gEval, gGrad, gStep  *core.Graph  // forward + loss; + gradients (Accumulate > 1); + optimizer steps
-	cur                  *core.Graph  // the graph the scheduler holds
-	switches             int          // graph switches (each plans once)
-	moments, accs        []*core.Tensor
-	bufs                 []core.Buffer
-	step, micro          int // optimizer steps taken; batches accumulated since the last step
-	hpVals, xf, yv, mv   []float32
-	xi                   []int32
-	ySet                 []int // positions of yv set to 1 by the last one-hot fill
-	outVals, scalar      []float32
-	raw                  []byte
-	firstPlans, nOutRows int64
+	s                   *scheduler.Scheduler
+	x, y, mask, hp      *core.Tensor // inputs: data, labels (nil unless the loss reads them), row mask, optimizer
+	out, loss, right    *core.Tensor // outputs: [NOut, rows·batch], the loss, rows classified right (nil: no accuracy)
+	gEval, gGrad, gStep *core.Graph  // forward + loss; + gradients (Accumulate > 1); + optimizer steps
+	cur                 *core.Graph  // the graph the scheduler holds
+	switches            int          // graph switches (each plans once)
+	moments, accs       []*core.Tensor
+	bufs                []core.Buffer
+	step, micro         int // optimizer steps taken; batches accumulated since the last step
+	hpVals, xf, yv, mv  []float32
+	xi                  []int32
+	ySet                []int // positions of yv set to 1 by the last one-hot fill
+	outVals, scalar     []float32
+	raw                 []byte
+	firstPlans          int64
 }
 
 // New builds the model's graphs — forward and loss (evaluation), the backward pass (with
@@ -196,7 +196,6 @@ func (t *Trainer) build() error {
 		out = ctx.Reshape2D(out, nOut, rows*b)
 	}
 	t.out = out.SetOutput()
-	t.nOutRows = rows * b
 	// Rows past the end of a partial batch are masked out: their outputs become 0, their labels
 	// are 0, so they add nothing to any loss or to the count of rows classified right.
 	t.mask = ctx.NewTensor2D(core.TypeF32, 1, rows*b).SetInput().SetName("row mask")
