@@ -11,6 +11,15 @@
 // holding ±Inf keeps k = 1 (the sum is Inf: finite elements give 0, as on the
 // CPU) and a NaN anywhere makes the whole row NaN.
 //
+// eps/k² can underflow to 0 in f32 (eps = 1e-5, k ≥ ~1e20). Where the scaled
+// variance is 0 too (a row of equal values, all 1e30), the denominator would be 0
+// and the centred values 0: 0·Inf = NaN, where the CPU (float64) gives 0. Then the
+// variance is below eps, so the row is the centred values times k over sqrt(eps)
+// (0 for a row of one value; for eps = 0, 0·Inf = NaN as on the CPU). The
+// factors are applied one after the other (values·k first, they are tiny), since
+// k / sqrt(eps) itself can overflow. NaN and Inf sums keep the plain formula.
+// norm_factors applies this rule to both ops.
+//
 // Defines: RMS for RMS_NORM (else NORM).
 // Bindings: 0 = src, 1 = dst.
 // Specialization: constant 0 = workgroup size (power of two, default 256).
@@ -60,6 +69,14 @@ float reduce_max(float v, uint tid) {
     return v;
 }
 
+// norm_factors returns the factors applied, in turn, to the scaled (and for NORM
+// centred) values: (1, 1 / sqrt(v2 + eps/k²)), or (k, 1 / sqrt(eps)) when that
+// sum underflows to 0.
+vec2 norm_factors(float v2, float ik, float k) {
+    const float v = v2 + p.eps * ik * ik;
+    return v == 0.0 ? vec2(k, 1.0 / sqrt(p.eps)) : vec2(1.0, 1.0 / sqrt(v));
+}
+
 // row_scale returns the prescale k of the row at is: max|x| when it is finite and
 // above 1, else 1.
 float row_scale(uint is, uint tid) {
@@ -91,9 +108,9 @@ void main() {
             s2 += x * x;
         }
         s2 = reduce_sum(s2, tid);
-        float scale = 1.0 / sqrt(s2 / n + p.eps * ik * ik);
+        const vec2 f = norm_factors(s2 / n, ik, k);
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            data_d[id + i0 * p.nb0] = data_s[is + i0 * p.nb00] * ik * scale;
+            data_d[id + i0 * p.nb0] = data_s[is + i0 * p.nb00] * ik * f.x * f.y;
         }
 #else
         float s = 0.0;
@@ -107,9 +124,9 @@ void main() {
             s2 += d * d;
         }
         s2 = reduce_sum(s2, tid);
-        float scale = 1.0 / sqrt(s2 / n + p.eps * ik * ik);
+        const vec2 f = norm_factors(s2 / n, ik, k);
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            data_d[id + i0 * p.nb0] = (data_s[is + i0 * p.nb00] * ik - mean) * scale;
+            data_d[id + i0 * p.nb0] = (data_s[is + i0 * p.nb00] * ik - mean) * f.x * f.y;
         }
 #endif
     }

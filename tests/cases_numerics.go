@@ -15,7 +15,7 @@ import (
 //
 //   - NORM/RMS_NORM of rows near 1e19 and 1e20, where Σx² overflows float32: the right values
 //     (the CPU sums in float64; Vulkan prescales each row by its largest magnitude); rows of tiny
-//     values; rows holding ±Inf (0 for the finite elements, NaN for the infinite ones) or NaN (all
+//     values; rows of one huge value (variance 0: 0, not NaN); rows holding ±Inf (0 for the finite elements, NaN for the infinite ones) or NaN (all
 //     NaN).
 //   - MUL_MAT with NaN activations: NaN propagates to every output of that column, for every
 //     weight type (the CPU's Q8 activation quantizer keeps the NaN in the block scale).
@@ -61,6 +61,13 @@ func numericInit(scale float32) func(t *core.Tensor, r *rand.Rand) error {
 			set(5, 2, ninf)
 			set(6, 1, inf)
 			set(6, n0/2, inf)
+		case "flat": // rows of one value each: 1e30, -3e37, 1e20, 5, 0, then a 1e30 row with one 1e29
+			for row, x := range []float32{1e30, -3e37, 1e20, 5, 0, 1e30} {
+				for col := int64(0); col < n0; col++ {
+					set(int64(row), col, x)
+				}
+			}
+			set(5, n0/2, 1e29)
 		case "nan": // row 0 starts with NaN, row 4 ends with one, row 7 has two
 			set(0, 0, nan)
 			set(4, n0-1, nan)
@@ -126,6 +133,11 @@ func numericCases() []Case {
 		})
 		add(n.name+"(rows with NaN)", 0, 0, func(c *core.Context) *core.Tensor {
 			return n.f(c, c.NewTensor(f32, 33, 8).SetName("nan"))
+		})
+		// eps/k² underflows in f32 for a row prescaled by k ~ 1e30: a row of one value has 0
+		// variance, so a device got 0·Inf = NaN where the CPU gives 0 (issue 21, trap 7).
+		add(n.name+"(rows of equal huge values)", 0, 0, func(c *core.Context) *core.Tensor {
+			return n.f(c, c.NewTensor(f32, 300, 7).SetName("flat"))
 		})
 	}
 
