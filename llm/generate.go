@@ -53,6 +53,9 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, o GenerateOption
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if s.m == nil {
+		return nil, errZeroSession
+	}
 	if o.MaxTokens <= 0 {
 		return nil, fmt.Errorf("llm: Generate: MaxTokens %d must be positive", o.MaxTokens)
 	}

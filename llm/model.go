@@ -365,11 +365,26 @@ func (m *Model) Vocab() *Vocab { return m.vocab }
 // Tokenize turns text into token ids; addSpecial adds BOS/EOS as the model's metadata says.
 // Special-token text in the input (such as "<|im_start|>") becomes those tokens.
 func (m *Model) Tokenize(text string, addSpecial bool) ([]int32, error) {
+	if m == nil || m.vocab == nil {
+		return nil, errZeroModel
+	}
 	return m.vocab.Tokenize(text, addSpecial)
 }
 
-// Detokenize turns ids back into text.
-func (m *Model) Detokenize(ids []int32) string { return m.vocab.Detokenize(ids) }
+// Detokenize turns ids back into text ("" for a zero Model).
+func (m *Model) Detokenize(ids []int32) string {
+	if m == nil || m.vocab == nil {
+		return ""
+	}
+	return m.vocab.Detokenize(ids)
+}
+
+// errZeroModel and errZeroSession are the errors of a nil or zero Model and Session (one not made
+// by Open or NewSession).
+var (
+	errZeroModel   = errors.New("llm: zero Model: open one with llm.Open")
+	errZeroSession = errors.New("llm: zero Session: create one with Model.NewSession")
+)
 
 // LoadTime is how long Open took.
 func (m *Model) LoadTime() time.Duration { return m.loadTime }
@@ -383,6 +398,8 @@ func (m *Model) Backends() []core.Backend { return append([]core.Backend(nil), m
 // LayerBackend names where layer il's weights live (il = HParams.NLayer is the output layer).
 func (m *Model) LayerBackend(il int) string {
 	switch {
+	case m == nil || len(m.backends) == 0:
+		return ""
 	case il == m.HParams.NLayer:
 		return m.backends[m.outputDev].Name()
 	case il >= 0 && il < len(m.layers):

@@ -137,7 +137,7 @@ type SessionStats struct {
 // NewSession creates a session with an empty KV cache placed with the model's layers.
 func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if m == nil || m.weights == nil {
-		return nil, errors.New("llm: NewSession on a nil model")
+		return nil, errZeroModel
 	}
 	m.sessMu.Lock()
 	closed := m.closed
@@ -240,11 +240,21 @@ func (m *Model) devicesRunFlashAttn(typ core.Type) bool {
 // FlashAttn reports whether the session uses flash attention.
 func (s *Session) FlashAttn() bool { return s.flash }
 
-// ContextSize is the number of positions the session's cache holds.
-func (s *Session) ContextSize() int { return s.kv.size }
+// ContextSize is the number of positions the session's cache holds (0 for a zero Session).
+func (s *Session) ContextSize() int {
+	if s.kv == nil {
+		return 0
+	}
+	return s.kv.size
+}
 
-// KVType is the element type of the session's cache.
-func (s *Session) KVType() core.Type { return s.kv.typ }
+// KVType is the element type of the session's cache (F32 for a zero Session).
+func (s *Session) KVType() core.Type {
+	if s.kv == nil {
+		return core.TypeF32
+	}
+	return s.kv.typ
+}
 
 // Pos is the number of positions held in the KV cache (the next token's position).
 func (s *Session) Pos() int {
@@ -280,7 +290,7 @@ func (s *Session) Stats() SessionStats {
 
 // Close frees the session's cache and compute buffers.
 func (s *Session) Close() error {
-	if s == nil {
+	if s == nil || s.m == nil {
 		return nil
 	}
 	s.mu.Lock()
@@ -303,6 +313,9 @@ func (s *Session) Close() error {
 func (s *Session) Eval(ctx context.Context, ids []int32, which Logits) ([][]float32, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if s.m == nil {
+		return nil, errZeroSession
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
