@@ -19,6 +19,8 @@ var readmeFree = map[string]string{
 	"model":   "opt.Model{}",
 	"ds":      "(*opt.Dataset)(nil)",
 	"ctx":     "context.Background()",
+	"fn":      "func(id int32, text string) error { return nil }",
+	"n":       "0",
 }
 
 var shortDecl = regexp.MustCompile(`(?m)^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*:=`)
@@ -54,6 +56,7 @@ import (
 	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/backends/vulkan"
 	"github.com/tandem-ml/tandem/core"
+	"github.com/tandem-ml/tandem/llm"
 	"github.com/tandem-ml/tandem/opt"
 	"github.com/tandem-ml/tandem/scheduler"
 )
@@ -65,6 +68,7 @@ var (
 	_ = alloc.AllocCtxTensors
 	_ = vulkan.New
 	_ = scheduler.New
+	_ = llm.Open
 	_ = cpu.New
 )
 `)
