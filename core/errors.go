@@ -94,18 +94,26 @@ type OpError struct {
 	Err      error     // the cause where there is one (ErrOverflow, a failed operand's error), else nil
 }
 
-// Error is "tandem: OP: reason".
+// Error is "tandem: OP: reason" (for a nil *OpError, "tandem: <nil OpError>").
 func (e *OpError) Error() string { return Prefix + e.message() }
 
 func (e *OpError) message() string {
+	if e == nil {
+		return "<nil OpError>"
+	}
 	if e.Op == "" {
 		return e.Reason
 	}
 	return e.Op + ": " + e.Reason
 }
 
-// Unwrap returns the cause (nil where there is none).
-func (e *OpError) Unwrap() error { return e.Err }
+// Unwrap returns the cause (nil where there is none, and for a nil *OpError).
+func (e *OpError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // operandsOf describes the tensors among args (a format's arguments).
 func operandsOf(args []any) []Operand {
