@@ -16,7 +16,8 @@ type TensorAllocator struct {
 }
 
 // errZeroTensorAllocator is the error of Alloc on a nil or zero TensorAllocator.
-var errZeroTensorAllocator = errors.New("tandem: alloc: zero TensorAllocator: create one with alloc.NewTensorAllocator over an allocated buffer")
+var errZeroTensorAllocator = errors.New("tandem: alloc: TensorAllocator.Alloc: nil allocator or buffer " +
+	"(a zero TensorAllocator: create one with alloc.NewTensorAllocator over an allocated buffer)")
 
 // NewTensorAllocator starts at the beginning of buf. A nil buf (or one without a buffer type) gives
 // an allocator whose Alloc fails saying so.
