@@ -22,7 +22,7 @@ type GenerateOptions struct {
 }
 
 // ErrStop, returned by an OnToken callback, ends generation without an error.
-var ErrStop = errors.New("llm: stop")
+var ErrStop = errors.New("tandem: llm: stop")
 
 // Timings measure the last Generate call.
 type Timings struct {
@@ -57,10 +57,10 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, o GenerateOption
 		return nil, errZeroSession
 	}
 	if o.MaxTokens <= 0 {
-		return nil, fmt.Errorf("llm: Generate: MaxTokens %d must be positive", o.MaxTokens)
+		return nil, fmt.Errorf("tandem: llm: Generate: MaxTokens %d must be positive", o.MaxTokens)
 	}
 	if len(prompt) == 0 {
-		return nil, errors.New("llm: Generate needs a prompt of at least one token")
+		return nil, errors.New("tandem: llm: Generate needs a prompt of at least one token")
 	}
 	smp := o.Sampler
 	if smp == nil {

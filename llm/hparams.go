@@ -56,7 +56,7 @@ func (h *HParams) NEmbdVGQA() int { return h.HeadDimV * h.NHeadKV }
 func metaInt(md *gguf.Metadata, key string, def int, required bool) (int, error) {
 	if !md.Has(key) {
 		if required {
-			return 0, fmt.Errorf("llm: metadata key %s is missing", key)
+			return 0, fmt.Errorf("tandem: llm: metadata key %s is missing", key)
 		}
 		return def, nil
 	}
@@ -66,27 +66,27 @@ func metaInt(md *gguf.Metadata, key string, def int, required bool) (int, error)
 		if arr, aerr := md.GetUint32s(key); aerr == nil && len(arr) > 0 {
 			for _, x := range arr {
 				if x != arr[0] {
-					return 0, fmt.Errorf("llm: %s varies per layer (%v): not supported", key, arr)
+					return 0, fmt.Errorf("tandem: llm: %s varies per layer (%v): not supported", key, arr)
 				}
 			}
 			v, err = uint64(arr[0]), nil
 		} else if arr, aerr := md.GetInt32s(key); aerr == nil && len(arr) > 0 {
 			for _, x := range arr {
 				if x != arr[0] {
-					return 0, fmt.Errorf("llm: %s varies per layer (%v): not supported", key, arr)
+					return 0, fmt.Errorf("tandem: llm: %s varies per layer (%v): not supported", key, arr)
 				}
 			}
 			if arr[0] < 0 {
-				return 0, fmt.Errorf("llm: %s is negative (%d)", key, arr[0])
+				return 0, fmt.Errorf("tandem: llm: %s is negative (%d)", key, arr[0])
 			}
 			v, err = uint64(arr[0]), nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("llm: metadata key %s: %w", key, err)
+			return 0, core.Errorf("tandem: llm: metadata key %s: %w", key, err)
 		}
 	}
 	if v > 1<<31-1 {
-		return 0, fmt.Errorf("llm: metadata key %s = %d is too large", key, v)
+		return 0, fmt.Errorf("tandem: llm: metadata key %s = %d is too large", key, v)
 	}
 	return int(v), nil
 }
@@ -103,14 +103,14 @@ func metaFloat(md *gguf.Metadata, key string, def float32) (float32, error) {
 	case float64:
 		return float32(x), nil
 	}
-	return 0, fmt.Errorf("llm: metadata key %s is %T, want a float", key, v)
+	return 0, fmt.Errorf("tandem: llm: metadata key %s is %T, want a float", key, v)
 }
 
 // readHParams reads the hyper-parameters of md's architecture and checks them.
 func readHParams(md *gguf.Metadata) (*HParams, error) {
 	archName, err := md.GetString("general.architecture")
 	if err != nil {
-		return nil, fmt.Errorf("llm: general.architecture: %w", err)
+		return nil, core.Errorf("tandem: llm: general.architecture: %w", err)
 	}
 	h := &HParams{Arch: Arch(archName)}
 	known := false
@@ -118,7 +118,7 @@ func readHParams(md *gguf.Metadata) (*HParams, error) {
 		known = known || a == h.Arch
 	}
 	if !known {
-		return nil, fmt.Errorf("llm: unknown architecture %q (supported: %v)", archName, supportedArchs)
+		return nil, fmt.Errorf("tandem: llm: unknown architecture %q (supported: %v)", archName, supportedArchs)
 	}
 	k := func(s string) string { return archName + "." + s }
 	ints := []struct {
@@ -140,19 +140,19 @@ func readHParams(md *gguf.Metadata) (*HParams, error) {
 		}
 	}
 	if h.NEmbd <= 0 || h.NLayer <= 0 || h.NHead <= 0 {
-		return nil, fmt.Errorf("llm: embedding_length %d, block_count %d and head_count %d must be positive", h.NEmbd, h.NLayer, h.NHead)
+		return nil, fmt.Errorf("tandem: llm: embedding_length %d, block_count %d and head_count %d must be positive", h.NEmbd, h.NLayer, h.NHead)
 	}
 	if h.NLayer > 4096 || h.NEmbd > 1<<20 || h.NHead > 1<<14 {
-		return nil, fmt.Errorf("llm: block_count %d, embedding_length %d or head_count %d is implausibly large", h.NLayer, h.NEmbd, h.NHead)
+		return nil, fmt.Errorf("tandem: llm: block_count %d, embedding_length %d or head_count %d is implausibly large", h.NLayer, h.NEmbd, h.NHead)
 	}
 	if h.NHeadKV, err = metaInt(md, k("attention.head_count_kv"), h.NHead, false); err != nil {
 		return nil, err
 	}
 	if h.NHeadKV <= 0 || h.NHead%h.NHeadKV != 0 {
-		return nil, fmt.Errorf("llm: head_count %d is not a multiple of head_count_kv %d", h.NHead, h.NHeadKV)
+		return nil, fmt.Errorf("tandem: llm: head_count %d is not a multiple of head_count_kv %d", h.NHead, h.NHeadKV)
 	}
 	if h.NEmbd%h.NHead != 0 && !md.Has(k("attention.key_length")) {
-		return nil, fmt.Errorf("llm: embedding_length %d is not a multiple of head_count %d", h.NEmbd, h.NHead)
+		return nil, fmt.Errorf("tandem: llm: embedding_length %d is not a multiple of head_count %d", h.NEmbd, h.NHead)
 	}
 	if h.HeadDimK, err = metaInt(md, k("attention.key_length"), h.NEmbd/h.NHead, false); err != nil {
 		return nil, err
@@ -161,20 +161,20 @@ func readHParams(md *gguf.Metadata) (*HParams, error) {
 		return nil, err
 	}
 	if h.HeadDimK <= 0 || h.HeadDimV <= 0 || h.HeadDimK%2 != 0 {
-		return nil, fmt.Errorf("llm: head sizes %d (keys) and %d (values) must be positive, keys even", h.HeadDimK, h.HeadDimV)
+		return nil, fmt.Errorf("tandem: llm: head sizes %d (keys) and %d (values) must be positive, keys even", h.HeadDimK, h.HeadDimV)
 	}
 	if h.NRot, err = metaInt(md, k("rope.dimension_count"), h.HeadDimK, false); err != nil {
 		return nil, err
 	}
 	if h.NRot <= 0 || h.NRot%2 != 0 || h.NRot > h.HeadDimK {
-		return nil, fmt.Errorf("llm: rope.dimension_count %d must be even and at most the head size %d", h.NRot, h.HeadDimK)
+		return nil, fmt.Errorf("tandem: llm: rope.dimension_count %d must be even and at most the head size %d", h.NRot, h.HeadDimK)
 	}
 	if h.NExpert > 0 {
 		if h.NExpertUsed <= 0 || h.NExpertUsed > h.NExpert {
-			return nil, fmt.Errorf("llm: expert_used_count %d must be in 1..expert_count %d", h.NExpertUsed, h.NExpert)
+			return nil, fmt.Errorf("tandem: llm: expert_used_count %d must be in 1..expert_count %d", h.NExpertUsed, h.NExpert)
 		}
 		if h.NExpert > 512 {
-			return nil, fmt.Errorf("llm: expert_count %d is more than 512", h.NExpert)
+			return nil, fmt.Errorf("tandem: llm: expert_count %d is more than 512", h.NExpert)
 		}
 	}
 	ffKey := k("feed_forward_length")
@@ -201,7 +201,7 @@ func readHParams(md *gguf.Metadata) (*HParams, error) {
 				h.RopeScale = 1 / f
 			}
 		default:
-			return nil, fmt.Errorf("llm: rope scaling %q is not supported (none or linear)", typ)
+			return nil, fmt.Errorf("tandem: llm: rope scaling %q is not supported (none or linear)", typ)
 		}
 	}
 	if h.NCtxOrig, err = metaInt(md, k("rope.scaling.original_context_length"), h.NCtxTrain, false); err != nil {
@@ -211,7 +211,7 @@ func readHParams(md *gguf.Metadata) (*HParams, error) {
 		return nil, err
 	}
 	if math.IsNaN(float64(h.NormEps)) || h.NormEps < 0 || math.IsNaN(float64(h.RopeBase)) || h.RopeBase <= 0 {
-		return nil, fmt.Errorf("llm: layer_norm_rms_epsilon %g or rope.freq_base %g is invalid", h.NormEps, h.RopeBase)
+		return nil, fmt.Errorf("tandem: llm: layer_norm_rms_epsilon %g or rope.freq_base %g is invalid", h.NormEps, h.RopeBase)
 	}
 	h.NormExperts = true // llama (Mixtral) and qwen3moe both renormalize the top-k weights
 	if v, ok := md.Lookup(k("expert_weights_norm")); ok {

@@ -51,19 +51,19 @@ func newKVCache(m *Model, size int, typ core.Type, vTrans bool) (*kvCache, error
 		}
 		if err := ctx.Err(); err != nil {
 			c.free()
-			return nil, fmt.Errorf("llm: KV cache: %w", err)
+			return nil, core.Errorf("tandem: llm: KV cache: %w", err)
 		}
 		buf, err := alloc.AllocCtxTensorsWithOptions(ctx, m.backends[dev].DefaultBufferType(),
 			alloc.CtxAllocOptions{NoExtraBufferTypes: true})
 		if err != nil {
 			c.free()
-			return nil, fmt.Errorf("llm: allocating the KV cache on %s: %w", m.backends[dev].Name(), err)
+			return nil, core.Errorf("tandem: llm: allocating the KV cache on %s: %w", m.backends[dev].Name(), err)
 		}
 		c.bufs = append(c.bufs, buf)
 		buf.SetUsage(core.BufferUsageCompute)
 		if err := buf.Clear(0); err != nil {
 			c.free()
-			return nil, fmt.Errorf("llm: clearing the KV cache on %s: %w", m.backends[dev].Name(), err)
+			return nil, core.Errorf("tandem: llm: clearing the KV cache on %s: %w", m.backends[dev].Name(), err)
 		}
 	}
 	return c, nil

@@ -77,7 +77,7 @@ func Open(path string, opts Options) (*Model, error) {
 	start := time.Now()
 	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("llm: %w", err)
+		return nil, core.Errorf("tandem: llm: %w", err)
 	}
 	defer f.Close()
 	m, err := load(f, opts)
@@ -101,10 +101,10 @@ func load(f *gguf.File, opts Options) (m *Model, err error) {
 	}
 	vocab, err := tokenizer.FromGGUF(&f.Metadata)
 	if err != nil {
-		return nil, fmt.Errorf("llm: vocabulary: %w", err)
+		return nil, core.Errorf("tandem: llm: vocabulary: %w", err)
 	}
 	if vocab.Len() > h.NVocab {
-		return nil, fmt.Errorf("llm: the vocabulary has %d tokens but token_embd.weight only %d rows", vocab.Len(), h.NVocab)
+		return nil, fmt.Errorf("tandem: llm: the vocabulary has %d tokens but token_embd.weight only %d rows", vocab.Len(), h.NVocab)
 	}
 	m = &Model{HParams: *h, vocab: vocab, info: fileInfo(f, h)}
 	defer func() {
@@ -138,7 +138,7 @@ func load(f *gguf.File, opts Options) (m *Model, err error) {
 	}
 	m.weights, err = f.Load(&gguf.LoadOptions{Placement: placement, NoMmap: opts.NoMmap})
 	if err != nil {
-		return nil, fmt.Errorf("llm: loading weights: %w", err)
+		return nil, core.Errorf("tandem: llm: loading weights: %w", err)
 	}
 	m.bind()
 	if m.output == nil { // tied embeddings
@@ -161,7 +161,7 @@ func (m *Model) duplicate(f *gguf.File, name string, be core.Backend) (*core.Ten
 	t.SetName("output.weight")
 	buf, err := alloc.AllocCtxTensorsWithOptions(ctx, be.DefaultBufferType(), alloc.CtxAllocOptions{NoExtraBufferTypes: true})
 	if err != nil {
-		return nil, fmt.Errorf("llm: duplicating %s for the output layer: %w", name, err)
+		return nil, core.Errorf("tandem: llm: duplicating %s for the output layer: %w", name, err)
 	}
 	m.extra = append(m.extra, buf)
 	buf.SetUsage(core.BufferUsageWeights)
@@ -173,7 +173,7 @@ func (m *Model) duplicate(f *gguf.File, name string, be core.Backend) (*core.Ten
 	for off := int64(0); off < info.Size; {
 		n := min(int64(len(chunk)), info.Size-off)
 		if _, err := r.ReadAt(chunk[:n], off); err != nil {
-			return nil, fmt.Errorf("llm: reading %s: %w", name, err)
+			return nil, core.Errorf("tandem: llm: reading %s: %w", name, err)
 		}
 		if err := core.TensorSet(t, chunk[:n], off); err != nil {
 			return nil, err
@@ -215,19 +215,19 @@ func (m *Model) bind() {
 func (m *Model) openBackends(opts Options) error {
 	if opts.Backends != nil {
 		if len(opts.Backends) == 0 {
-			return errors.New("llm: Options.Backends is empty (nil means every registered device)")
+			return errors.New("tandem: llm: Options.Backends is empty (nil means every registered device)")
 		}
 		for i, be := range opts.Backends {
 			if be == nil || be.Device() == nil {
-				return fmt.Errorf("llm: Options.Backends[%d] is nil or has no device", i)
+				return fmt.Errorf("tandem: llm: Options.Backends[%d] is nil or has no device", i)
 			}
 		}
 		last := opts.Backends[len(opts.Backends)-1]
 		if last.Device().Type() != core.DeviceCPU {
-			return fmt.Errorf("llm: the last of Options.Backends must be the CPU (got %s)", last.Name())
+			return fmt.Errorf("tandem: llm: the last of Options.Backends must be the CPU (got %s)", last.Name())
 		}
 		if len(opts.RPC) > 0 {
-			return errors.New("llm: Options.RPC needs Options.Backends nil (put RPC backends in Backends yourself)")
+			return errors.New("tandem: llm: Options.RPC needs Options.Backends nil (put RPC backends in Backends yourself)")
 		}
 		m.backends = append([]core.Backend(nil), opts.Backends...)
 		return m.setThreads(opts.Threads)
@@ -245,7 +245,7 @@ func (m *Model) openBackends(opts Options) error {
 		offload = append(offload, d)
 	}
 	if cpuDev == nil {
-		return errors.New("llm: no CPU device registered: import _ \"github.com/tandem-ml/tandem/backends/cpu\"")
+		return errors.New("tandem: llm: no CPU device registered: import _ \"github.com/tandem-ml/tandem/backends/cpu\"")
 	}
 	if opts.GPULayers != 0 {
 		for _, addr := range opts.RPC {
@@ -253,13 +253,13 @@ func (m *Model) openBackends(opts Options) error {
 			c, err := rpc.Dial(ctx, addr)
 			cancel()
 			if err != nil {
-				return fmt.Errorf("llm: RPC server %s: %w", addr, err)
+				return core.Errorf("tandem: llm: RPC server %s: %w", addr, err)
 			}
 			m.clients = append(m.clients, c)
 			for _, d := range c.Devices() {
 				be, err := d.NewBackend()
 				if err != nil {
-					return fmt.Errorf("llm: RPC device %s at %s: %w", d.Name(), addr, err)
+					return core.Errorf("tandem: llm: RPC device %s at %s: %w", d.Name(), addr, err)
 				}
 				m.backends = append(m.backends, be)
 			}
@@ -267,16 +267,16 @@ func (m *Model) openBackends(opts Options) error {
 		for _, d := range offload {
 			be, err := d.NewBackend()
 			if err != nil {
-				return fmt.Errorf("llm: creating a backend on %s: %w", d.Name(), err)
+				return core.Errorf("tandem: llm: creating a backend on %s: %w", d.Name(), err)
 			}
 			m.backends = append(m.backends, be)
 		}
 	} else if len(opts.RPC) > 0 {
-		return errors.New("llm: Options.RPC given with GPULayers 0: no layer would run remotely")
+		return errors.New("tandem: llm: Options.RPC given with GPULayers 0: no layer would run remotely")
 	}
 	be, err := cpuDev.NewBackend()
 	if err != nil {
-		return fmt.Errorf("llm: creating the CPU backend: %w", err)
+		return core.Errorf("tandem: llm: creating the CPU backend: %w", err)
 	}
 	m.backends = append(m.backends, be)
 	return m.setThreads(opts.Threads)
@@ -287,7 +287,7 @@ func (m *Model) setThreads(n int) error {
 		return nil
 	}
 	if n < 0 {
-		return fmt.Errorf("llm: Threads %d is negative", n)
+		return fmt.Errorf("tandem: llm: Threads %d is negative", n)
 	}
 	type threaded interface{ SetThreads(int) error }
 	if t, ok := m.backends[len(m.backends)-1].(threaded); ok {
@@ -325,17 +325,17 @@ func (m *Model) placeLayers(opts Options) error {
 		}
 	}
 	if len(split) != cpu {
-		return fmt.Errorf("llm: TensorSplit has %d entries for %d offload devices", len(split), cpu)
+		return fmt.Errorf("tandem: llm: TensorSplit has %d entries for %d offload devices", len(split), cpu)
 	}
 	var sum float64
 	for i, s := range split {
 		if s < 0 || s != s {
-			return fmt.Errorf("llm: TensorSplit[%d] = %g is negative", i, s)
+			return fmt.Errorf("tandem: llm: TensorSplit[%d] = %g is negative", i, s)
 		}
 		sum += s
 	}
 	if sum <= 0 {
-		return errors.New("llm: TensorSplit sums to 0")
+		return errors.New("tandem: llm: TensorSplit sums to 0")
 	}
 	// layers first..n (n is the output layer) are offloaded; layer k of those ngl goes to the
 	// device whose cumulative share covers k.
@@ -382,8 +382,8 @@ func (m *Model) Detokenize(ids []int32) string {
 // errZeroModel and errZeroSession are the errors of a nil or zero Model and Session (one not made
 // by Open or NewSession).
 var (
-	errZeroModel   = errors.New("llm: zero Model: open one with llm.Open")
-	errZeroSession = errors.New("llm: zero Session: create one with Model.NewSession")
+	errZeroModel   = errors.New("tandem: llm: zero Model: open one with llm.Open")
+	errZeroSession = errors.New("tandem: llm: zero Session: create one with Model.NewSession")
 )
 
 // LoadTime is how long Open took.

@@ -50,11 +50,11 @@ type SamplerOptions struct {
 func NewSampler(o SamplerOptions) (Sampler, error) {
 	switch {
 	case math.IsNaN(float64(o.Temp)) || math.IsNaN(float64(o.TopP)) || math.IsNaN(float64(o.MinP)):
-		return nil, fmt.Errorf("llm: sampler: NaN parameter in %+v", o)
+		return nil, fmt.Errorf("tandem: llm: sampler: NaN parameter in %+v", o)
 	case o.RepeatPenalty < 0:
-		return nil, fmt.Errorf("llm: sampler: negative repeat penalty %g", o.RepeatPenalty)
+		return nil, fmt.Errorf("tandem: llm: sampler: negative repeat penalty %g", o.RepeatPenalty)
 	case o.RepeatLastN < 0:
-		return nil, fmt.Errorf("llm: sampler: negative RepeatLastN %d", o.RepeatLastN)
+		return nil, fmt.Errorf("tandem: llm: sampler: negative RepeatLastN %d", o.RepeatLastN)
 	}
 	if o.RepeatLastN == 0 {
 		o.RepeatLastN = 64

@@ -64,7 +64,7 @@ func (t KVType) Type() (core.Type, error) {
 	case KVQ8_0:
 		return core.TypeQ8_0, nil
 	}
-	return 0, fmt.Errorf("llm: unknown KVType %d (KVF16, KVF32 or KVQ8_0)", int(t))
+	return 0, fmt.Errorf("tandem: llm: unknown KVType %d (KVF16, KVF32 or KVQ8_0)", int(t))
 }
 
 // String is llama.cpp's name of the type (f16, f32, q8_0).
@@ -87,7 +87,7 @@ func ParseKVType(s string) (KVType, error) {
 			return t, nil
 		}
 	}
-	return 0, fmt.Errorf("llm: unknown KV cache type %q (f16, f32 or q8_0)", s)
+	return 0, fmt.Errorf("tandem: llm: unknown KV cache type %q (f16, f32 or q8_0)", s)
 }
 
 // Logits selects which rows of logits Eval returns.
@@ -103,7 +103,7 @@ const (
 )
 
 // ErrContextFull is returned (wrapped) when tokens would not fit the session's context.
-var ErrContextFull = errors.New("llm: context full")
+var ErrContextFull = errors.New("tandem: llm: context full")
 
 // Session is one conversation with a model: a KV cache holding the positions evaluated so far and
 // a scheduler that runs the model's graphs over the model's devices. Its methods are safe for
@@ -143,20 +143,20 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	closed := m.closed
 	m.sessMu.Unlock()
 	if closed {
-		return nil, errors.New("llm: NewSession on a closed model")
+		return nil, errors.New("tandem: llm: NewSession on a closed model")
 	}
 	h := &m.HParams
 	n := opts.ContextSize
 	switch {
 	case n < 0:
-		return nil, fmt.Errorf("llm: ContextSize %d is negative", n)
+		return nil, fmt.Errorf("tandem: llm: ContextSize %d is negative", n)
 	case n == 0:
 		n = min(h.NCtxTrain, 4096)
 		if n <= 0 {
 			n = 4096
 		}
 	case n > 1<<24:
-		return nil, fmt.Errorf("llm: ContextSize %d is too large", n)
+		return nil, fmt.Errorf("tandem: llm: ContextSize %d is too large", n)
 	}
 	n = padTo(n, kvPad)
 	typ, err := opts.KVType.Type()
@@ -164,11 +164,11 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	if bs := typ.BlockSize(); int64(h.HeadDimK)%bs != 0 || int64(h.HeadDimV)%bs != 0 {
-		return nil, fmt.Errorf("llm: a %v KV cache needs head sizes that are multiples of %d (this model's: keys %d, values %d)",
+		return nil, fmt.Errorf("tandem: llm: a %v KV cache needs head sizes that are multiples of %d (this model's: keys %d, values %d)",
 			typ, bs, h.HeadDimK, h.HeadDimV)
 	}
 	if opts.BatchSize < 0 {
-		return nil, fmt.Errorf("llm: BatchSize %d is negative", opts.BatchSize)
+		return nil, fmt.Errorf("tandem: llm: BatchSize %d is negative", opts.BatchSize)
 	}
 	batch := opts.BatchSize
 	if batch == 0 {
@@ -180,12 +180,12 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		flash = true
 	case FlashAttnOff:
 		if typ == core.TypeQ8_0 {
-			return nil, errors.New("llm: a Q8_0 KV cache needs flash attention (FlashAttnOn or FlashAttnAuto)")
+			return nil, errors.New("tandem: llm: a Q8_0 KV cache needs flash attention (FlashAttnOn or FlashAttnAuto)")
 		}
 	case FlashAttnAuto:
 		flash = typ == core.TypeQ8_0 || m.devicesRunFlashAttn(typ)
 	default:
-		return nil, fmt.Errorf("llm: unknown FlashAttn %d", opts.FlashAttn)
+		return nil, fmt.Errorf("tandem: llm: unknown FlashAttn %d", opts.FlashAttn)
 	}
 	kv, err := newKVCache(m, n, typ, !flash)
 	if err != nil {
@@ -194,7 +194,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	sched, err := scheduler.New(m.backends, scheduler.Options{GraphSize: graphSize(m) * 2})
 	if err != nil {
 		kv.free()
-		return nil, fmt.Errorf("llm: %w", err)
+		return nil, core.Errorf("tandem: llm: %w", err)
 	}
 	s := &Session{m: m, sched: sched, kv: kv, flash: flash, batch: batch}
 	s.stats.KVBytes = kv.bytes()
@@ -202,7 +202,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	defer m.sessMu.Unlock()
 	if m.closed {
 		s.closed = true
-		return nil, errors.Join(errors.New("llm: NewSession on a closed model"), sched.Close(), kv.free())
+		return nil, errors.Join(errors.New("tandem: llm: NewSession on a closed model"), sched.Close(), kv.free())
 	}
 	if m.sessions == nil {
 		m.sessions = map[*Session]struct{}{}
@@ -268,7 +268,7 @@ func (s *Session) Truncate(n int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n < 0 || n > s.pos {
-		return fmt.Errorf("llm: Truncate(%d) outside 0..%d", n, s.pos)
+		return fmt.Errorf("tandem: llm: Truncate(%d) outside 0..%d", n, s.pos)
 	}
 	s.pos = n
 	return nil
@@ -320,28 +320,28 @@ func (s *Session) Eval(ctx context.Context, ids []int32, which Logits) ([][]floa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("llm: Eval on a closed session")
+		return nil, errors.New("tandem: llm: Eval on a closed session")
 	}
 	if len(ids) == 0 {
-		return nil, errors.New("llm: Eval needs at least one token")
+		return nil, errors.New("tandem: llm: Eval needs at least one token")
 	}
 	if which != LastLogits && which != AllLogits && which != NoLogits {
-		return nil, fmt.Errorf("llm: unknown Logits %d", which)
+		return nil, fmt.Errorf("tandem: llm: unknown Logits %d", which)
 	}
 	nv := int32(s.m.HParams.NVocab)
 	for i, id := range ids {
 		if id < 0 || id >= nv {
-			return nil, fmt.Errorf("llm: token %d at index %d is out of range [0, %d)", id, i, nv)
+			return nil, fmt.Errorf("tandem: llm: token %d at index %d is out of range [0, %d)", id, i, nv)
 		}
 	}
 	if s.pos+len(ids) > s.kv.size {
-		return nil, fmt.Errorf("%w: %d positions held + %d tokens > context size %d", ErrContextFull, s.pos, len(ids), s.kv.size)
+		return nil, core.Errorf("%w: %d positions held + %d tokens > context size %d", ErrContextFull, s.pos, len(ids), s.kv.size)
 	}
 	var out [][]float32
 	pos := s.pos
 	for start := 0; start < len(ids); start += s.batch {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("llm: eval stopped: %w", err)
+			return nil, core.Errorf("tandem: llm: eval stopped: %w", err)
 		}
 		end := min(start+s.batch, len(ids))
 		nOut := 0
@@ -372,7 +372,7 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	if ub == nil || ub.n != n || ub.nKV != nKV || ub.nOut != nOut {
 		ub = s.buildGraph(n, nKV, nOut)
 		if err := ub.ctx.Err(); err != nil {
-			return nil, fmt.Errorf("llm: building the graph: %w", err)
+			return nil, core.Errorf("tandem: llm: building the graph: %w", err)
 		}
 		s.last = ub
 		s.stats.Builds++
@@ -381,13 +381,13 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	m.computeMu.Lock()
 	defer m.computeMu.Unlock()
 	if err := s.sched.AllocGraph(ub.g); err != nil {
-		return nil, fmt.Errorf("llm: allocating the graph: %w", err)
+		return nil, core.Errorf("tandem: llm: allocating the graph: %w", err)
 	}
 	if err := s.setInputs(ub, ids, pos); err != nil {
 		return nil, err
 	}
 	if err := s.sched.GraphComputeContext(ctx, ub.g); err != nil {
-		return nil, fmt.Errorf("llm: computing %d tokens at position %d: %w", n, pos, err)
+		return nil, core.Errorf("tandem: llm: computing %d tokens at position %d: %w", n, pos, err)
 	}
 	s.stats.Graphs++
 	s.stats.Tokens += n
@@ -399,7 +399,7 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	}
 	flat, err := core.GetFloat32s(ub.logits)
 	if err != nil {
-		return nil, fmt.Errorf("llm: reading the logits: %w", err)
+		return nil, core.Errorf("tandem: llm: reading the logits: %w", err)
 	}
 	nv := m.HParams.NVocab
 	rows := make([][]float32, nOut)

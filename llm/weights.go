@@ -110,13 +110,13 @@ func shapeString(ne []int64) string { return fmt.Sprint(ne) }
 func checkTensors(f *gguf.File, h *HParams) error {
 	te, ok := f.Tensor("token_embd.weight")
 	if !ok {
-		return fmt.Errorf("llm: tensor token_embd.weight is missing (want [%d, n_vocab])", h.NEmbd)
+		return fmt.Errorf("tandem: llm: tensor token_embd.weight is missing (want [%d, n_vocab])", h.NEmbd)
 	}
 	if te.Ne[0] != int64(h.NEmbd) || te.Ne[1] <= 0 || te.Ne[2] != 1 || te.Ne[3] != 1 {
-		return fmt.Errorf("llm: tensor token_embd.weight has shape %v, want [%d, n_vocab]", te.Ne[:te.NDims], h.NEmbd)
+		return fmt.Errorf("tandem: llm: tensor token_embd.weight has shape %v, want [%d, n_vocab]", te.Ne[:te.NDims], h.NEmbd)
 	}
 	if te.Ne[1] > 1<<31-1 {
-		return fmt.Errorf("llm: token_embd.weight has %d rows, more than an int32 token id can name", te.Ne[1])
+		return fmt.Errorf("tandem: llm: token_embd.weight has %d rows, more than an int32 token id can name", te.Ne[1])
 	}
 	h.NVocab = int(te.Ne[1])
 	specs := globalSpecs(h)
@@ -129,13 +129,13 @@ func checkTensors(f *gguf.File, h *HParams) error {
 			if s.optional {
 				continue
 			}
-			return fmt.Errorf("llm: %s model: tensor %s is missing (want shape %s)", h.Arch, s.name, shapeString(s.ne))
+			return fmt.Errorf("tandem: llm: %s model: tensor %s is missing (want shape %s)", h.Arch, s.name, shapeString(s.ne))
 		}
 		if !sameShape(info, s.ne) {
-			return fmt.Errorf("llm: %s model: tensor %s has shape %v, want %s", h.Arch, s.name, info.Ne[:max(info.NDims, 1)], shapeString(s.ne))
+			return fmt.Errorf("tandem: llm: %s model: tensor %s has shape %v, want %s", h.Arch, s.name, info.Ne[:max(info.NDims, 1)], shapeString(s.ne))
 		}
 		if !info.Type.CanConvert() || info.Type == core.TypeI32 {
-			return fmt.Errorf("llm: tensor %s has type %v, which tandem cannot read as weights", s.name, info.Type)
+			return fmt.Errorf("tandem: llm: tensor %s has type %v, which tandem cannot read as weights", s.name, info.Type)
 		}
 	}
 	return nil

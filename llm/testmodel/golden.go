@@ -95,7 +95,7 @@ func ReadGolden(r io.Reader) (*Golden, error) {
 			}
 			g.Logits = append(g.Logits, row)
 		default:
-			return nil, fmt.Errorf("testmodel: golden line starts with %q", key)
+			return nil, fmt.Errorf("tandem: testmodel: golden line starts with %q", key)
 		}
 	}
 	return g, sc.Err()

@@ -210,7 +210,7 @@ func (s *Spec) Metadata() (*gguf.Metadata, error) {
 	case "bpe":
 		err = bpeVocab(md, s.NVocab, s.Arch)
 	default:
-		err = fmt.Errorf("testmodel: unknown vocab %q (spm or bpe)", s.Vocab)
+		err = fmt.Errorf("tandem: testmodel: unknown vocab %q (spm or bpe)", s.Vocab)
 	}
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func (s *Spec) Metadata() (*gguf.Metadata, error) {
 // Write writes the model to path.
 func Write(path string, s Spec) error {
 	if s.NEmbd <= 0 || s.NLayer <= 0 || s.NHead <= 0 || s.NHeadKV <= 0 || s.NFF <= 0 || s.NVocab <= 0 {
-		return fmt.Errorf("testmodel: incomplete spec %+v", s)
+		return fmt.Errorf("tandem: testmodel: incomplete spec %+v", s)
 	}
 	md, err := s.Metadata()
 	if err != nil {
@@ -235,7 +235,7 @@ func Write(path string, s Spec) error {
 	}
 	for i, t := range s.tensors() {
 		if !t.typ.CanConvert() || t.typ.IsQuantized() && t.ne[0]%t.typ.BlockSize() != 0 {
-			return fmt.Errorf("testmodel: tensor %s: type %v cannot hold rows of %d", t.name, t.typ, t.ne[0])
+			return fmt.Errorf("tandem: testmodel: tensor %s: type %v cannot hold rows of %d", t.name, t.typ, t.ne[0])
 		}
 		info := gguf.TensorInfo{Name: t.name, Type: t.typ, NDims: len(t.ne)}
 		for d := range info.Ne {

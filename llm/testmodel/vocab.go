@@ -62,7 +62,7 @@ func spmVocab(md *gguf.Metadata, n int) error {
 	}
 	need := n - len(tokens)
 	if need < 1 {
-		return fmt.Errorf("testmodel: an SPM vocabulary needs more than %d tokens", len(tokens))
+		return fmt.Errorf("tandem: testmodel: an SPM vocabulary needs more than %d tokens", len(tokens))
 	}
 	for i := 0; len(pieces) < need; i++ {
 		add(fmt.Sprintf("▁extra%d", i))

@@ -75,7 +75,7 @@ func decodeByteLevel(text string) []byte {
 
 func (v *Vocab) checkID(id int32) error {
 	if id < 0 || int(id) >= len(v.tokens) {
-		return fmt.Errorf("tokenizer: token id %d out of range [0, %d)", id, len(v.tokens))
+		return fmt.Errorf("tandem: tokenizer: token id %d out of range [0, %d)", id, len(v.tokens))
 	}
 	return nil
 }

@@ -107,7 +107,7 @@ func lookupPre(name string) (*preTokenizer, error) {
 	if p, ok := preByName[name]; ok {
 		return p, nil
 	}
-	return nil, fmt.Errorf("tokenizer: pre-tokenizer %q is not supported (supported: %s)", name, strings.Join(SupportedPre(), ", "))
+	return nil, fmt.Errorf("tandem: tokenizer: pre-tokenizer %q is not supported (supported: %s)", name, strings.Join(SupportedPre(), ", "))
 }
 
 // split runs the splitters over text and returns its words. A codepoint past U+10FFFF (from lead

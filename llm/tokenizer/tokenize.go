@@ -30,7 +30,7 @@ func (v *Vocab) Encode(text string, addSpecial, parseSpecial bool) ([]int32, err
 	var out []int32
 	if addSpecial && v.addBOS {
 		if v.bos == nullToken {
-			return nil, fmt.Errorf("tokenizer: the vocabulary asks for a BOS token but has none")
+			return nil, fmt.Errorf("tandem: tokenizer: the vocabulary asks for a BOS token but has none")
 		}
 		out = append(out, v.bos)
 	}
@@ -68,7 +68,7 @@ func (v *Vocab) Encode(text string, addSpecial, parseSpecial bool) ([]int32, err
 	}
 	if addSpecial && v.addEOS {
 		if v.eos == nullToken {
-			return nil, fmt.Errorf("tokenizer: the vocabulary asks for an EOS token but has none")
+			return nil, fmt.Errorf("tandem: tokenizer: the vocabulary asks for an EOS token but has none")
 		}
 		out = append(out, v.eos)
 	}
@@ -266,12 +266,12 @@ func (v *Vocab) byteToken(b byte) (int32, error) {
 		if id, ok := v.ids[string([]byte{b})]; ok {
 			return id, nil
 		}
-		return 0, fmt.Errorf("tokenizer: no token for byte %#02x (no <0x%02X> byte fallback token)", b, b)
+		return 0, fmt.Errorf("tandem: tokenizer: no token for byte %#02x (no <0x%02X> byte fallback token)", b, b)
 	}
 	if id, ok := v.ids[string(byteEncode(nil, []byte{b}))]; ok {
 		return id, nil
 	}
-	return 0, fmt.Errorf("tokenizer: no token for byte %#02x", b)
+	return 0, fmt.Errorf("tandem: tokenizer: no token for byte %#02x", b)
 }
 
 // BPE

@@ -69,7 +69,7 @@ func decodeOne(s string, i int) (rune, int) {
 func appendCpt(dst []byte, r rune) ([]byte, error) {
 	switch {
 	case r < 0:
-		return dst, fmt.Errorf("tokenizer: invalid codepoint %#x", r)
+		return dst, fmt.Errorf("tandem: tokenizer: invalid codepoint %#x", r)
 	case r <= 0x7F:
 		return append(dst, byte(r)), nil
 	case r <= 0x7FF:
@@ -79,7 +79,7 @@ func appendCpt(dst []byte, r rune) ([]byte, error) {
 	case r <= 0x10FFFF:
 		return append(dst, 0xF0|byte(r>>18), 0x80|byte(r>>12&0x3F), 0x80|byte(r>>6&0x3F), 0x80|byte(r&0x3F)), nil
 	}
-	return dst, fmt.Errorf("tokenizer: codepoint %#x is past U+10FFFF and has no UTF-8 form", r)
+	return dst, fmt.Errorf("tandem: tokenizer: codepoint %#x is past U+10FFFF and has no UTF-8 form", r)
 }
 
 // cptFlags are the Unicode properties the pre-tokenizers test, as llama.cpp's unicode_cpt_flags

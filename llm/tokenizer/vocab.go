@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/core/gguf"
 )
 
@@ -134,7 +135,7 @@ func Open(path string) (*Vocab, error) {
 	defer f.Close()
 	v, err := FromGGUF(&f.Metadata)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, core.Errorf("%s: %w", path, err)
 	}
 	return v, nil
 }
@@ -146,17 +147,17 @@ func Open(path string) (*Vocab, error) {
 // errors.
 func FromGGUF(md *gguf.Metadata) (*Vocab, error) {
 	if md == nil {
-		return nil, fmt.Errorf("tokenizer: nil metadata")
+		return nil, fmt.Errorf("tandem: tokenizer: nil metadata")
 	}
 	model, err := md.GetString(keyModel)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, core.Errorf("tandem: tokenizer: %w", err)
 	}
 	v := &Vocab{model: model, eot: nullToken, eom: nullToken, sep: nullToken, pad: nullToken, mask: nullToken,
 		fimPre: nullToken, fimSuf: nullToken, fimMid: nullToken, fimPad: nullToken, fimRep: nullToken, fimSep: nullToken}
 	if md.Has(keyPre) {
 		if v.pre, err = md.GetString(keyPre); err != nil {
-			return nil, fmt.Errorf("tokenizer: %w", err)
+			return nil, core.Errorf("tandem: tokenizer: %w", err)
 		}
 	}
 	switch model {
@@ -174,7 +175,7 @@ func FromGGUF(md *gguf.Metadata) (*Vocab, error) {
 			v.bos = nullToken
 		}
 	default:
-		return nil, fmt.Errorf("tokenizer: tokenizer model %q is not supported (supported: %q, %q)", model, ModelSPM, ModelBPE)
+		return nil, fmt.Errorf("tandem: tokenizer: tokenizer model %q is not supported (supported: %q, %q)", model, ModelSPM, ModelBPE)
 	}
 	if err := getBool(md, keyAddPrefix, &v.addSpacePrefix); err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func getBool(md *gguf.Metadata, key string, dst *bool) error {
 	}
 	b, err := md.GetBool(key)
 	if err != nil {
-		return fmt.Errorf("tokenizer: %w", err)
+		return core.Errorf("tandem: tokenizer: %w", err)
 	}
 	*dst = b
 	return nil
@@ -221,14 +222,14 @@ func getBool(md *gguf.Metadata, key string, dst *bool) error {
 func (v *Vocab) loadTokens(md *gguf.Metadata) error {
 	texts, err := md.GetStrings(keyTokens)
 	if err != nil {
-		return fmt.Errorf("tokenizer: %w", err)
+		return core.Errorf("tandem: tokenizer: %w", err)
 	}
 	n := len(texts)
 	if n == 0 {
-		return fmt.Errorf("tokenizer: %s is empty", keyTokens)
+		return fmt.Errorf("tandem: tokenizer: %s is empty", keyTokens)
 	}
 	if n > maxVocabSize {
-		return fmt.Errorf("tokenizer: %d tokens is more than token ids can number", n)
+		return fmt.Errorf("tandem: tokenizer: %d tokens is more than token ids can number", n)
 	}
 	var scores []float32
 	if md.Has(keyScores) {
@@ -241,19 +242,19 @@ func (v *Vocab) loadTokens(md *gguf.Metadata) error {
 				scores[i] = float32(x)
 			}
 		default:
-			return fmt.Errorf("tokenizer: %s is %T, not an array of f32 or i32", keyScores, s)
+			return fmt.Errorf("tandem: tokenizer: %s is %T, not an array of f32 or i32", keyScores, s)
 		}
 		if len(scores) < n {
-			return fmt.Errorf("tokenizer: %s has %d entries for %d tokens", keyScores, len(scores), n)
+			return fmt.Errorf("tandem: tokenizer: %s has %d entries for %d tokens", keyScores, len(scores), n)
 		}
 	}
 	var types []int32
 	if md.Has(keyTokenType) {
 		if types, err = md.GetInt32s(keyTokenType); err != nil {
-			return fmt.Errorf("tokenizer: %w", err)
+			return core.Errorf("tandem: tokenizer: %w", err)
 		}
 		if len(types) < n {
-			return fmt.Errorf("tokenizer: %s has %d entries for %d tokens", keyTokenType, len(types), n)
+			return fmt.Errorf("tandem: tokenizer: %s has %d entries for %d tokens", keyTokenType, len(types), n)
 		}
 	}
 	v.tokens = make([]tokenData, n)
@@ -299,7 +300,7 @@ func attrOfType(t int32) Attr {
 func (v *Vocab) loadMerges(md *gguf.Metadata) error {
 	merges, err := md.GetStrings(keyMerges)
 	if err != nil {
-		return fmt.Errorf("tokenizer: bpe vocabulary: %w", err)
+		return core.Errorf("tandem: tokenizer: bpe vocabulary: %w", err)
 	}
 	v.ranks = make(map[mergePair]int, len(merges))
 	for i, m := range merges {
@@ -311,12 +312,12 @@ func (v *Vocab) loadMerges(md *gguf.Metadata) error {
 			}
 		}
 		if sp < 0 {
-			return fmt.Errorf("tokenizer: merge %d %q has no space between its two parts", i, m)
+			return fmt.Errorf("tandem: tokenizer: merge %d %q has no space between its two parts", i, m)
 		}
 		p := mergePair{m[:sp], m[sp+1:]}
 		for _, part := range []string{p.left, p.right} {
 			if _, ok := v.ids[part]; !ok {
-				return fmt.Errorf("tokenizer: merge %d %q names %q, which is not a token", i, m, part)
+				return fmt.Errorf("tandem: tokenizer: merge %d %q names %q, which is not a token", i, m, part)
 			}
 		}
 		if _, dup := v.ranks[p]; !dup {
@@ -380,7 +381,7 @@ func getID(md *gguf.Metadata, key string) (int64, error) {
 	case int64:
 		return x, nil
 	default:
-		return 0, fmt.Errorf("tokenizer: %s is %T, not an integer", key, x)
+		return 0, fmt.Errorf("tandem: tokenizer: %s is %T, not an integer", key, x)
 	}
 }
 
