@@ -11,6 +11,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 const usage = `usage: tandem-llm <command> [flags]
@@ -47,7 +48,11 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "tandem-llm:", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "tandem") {
+			msg = "tandem-llm: " + msg
+		}
+		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(1)
 	}
 }
