@@ -119,6 +119,7 @@ type Session struct {
 	closed bool
 
 	last    *ubatchGraph // the last graph built, reused while the shapes match
+	scratch []byte       // input bytes, reused
 	stats   SessionStats
 	timings Timings
 }
@@ -409,69 +410,84 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	return rows, nil
 }
 
-// setInputs writes the micro-batch's tokens, positions, cache cells, mask and output rows.
+// setInputs writes the micro-batch's tokens, positions, cache cells, mask and output rows, through
+// one scratch buffer the session keeps (no allocation per token).
 func (s *Session) setInputs(ub *ubatchGraph, ids []int32, pos int) error {
 	n := len(ids)
-	posv := make([]int32, n)
-	kIdx := make([]byte, 8*n)
+	le := binary.LittleEndian
+	buf := func(size int) []byte {
+		if cap(s.scratch) < size {
+			s.scratch = make([]byte, size)
+		}
+		return s.scratch[:size]
+	}
+	b := buf(4 * n)
+	for i, id := range ids {
+		le.PutUint32(b[4*i:], uint32(id))
+	}
+	if err := core.TensorSet(ub.tokens, b, 0); err != nil {
+		return err
+	}
 	for i := range n {
-		posv[i] = int32(pos + i)
-		binary.LittleEndian.PutUint64(kIdx[8*i:], uint64(pos+i))
+		le.PutUint32(b[4*i:], uint32(pos+i))
 	}
-	if err := core.SetInt32s(ub.tokens, ids); err != nil {
+	if err := core.TensorSet(ub.pos, b, 0); err != nil {
 		return err
 	}
-	if err := core.SetInt32s(ub.pos, posv); err != nil {
-		return err
+	b = buf(8 * n)
+	for i := range n {
+		le.PutUint64(b[8*i:], uint64(pos+i))
 	}
-	if err := core.TensorSet(ub.kIdx, kIdx, 0); err != nil {
+	if err := core.TensorSet(ub.kIdx, b, 0); err != nil {
 		return err
 	}
 	if s.kv.vTrans {
 		nv := s.m.HParams.NEmbdVGQA()
-		vIdx := make([]byte, 8*n*nv)
+		b = buf(8 * n * nv)
 		for i := range n {
 			for j := range nv {
-				binary.LittleEndian.PutUint64(vIdx[8*(i*nv+j):], uint64(j*s.kv.size+pos+i))
+				le.PutUint64(b[8*(i*nv+j):], uint64(j*s.kv.size+pos+i))
 			}
 		}
-		if err := core.TensorSet(ub.vIdx, vIdx, 0); err != nil {
+		if err := core.TensorSet(ub.vIdx, b, 0); err != nil {
 			return err
 		}
 	}
 	// causal mask: token i (position pos+i) sees cells 0..pos+i
-	negInf := float32(math.Inf(-1))
 	if ub.mask.Type == core.TypeF32 {
-		mask := make([]float32, ub.nKV*n)
+		b = buf(4 * ub.nKV * n)
+		negInf := math.Float32bits(float32(math.Inf(-1)))
 		for i := range n {
-			row := mask[i*ub.nKV : (i+1)*ub.nKV]
-			for c := range row {
+			for c := range ub.nKV {
+				v := uint32(0)
 				if c > pos+i {
-					row[c] = negInf
+					v = negInf
 				}
+				le.PutUint32(b[4*(i*ub.nKV+c):], v)
 			}
-		}
-		if err := core.SetFloat32s(ub.mask, mask); err != nil {
-			return err
 		}
 	} else {
-		inf16 := quant.FP32ToFP16(negInf)
-		mask := make([]byte, 2*ub.nKV*n)
+		b = buf(2 * ub.nKV * n)
+		negInf := quant.FP32ToFP16(float32(math.Inf(-1)))
 		for i := range n {
-			for c := pos + i + 1; c < ub.nKV; c++ {
-				binary.LittleEndian.PutUint16(mask[2*(i*ub.nKV+c):], inf16)
+			for c := range ub.nKV {
+				v := uint16(0)
+				if c > pos+i {
+					v = negInf
+				}
+				le.PutUint16(b[2*(i*ub.nKV+c):], v)
 			}
 		}
-		if err := core.TensorSet(ub.mask, mask, 0); err != nil {
-			return err
-		}
+	}
+	if err := core.TensorSet(ub.mask, b, 0); err != nil {
+		return err
 	}
 	if ub.outIDs != nil {
-		out := make([]int32, ub.nOut)
-		for i := range out {
-			out[i] = int32(n - ub.nOut + i)
+		b = buf(4 * ub.nOut)
+		for i := range ub.nOut {
+			le.PutUint32(b[4*i:], uint32(n-ub.nOut+i))
 		}
-		if err := core.SetInt32s(ub.outIDs, out); err != nil {
+		if err := core.TensorSet(ub.outIDs, b, 0); err != nil {
 			return err
 		}
 	}
