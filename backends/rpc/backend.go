@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -36,12 +37,15 @@ func (be *Backend) DefaultBufferType() core.BufferType {
 	return be.d.bt
 }
 
-// Synchronize makes a round trip, so that earlier uploads are known to be accepted.
+// Synchronize sends nothing, as ggml's RPC client: the server runs requests in the order sent, so
+// every later request (reading a result, copying it) already waits for earlier graphs and uploads.
+// It returns the error of a connection already known to be lost, else nil. Client.Sync confirms
+// with a round trip that the server accepted everything sent so far.
 func (be *Backend) Synchronize() error {
 	if be.zero() {
 		return errZeroBackend
 	}
-	if err := be.d.c.sync(context.Background()); err != nil {
+	if err := be.d.c.Err(); err != nil {
 		return fmt.Errorf("tandem: rpc: %s: synchronize: %w", be.d.name, err)
 	}
 	return nil
@@ -55,10 +59,19 @@ func (be *Backend) GraphCompute(g *core.Graph) error {
 	return be.GraphComputeContext(context.Background(), g)
 }
 
-// GraphComputeContext serializes g (GRAPH_COMPUTE) and waits until the server has run it (a
-// DEVICE_COUNT round trip after it, since GRAPH_COMPUTE has no reply). A rejected graph, a dropped
-// connection or a dead server is an error, at the latest when ctx is done. A nil g is an error; a
-// nil ctx means context.Background().
+// GraphComputeContext sends g to the remote device, as ggml's client does: GRAPH_COMPUTE with the
+// serialized graph, or GRAPH_RECOMPUTE (4 bytes) when the serialization is byte for byte the last
+// graph sent to this device on this connection — same tensors, shapes, strides, ops, parameters,
+// flags, buffers and data addresses — and no buffer of the connection was freed since. The server
+// keeps that graph per device and connection and runs it again; anything that changed, a tensor
+// moved by the graph allocator included, makes the bytes differ and the graph is resent.
+//
+// Neither command has a reply: GraphComputeContext returns once the request is sent (ctx bounds
+// the sending), without a round trip. The server runs it before any later request on the
+// connection, so results read afterwards are the graph's; a graph the server rejects, a dropped
+// connection or a hung server makes the next call that waits for a reply (reading a result, a
+// copy, Client.Sync) fail with an error wrapping ErrConnectionLost that names the graph, bounded
+// by that call's ctx or Client.Timeout. A nil g is an error; a nil ctx means context.Background().
 func (be *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error {
 	if be.zero() {
 		return errZeroBackend
@@ -79,15 +92,22 @@ func (be *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error
 	if err != nil {
 		return fmt.Errorf("tandem: rpc: %s: %w", be.d.name, err)
 	}
-	c := be.d.c
+	d, c := be.d, be.d.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, err := c.callLocked(ctx, cmdGraphCompute, -1, payload); err != nil {
-		return fmt.Errorf("tandem: rpc: %s: graph compute: %w", be.d.name, err)
+	cmd := byte(cmdGraphCompute)
+	if d.lastGraph != nil && bytes.Equal(d.lastGraph, payload) {
+		cmd, payload = cmdGraphRecompute, le.AppendUint32(nil, d.index)
+	} else {
+		d.lastGraph = nil // a failed send leaves no stored graph to rely on
 	}
-	if _, err := c.callLocked(ctx, cmdDeviceCount, 4); err != nil {
-		return fmt.Errorf("tandem: rpc: %s: graph compute: %w", be.d.name, err)
+	if _, err := c.callLocked(ctx, cmd, -1, payload); err != nil {
+		return fmt.Errorf("tandem: rpc: %s: graph compute: %w", d.name, err)
 	}
+	if cmd == cmdGraphCompute {
+		d.lastGraph = payload
+	}
+	c.lastGraph = cmdName(cmd) + " on " + d.name
 	return nil
 }
 

@@ -221,7 +221,13 @@ func (b *Buffer) Free() error {
 		return fmt.Errorf("tandem: rpc: %s: buffer %#x freed twice", b.bt.d.name, b.handle)
 	}
 	b.freed = true
-	if _, err := b.client().call(context.Background(), cmdFreeBuffer, 0, u64(b.handle)); err != nil {
+	c := b.client()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.devices {
+		d.lastGraph = nil // a stored graph may use this buffer: the next compute resends its graph
+	}
+	if _, err := c.callLocked(context.Background(), cmdFreeBuffer, 0, u64(b.handle)); err != nil {
 		return fmt.Errorf("tandem: rpc: %s: free: %w", b.bt.d.name, err)
 	}
 	return nil

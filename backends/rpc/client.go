@@ -20,7 +20,13 @@ import (
 var ErrConnectionLost = errors.New("rpc: connection lost")
 
 // Client is one connection to a ggml RPC server. Its devices (one per remote device) share the
-// connection; calls are serialized on it.
+// connection; calls are serialized on it, and the server runs them in the order sent.
+//
+// SET_TENSOR, GRAPH_COMPUTE and GRAPH_RECOMPUTE have no reply in the protocol: they return once
+// sent, and the server runs them before anything sent later. A request the server rejects closes
+// the connection, so the next call that waits for a reply (reading a result, Sync) fails with an
+// error wrapping ErrConnectionLost that names the unconfirmed graph. Sync confirms everything sent
+// so far with one round trip.
 type Client struct {
 	addr string
 	// Timeout bounds each call that has no deadline of its own (0: no limit). Set it before use.
@@ -37,6 +43,10 @@ type Client struct {
 	err     error
 	patch   byte
 	devices []*Device
+	// unconfirmed counts the requests without a reply sent since the last reply; lastGraph
+	// describes the last graph among them ("GRAPH_COMPUTE on RPC0[host:port]"), for errors.
+	unconfirmed int
+	lastGraph   string
 }
 
 // Dial connects to a ggml RPC server at "host:port", sends HELLO and checks the version as ggml's
@@ -182,9 +192,22 @@ func (c *Client) callLocked(ctx context.Context, cmd byte, respLen int, payload 
 		case ctxDeadline && errors.As(err, &ne) && ne.Timeout():
 			err = fmt.Errorf("%w (%w)", err, context.DeadlineExceeded)
 		}
-		c.err = fmt.Errorf("%w: %s to %s: %w", ErrConnectionLost, cmdName(cmd), c.addr, err)
+		after := ""
+		if c.unconfirmed > 0 {
+			after = fmt.Sprintf(" (after %d request(s) without reply", c.unconfirmed)
+			if c.lastGraph != "" {
+				after += ", the last graph " + c.lastGraph + "; the server closes the connection on a graph it rejects"
+			}
+			after += ")"
+		}
+		c.err = fmt.Errorf("%w: %s to %s%s: %w", ErrConnectionLost, cmdName(cmd), c.addr, after, err)
 		c.nc.Close()
 		return nil, c.err
+	}
+	if respLen < 0 {
+		c.unconfirmed++
+	} else {
+		c.unconfirmed, c.lastGraph = 0, ""
 	}
 	return out, nil
 }
@@ -240,9 +263,17 @@ func readFull(r *bufio.Reader, b []byte) (int, error) {
 	return n, nil
 }
 
-// sync makes a round trip (DEVICE_COUNT) so that the replies-less commands before it are known to
-// have been accepted and executed by the server.
-func (c *Client) sync(ctx context.Context) error {
-	_, err := c.call(ctx, cmdDeviceCount, 4)
-	return err
+// Sync makes one round trip (DEVICE_COUNT) so that every request sent before it, uploads and
+// graphs included, is known to have been accepted and run by the server. A graph the server
+// rejected, a dropped connection or a hung server (once ctx is done, or after Timeout) is an error
+// wrapping ErrConnectionLost. Nothing else needs Sync: results read later are the graphs' results.
+// A nil ctx means context.Background().
+func (c *Client) Sync(ctx context.Context) error {
+	if c.zero() {
+		return errZeroClient
+	}
+	if _, err := c.call(ctx, cmdDeviceCount, 4); err != nil {
+		return fmt.Errorf("tandem: rpc: sync: %w", err)
+	}
+	return nil
 }

@@ -15,6 +15,9 @@ type Device struct {
 	index uint32
 	name  string
 	bt    *BufferType
+	// lastGraph is the GRAPH_COMPUTE payload last sent for this device, which the server keeps
+	// for GRAPH_RECOMPUTE; nil when none may be relied on. Guarded by c.mu.
+	lastGraph []byte
 }
 
 // Name is "RPC<index>[host:port]".

@@ -9,17 +9,23 @@
 //	be, err := c.Devices()[0].NewBackend()      // a core.Backend of type GPU
 //	s, err := scheduler.New([]core.Backend{be, cpuBackend}, scheduler.Options{})
 //
-// GraphCompute sends GRAPH_COMPUTE and waits for a round trip after it, so a graph the server
-// rejects, a dropped connection or (with a deadline from GraphComputeContext, or Client.Timeout) a
-// hung server is an error wrapping ErrConnectionLost, never a hang. Set Client.GGMLCompat when the
-// server is ggml's: SupportsOp then refuses the layouts ggml's CPU backend asserts on.
+// GraphCompute sends GRAPH_COMPUTE, or GRAPH_RECOMPUTE when the graph serializes to the same bytes
+// as the last one sent to that device (as ggml's client reuses a scheduled graph), and returns
+// without a round trip: the protocol gives neither command a reply, and the server runs requests
+// in order, so reading a result waits for the graph. A graph the server rejects, a dropped
+// connection or a hung server makes the next call that waits for a reply (a read, a copy,
+// Client.Sync) fail with an error wrapping ErrConnectionLost that names the graph; that wait is
+// bounded by the call's context or Client.Timeout, never a hang when one is set. Set
+// Client.GGMLCompat when the server is ggml's: SupportsOp then refuses the layouts ggml's CPU
+// backend asserts on.
 //
 // Server:
 //
 //	err := rpc.Serve(ctx, listener, cpuBackend, vulkanBackend) // devices 0 and 1
 //
 // Unlike ggml's server it serves several connections at once, each with its own buffers (freed
-// when it closes), and checks every request before acting on it: exact request sizes, buffer
+// when it closes) and its last graph per device (for GRAPH_RECOMPUTE); requests on different
+// devices run in parallel, those on one device one at a time. It checks every request before acting on it: exact request sizes, buffer
 // handles of that connection, tensor extents inside their buffers with overflow-checked
 // arithmetic, accesses inside their tensors, and graphs rebuilt op by op with tandem's own op
 // constructors (op ids, unary and GLU kinds, sources, views, shapes, strides and parameters must

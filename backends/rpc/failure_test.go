@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,33 +124,51 @@ func setupRemoteAdd(t *testing.T, c *rpc.Client) *remoteAdd {
 	return &remoteAdd{be: be, g: g, a: a, out: out, cbuf: buf, backend: be.(*rpc.Backend)}
 }
 
-// A hung server: GraphComputeContext and GetTensorContext return an error at the context's
-// deadline instead of hanging, and the client is unusable afterwards.
+// A hung server: GraphComputeContext returns once the graph is sent (no reply, no round trip), and
+// the next call that waits for one (Sync, GetTensorContext) returns an error naming the graph at
+// its context's deadline instead of hanging; the client is unusable afterwards.
 func TestHungServerDeadline(t *testing.T) {
-	addr, _ := startServer(t, 1)
-	f := newFreezer(t, addr)
-	c := dial(t, f.l.Addr().String())
-	r := setupRemoteAdd(t, c)
-	if err := r.backend.GraphComputeContext(context.Background(), r.g); err != nil {
-		t.Fatal(err)
-	}
-	got, err := core.GetFloat32s(r.out)
-	if err != nil || got[3] != 12 {
-		t.Fatalf("before freezing: %v %v", got[:4], err)
-	}
-	f.freeze()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err = r.backend.GraphComputeContext(ctx, r.g)
-	if err == nil || !errors.Is(err, rpc.ErrConnectionLost) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("hung server: err %v, want connection lost with deadline exceeded", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("error after %v", d)
-	}
-	if err := core.TensorGet(r.out, make([]byte, 16), 0); !errors.Is(err, rpc.ErrConnectionLost) {
-		t.Fatalf("TensorGet after loss: %v", err)
+	for _, wait := range []string{"Sync", "GetTensorContext"} {
+		t.Run(wait, func(t *testing.T) {
+			addr, _ := startServer(t, 1)
+			f := newFreezer(t, addr)
+			c := dial(t, f.l.Addr().String())
+			r := setupRemoteAdd(t, c)
+			if err := r.backend.GraphComputeContext(context.Background(), r.g); err != nil {
+				t.Fatal(err)
+			}
+			got, err := core.GetFloat32s(r.out)
+			if err != nil || got[3] != 12 {
+				t.Fatalf("before freezing: %v %v", got[:4], err)
+			}
+			f.freeze()
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			if err := r.backend.GraphComputeContext(ctx, r.g); err != nil {
+				t.Fatalf("sending a graph to a hung server: %v", err)
+			}
+			if wait == "Sync" {
+				err = c.Sync(ctx)
+			} else {
+				err = r.out.Buffer.(*rpc.Buffer).GetTensorContext(ctx, r.out, make([]byte, 16), 0)
+			}
+			if err == nil || !errors.Is(err, rpc.ErrConnectionLost) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("hung server: err %v, want connection lost with deadline exceeded", err)
+			}
+			if !strings.Contains(err.Error(), "GRAPH_RECOMPUTE on "+r.backend.Name()) {
+				t.Errorf("error %q does not name the unconfirmed graph", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("error after %v", d)
+			}
+			if err := core.TensorGet(r.out, make([]byte, 16), 0); !errors.Is(err, rpc.ErrConnectionLost) {
+				t.Fatalf("TensorGet after loss: %v", err)
+			}
+			if err := r.be.Synchronize(); !errors.Is(err, rpc.ErrConnectionLost) {
+				t.Fatalf("Synchronize after loss: %v", err)
+			}
+		})
 	}
 }
 

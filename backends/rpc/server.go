@@ -11,6 +11,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -32,8 +34,55 @@ type Server struct {
 	// beyond it get the protocol's soft failure (handle 0), as an allocation that fails.
 	MaxConnBytes uint64
 
-	devMu    sync.Mutex   // held while a request touches the backends
+	lockOnce sync.Once
+	devLock  []int        // device → index of its lock in locks (devices of one backend share it)
+	locks    []sync.Mutex // held while a request touches that device's backend or buffers
 	panicked atomic.Int64 // internal errors caught (a bug; tests check it stays 0)
+	served   [cmdCount]atomic.Int64
+}
+
+// lockDevices locks the backends of devices ds (one lock per backend: requests on different
+// devices run in parallel, those on one backend one at a time, as backends need not be safe for
+// concurrent use) and returns the function that unlocks them. Locks are taken in ascending order,
+// so a request that needs two devices (a copy, a graph over buffers of another device) cannot
+// deadlock with another.
+func (s *Server) lockDevices(ds ...int) (unlock func()) {
+	s.lockOnce.Do(func() {
+		s.devLock = make([]int, len(s.Backends))
+		s.locks = make([]sync.Mutex, len(s.Backends))
+		for i, b := range s.Backends {
+			s.devLock[i] = i
+			for j := range i {
+				if sameBackend(s.Backends[j], b) {
+					s.devLock[i] = s.devLock[j]
+					break
+				}
+			}
+		}
+	})
+	idx := make([]int, 0, len(ds))
+	for _, d := range ds {
+		if d >= 0 && d < len(s.devLock) {
+			idx = append(idx, s.devLock[d])
+		}
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		s.locks[i].Lock()
+	}
+	return func() {
+		for k := len(idx) - 1; k >= 0; k-- {
+			s.locks[idx[k]].Unlock()
+		}
+	}
+}
+
+// sameBackend reports whether a and b are the same backend value (a backend listed twice). Only
+// pointers are compared: comparing other dynamic types could panic.
+func sameBackend(a, b core.Backend) bool {
+	ta := reflect.TypeOf(a)
+	return ta != nil && ta == reflect.TypeOf(b) && ta.Kind() == reflect.Pointer && a == b
 }
 
 // Serve accepts ggml RPC clients on l until ctx is done or l fails, serving each connection in its
@@ -147,11 +196,11 @@ func (c *conn) serve() {
 			c.log.Error("rpc: closing connection after internal error", "panic", fmt.Sprint(p))
 		}
 		c.nc.Close()
-		c.s.devMu.Lock()
-		defer c.s.devMu.Unlock()
 		for h, b := range c.bufs {
 			if b.buf != nil {
+				unlock := c.s.lockDevices(b.dev)
 				_ = b.buf.Free()
+				unlock()
 			}
 			delete(c.bufs, h)
 		}
@@ -170,10 +219,11 @@ func (c *conn) serve() {
 			}
 			return
 		}
-		// Device work is serialized across connections (backends need not be safe for
-		// concurrent use); replies are written after the lock is released, so a client that
-		// does not read cannot hold up the others.
-		if err := c.handleLocked(req); err != nil {
+		c.s.served[req.Cmd].Add(1)
+		// Each request holds the locks of the devices it touches while it runs (see
+		// lockDevices); replies are written after they are released, so a client that does not
+		// read cannot hold up the others.
+		if err := c.handle(req); err != nil {
 			c.log.Warn("rpc: closing connection", "command", cmdName(req.Cmd), "reason", err.Error())
 			return
 		}
@@ -189,13 +239,6 @@ func (c *conn) serve() {
 			}
 		}
 	}
-}
-
-// handleLocked runs one request holding the server's device lock (released on a panic too).
-func (c *conn) handleLocked(req request) error {
-	c.s.devMu.Lock()
-	defer c.s.devMu.Unlock()
-	return c.handle(req)
 }
 
 func (c *conn) reply(p ...[]byte) error {
@@ -243,10 +286,11 @@ func (c *conn) handle(req request) error {
 	case cmdDeviceCount:
 		return c.reply(le.AppendUint32(nil, uint32(len(c.s.Backends))))
 	case cmdGetAlignment, cmdGetMaxSize:
-		_, be, err := c.device(p)
+		d, be, err := c.device(p)
 		if err != nil {
 			return err
 		}
+		defer c.s.lockDevices(d)()
 		bt := be.DefaultBufferType()
 		v := uint64(bt.Alignment())
 		if req.Cmd == cmdGetMaxSize {
@@ -257,10 +301,11 @@ func (c *conn) handle(req request) error {
 		}
 		return c.reply(u64(v))
 	case cmdGetDeviceMem:
-		_, be, err := c.device(p)
+		d, be, err := c.device(p)
 		if err != nil {
 			return err
 		}
+		defer c.s.lockDevices(d)()
 		free, total := be.Device().Memory()
 		return c.reply(u64(uint64(max(free, 0))), u64(uint64(max(total, 0))))
 	case cmdAllocBuffer:
@@ -279,6 +324,7 @@ func (c *conn) handle(req request) error {
 		delete(c.bufs, b.handle)
 		c.held -= b.size
 		if b.buf != nil {
+			defer c.s.lockDevices(b.dev)()
 			if err := b.buf.Free(); err != nil {
 				return fmt.Errorf("free: %w", err)
 			}
@@ -290,6 +336,7 @@ func (c *conn) handle(req request) error {
 			return err
 		}
 		if b.buf != nil {
+			defer c.s.lockDevices(b.dev)()
 			if err := b.buf.Clear(p[8]); err != nil {
 				return fmt.Errorf("clear: %w", err)
 			}
@@ -316,7 +363,7 @@ func (c *conn) handle(req request) error {
 		}
 		return c.reply()
 	case cmdGetAllocSize:
-		_, be, err := c.device(p)
+		d, be, err := c.device(p)
 		if err != nil {
 			return err
 		}
@@ -325,31 +372,16 @@ func (c *conn) handle(req request) error {
 		if err != nil {
 			return err
 		}
-		bt := be.DefaultBufferType()
+		bt, dev := be.DefaultBufferType(), d
 		if sb != nil && sb.buf != nil {
-			bt = sb.buf.Type()
+			bt, dev = sb.buf.Type(), sb.dev
 		}
+		defer c.s.lockDevices(dev)()
 		return c.reply(u64(uint64(max(bt.AllocSize(t), 0))))
 	case cmdGraphCompute:
 		return c.graphCompute(p)
 	case cmdGraphRecompute:
-		d, be, err := c.device(p)
-		if err != nil {
-			return err
-		}
-		sg := c.last[uint32(d)]
-		if sg == nil {
-			return fmt.Errorf("device %d has no stored graph", d)
-		}
-		for _, b := range sg.bufs {
-			if c.bufs[b.handle] != b {
-				return fmt.Errorf("stored graph of device %d uses buffer %#x, freed since", d, b.handle)
-			}
-		}
-		if err := be.GraphCompute(sg.g); err != nil {
-			return fmt.Errorf("recompute on %s: %w", be.Name(), err)
-		}
-		return nil
+		return c.graphRecompute(p)
 	}
 	return fmt.Errorf("unknown command %d", req.Cmd)
 }
@@ -375,7 +407,9 @@ func (c *conn) alloc(p []byte) error {
 	var buf core.Buffer
 	got := uint64(0)
 	if size > 0 {
+		unlock := c.s.lockDevices(d)
 		buf, err = bt.Alloc(int64(size))
+		unlock()
 		if err != nil {
 			return fail(err)
 		}
@@ -502,7 +536,7 @@ func (c *conn) setTensor(p []byte) error {
 		return fmt.Errorf("%w: %d bytes, want at least %d", errShort, len(p), setHeaderSize)
 	}
 	w := getTensor(p)
-	t, _, err := c.tensor(&w)
+	t, sb, err := c.tensor(&w)
 	if err != nil {
 		return err
 	}
@@ -513,7 +547,10 @@ func (c *conn) setTensor(p []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
-	if err := t.Buffer.SetTensor(t, data, int64(off)); err != nil {
+	unlock := c.s.lockDevices(sb.dev)
+	err = t.Buffer.SetTensor(t, data, int64(off))
+	unlock()
+	if err != nil {
 		return fmt.Errorf("set: %w", err)
 	}
 	if c.s.CacheDir != "" && len(data) > hashMinBytes {
@@ -535,7 +572,7 @@ func (c *conn) setTensorHash(p []byte) error {
 		return c.reply([]byte{0})
 	}
 	w := getTensor(p)
-	t, _, err := c.tensor(&w)
+	t, sb, err := c.tensor(&w)
 	if err != nil {
 		return err
 	}
@@ -544,6 +581,7 @@ func (c *conn) setTensorHash(p []byte) error {
 		return err
 	}
 	if len(data) > 0 {
+		defer c.s.lockDevices(sb.dev)()
 		if err := t.Buffer.SetTensor(t, data, int64(off)); err != nil {
 			return fmt.Errorf("set: %w", err)
 		}
@@ -553,7 +591,7 @@ func (c *conn) setTensorHash(p []byte) error {
 
 func (c *conn) getTensor(p []byte) error {
 	w := getTensor(p)
-	t, _, err := c.tensor(&w)
+	t, sb, err := c.tensor(&w)
 	if err != nil {
 		return err
 	}
@@ -563,6 +601,7 @@ func (c *conn) getTensor(p []byte) error {
 	}
 	out := make([]byte, size)
 	if size > 0 {
+		defer c.s.lockDevices(sb.dev)()
 		if err := t.Buffer.GetTensor(t, out, int64(off)); err != nil {
 			return fmt.Errorf("get: %w", err)
 		}
@@ -572,7 +611,7 @@ func (c *conn) getTensor(p []byte) error {
 
 func (c *conn) memsetTensor(p []byte) error {
 	w := getTensor(p)
-	t, _, err := c.tensor(&w)
+	t, sb, err := c.tensor(&w)
 	if err != nil {
 		return err
 	}
@@ -581,6 +620,7 @@ func (c *conn) memsetTensor(p []byte) error {
 		return err
 	}
 	if size > 0 {
+		defer c.s.lockDevices(sb.dev)()
 		if err := t.Buffer.MemsetTensor(t, p[tensorSize+16], int64(off), int64(size)); err != nil {
 			return fmt.Errorf("memset: %w", err)
 		}
@@ -590,7 +630,7 @@ func (c *conn) memsetTensor(p []byte) error {
 
 func (c *conn) copyTensor(p []byte) error {
 	ws, wd := getTensor(p), getTensor(p[tensorSize:])
-	src, _, err := c.tensor(&ws)
+	src, sb, err := c.tensor(&ws)
 	if err != nil {
 		return err
 	}
@@ -605,6 +645,7 @@ func (c *conn) copyTensor(p []byte) error {
 	if n == 0 {
 		return c.reply([]byte{1})
 	}
+	defer c.s.lockDevices(sb.dev, db.dev)()
 	tmp := make([]byte, n)
 	if err := src.Buffer.GetTensor(src, tmp, 0); err != nil {
 		return fmt.Errorf("copy: %w", err)

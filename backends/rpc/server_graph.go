@@ -33,15 +33,50 @@ func (c *conn) graphCompute(p []byte) error {
 	if err != nil {
 		return err
 	}
+	delete(c.last, uint32(d)) // the new graph replaces the stored one (a rejected one closes the connection)
 	g, bufs, err := c.buildGraph(gp, be)
 	if err != nil {
 		return err
 	}
-	if err := be.GraphCompute(g); err != nil {
+	if err := c.run(d, be, g, bufs); err != nil {
 		return fmt.Errorf("compute on %s: %w", be.Name(), err)
 	}
 	c.last[uint32(d)] = &storedGraph{g: g, bufs: bufs}
 	return nil
+}
+
+// graphRecompute runs the graph stored for a device by the last GRAPH_COMPUTE of this connection
+// again, as ggml's server does, after checking that a graph was stored and that none of its
+// buffers was freed since (ggml's server does not check, and computes on freed memory).
+func (c *conn) graphRecompute(p []byte) error {
+	d, be, err := c.device(p)
+	if err != nil {
+		return err
+	}
+	sg := c.last[uint32(d)]
+	if sg == nil {
+		return fmt.Errorf("GRAPH_RECOMPUTE: device %d has no graph stored on this connection", d)
+	}
+	for _, b := range sg.bufs {
+		if c.bufs[b.handle] != b {
+			return fmt.Errorf("GRAPH_RECOMPUTE: the graph stored for device %d uses buffer %#x, freed since", d, b.handle)
+		}
+	}
+	if err := c.run(d, be, sg.g, sg.bufs); err != nil {
+		return fmt.Errorf("recompute on %s: %w", be.Name(), err)
+	}
+	return nil
+}
+
+// run computes g on device d holding the locks of d and of every device whose buffers g uses.
+func (c *conn) run(d int, be core.Backend, g *core.Graph, bufs []*sbuf) error {
+	devs := make([]int, 0, 1+len(bufs))
+	devs = append(devs, d)
+	for _, b := range bufs {
+		devs = append(devs, b.dev)
+	}
+	defer c.s.lockDevices(devs...)()
+	return be.GraphCompute(g)
 }
 
 func (c *conn) buildGraph(gp *graphPayload, be core.Backend) (*core.Graph, []*sbuf, error) {
