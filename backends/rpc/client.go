@@ -194,11 +194,11 @@ func (c *Client) callLocked(ctx context.Context, cmd byte, respLen int, payload 
 		}
 		after := ""
 		if c.unconfirmed > 0 {
-			after = fmt.Sprintf(" (after %d request(s) without reply", c.unconfirmed)
+			after = fmt.Sprintf(" (unconfirmed: %d request(s) without reply", c.unconfirmed)
 			if c.lastGraph != "" {
-				after += ", the last graph " + c.lastGraph + "; the server closes the connection on a graph it rejects"
+				after += ", the last graph " + c.lastGraph
 			}
-			after += ")"
+			after += "; a server closes the connection on a request it rejects)"
 		}
 		c.err = fmt.Errorf("%w: %s to %s%s: %w", ErrConnectionLost, cmdName(cmd), c.addr, after, err)
 		c.nc.Close()
