@@ -6,26 +6,36 @@ import (
 	"fmt"
 
 	"github.com/go-gl/gl/v4.3-core/gl"
+	"github.com/tandem-ml/tandem/backends/internal/gpubackend"
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 )
 
-// binding is a byte range of a buffer bound to one storage binding of a dispatch.
-type binding struct {
-	buf       *glBuffer
-	off, size uint64
-}
-
-// bindRange binds size bytes of b from off.
-func bindRange(b *glBuffer, off, size uint64) binding { return binding{buf: b, off: off, size: size} }
-
 // commands issues one graph's dispatches on the GL thread (GL runs them in order; a fence at the
-// end waits for them).
+// end waits for them): the gpubackend.Queue of glThread.Run.
 type commands struct {
-	t          *glThread
-	dispatches int
+	t *glThread
 }
 
-// Dispatch binds p, its parameters and its buffers (binding i = bindings[i]) and dispatches groups.
-func (c *commands) Dispatch(p *program, groups [3]uint32, push []byte, bindings ...binding) error {
+var _ gpubackend.Queue = (*commands)(nil)
+
+// maxBindings is the most storage buffers one dispatch binds (the device guarantees 8).
+const maxBindings = 8
+
+// Dispatch binds p (a *program), its parameters and its buffers (binding i = bindings[i], each a
+// *glBuffer range) and dispatches groups.
+func (c *commands) Dispatch(pl gpuops.Pipeline, groups [3]uint32, push []byte, bindings []gpuops.Binding) error {
+	p, ok := pl.(*program)
+	if !ok {
+		return fmt.Errorf("internal error: pipeline is a %T, not a GL program", pl)
+	}
+	if len(bindings) > maxBindings {
+		return fmt.Errorf("%d bindings, more than %d", len(bindings), maxBindings)
+	}
+	for i, bnd := range bindings {
+		if _, ok := bnd.Buf.(*glBuffer); !ok {
+			return fmt.Errorf("internal error: binding %d is a %T, not a GL buffer", i, bnd.Buf)
+		}
+	}
 	if len(bindings) != p.bindings {
 		return fmt.Errorf("shader %s takes %d buffers, got %d", p.name, p.bindings, len(bindings))
 	}
@@ -49,19 +59,19 @@ func (c *commands) Dispatch(p *program, groups [3]uint32, push []byte, bindings 
 		t.uboOff = off + len(push)
 	}
 	for i, bnd := range bindings {
-		if err := bnd.buf.live(); err != nil {
+		buf := bnd.Buf.(*glBuffer)
+		if err := buf.live(); err != nil {
 			return fmt.Errorf("shader %s binding %d: %w", p.name, i, err)
 		}
 		// Bind whole 32-bit words (16-bit arrays are read as words): the buffer is allocated in
 		// 16-byte steps, so rounding up stays inside it.
-		size := min((bnd.size+3)/4*4, bnd.buf.cap-bnd.off)
+		size := min((bnd.Size+3)/4*4, buf.cap-bnd.Off)
 		if size == 0 {
-			size = min(4, bnd.buf.cap-bnd.off)
+			size = min(4, buf.cap-bnd.Off)
 		}
-		gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, uint32(i), bnd.buf.id, int(bnd.off), int(size))
+		gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, uint32(i), buf.id, int(bnd.Off), int(size))
 	}
 	gl.DispatchCompute(groups[0], groups[1], groups[2])
-	c.dispatches++
 	return nil
 }
 
@@ -71,8 +81,8 @@ func (c *commands) Barrier() error {
 	return nil
 }
 
-// Dispatches is the number of dispatches issued.
-func (c *commands) Dispatches() int { return c.dispatches }
+// EndNode does nothing: GL submits as it goes.
+func (c *commands) EndNode() error { return nil }
 
 // finish makes every write visible to later buffer reads and waits for the device.
 func (c *commands) finish() error {

@@ -5,10 +5,11 @@ package gl
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 
-	"github.com/tandem-ml/tandem/backends/internal/gpuops"
+	"github.com/tandem-ml/tandem/backends/internal/gpubackend"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -42,9 +43,7 @@ func initState() {
 		state.err = fmt.Errorf("%w (needs libEGL with a surfaceless platform and an OpenGL 4.3 driver; Debian: libegl1 libgl1-mesa-dri)", err)
 		return
 	}
-	d := &device{name: "GL0", t: t, info: &t.info}
-	d.buft = &bufferType{dev: d, name: d.name}
-	state.dev = d
+	state.dev = newDevice(t)
 }
 
 // Available reports whether a usable OpenGL device exists, and if not, why.
@@ -79,20 +78,40 @@ func theDevice() (*device, error) {
 	return state.dev, nil
 }
 
-// device is the OpenGL context's device.
+// device is the OpenGL context's device. The embedded shared device gives its name, ops and
+// memory ("GL0"); the GL thread allocates and runs everything.
 type device struct {
+	*gpubackend.Device
 	name string
 	t    *glThread
 	info *devInfo
-	buft *bufferType
+}
+
+// maxBufferSize caps device buffers so that allocators split large requests.
+const maxBufferSize = 1 << 30
+
+// newDevice returns the device of the context t owns.
+func newDevice(t *glThread) *device {
+	d := &device{name: "GL0", t: t, info: &t.info}
+	d.Device = gpubackend.NewDevice(gpubackend.DeviceConfig{
+		API:      api,
+		Name:     d.name,
+		Physical: d.info.Renderer,
+		Core:     d,
+		Ops:      &d.info.ops,
+		Memory:   t,
+		// GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, so tensors can be bound where they start.
+		Alignment: int64(max(d.info.ops.MinStorageBufferOffsetAlignment, 4)),
+		MaxSize:   maxBufferSize,
+		LogAttrs:  d.logAttrs,
+	})
+	return d
 }
 
 var (
 	_ core.Device        = (*device)(nil)
 	_ core.FeatureLister = (*device)(nil)
 )
-
-func (d *device) Name() string { return d.name }
 
 func (d *device) Description() string {
 	return fmt.Sprintf("%s (%s, OpenGL %s)", d.info.Renderer, d.info.Vendor, d.info.Version)
@@ -110,16 +129,6 @@ func (d *device) Type() core.DeviceType {
 // Memory reports 2 GiB as free and total: OpenGL has no portable memory query.
 func (d *device) Memory() (free, total int64) { return 2 << 30, 2 << 30 }
 
-func (d *device) SupportsOp(t *core.Tensor) bool { return gpuops.Supports(&d.info.ops, t) }
-
-// SupportsBufferType accepts only the device's own memory: the scheduler copies other tensors in.
-func (d *device) SupportsBufferType(bt core.BufferType) bool { return bt == core.BufferType(d.buft) }
-
-// OffloadOp is false: weights are not worth copying to this device.
-func (d *device) OffloadOp(*core.Tensor) bool { return false }
-
-func (d *device) BufferType() core.BufferType { return d.buft }
-
 func (d *device) NewBackend() (core.Backend, error) { return New() }
 
 func (d *device) Features() []core.Feature {
@@ -129,5 +138,20 @@ func (d *device) Features() []core.Feature {
 		{Name: "GLSL", Value: d.info.GLSL},
 		{Name: "MAX_STORAGE_BUFFER_RANGE", Value: fmt.Sprint(l.MaxStorageBufferRange)},
 		{Name: "MAX_SHARED_MEMORY", Value: fmt.Sprint(l.MaxComputeSharedMemorySize)},
+	}
+}
+
+// logAttrs is what SetLogger reports after the device's name: its renderer, vendor and
+// OpenGL/GLSL versions, whether it counts as a software device, and whether a debug context is on
+// (TANDEM_GL_DEBUG).
+func (d *device) logAttrs() []slog.Attr {
+	info := d.info
+	return []slog.Attr{
+		slog.String("renderer", info.Renderer),
+		slog.String("vendor", info.Vendor),
+		slog.String("version", info.Version),
+		slog.String("glsl", info.GLSL),
+		slog.Bool("software", info.ops.Software),
+		slog.Bool("debug", os.Getenv("TANDEM_GL_DEBUG") == "1"),
 	}
 }

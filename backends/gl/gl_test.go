@@ -238,14 +238,14 @@ func TestMulMatTypes(t *testing.T) {
 // inside a call is returned by it (glGetError and, on a debug context, the debug log).
 func TestErrorsAreReturned(t *testing.T) {
 	be := newBackend(t)
-	err := be.vd.do(func() error {
+	err := be.dev.t.do(func() error {
 		_, err := compileCompute("#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing(); }\n")
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), "compile") {
 		t.Errorf("bad shader: %v", err)
 	}
-	err = be.vd.do(func() error {
+	err = be.dev.t.do(func() error {
 		gogl.BindBuffer(gogl.SHADER_STORAGE_BUFFER, math.MaxUint32) // not a buffer name
 		return nil
 	})

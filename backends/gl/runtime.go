@@ -262,8 +262,8 @@ func (b *glBuffer) live() error {
 	return nil
 }
 
-// write copies data to the buffer at off (the caller checked the range).
-func (b *glBuffer) write(off uint64, data []byte) error {
+// Write copies data to the buffer at off (the caller checked the range).
+func (b *glBuffer) Write(off uint64, data []byte) error {
 	if err := b.live(); err != nil {
 		return err
 	}

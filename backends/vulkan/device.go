@@ -4,24 +4,27 @@ package vulkan
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 
+	"github.com/tandem-ml/tandem/backends/internal/gpubackend"
 	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
 	"github.com/tandem-ml/tandem/core"
 )
 
 // device is one usable Vulkan physical device; its logical device is created
-// on first use and shared by every backend and buffer on it.
+// on first use and shared by every backend and buffer on it. The embedded shared
+// device gives its name, ops and device memory ("Vulkan0").
 type device struct {
+	*gpubackend.Device
 	index    int
 	name     string
 	inst     *vkrt.Instance // the instance the device was listed by (fixed at creation)
 	info     *vkrt.DeviceInfo
 	gpu      *gpuops.Device // info in the terms of the op encoders
-	buft     *bufferType
-	hostBuft *bufferType
+	hostBuft *gpubackend.BufferType
 
 	mu     sync.Mutex
 	vd     *vkrt.Device
@@ -35,10 +38,33 @@ var (
 	_ core.FeatureLister   = (*device)(nil)
 )
 
+// maxBufferSize caps device buffers (ggml's suballocation block size) so that
+// allocators split large requests.
+const maxBufferSize = 1 << 30
+
 func newDevice(inst *vkrt.Instance, i int, info *vkrt.DeviceInfo) *device {
 	d := &device{index: i, name: fmt.Sprintf("Vulkan%d", i), inst: inst, info: info, gpu: opsDevice(info)}
-	d.buft = &bufferType{dev: d, kind: vkrt.DeviceBuffer, name: d.name}
-	d.hostBuft = &bufferType{dev: d, kind: vkrt.HostBuffer, name: d.name + "_Host"}
+	// Buffers are bound where tensors start: align them to minStorageBufferOffsetAlignment (host
+	// memory to at least 32, as core's host buffers); cap them at 1 GiB or
+	// maxMemoryAllocationSize if smaller.
+	align := max(int64(info.Limits.MinStorageBufferOffsetAlignment), 4)
+	maxSize := int64(maxBufferSize)
+	if m := int64(info.Limits.MaxMemoryAllocationSize); m > 0 && m < maxSize {
+		maxSize = m
+	}
+	d.Device = gpubackend.NewDevice(gpubackend.DeviceConfig{
+		API:       api,
+		Name:      d.name,
+		Physical:  info.Name,
+		Core:      d,
+		Ops:       d.gpu,
+		Memory:    vkMemory{d},
+		Alignment: align,
+		MaxSize:   maxSize,
+		LogAttrs:  d.logAttrs,
+		Messages:  ValidationMessages,
+	})
+	d.hostBuft = d.NewBufferType(d.name+"_Host", true, max(align, 32), maxSize)
 	return d
 }
 
@@ -92,8 +118,6 @@ func (d *device) close() error {
 	return err
 }
 
-func (d *device) Name() string { return d.name }
-
 func (d *device) Description() string { return d.info.String() }
 
 // Type maps Vulkan device types: discrete and virtual GPUs are core.DeviceGPU,
@@ -115,18 +139,6 @@ func (d *device) Memory() (free, total int64) {
 	n := int64(d.info.DeviceLocalMemory())
 	return n, n
 }
-
-func (d *device) SupportsOp(t *core.Tensor) bool { return gpuops.Supports(d.gpu, t) }
-
-// SupportsBufferType accepts only the device's own memory, as ggml does: the
-// scheduler copies other tensors in.
-func (d *device) SupportsBufferType(bt core.BufferType) bool { return bt == core.BufferType(d.buft) }
-
-// OffloadOp is false: the current kernels are not fast enough to be worth
-// copying weights for.
-func (d *device) OffloadOp(*core.Tensor) bool { return false }
-
-func (d *device) BufferType() core.BufferType { return d.buft }
 
 // HostBufferType is pinned (host-visible, coherent) memory of the device:
 // host memory for the CPU backend that the GPU can copy from directly.
@@ -160,5 +172,21 @@ func (d *device) Features() []core.Feature {
 		{Name: "STORAGE_16BIT", Value: b(i.Features.StorageBuffer16BitAccess)},
 		{Name: "INT8", Value: b(i.Features.ShaderInt8)},
 		{Name: "MAX_STORAGE_BUFFER_RANGE", Value: fmt.Sprint(i.Limits.MaxStorageBufferRange)},
+	}
+}
+
+// logAttrs is what SetLogger reports after the device's name: its physical device, the device
+// list (TANDEM_VK_VISIBLE_DEVICES and the devices skipped), TANDEM_VK_FORCE_STAGING and whether the
+// validation layer is on (TANDEM_VK_VALIDATE).
+func (d *device) logAttrs() []slog.Attr {
+	state.mu.Lock()
+	devices := state.why
+	state.mu.Unlock()
+	return []slog.Attr{
+		slog.String("physical", d.info.Name),
+		slog.String("devices", devices),
+		slog.String("TANDEM_VK_VISIBLE_DEVICES", os.Getenv("TANDEM_VK_VISIBLE_DEVICES")),
+		slog.Bool("force_staging", os.Getenv("TANDEM_VK_FORCE_STAGING") == "1"),
+		slog.Bool("validation", vkrt.ValidateFromEnv()),
 	}
 }

@@ -54,7 +54,7 @@ func TestShutdownDuringFirstOpen(t *testing.T) {
 						errs <- err
 						return
 					}
-					buf, err := d.buft.Alloc(256)
+					buf, err := d.BufferType().Alloc(256)
 					if err != nil {
 						if !errors.Is(err, vkrt.ErrClosed) {
 							errs <- err

@@ -14,8 +14,8 @@ import (
 // withMulMat makes be encode MUL_MAT nodes with kernel k (and tile) for the rest of the test, so
 // a kernel is proven whatever the default choice for the shape is.
 func withMulMat(t *testing.T, be *Backend, k gpuops.MulMatKernel, tile gpuops.Tile) {
-	be.enc.UseMulMat(k, tile)
-	t.Cleanup(func() { be.enc.UseMulMat(gpuops.MulMatAuto, gpuops.Tile{}) })
+	be.sh.Encoder().UseMulMat(k, tile)
+	t.Cleanup(func() { be.sh.Encoder().UseMulMat(gpuops.MulMatAuto, gpuops.Tile{}) })
 }
 
 // mulMatShape is one MUL_MAT test: a [k, m, a2, a3], b [k, n, b2, b3].

@@ -1,0 +1,176 @@
+//go:build cgo && !novulkan
+
+package vulkan
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tandem-ml/tandem/backends/internal/gpubackend"
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
+	"github.com/tandem-ml/tandem/backends/vulkan/internal/vkrt"
+	"github.com/tandem-ml/tandem/shaders"
+)
+
+// The Vulkan side of the shared backend (package gpubackend): device memory (vkMemory) and
+// command buffers (vkDispatcher, vkQueue).
+
+// maxNodesPerSubmit bounds the dispatches recorded into one command buffer before it is submitted
+// (the GPU starts on it while the rest is recorded).
+const maxNodesPerSubmit = 100
+
+// vkMemory is a device's memory: buffers of its logical device (opened on first use).
+type vkMemory struct{ d *device }
+
+var _ gpubackend.Memory = vkMemory{}
+
+// Alloc allocates a *vkrt.Buffer: device-local memory, or pinned host memory for host.
+func (m vkMemory) Alloc(size uint64, host bool) (gpubackend.Allocation, error) {
+	vd, err := m.d.open()
+	if err != nil {
+		return nil, err
+	}
+	kind := vkrt.DeviceBuffer
+	if host {
+		kind = vkrt.HostBuffer
+	}
+	vb, err := vd.NewBuffer(size, kind)
+	if err != nil {
+		return nil, err
+	}
+	return vb, nil
+}
+
+// Copy copies between two buffers of the device with a transfer command.
+func (m vkMemory) Copy(dst gpubackend.Allocation, dstOff uint64, src gpubackend.Allocation, srcOff, n uint64) error {
+	db, ok1 := dst.(*vkrt.Buffer)
+	sb, ok2 := src.(*vkrt.Buffer)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("internal error: copying a %T to a %T, not Vulkan buffers", src, dst)
+	}
+	vd, err := m.d.open()
+	if err != nil {
+		return err
+	}
+	return vd.CopyBuffer(db, dstOff, sb, srcOff, n)
+}
+
+// vkDispatcher runs a backend's graphs on its logical device.
+type vkDispatcher struct{ vd *vkrt.Device }
+
+var _ gpubackend.Dispatcher = (*vkDispatcher)(nil)
+
+// Pipeline returns the device's cached pipeline for the shader variant name.
+func (v *vkDispatcher) Pipeline(name string, bindings int, push uint32, spec []uint32) (gpuops.Pipeline, error) {
+	spv, err := shaders.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := v.vd.Pipeline(vkrt.PipelineDesc{Name: name, SPIRV: spv, Bindings: bindings, PushSize: push, Spec: spec})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Run records the graph into command buffers, submitted every maxNodesPerSubmit dispatches and at
+// the end, and waits for all of them. The device counts the graph as an operation in progress:
+// Shutdown waits for it instead of destroying the device under it.
+func (v *vkDispatcher) Run(record func(gpubackend.Queue) error) error {
+	done, err := v.vd.Use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	q := &vkQueue{vd: v.vd}
+	return q.finish(record(q))
+}
+
+// vkQueue records one graph: the command buffer being recorded (begun on first use) and those
+// submitted.
+type vkQueue struct {
+	vd        *vkrt.Device
+	cur       *vkrt.Commands
+	submitted []*vkrt.Commands
+	binds     [vkrt.MaxBindings]vkrt.Binding
+}
+
+// commands returns the command buffer being recorded, beginning one when there is none.
+func (q *vkQueue) commands() (*vkrt.Commands, error) {
+	if q.cur == nil {
+		c, err := q.vd.Begin()
+		if err != nil {
+			return nil, err
+		}
+		q.cur = c
+	}
+	return q.cur, nil
+}
+
+// Dispatch records p with its bindings (each a *vkrt.Buffer range).
+func (q *vkQueue) Dispatch(p gpuops.Pipeline, groups [3]uint32, push []byte, bindings []gpuops.Binding) error {
+	if len(bindings) > len(q.binds) {
+		return fmt.Errorf("%d bindings, more than %d", len(bindings), len(q.binds))
+	}
+	for i, bnd := range bindings {
+		buf, ok := bnd.Buf.(*vkrt.Buffer)
+		if !ok {
+			return fmt.Errorf("internal error: binding %d is a %T, not a Vulkan buffer", i, bnd.Buf)
+		}
+		q.binds[i] = vkrt.BindRange(buf, bnd.Off, bnd.Size)
+	}
+	vp, ok := p.(*vkrt.Pipeline)
+	if !ok {
+		return fmt.Errorf("internal error: pipeline is a %T, not a Vulkan pipeline", p)
+	}
+	c, err := q.commands()
+	if err != nil {
+		return err
+	}
+	return c.Dispatch(vp, groups, push, q.binds[:len(bindings)]...)
+}
+
+// Barrier records a compute-to-compute barrier (at the start of a new command buffer it orders the
+// work of those submitted before).
+func (q *vkQueue) Barrier() error {
+	c, err := q.commands()
+	if err != nil {
+		return err
+	}
+	return c.Barrier()
+}
+
+// EndNode submits the command buffer once it holds maxNodesPerSubmit dispatches.
+func (q *vkQueue) EndNode() error {
+	if q.cur == nil || q.cur.Dispatches() < maxNodesPerSubmit {
+		return nil
+	}
+	if err := q.cur.Submit(); err != nil {
+		return err
+	}
+	q.submitted = append(q.submitted, q.cur)
+	q.cur = nil
+	return nil
+}
+
+// finish submits the command buffer being recorded (or drops it when recording failed with err),
+// waits for every submitted one and releases them.
+func (q *vkQueue) finish(err error) error {
+	if c := q.cur; c != nil {
+		q.cur = nil
+		if err == nil {
+			err = c.Submit()
+		}
+		if err == nil {
+			q.submitted = append(q.submitted, c)
+		} else {
+			c.Release()
+		}
+	}
+	for _, c := range q.submitted {
+		err = errors.Join(err, c.Wait())
+		c.Release()
+	}
+	q.submitted = nil
+	return err
+}
