@@ -107,7 +107,8 @@ func FuzzDecodeRequest(f *testing.F) {
 	})
 }
 
-// FuzzDecodeGraph decodes a GRAPH_COMPUTE payload and rebuilds and runs it over a live buffer.
+// FuzzDecodeGraph decodes a GRAPH_COMPUTE payload and rebuilds and runs it over a live buffer; a
+// graph that ran runs again with GRAPH_RECOMPUTE.
 func FuzzDecodeGraph(f *testing.F) {
 	for _, s := range seedGraphs() {
 		f.Add(s)
@@ -122,7 +123,12 @@ func FuzzDecodeGraph(f *testing.F) {
 		if len(g.Tensors) > 64 {
 			return
 		}
-		_ = c.graphCompute(data)
+		if c.graphCompute(data) == nil {
+			// The graph is stored for its device: GRAPH_RECOMPUTE runs it again.
+			if err := c.graphRecompute(data[:4]); err != nil {
+				t.Fatalf("a graph that computed does not recompute: %v", err)
+			}
+		}
 	})
 }
 
