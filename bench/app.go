@@ -36,6 +36,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: -ops %s matches no case; the cases are: %s\n", strings.Join(unmatched, ","), strings.Join(ids, " "))
 		return 2
 	}
+	fams = quickFamilies(fams, cfg)
 	disc, err := Discover(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "bench:", err)
@@ -173,6 +174,20 @@ func writeFile(path string, f func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return fh.Close()
+}
+
+// quickFamilies leaves the Full families out of a -quick run that names no -ops.
+func quickFamilies(fams []*Family, cfg *Config) []*Family {
+	if !cfg.Quick || len(cfg.Ops) > 0 {
+		return fams
+	}
+	var out []*Family
+	for _, f := range fams {
+		if !f.Full {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func chartSubtitle(cfg *Config, disc *Discovery) string {

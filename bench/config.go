@@ -47,7 +47,8 @@ type Policy struct {
 var DefaultPolicy = Policy{Warmup: 1, MinReps: 3, MaxReps: 50, Budget: 300 * time.Millisecond,
 	MaxRun: time.Second, Device: 50 * time.Second}
 
-// QuickPolicy is -quick: small sizes, few repeats; about 7 s on the 2-core development machine.
+// QuickPolicy is -quick: small sizes, few repeats; about 12 s on the 2-core development machine
+// (the FFN families, left out of -quick unless -ops names them, would add half a minute).
 var QuickPolicy = Policy{Warmup: 1, MinReps: 2, MaxReps: 10, Budget: 40 * time.Millisecond,
 	MaxRun: 60 * time.Millisecond, Device: 8 * time.Second}
 
@@ -292,7 +293,9 @@ device ran, the CPU computes the reference once, untimed, and its row says
 "reference computed untimed".
 
 Flags:
-  -quick            small sizes and few repeats (about 7 s on 2 cores with lavapipe)
+  -quick            small sizes and few repeats, without the 4096×14336 FFN
+                    families unless -ops names them (about 12 s on 2 cores with
+                    lavapipe)
   -ops LIST         comma list of family ids, leading paths, parts or globs:
                     mul_mat, mul_mat/vec, q4_0, "*/f16", rope, block
   -devices LIST     comma list of device names or types (cpu, vulkan0, vulkan,

@@ -712,3 +712,28 @@ func TestReferenceAfterBudget(t *testing.T) {
 		t.Errorf("the untimed reference counted against the baseline's budget: %v", r.spent[base])
 	}
 }
+
+// -quick leaves out the model-sized FFN families (seconds each just to make their weights) unless
+// -ops names them; a full run keeps them.
+func TestQuickLeavesOutFull(t *testing.T) {
+	all := Suite()
+	has := func(fs []*Family, id string) bool {
+		for _, f := range fs {
+			if f.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	quick := quickFamilies(all, &Config{Quick: true})
+	if has(quick, "mul_mat/ffn/q4_K") || !has(quick, "mul_mat/mat/q4_0") || !has(quick, "train/mlp") {
+		t.Errorf("-quick runs %v", ids(quick))
+	}
+	if full := quickFamilies(all, &Config{}); len(full) != len(all) {
+		t.Errorf("a full run has %d of %d families", len(full), len(all))
+	}
+	sel, _ := selectFamilies(all, []string{"ffn"})
+	if got := quickFamilies(sel, &Config{Quick: true, Ops: []string{"ffn"}}); len(got) != 6 {
+		t.Errorf("-quick -ops ffn runs %v", ids(got))
+	}
+}

@@ -41,6 +41,7 @@ type Family struct {
 	Limit  float64 // NMSE above which a result is marked wrong
 	Sched  bool    // also run through the scheduler (each Vulkan device + CPU)
 	Like   string  // a family whose throughput predicts this one's first size ("": the best seen)
+	Full   bool    // too big for -quick: left out of it unless -ops selects the family
 	// make returns the case of size n (n is rounded to the nearest valid size first).
 	make func(n int64) *Case
 }
@@ -223,6 +224,7 @@ func ffnFamily(typ core.Type) *Family {
 		Ladder: []int64{1, 512},
 		Quick:  []int64{1, 32},
 		Limit:  5e-4,
+		Full:   true, // making and quantizing 58.7M weights alone takes seconds per type
 	}
 	f.make = func(n int64) *Case {
 		c := &Case{Family: f, N: n, FLOPs: 2 * float64(k) * float64(m) * float64(n)}
