@@ -21,7 +21,9 @@
 // One OS thread per device owns the context; every GL call is handed to it. Buffers are shader
 // storage buffers; a graph runs as one dispatch per node, with a glMemoryBarrier only before a
 // node that touches what an earlier unsynchronized node wrote, and a fence at the end. The op
-// encoders follow package vulkan's (same shaders, same parameter blocks); GL has no 16-bit
+// encoders are package vulkan's (same shaders, same parameter blocks), and so is everything above
+// the GL calls (backends/internal/gpubackend: buffer bookkeeping, checks, errors, the graph
+// walk); GL has no 16-bit
 // storage, so the translated shaders read and write 16-bit data as halves of 32-bit words.
 //
 // Environment: TANDEM_GL_DEBUG=1 creates a debug context (KHR_debug): any message of type error,

@@ -1,6 +1,9 @@
 // Package vulkan is tandem's Vulkan compute backend: core.Device, core.BufferType,
 // core.Buffer and core.Backend on top of the low-level runtime in internal/vkrt
-// and the SPIR-V of package shaders.
+// and the SPIR-V of package shaders. What it shares with package gl (the core
+// interfaces' bookkeeping, checks and errors, the graph walk through the op
+// encoders) lives in backends/internal/gpubackend; this package supplies Vulkan
+// memory, pipelines and command buffers to it.
 //
 //	ok, why := vulkan.Available()      // false (with the reason) without loader, driver or cgo
 //	be, err := vulkan.New(0)           // backend on device "Vulkan0"
