@@ -126,12 +126,9 @@ func TestBadInput(t *testing.T) {
 		{3, "NewGraphAllocator with no buffer types: Err", []string{"no buffer types"}, func(*testing.T) error {
 			return alloc.NewGraphAllocator().Err()
 		}},
-		{3, "NewGraphAllocatorErr with no buffer types", []string{"no buffer types"}, func(*testing.T) error {
-			ga, err := alloc.NewGraphAllocatorErr()
-			if ga != nil {
-				return errors.New("an allocator came back with the error")
-			}
-			return err
+		{3, "NewGraphAllocator with a nil buffer type: Reserve", []string{"buffer type 1 is nil"}, func(*testing.T) error {
+			g, _, _ := smallGraph()
+			return alloc.NewGraphAllocator(host, nil).Reserve(g)
 		}},
 		{3, "NewGraphAllocator with a nil buffer type", []string{"nil"}, func(*testing.T) error {
 			g, _, _ := smallGraph()
@@ -222,9 +219,9 @@ func TestBadInput(t *testing.T) {
 			_, err := core.GetFloat32s(out)
 			return err
 		}},
-		{6, "HostFloat32s after the graph allocator's Free", freed, func(t *testing.T) error {
+		{6, "HostData after the graph allocator's Free", freed, func(t *testing.T) error {
 			_, out := freedGraph(t)
-			_, err := out.HostFloat32s()
+			_, err := out.HostData()
 			return err
 		}},
 		{6, "compute after the graph allocator's Free", freed, func(t *testing.T) error {

@@ -100,10 +100,9 @@ var ErrNoBufferTypes = errors.New("tandem: alloc: NewGraphAllocator: no buffer t
 // NewGraphAllocator returns a graph allocator with one buffer id per buffer type given (at least
 // one). Ids with the same buffer type share memory, as in ggml_gallocr_new_n.
 //
-// Bad arguments do not panic and do not return nil: with no buffer types (ErrNoBufferTypes) or a
-// nil one, the allocator records the error, Err returns it, and every Reserve, ReserveN,
-// ReserveSizeN, AllocGraph and AllocGraphN call fails with it. NewGraphAllocatorErr returns the
-// error directly.
+// Bad arguments do not panic and do not return nil: as a Context records a bad op, with no buffer
+// types (ErrNoBufferTypes) or a nil one the allocator records the error, Err returns it, and the
+// first (and every) Reserve, ReserveN, ReserveSizeN, AllocGraph and AllocGraphN call fails with it.
 func NewGraphAllocator(bufferTypes ...core.BufferType) *GraphAllocator {
 	var noTypes bool
 	if len(bufferTypes) == 0 {
@@ -152,16 +151,6 @@ func NewGraphAllocator(bufferTypes ...core.BufferType) *GraphAllocator {
 		ga.err = ErrNoBufferTypes
 	}
 	return ga
-}
-
-// NewGraphAllocatorErr is NewGraphAllocator returning the error of bad arguments (no buffer types,
-// a nil buffer type) instead of recording it.
-func NewGraphAllocatorErr(bufferTypes ...core.BufferType) (*GraphAllocator, error) {
-	ga := NewGraphAllocator(bufferTypes...)
-	if ga.err != nil {
-		return nil, ga.err
-	}
-	return ga, nil
 }
 
 // errNilAllocator and errZeroAllocator are returned by the methods of a nil *GraphAllocator and of

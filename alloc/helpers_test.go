@@ -76,7 +76,7 @@ func (h *hostBT) AllocSize(t *core.Tensor) int64 { return t.NBytes() }
 func (h *hostBT) IsHost() bool                   { return true }
 func (h *hostBT) Device() core.Device            { return nil }
 func (h *hostBT) Alloc(size int64) (core.Buffer, error) {
-	return core.NewHostBuffer(h, size), nil
+	return core.NewHostBuffer(h, size)
 }
 
 type fakeDevice struct {

@@ -119,7 +119,10 @@ func TestPlaceAgain(t *testing.T) {
 // tensor given memory by the user is not in the report.
 func TestAliasOwnMemoryKept(t *testing.T) {
 	g, a, b, x, _, _ := aliasGraph()
-	own := core.NewHostBuffer(core.HostBufferType(), 16)
+	own, err := core.NewHostBuffer(core.HostBufferType(), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := core.TensorAlloc(own, x, 0); err != nil {
 		t.Fatal(err)
 	}

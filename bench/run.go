@@ -233,7 +233,7 @@ func (ic *inputCache) set(i int, in Input) error {
 		if t.Type == core.TypeF32 && t.IsContiguous() {
 			err = core.SetFloat32s(t, v)
 		} else {
-			err = core.SetFloat32sAny(t, v)
+			err = core.SetFloat32s(t, v)
 		}
 	}
 	if err != nil {

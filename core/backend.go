@@ -1,6 +1,10 @@
 package core
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 )
@@ -89,6 +93,45 @@ type Backend interface {
 	// Synchronize waits for queued work.
 	Synchronize() error
 	Close() error
+}
+
+// ContextComputer is an optional Backend capability: GraphComputeContext is GraphCompute that
+// stops once ctx is done — no node starts after that, work already handed to the device is waited
+// for, and the error wraps ctx.Err() (the graph's outputs are then undefined). A nil ctx means
+// context.Background(). The CPU, Vulkan, OpenGL and RPC backends have it; call it through the
+// package function GraphComputeContext, which works for every Backend.
+type ContextComputer interface {
+	GraphComputeContext(ctx context.Context, g *Graph) error
+}
+
+// LoggerSetter is an optional Backend capability: SetLogger makes the backend report what it
+// runs with (device, kernels, limits) on l at Debug level; nil reports nothing. The CPU, Vulkan
+// and OpenGL backends have it.
+type LoggerSetter interface {
+	SetLogger(l *slog.Logger)
+}
+
+// GraphComputeContext runs g on be, stopping once ctx is done: it calls be's GraphComputeContext
+// where be is a ContextComputer, and otherwise checks ctx and, if it is not done, calls
+// GraphCompute (which then runs to the end), as ggml's function tables fill in a default. A nil
+// ctx means context.Background(); a nil be or g is an error.
+func GraphComputeContext(ctx context.Context, be Backend, g *Graph) error {
+	if be == nil {
+		return errors.New("tandem: GraphComputeContext: nil backend")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if cc, ok := be.(ContextComputer); ok {
+		return cc.GraphComputeContext(ctx, g)
+	}
+	if g == nil {
+		return Errorf("tandem: GraphComputeContext on %s: %w", be.Name(), ErrNilGraph)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("tandem: GraphComputeContext on %s: graph not computed: %w", be.Name(), err)
+	}
+	return be.GraphCompute(g)
 }
 
 // DeviceType classifies devices.

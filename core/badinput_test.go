@@ -164,10 +164,10 @@ func overflowCases(t *testing.T) []badCase {
 			_, err := core.GetFloat32s(x)
 			return err
 		}},
-		{1, "HostFloat32s of a hand-grown tensor", ov, func() error {
+		{1, "HostData of a hand-grown tensor", ov, func() error {
 			x := a8()
 			x.Nb[1], x.Ne[1] = 1<<62, 4
-			_, err := x.HostFloat32s()
+			_, err := x.HostData()
 			return err
 		}},
 		{1, "ViewInit with a view offset moved to MaxInt64", ov, func() error {

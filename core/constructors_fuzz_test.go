@@ -192,7 +192,7 @@ func transfers(t *testing.T, s *fuzzSource, x *core.Tensor) {
 	}
 	if x.NElements() <= 1<<16 {
 		if v, err := core.GetFloat32s(x); err == nil {
-			_ = core.SetFloat32sAny(x, v)
+			_ = core.SetFloat32s(x, v)
 		}
 	}
 }

@@ -51,9 +51,10 @@ var contextSeq atomic.Uint64
 const maxContextMemSize = maxHostBufferSize
 
 // NewContext creates a context. A MemSize ≤ 0 with NoAlloc means "no limit". A MemSize that
-// cannot be allocated (negative or larger than the host can address with NoAlloc false) does not
-// panic: the context records the error, Err returns it, and every tensor it creates fails with it.
-// NewContextErr returns that error directly.
+// cannot be allocated (negative, or larger than the host can address with NoAlloc false) does not
+// panic: as with an op's error, the context records it, Err returns it, every tensor the context
+// creates fails with it, and a graph built from them reports it — so checking ctx.Err() once,
+// after building, catches a bad context as well as a bad op.
 func NewContext(p ContextParams) *Context {
 	c := &Context{params: p, seq: contextSeq.Add(1)}
 	if p.NoAlloc {
@@ -74,15 +75,6 @@ func NewContext(p ContextParams) *Context {
 	}
 	c.err = c.initErr
 	return c
-}
-
-// NewContextErr is NewContext returning the error of an impossible MemSize instead of recording it.
-func NewContextErr(p ContextParams) (*Context, error) {
-	c := NewContext(p)
-	if err := c.Err(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // Err returns the first error recorded while building tensors and ops in this context (for a nil
@@ -257,11 +249,9 @@ func (c *Context) NewF32(v float32) *Tensor {
 	if t.err != nil {
 		return t
 	}
-	d, err := t.HostFloat32s()
-	if err != nil {
+	if err := SetFloat32s(t, []float32{v}); err != nil {
 		return c.fail("NewF32", err)
 	}
-	d[0] = v
 	return t
 }
 

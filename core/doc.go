@@ -38,6 +38,17 @@
 // Weights are passed as a, activations as b. Higher dimensions broadcast: a's dims 2 and 3 must
 // divide b's.
 //
+// # Tensor data
+//
+// One pair reads and writes a tensor's elements, wherever it lives (host, device, remote) and
+// whatever its layout (views write only their elements): [SetFloat32s] converts float32 values to
+// the tensor's type — F16/BF16 rounding, I32, and the block-quantized types through the reference
+// quantizers, so SetFloat32s on a Q4_0 tensor is how quantized weights are made — and
+// [GetFloat32s] converts back (dequantizing). [SetInt32s] and [GetInt32s] do the same for I32
+// tensors without going through float32. For host tensors, [Tensor.Float32s] and [Tensor.Int32s]
+// are views of the memory itself, to read and write in place; [TensorSet] and [TensorGet] move raw
+// bytes, and [Type.FromFloat] / [Type.ToFloat] convert rows without a tensor.
+//
 // # Lifecycle
 //
 // What holds resources is released explicitly; everything else is garbage collected:
@@ -77,9 +88,9 @@
 //     0/0), ARGMAX (0) and CONCAT (the other part) — every other op rejects an empty operand at
 //     construction, naming it; MUL_MAT with an inner dimension k of 0 says so.
 //   - silent writes: SetFloat32s and SetInt32s need exactly one value per element. Float32s and
-//     Int32s return nil for a tensor that is not in host memory (a NoAlloc or device tensor), so
-//     use HostFloat32s/HostInt32s/HostData (which say why) or SetFloat32s/GetFloat32s (which work
-//     wherever the tensor lives). A buffer that reports Free (FreedReporter) makes every transfer
-//     of its tensors fail with ErrBufferFreed ("buffer was freed"). NewContext with an impossible
-//     MemSize records the error (NewContextErr returns it).
+//     Int32s return nil for a tensor that is not in host memory (a NoAlloc or device tensor);
+//     SetFloat32s/GetFloat32s (and the Int32s pair) work wherever the tensor lives and say why
+//     when they cannot. A buffer that reports Free (FreedReporter) makes every transfer of its
+//     tensors fail with ErrBufferFreed ("buffer was freed"). NewContext with an impossible
+//     MemSize records the error on the context, like an op's error (Err returns it).
 package core

@@ -144,20 +144,11 @@ func newHostBuffer(bt BufferType, size int64) *hostBuffer {
 	return &hostBuffer{bt: bt, data: raw[start : start+size : start+size]}
 }
 
-// NewHostBuffer wraps a new host allocation of size bytes reporting buffer type bt (for backends
-// whose host-visible memory types are plain host memory). bt may be nil (the buffer then reports no
-// type). It returns nil where the allocation is impossible (size < 0 or beyond the machine's
-// memory); NewHostBufferErr says why.
-func NewHostBuffer(bt BufferType, size int64) HostBuffer {
-	b, err := tryNewHostBuffer(bt, size)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// NewHostBufferErr is NewHostBuffer returning an error instead of panicking.
-func NewHostBufferErr(bt BufferType, size int64) (HostBuffer, error) {
+// NewHostBuffer allocates size bytes of host memory (32-byte aligned) as a buffer reporting buffer
+// type bt, for backends whose host-visible memory is plain host memory; bt may be nil (the buffer
+// then reports no type). A negative size, or one beyond the machine's memory, is an error: the
+// allocation is refused rather than left to abort the process.
+func NewHostBuffer(bt BufferType, size int64) (HostBuffer, error) {
 	b, err := tryNewHostBuffer(bt, size)
 	if err != nil {
 		return nil, err

@@ -9,9 +9,9 @@ import (
 // bytes before (another graph's tensors, an earlier placement) calls ExpectWrite on it: until the
 // input is written, computing a graph that reads it is an error (ErrInputNotSet) instead of a
 // computation on stale bytes. These count as writes, of the tensor and, for a view, of the tensor
-// whose memory it uses (its DataSource): TensorSet, TensorMemset, SetFloat32s, SetFloat32sAny,
-// SetInt32s, TensorCopy into it, and taking its host memory (Data, HostData, Float32s,
-// HostFloat32s, Int32s, HostInt32s), through which the caller can write. Writing part of a tensor
+// whose memory it uses (its DataSource): TensorSet, TensorMemset, SetFloat32s, SetInt32s,
+// TensorCopy into it, and taking its host memory (Data, HostData, Float32s, Int32s), through which
+// the caller can write. Writing part of a tensor
 // counts as writing it. Tensors with memory of their own (weights, KV caches, host contexts) are
 // never marked.
 

@@ -346,7 +346,7 @@ func (t *Tensor) HostData() ([]byte, error) {
 	case hostFreed:
 		return nil, fmt.Errorf("tandem: tensor %v: its %w", t, ErrBufferFreed)
 	case hostNotHost:
-		return nil, fmt.Errorf("tandem: tensor %v lives in a %s buffer, not in host memory (use GetFloat32s/SetFloat32s or TensorGet/TensorSet)",
+		return nil, fmt.Errorf("tandem: tensor %v lives in a %s buffer, not in host memory (use SetFloat32s/GetFloat32s or TensorSet/TensorGet)",
 			t, bufferTypeName(t.Buffer))
 	case hostBadLayout:
 		_, err := layoutBytes(t.Type, t.Ne, t.Nb)
@@ -363,9 +363,10 @@ func bufferTypeName(b Buffer) string {
 }
 
 // Float32s returns the host data of an F32 tensor as float32 values (NBytes/4 of them, strided as
-// the tensor is), or nil when t is nil, not F32, or not in host memory — a tensor in a device
-// buffer or a NoAlloc context included, so copy(t.Float32s(), x) copies nothing there. Use
-// HostFloat32s to get an error instead of nil, or SetFloat32s/GetFloat32s, which work anywhere.
+// the tensor is), for reading and writing in place, or nil when t is nil, not F32, or not in host
+// memory — a tensor in a device buffer or a NoAlloc context included, so copy(t.Float32s(), x)
+// copies nothing there. SetFloat32s and GetFloat32s work wherever the tensor lives, convert from
+// and to any type, and return an error saying why they cannot.
 func (t *Tensor) Float32s() []float32 {
 	if t == nil || t.Type != TypeF32 {
 		return nil
@@ -373,52 +374,13 @@ func (t *Tensor) Float32s() []float32 {
 	return f32View(t.Data())
 }
 
-// HostFloat32s returns the host data of an F32 tensor like Float32s, or an error saying why there
-// is none (nil tensor, not F32, no memory, not host memory, freed buffer). An empty tensor gives an
-// empty slice and no error.
-func (t *Tensor) HostFloat32s() ([]float32, error) {
-	if t == nil {
-		return nil, fmt.Errorf("tandem: HostFloat32s: %w", errNilTensor)
-	}
-	if t.Type != TypeF32 {
-		return nil, fmt.Errorf("tandem: HostFloat32s: tensor %v has type %v, not f32", t, t.Type)
-	}
-	b, err := t.HostData()
-	if err != nil {
-		return nil, err
-	}
-	if v := f32View(b); v != nil {
-		return v, nil
-	}
-	return []float32{}, nil
-}
-
 // Int32s returns the host data of an I32 tensor, or nil when t is nil, not I32 or not in host
-// memory (HostInt32s says why).
+// memory; SetInt32s and GetInt32s work wherever the tensor lives and say why they cannot.
 func (t *Tensor) Int32s() []int32 {
 	if t == nil || t.Type != TypeI32 {
 		return nil
 	}
 	return i32View(t.Data())
-}
-
-// HostInt32s returns the host data of an I32 tensor like Int32s, or an error saying why there is
-// none (a nil t, not I32, no memory, not host memory, a freed buffer).
-func (t *Tensor) HostInt32s() ([]int32, error) {
-	if t == nil {
-		return nil, fmt.Errorf("tandem: HostInt32s: %w", errNilTensor)
-	}
-	if t.Type != TypeI32 {
-		return nil, fmt.Errorf("tandem: HostInt32s: tensor %v has type %v, not i32", t, t.Type)
-	}
-	b, err := t.HostData()
-	if err != nil {
-		return nil, err
-	}
-	if v := i32View(b); v != nil {
-		return v, nil
-	}
-	return []int32{}, nil
 }
 
 // rowOffset returns the byte offset of element (0, i1, i2, i3).

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 )
@@ -97,23 +98,57 @@ func int32Bytes(v []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
 }
 
-// SetFloat32s writes values into a contiguous F32 tensor, wherever it lives. It needs exactly one
-// value per element: fewer or more values are an error (nothing is written), as are a nil tensor
-// and a tensor without memory. SetFloat32sAny handles other types and layouts.
+// SetFloat32s writes row-major float32 values into t, wherever it lives, converting them to t's
+// type with the reference conversions: F32 as is, F16 and BF16 rounded, I32 truncated, and the
+// block-quantized types (Q4_0, Q8_0, the K-quants ...) quantized, giving the bytes ggml's
+// quantizers give — the way to produce quantized weights. GetFloat32s reads them back. t may be a
+// view with any strides: only its elements are written, the bytes between them are kept. It needs
+// exactly one value per element; fewer or more values, a nil tensor, a type without a float
+// conversion (CanConvert), a tensor without memory or in a freed buffer are errors, and nothing is
+// written then.
 func SetFloat32s(t *Tensor, values []float32) error {
 	if t == nil {
 		return fmt.Errorf("tandem: SetFloat32s: nil tensor")
 	}
-	if t.Type != TypeF32 || !t.IsContiguous() {
-		return fmt.Errorf("tandem: SetFloat32s: tensor %v is not a contiguous f32 tensor", t)
+	if t.Buffer == nil {
+		return noMemory("SetFloat32s", t)
 	}
 	if int64(len(values)) != t.NElements() {
 		return fmt.Errorf("tandem: SetFloat32s: %d values for tensor %v of %d elements (counts must match)", len(values), t, t.NElements())
 	}
-	if err := checkRange("SetFloat32s", t, 0, int64(len(values))*4); err != nil {
+	if !t.Type.CanConvert() {
+		return fmt.Errorf("tandem: SetFloat32s: type %v has no float conversion", t.Type)
+	}
+	if err := checkRange("SetFloat32s", t, 0, t.NBytes()); err != nil {
 		return err
 	}
-	return TensorSet(t, float32Bytes(values), 0)
+	if t.Type == TypeF32 && t.IsContiguous() {
+		return TensorSet(t, float32Bytes(values), 0)
+	}
+	if t.NElements() == 0 {
+		return nil // nothing to write (an empty tensor may still have many rows of nothing)
+	}
+	raw := make([]byte, t.NBytes())
+	if !t.IsContiguous() { // keep the bytes between t's elements
+		if err := TensorGet(t, raw, 0); err != nil {
+			return err
+		}
+	}
+	bs := t.Type.BlockSize()
+	i := int64(0)
+	forEachRow(t, func(off int64) {
+		if t.IsContiguousRows() {
+			t.Type.traits().fromFloat(values[i:i+t.Ne[0]], raw[off:off+t.Type.RowSize(t.Ne[0])])
+			i += t.Ne[0]
+			return
+		}
+		for i0 := int64(0); i0 < t.Ne[0]; i0 += bs {
+			p := off + i0/bs*t.Nb[0]
+			t.Type.traits().fromFloat(values[i:i+bs], raw[p:p+t.Type.Size()])
+			i += bs
+		}
+	})
+	return TensorSet(t, raw, 0)
 }
 
 // GetFloat32s reads the elements of any tensor as float32 in row-major order, converting from its
@@ -183,68 +218,83 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 	return out, nil
 }
 
-// SetFloat32sAny writes row-major float32 values into t of any convertible type (quantizing) and
-// any layout, wherever it lives. It reads t's current bytes first so gaps in a view are kept. A nil
-// tensor, a count of values other than t's elements, and a tensor without memory are errors.
-func SetFloat32sAny(t *Tensor, values []float32) error {
+// SetInt32s writes row-major values into an I32 tensor of any layout (a view writes only its
+// elements), wherever it lives. Like SetFloat32s it needs exactly one value per element; a nil
+// tensor, another type, a tensor without memory or in a freed buffer are errors.
+func SetInt32s(t *Tensor, values []int32) error {
 	if t == nil {
-		return fmt.Errorf("tandem: SetFloat32sAny: nil tensor")
-	}
-	if int64(len(values)) != t.NElements() {
-		return fmt.Errorf("tandem: SetFloat32sAny: %d values for tensor %v of %d elements", len(values), t, t.NElements())
-	}
-	if !t.Type.CanConvert() {
-		return fmt.Errorf("tandem: SetFloat32sAny: type %v has no float conversion", t.Type)
+		return fmt.Errorf("tandem: SetInt32s: nil tensor")
 	}
 	if t.Buffer == nil {
-		return noMemory("SetFloat32sAny", t)
+		return noMemory("SetInt32s", t)
 	}
-	if err := checkRange("SetFloat32sAny", t, 0, t.NBytes()); err != nil {
+	if int64(len(values)) != t.NElements() {
+		return fmt.Errorf("tandem: SetInt32s: %d values for tensor %v of %d elements (counts must match)", len(values), t, t.NElements())
+	}
+	if t.Type != TypeI32 {
+		return fmt.Errorf("tandem: SetInt32s: tensor %v has type %v, not i32", t, t.Type)
+	}
+	if err := checkRange("SetInt32s", t, 0, t.NBytes()); err != nil {
 		return err
 	}
-	if err := checkHostAlloc("SetFloat32sAny", t); err != nil {
-		return err
+	if t.IsContiguous() {
+		return TensorSet(t, int32Bytes(values), 0)
 	}
 	if t.NElements() == 0 {
-		return nil // nothing to write (an empty tensor may still have many rows of nothing)
+		return nil
 	}
 	raw := make([]byte, t.NBytes())
 	if err := TensorGet(t, raw, 0); err != nil {
 		return err
 	}
-	bs := t.Type.BlockSize()
-	i := int64(0)
+	i := 0
 	forEachRow(t, func(off int64) {
-		if t.IsContiguousRows() {
-			t.Type.traits().fromFloat(values[i:i+t.Ne[0]], raw[off:off+t.Type.RowSize(t.Ne[0])])
-			i += t.Ne[0]
-			return
-		}
-		for i0 := int64(0); i0 < t.Ne[0]; i0 += bs {
-			p := off + i0/bs*t.Nb[0]
-			t.Type.traits().fromFloat(values[i:i+bs], raw[p:p+t.Type.Size()])
-			i += bs
+		for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+			binary.LittleEndian.PutUint32(raw[off+i0*t.Nb[0]:], uint32(values[i]))
+			i++
 		}
 	})
 	return TensorSet(t, raw, 0)
 }
 
-// SetInt32s writes values into a contiguous I32 tensor; like SetFloat32s it needs exactly one value
-// per element and rejects a nil tensor.
-func SetInt32s(t *Tensor, values []int32) error {
+// GetInt32s reads the elements of an I32 tensor of any layout in row-major order, wherever it
+// lives. A nil tensor, another type (GetFloat32s reads those), a tensor without memory or in a
+// freed buffer are errors.
+func GetInt32s(t *Tensor) ([]int32, error) {
 	if t == nil {
-		return fmt.Errorf("tandem: SetInt32s: nil tensor")
+		return nil, fmt.Errorf("tandem: GetInt32s: nil tensor")
 	}
-	if t.Type != TypeI32 || !t.IsContiguous() {
-		return fmt.Errorf("tandem: SetInt32s: tensor %v is not a contiguous i32 tensor", t)
+	if t.Buffer == nil {
+		return nil, noMemory("GetInt32s", t)
 	}
-	if int64(len(values)) != t.NElements() {
-		return fmt.Errorf("tandem: SetInt32s: %d values for tensor %v of %d elements (counts must match)", len(values), t, t.NElements())
+	if t.Type != TypeI32 {
+		return nil, fmt.Errorf("tandem: GetInt32s: tensor %v has type %v, not i32 (GetFloat32s reads any type)", t, t.Type)
 	}
-	if err := checkRange("SetInt32s", t, 0, int64(len(values))*4); err != nil {
-		return err
+	if err := checkRange("GetInt32s", t, 0, t.NBytes()); err != nil {
+		return nil, err
 	}
-	return TensorSet(t, int32Bytes(values), 0)
+	if err := checkHostAlloc("GetInt32s", t); err != nil {
+		return nil, err
+	}
+	out := make([]int32, t.NElements())
+	if t.IsContiguous() {
+		if err := TensorGet(t, int32Bytes(out), 0); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	raw := make([]byte, t.NBytes())
+	if err := TensorGet(t, raw, 0); err != nil {
+		return nil, err
+	}
+	i := 0
+	forEachRow(t, func(off int64) {
+		for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+			out[i] = int32(binary.LittleEndian.Uint32(raw[off+i0*t.Nb[0]:]))
+			i++
+		}
+	})
+	return out, nil
 }
 
 // checkHostAlloc refuses a conversion whose float32 copy of t's elements the machine cannot hold (a

@@ -21,7 +21,9 @@ func TestFailedOpResultReportsOpError(t *testing.T) {
 	_, reads["GetFloat32s"] = core.GetFloat32s(r)
 	_, reads["HostData"] = r.HostData()
 	reads["TensorGet"] = core.TensorGet(r, make([]byte, 4), 0)
-	reads["SetFloat32sAny"] = core.SetFloat32sAny(r, []float32{1})
+	reads["SetFloat32s"] = core.SetFloat32s(r, []float32{1})
+	_, reads["GetInt32s"] = core.GetInt32s(r)
+	reads["SetInt32s"] = core.SetInt32s(r, []int32{1})
 	for name, err := range reads {
 		if err == nil {
 			t.Fatalf("%s of a failed MUL_MAT: no error", name)

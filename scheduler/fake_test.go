@@ -61,7 +61,11 @@ func (bt *fakeBufType) Alloc(size int64) (core.Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("negative size")
 	}
-	return bt.counter.wrap(core.NewHostBuffer(bt, size)), nil
+	b, err := core.NewHostBuffer(bt, size)
+	if err != nil {
+		return nil, err
+	}
+	return bt.counter.wrap(b), nil
 }
 
 // bufCounter counts the buffers of a buffer type: handed out, freed, and freed twice.
@@ -114,7 +118,7 @@ type countedHostType struct {
 }
 
 func (bt countedHostType) Alloc(size int64) (core.Buffer, error) {
-	b, err := core.NewHostBufferErr(bt, size)
+	b, err := core.NewHostBuffer(bt, size)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func fillPattern(t testing.TB, x *core.Tensor, seed uint64) {
 		}
 		return
 	}
-	if err := core.SetFloat32sAny(x, v); err != nil {
+	if err := core.SetFloat32s(x, v); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -41,7 +41,7 @@ func eltSpecials(t *core.Tensor, r *rand.Rand) error {
 			v[i] = -3 + 6*r.Float32()
 		}
 	}
-	return core.SetFloat32sAny(t, v)
+	return core.SetFloat32s(t, v)
 }
 
 // eltDiscrete fills inputs with few distinct values (ties), some NaNs and -Inf when withNaN.
@@ -64,7 +64,7 @@ func eltDiscrete(withNaN bool) func(t *core.Tensor, r *rand.Rand) error {
 				}
 			}
 		}
-		return core.SetFloat32sAny(t, v)
+		return core.SetFloat32s(t, v)
 	}
 }
 
@@ -78,7 +78,7 @@ func eltCancel(t *core.Tensor, r *rand.Rand) error {
 			v[i+1] += r.Float32() * 1e-3
 		}
 	}
-	return core.SetFloat32sAny(t, v)
+	return core.SetFloat32s(t, v)
 }
 
 func eltwiseCases() []Case {
@@ -230,7 +230,7 @@ func eltwiseCases() []Case {
 				v[i] = r.Float32()
 			}
 		}
-		return core.SetFloat32sAny(t, v)
+		return core.SetFloat32s(t, v)
 	}, func(c *core.Context) *core.Tensor { return c.Argmax(c.NewTensor(f32, 5, 4)) })
 
 	// ARGSORT: stable on ties, NaNs, signed zeros; short, padded and long rows; permuted input.

@@ -45,7 +45,7 @@ func normInit(lo, hi float32) func(t *core.Tensor, r *rand.Rand) error {
 					v[i] = 2*r.Float32() - 1
 				}
 			}
-			return core.SetFloat32sAny(t, v)
+			return core.SetFloat32s(t, v)
 		}
 		return Uniform(t, r, -1, 1)
 	}

@@ -77,14 +77,14 @@ func numericInit(scale float32) func(t *core.Tensor, r *rand.Rand) error {
 		if t.Name == "infq" {
 			return infBlocks(t, v)
 		}
-		return core.SetFloat32sAny(t, v)
+		return core.SetFloat32s(t, v)
 	}
 }
 
 // infBlocks stores v quantized into t, then sets some block scales to +Inf and -Inf (f16): block
 // 0 of row 2, the last block of row 5 (-Inf), block 1 of row 9.
 func infBlocks(t *core.Tensor, v []float32) error {
-	if err := core.SetFloat32sAny(t, v); err != nil {
+	if err := core.SetFloat32s(t, v); err != nil {
 		return err
 	}
 	raw := make([]byte, t.NBytes())

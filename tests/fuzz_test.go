@@ -415,7 +415,7 @@ func fzFill(ctx *core.Context, data []byte) error {
 		for i := range v {
 			v[i] = rng.Float32()*2 - 1
 		}
-		if err := core.SetFloat32sAny(t, v); err != nil {
+		if err := core.SetFloat32s(t, v); err != nil {
 			return err
 		}
 	}

@@ -225,7 +225,7 @@ func Uniform(t *core.Tensor, r *rand.Rand, lo, hi float32) error {
 		}
 		return core.SetInt32s(t, iv)
 	}
-	return core.SetFloat32sAny(t, v)
+	return core.SetFloat32s(t, v)
 }
 
 // instance is one built copy of a case, allocated in one buffer with sentinels between tensors.

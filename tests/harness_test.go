@@ -255,7 +255,7 @@ func TestBadIndicesAgree(t *testing.T) {
 			if l.Type == core.TypeI32 {
 				err = core.SetInt32s(l, idx)
 			} else {
-				err = core.SetFloat32sAny(l, make([]float32, l.NElements()))
+				err = core.SetFloat32s(l, make([]float32, l.NElements()))
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -364,7 +364,7 @@ func TestBadIndexThroughScheduler(t *testing.T) {
 		if got := s.TensorBackend(out); got != on {
 			t.Fatalf("GET_ROWS placed on %v, want %s", got, on.Name())
 		}
-		if err := core.SetFloat32sAny(a, make([]float32, 24)); err != nil {
+		if err := core.SetFloat32s(a, make([]float32, 24)); err != nil {
 			t.Fatal(err)
 		}
 		if err := core.SetInt32s(idx, []int32{0, 7, 1}); err != nil {

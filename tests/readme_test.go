@@ -12,7 +12,7 @@ import (
 
 // readmeFree declares the README snippets' free variables: data the reader brings.
 var readmeFree = map[string]string{
-	"q4bytes": "make([]byte, 4096*4096/32*18)",
+	"weights": "make([]float32, 4096*4096)",
 	"input":   "make([]float32, 4096*8)",
 	"vk":      "core.Backend(nil)",
 	"be":      "core.Backend(nil)",

@@ -226,7 +226,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	}
 	var pl *plan
 	if g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes) &&
-		b.plan.rp.stillValid(g.Nodes(), b.ref) {
+		b.plan.rp.stillValid(g.Nodes(), b.ref) && b.plan.routesValid(g.Nodes()) {
 		pl = b.plan
 		if err := pl.loadRepackCopies(); err != nil {
 			return err
@@ -264,5 +264,5 @@ func safePlan(g *core.Graph, threads int, ref bool) (pl *plan, err error) {
 			pl, err = nil, fmt.Errorf("tandem: cpu: planning the graph panicked: %v", v)
 		}
 	}()
-	return makePlan(g, threads, ref)
+	return makePlan(g, threads, ref, activeMMKernels())
 }

@@ -212,7 +212,7 @@ func eltSource(t *testing.T, ctx *core.Context, rng *rand.Rand, typ core.Type, n
 	if x.Ne != ne {
 		t.Fatalf("source layout %s has shape %v, want %v", layout, x.Ne, ne)
 	}
-	if err := core.SetFloat32sAny(base, eltRandVals(rng, typ, base.NElements(), lo, hi)); err != nil {
+	if err := core.SetFloat32s(base, eltRandVals(rng, typ, base.NElements(), lo, hi)); err != nil {
 		t.Fatal(err)
 	}
 	return x, eltGet64(t, x)

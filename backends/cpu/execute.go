@@ -61,7 +61,10 @@ func (b *Backend) runWorker(ith int) {
 		}
 		n := nodes[i]
 		if !skipNode(n) && ith < pl.tasks[i] {
-			prm.nth, prm.node = pl.tasks[i], i
+			prm.nth, prm.node, prm.routes = pl.tasks[i], i, nil
+			if pl.routes != nil {
+				prm.routes = pl.routes[i]
+			}
 			if !runKernel(prm, n) {
 				// This worker leaves the run: the others may be waiting for it at a barrier
 				// inside the node or after it, so the barrier is broken for the rest of the run

@@ -18,6 +18,15 @@ type params struct {
 	work     []byte
 	pool     *pool
 	errs     *errSlot
+	routes   []mmRoute // the node's planned MUL_MAT routes (plan.routes)
+}
+
+// mulMatRoute is the node's planned MUL_MAT route i (routeNone where none was planned).
+func (p *params) mulMatRoute(i int) mmRoute {
+	if i < 0 || i >= len(p.routes) {
+		return routeNone
+	}
+	return p.routes[i]
 }
 
 // barrier waits for the other workers of the node. Only ops that run on every worker of the pool
@@ -84,6 +93,10 @@ type opImpl struct {
 	work func(dst *core.Tensor, nTasks int) int64
 	// supports reports whether the kernel handles the node's types and layouts (nil: always).
 	supports func(dst *core.Tensor) bool
+	// plan, for MUL_MAT and MUL_MAT_ID, decides at plan time the routes the kernel takes
+	// (params.routes) for the reference kernels (ref) or the fast ones on kernels ks, and the
+	// scratch those routes need for nTasks workers; it stands in for work.
+	plan func(dst *core.Tensor, nTasks int, ref bool, ks mmKernels) ([]mmRoute, int64)
 }
 
 var impls [core.OpCount]opImpl

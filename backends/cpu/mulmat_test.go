@@ -22,7 +22,7 @@ func fillRandom(t testing.TB, x *core.Tensor, seed uint64) {
 	for i := range v {
 		v[i] = r.Float32()*2 - 1
 	}
-	if err := core.SetFloat32sAny(x, v); err != nil {
+	if err := core.SetFloat32s(x, v); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -32,7 +32,7 @@ func nnRandVals(rng *rand.Rand, n int64, lo, hi float64) []float32 {
 // row-major, as float64.
 func nnFill(t *testing.T, x *core.Tensor, rng *rand.Rand, lo, hi float64) []float64 {
 	t.Helper()
-	if err := core.SetFloat32sAny(x, nnRandVals(rng, x.NElements(), lo, hi)); err != nil {
+	if err := core.SetFloat32s(x, nnRandVals(rng, x.NElements(), lo, hi)); err != nil {
 		t.Fatal(err)
 	}
 	return nnGet64(t, x)
@@ -41,7 +41,7 @@ func nnFill(t *testing.T, x *core.Tensor, rng *rand.Rand, lo, hi float64) []floa
 // nnSet writes row-major values into t and returns what t holds afterwards.
 func nnSet(t *testing.T, x *core.Tensor, vals []float32) []float64 {
 	t.Helper()
-	if err := core.SetFloat32sAny(x, vals); err != nil {
+	if err := core.SetFloat32s(x, vals); err != nil {
 		t.Fatal(err)
 	}
 	return nnGet64(t, x)

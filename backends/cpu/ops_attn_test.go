@@ -91,7 +91,7 @@ func faBuild(t testing.TB, ctx *core.Context, c faCase, seed uint64) (out, q, k,
 				vals[i] = ninf // query row 1 sees nothing
 			}
 		}
-		if err := core.SetFloat32sAny(mask, vals); err != nil {
+		if err := core.SetFloat32s(mask, vals); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +113,7 @@ func faFill(t testing.TB, x *core.Tensor, r *rand.Rand, amp float32) {
 	for i := range vals {
 		vals[i] = (r.Float32()*2 - 1) * amp
 	}
-	if err := core.SetFloat32sAny(x, vals); err != nil {
+	if err := core.SetFloat32s(x, vals); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -110,19 +110,27 @@ func overlapsItself(t *core.Tensor) bool {
 	return false
 }
 
-// snapshot returns a copy of t (same shape and strides) over a private copy of its bytes.
-func snapshot(t *core.Tensor) *core.Tensor {
-	snap := core.NewHostBuffer(core.HostBufferType(), t.NBytes())
+// snapshot returns a copy of t (same shape and strides) over a private copy of its bytes, or the
+// error of a copy the host cannot hold.
+func snapshot(t *core.Tensor) (*core.Tensor, error) {
+	snap, err := core.NewHostBuffer(core.HostBufferType(), t.NBytes())
+	if err != nil {
+		return nil, err
+	}
 	copy(snap.Bytes(), t.Data())
 	s := *t
 	s.Buffer, s.Offset, s.ViewSrc = snap, 0, nil
-	return &s
+	return &s, nil
 }
 
 func computeCopy(p *params, dst *core.Tensor) {
 	src := dst.Src[0]
 	if copyAliased(dst) {
-		src = snapshot(src) // one worker (copyTasks)
+		var err error
+		if src, err = snapshot(src); err != nil { // one worker (copyTasks)
+			p.fail(err)
+			return
+		}
 	}
 	if src.Type == dst.Type {
 		copySameType(p, src, dst)

@@ -182,7 +182,7 @@ func TestEltCpyIntoView(t *testing.T) {
 				ctx := eltCtx()
 				rng := eltRng()
 				base, view := c.make(ctx)
-				if err := core.SetFloat32sAny(base, eltRandVals(rng, base.Type, base.NElements(), -2, 2)); err != nil {
+				if err := core.SetFloat32s(base, eltRandVals(rng, base.Type, base.NElements(), -2, 2)); err != nil {
 					t.Fatal(err)
 				}
 				// The source is f32 (converting copy) or of the view's type (byte copy).

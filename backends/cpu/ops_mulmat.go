@@ -1,13 +1,15 @@
 package cpu
 
 import (
+	"fmt"
+
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/core/quant"
 )
 
 func init() {
-	register(core.OpMulMat, opImpl{compute: computeMulMat, work: mulMatWork, supports: mulMatSupports})
+	register(core.OpMulMat, opImpl{compute: computeMulMat, plan: mulMatPlan, supports: mulMatSupports})
 }
 
 // vecDot computes the dot product of n elements of a weight row x and an activation row y already
@@ -98,33 +100,6 @@ func convertActivations(t core.Type, src []float32, dst []byte) {
 	}
 }
 
-// useGemm reports whether the node runs as packed GEMMs per batch: F32 or F16 weights with F32
-// activations, or BF16 weights with F32 or BF16 activations (F32 ones are first rounded to bf16,
-// ggml's vec-dot type for BF16), unit element strides, dense dst rows, and strides that are whole
-// elements.
-func useGemm(p *params, dst *core.Tensor) bool {
-	a, b := dst.Src[0], dst.Src[1]
-	if p.ref {
-		return false
-	}
-	switch {
-	case (a.Type == core.TypeF32 || a.Type == core.TypeF16) && b.Type == core.TypeF32:
-	case a.Type == core.TypeBF16 && (b.Type == core.TypeF32 || b.Type == core.TypeBF16):
-	default:
-		return false
-	}
-	es, bs := a.Type.Size(), b.Type.Size()
-	return a.Nb[0] == es && a.Nb[1]%es == 0 && b.Nb[0] == bs && b.Nb[1]%bs == 0 &&
-		dst.Nb[0] == 4 && dst.Nb[1]%4 == 0 && a.Nb[1]/es >= a.Ne[0] && b.Nb[1]/bs >= b.Ne[0] &&
-		dst.Nb[1]/4 >= dst.Ne[0]
-}
-
-// gemmWork is the scratch (bytes) the GEMM path needs.
-func gemmWork(dst *core.Tensor, nth int) int64 {
-	a, b := dst.Src[0], dst.Src[1]
-	return 4*int64(kern.SgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nth)) + 64
-}
-
 // computeMulMatGemm runs one team GEMM per (i12, i13) batch on activations yData (byte strides
 // ynb1..3: src1 itself, or for BF16 weights its bf16 copy); the GEMM scratch starts at byte
 // scratchStart of the work buffer.
@@ -187,43 +162,6 @@ func mulMatSupports(dst *core.Tensor) bool {
 		a.Nb[0] == a.Type.Size() && b.Nb[0] == b.Type.Size() && dst.Nb[0] == 4
 }
 
-// mulMatWork is the size of src1 converted to the vec-dot type (zero when no conversion is
-// needed), or the GEMM scratch when the node may take the GEMM path.
-func mulMatWork(dst *core.Tensor, nTasks int) int64 {
-	a, b := dst.Src[0], dst.Src[1]
-	if _, _, ok := repackedOf(a); ok {
-		return repackedMulMatWork(dst, nTasks) // repack_compute.go
-	}
-	vdt := a.Type.VecDotType()
-	var conv int64
-	if b.Type != vdt {
-		conv = vdt.RowSize(b.Ne[0]) * b.Ne[1] * b.Ne[2] * b.Ne[3]
-	}
-	switch {
-	case (a.Type == core.TypeF32 || a.Type == core.TypeF16) && b.Type == core.TypeF32:
-		conv = max(conv, gemmWork(dst, nTasks))
-	case a.Type == core.TypeBF16:
-		// The GEMM scratch follows the bf16 copy of the activations.
-		conv = core.AlignUp(conv, 64) + gemmWork(dst, nTasks)
-	}
-	qw := qstdWork(dst, nTasks) // ops_mulmat_qstd.go
-	if a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0 {
-		qw = max(qw, 4*int64(kern.QgemmWorkSize(int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks))+64)
-	}
-	if qw > 0 {
-		conv = core.AlignUp(conv, 64) + qw
-	}
-	return conv
-}
-
-// useQgemm reports whether a quantized node runs as tiled integer GEMMs per batch (Q4_0 or Q8_0
-// weights against Q8_0 activations, dense f32 dst rows).
-func useQgemm(p *params, dst *core.Tensor) bool {
-	a := dst.Src[0]
-	return !p.ref && (a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0) &&
-		dst.Nb[0] == 4 && dst.Nb[1]%4 == 0 && dst.Nb[1]/4 >= dst.Ne[0]
-}
-
 // computeMulMatQgemm runs the quantized team GEMM per (i12, i13) batch on activations already
 // in Q8_0 (yData with byte strides ynb1..3); its scratch follows the converted activations.
 func computeMulMatQgemm(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
@@ -274,66 +212,63 @@ func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 	return
 }
 
-// computeMulMat: dst[i0, i1, i2, i3] = dot(src0 row (i0, i2/r2, i3/r3), src1 row (i1, i2, i3)).
-// src1 is first converted to the weight's vec-dot type in the work buffer (each worker its share of
-// rows), then workers claim chunks of dst from a shared atomic counter (ggml's work stealing: a
-// worker that finishes early takes the next free chunk).
+// computeMulMat: dst[i0, i1, i2, i3] = dot(src0 row (i0, i2/r2, i3/r3), src1 row (i1, i2, i3)),
+// by the route the plan decided for the node (mulMatRouteOf).
 func computeMulMat(p *params, dst *core.Tensor) {
-	mulMatPaths(p, dst)
+	mulMatPaths(p, dst, p.mulMatRoute(0))
 	if dst.Src[0].Type != core.TypeF32 {
 		fixNonFiniteDots(p, dst) // mulmat_nonfinite.go
 	}
 }
 
-// mulMatPaths computes MUL_MAT by the GEMM, quantized GEMM or vec-dot path.
-func mulMatPaths(p *params, dst *core.Tensor) {
-	a, b := dst.Src[0], dst.Src[1]
-	gemmPath := useGemm(p, dst)
-	if gemmPath && a.Type != core.TypeBF16 {
-		computeMulMatGemm(p, dst, b.Data(), 0, b.Nb[1], b.Nb[2], b.Nb[3])
-		return
+// mulMatPaths computes MUL_MAT by route. src1 is first converted to the type the route reads
+// (route.actType) in the work buffer where it is not already in it (each worker its share of
+// rows); then the team routes run one team GEMM per batch, and the dot routes have the workers
+// claim chunks of dst from a shared atomic counter (ggml's work stealing: a worker that finishes
+// early takes the next free chunk).
+func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
+	if route == routeNone || int(route) >= len(routeNames) {
+		panic(fmt.Sprintf("cpu: MUL_MAT %v has no planned route (%v)", dst, route))
 	}
-	vdt := a.Type.VecDotType()
+	a, b := dst.Src[0], dst.Src[1]
+	vdt := route.actType(a.Type)
 	ne00 := a.Ne[0]
 	da, dd := a.Data(), dst.Data()
 
-	// Rows of src1 in vec-dot type: either src1 itself or its converted copy in the work buffer.
+	// Rows of src1 in the route's type: either src1 itself or its converted copy in the work buffer.
 	yData := b.Data()
 	ynb1, ynb2, ynb3 := b.Nb[1], b.Nb[2], b.Nb[3]
-	if b.Type != vdt {
+	conv := convBytes(dst, route)
+	if conv > 0 {
 		rs := vdt.RowSize(b.Ne[0])
 		ynb1, ynb2, ynb3 = rs, rs*b.Ne[1], rs*b.Ne[1]*b.Ne[2]
-		yData = p.work[:rs*b.NRows()]
+		yData = p.work[:conv]
 		// src1 is f32 with dense rows here (mulMatSupports), so rows convert in place of reading.
 		bd := b.Data()
 		r0, r1 := rowRange(b.NRows(), p.ith, p.nth)
 		for ir := r0; ir < r1; ir++ {
 			i1, i2, i3 := unravel(ir, b.Ne)
 			row := f32s(bd[i1*b.Nb[1]+i2*b.Nb[2]+i3*b.Nb[3]:])[:b.Ne[0]]
-			if p.ref {
+			if route == routeRef {
 				fromF32(vdt, row, yData[ir*rs:(ir+1)*rs])
 			} else {
 				convertActivations(vdt, row, yData[ir*rs:(ir+1)*rs])
 			}
 		}
 	}
-	_, _, repacked := repackedOf(a)
-	qstd := !repacked && !gemmPath && useQstd(p, dst)
-	if repacked || gemmPath || qstd || useQgemm(p, dst) {
-		p.barrier() // the converted activations are complete
-		convBytes := int64(0)
-		if b.Type != vdt {
-			convBytes = vdt.RowSize(b.Ne[0]) * b.NRows()
+	if route.team() {
+		if conv > 0 {
+			p.barrier() // the converted activations are complete
 		}
-		switch {
-		case repacked:
-			computeMulMatRepacked(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // repack_compute.go
-		case gemmPath: // BF16 weights
-			computeMulMatGemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
-		case qstd:
-			computeMulMatQstd(p, dst, yData, convBytes, ynb1, ynb2, ynb3) // ops_mulmat_qstd.go
+		switch route {
+		case routeRepacked:
+			computeMulMatRepacked(p, dst, yData, conv, ynb1, ynb2, ynb3) // repack_compute.go
+		case routeGemm:
+			computeMulMatGemm(p, dst, yData, conv, ynb1, ynb2, ynb3)
+		case routeGemmStd:
+			computeMulMatQstd(p, dst, yData, conv, ynb1, ynb2, ynb3) // ops_mulmat_qstd.go
 		default:
-			computeMulMatQgemm(p, dst, yData, convBytes, ynb1, ynb2, ynb3)
+			computeMulMatQgemm(p, dst, yData, conv, ynb1, ynb2, ynb3)
 		}
 		return
 	}
@@ -343,14 +278,14 @@ func mulMatPaths(p *params, dst *core.Tensor) {
 	p.barrier()
 
 	dot := fastVecDot(a.Type)
-	if p.ref {
+	if route == routeRef {
 		dot = refVecDot(a.Type)
 	}
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	nr0, nr1 := dst.Ne[0], dst.Ne[1]*dst.Ne[2]*dst.Ne[3]
 	nchunk0, nchunk1, dr0, dr1 := mulMatChunks(nr0, nr1, p.nth)
 	var tile kern.KTile
-	if !p.ref && dst.Nb[1]%4 == 0 && dst.Nb[1]/4 >= dst.Ne[0] && a.Nb[1] >= a.Type.RowSize(a.Ne[0]) && ynb1 >= vdt.RowSize(ne00) {
+	if route == routeKTile {
 		tile = tileDotK(a.Type) // ops_mulmat_kquant.go
 	}
 	if tile != nil {

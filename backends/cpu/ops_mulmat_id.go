@@ -13,9 +13,9 @@ import (
 //
 // The fast kernel groups the (slot, token) rows by expert (a counting sort into the work buffer),
 // then, expert after expert, gathers that expert's activation rows into a dense f32 matrix, runs
-// the fast MUL_MAT machinery on it (mulMatPaths: activation conversion, GEMM, quantized GEMM,
-// standard-layout mat-vec, tile dots or repacked GEMM, whichever MUL_MAT would pick for that expert
-// and that many rows) into a dense result, and scatters the result rows back to dst. Each step
+// the fast MUL_MAT machinery on it (mulMatPaths: activation conversion, then the route MUL_MAT
+// would take for that expert and that many rows, planned per row count by mulMatIDPlan) into a
+// dense result, and scatters the result rows back to dst. Each step
 // splits its rows over the team, with barriers between them; an expert with more than
 // mulMatIDMaxRows rows is done in several passes so the scratch stays bounded.
 //
@@ -23,7 +23,7 @@ import (
 // reading anything, and worker 0 reports the first bad one.
 
 func init() {
-	register(core.OpMulMatID, opImpl{compute: computeMulMatID, work: mulMatIDWork, supports: mulMatIDSupports})
+	register(core.OpMulMatID, opImpl{compute: computeMulMatID, plan: mulMatIDPlan, supports: mulMatIDSupports})
 }
 
 // mulMatIDMaxRows bounds the activation rows of one expert pass of the fast kernel.
@@ -59,21 +59,26 @@ func mulMatIDLayout(dst *core.Tensor) mmidLayout {
 	return l
 }
 
-// mulMatIDWork is the larger of the reference kernel's per-worker rows and the fast kernel's
-// layout with the largest work the per-expert MUL_MAT takes for any row count of a pass (the
-// route, and with it the work, depends on the row count).
-func mulMatIDWork(dst *core.Tensor, nTasks int) int64 {
+// mulMatIDPlan plans the node: for the reference kernel no routes and its per-worker rows; for
+// the fast kernel the route of the per-expert MUL_MAT for every row count n of a pass (at index
+// n-1: the route depends on the row count, not on the expert, whose weights share one type and
+// layout) and the fast kernel's layout with the largest work those routes take.
+func mulMatIDPlan(dst *core.Tensor, nTasks int, ref bool, ks mmKernels) ([]mmRoute, int64) {
 	as := dst.Src[0]
-	ref := int64(nTasks) * core.AlignUp(as.Type.VecDotType().RowSize(as.Ne[0]), 64)
+	if ref {
+		return nil, int64(nTasks) * core.AlignUp(as.Type.VecDotType().RowSize(as.Ne[0]), 64)
+	}
 	l := mulMatIDLayout(dst)
+	routes := make([]mmRoute, l.rows)
 	_, bE, cE := mulMatIDOperands(dst, 0, 1)
 	var sub int64
 	for n := int64(1); n <= l.rows; n++ {
 		bE.Ne[1], bE.Nb[2], bE.Nb[3] = n, bE.Nb[1]*n, bE.Nb[1]*n
 		cE.Ne[1], cE.Nb[2], cE.Nb[3] = n, cE.Nb[1]*n, cE.Nb[1]*n
-		sub = max(sub, mulMatWork(cE, nTasks))
+		routes[n-1] = mulMatRouteOf(cE, false, ks)
+		sub = max(sub, mulMatRouteWork(cE, routes[n-1], nTasks))
 	}
-	return max(ref, l.sub+sub+64) // 64: slack for the sub-MUL_MAT's own alignment
+	return routes, l.sub + sub + 64 // 64: slack for the sub-MUL_MAT's own alignment
 }
 
 // mulMatIDOperands builds the MUL_MAT node the fast kernel runs for expert e over n gathered
@@ -214,7 +219,7 @@ func computeMulMatIDFast(p *params, dst *core.Tensor) {
 				copy(act[j*k:(j+1)*k], f32s(db[(slot%b.Ne[1])*b.Nb[1]+t*b.Nb[2]:])[:k])
 			}
 			p.barrier() // the gathered rows are complete
-			mulMatPaths(&sp, cE)
+			mulMatPaths(&sp, cE, p.mulMatRoute(int(n-1)))
 			if as.Type != core.TypeF32 {
 				fixNonFiniteDots(&sp, cE)
 			}

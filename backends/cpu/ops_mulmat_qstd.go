@@ -7,41 +7,10 @@ import (
 
 // qstdMinN is the fewest activation rows (src1 rows per batch) for which Q4_0, Q4_1 and Q8_0
 // weights in the standard layout take kern.GemmStd (the repacked micro-kernels on weights
-// repacked on the fly) rather than the quantized GEMM or the vec-dot path: measured at m=4096
-// k=14336, 2 threads, it beats the quantized GEMM from n = 2 (q4_0 143 vs 130 GFLOPS; n = 8: 642
-// vs 169).
-var qstdMinN int64 = 2
-
-// qstdN reports whether n activation rows take kern.GemmStd on the active kernel set: n ≥ qstdMinN
-// where it has repacked micro-kernels, and the mat-vecs n ≤ kern.StdMatVecMaxN where it has their kernels.
-func qstdN(n int64) bool {
-	return (kern.HasRepackKernels() && n >= qstdMinN) || (kern.HasStdMatVec() && n <= kern.StdMatVecMaxN)
-}
-
-// useQstd reports whether a node with standard-layout weights runs kern.GemmStd: a kernel set with
-// repacked micro-kernels, Q4_0, Q4_1 or Q8_0 weights with whole-block rows, at least qstdMinN
-// activation rows (or n ≤ kern.StdMatVecMaxN on sets with the mat-vec kernels) and dense f32 dst rows.
-func useQstd(p *params, dst *core.Tensor) bool {
-	a, b := dst.Src[0], dst.Src[1]
-	if p.ref || !qstdN(b.Ne[1]) {
-		return false
-	}
-	if _, ok := repackTypeOf(a.Type); !ok {
-		return false
-	}
-	return a.Ne[0]%32 == 0 && a.Nb[1] >= a.Type.RowSize(a.Ne[0]) &&
-		dst.Nb[0] == 4 && dst.Nb[1]%4 == 0 && dst.Nb[1]/4 >= dst.Ne[0]
-}
-
-// qstdWork is the scratch (bytes) kern.GemmStd needs after the converted activations.
-func qstdWork(dst *core.Tensor, nTasks int) int64 {
-	a, b := dst.Src[0], dst.Src[1]
-	rt, ok := repackTypeOf(a.Type)
-	if !ok || !qstdN(b.Ne[1]) || a.Ne[0]%32 != 0 {
-		return 0
-	}
-	return 4*int64(kern.GemmStdWorkSize(rt, int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0]), nTasks)) + 64
-}
+// repacked on the fly) rather than the quantized GEMM or the vec-dot path, on kernel sets with
+// repacked micro-kernels (mmKernels.gemmStd): measured at m=4096 k=14336, 2 threads, it beats the
+// quantized GEMM from n = 2 (q4_0 143 vs 130 GFLOPS; n = 8: 642 vs 169).
+const qstdMinN = 2
 
 // computeMulMatQstd runs kern.GemmStd per (i12, i13) batch on activations already in the vec-dot
 // type (yData with byte strides ynb1..3); its scratch follows the converted activations.

@@ -16,7 +16,7 @@ func eltTies(t *testing.T, x *core.Tensor, rng *rand.Rand, levels int) []float64
 	for i := range v {
 		v[i] = float32(rng.IntN(levels)) - 2
 	}
-	if err := core.SetFloat32sAny(x, v); err != nil {
+	if err := core.SetFloat32s(x, v); err != nil {
 		t.Fatal(err)
 	}
 	return eltGet64(t, x)

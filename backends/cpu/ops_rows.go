@@ -131,11 +131,19 @@ func setRowsWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.N
 // dst's type (quantized with the reference quantizer). dst is a view of src0.
 func computeSetRows(p *params, dst *core.Tensor) {
 	b, idx := dst.Src[1], dst.Src[2]
+	var err error
 	if aliases(dst, b) {
-		b = snapshot(b) // one worker (setRowsTasks): rows are read as they were before the node
+		// one worker (setRowsTasks): rows are read as they were before the node
+		if b, err = snapshot(b); err != nil {
+			p.fail(err)
+			return
+		}
 	}
 	if aliases(dst, idx) {
-		idx = snapshot(idx)
+		if idx, err = snapshot(idx); err != nil {
+			p.fail(err)
+			return
+		}
 	}
 	db, di, dd := b.Data(), idx.Data(), dst.Data()
 	ne0 := dst.Ne[0]

@@ -7,12 +7,28 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// plan says, per node, how many workers run it, and how big the shared work buffer must be.
+// plan says, per node, how many workers run it and, for MUL_MAT and MUL_MAT_ID, by which routes,
+// and how big the shared work buffer must be.
 type plan struct {
 	tasks    []int
 	workSize int64
 	nth      int
 	rp       *repackPlan // nodes reading CPU_REPACK memory (nil: none)
+	// routes holds, per node, the MUL_MAT routes its kernel takes (opImpl.plan; nil for other
+	// ops): MUL_MAT's at index 0, MUL_MAT_ID's for an expert pass of n rows at index n-1.
+	routes [][]mmRoute
+	keys   []mmKey // per node with routes: what its routes were decided on
+}
+
+// routesValid reports whether the nodes with planned routes still have the types, shapes and
+// strides their routes were decided on.
+func (pl *plan) routesValid(nodes []*core.Tensor) bool {
+	for i, r := range pl.routes {
+		if r != nil && mmKeyOf(nodes[i]) != pl.keys[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // execNodes returns the tensors the workers compute: the graph's nodes, with shadows in place of
@@ -46,7 +62,9 @@ func skipNode(t *core.Tensor) bool {
 	return t.Op == core.OpNone || t.Op.IsView() || t.IsEmpty()
 }
 
-func makePlan(g *core.Graph, threads int, ref bool) (*plan, error) {
+// makePlan plans g for threads workers, the reference kernels (ref) or the fast ones on a
+// kernel set offering ks (activeMMKernels; tests plan for other sets).
+func makePlan(g *core.Graph, threads int, ref bool, ks mmKernels) (*plan, error) {
 	nodes := g.Nodes()
 	pl := &plan{tasks: make([]int, len(nodes)), nth: 1}
 	for i, n := range nodes {
@@ -84,7 +102,15 @@ func makePlan(g *core.Graph, threads int, ref bool) (*plan, error) {
 		}
 		pl.tasks[i] = nt
 		pl.nth = max(pl.nth, nt)
-		if impl.work != nil {
+		switch {
+		case impl.plan != nil:
+			if pl.routes == nil {
+				pl.routes, pl.keys = make([][]mmRoute, len(nodes)), make([]mmKey, len(nodes))
+			}
+			r, w := impl.plan(n, nt, ref, ks)
+			pl.routes[i], pl.keys[i] = r, mmKeyOf(nodes[i])
+			pl.workSize = max(pl.workSize, w)
+		case impl.work != nil:
 			pl.workSize = max(pl.workSize, impl.work(n, nt))
 		}
 	}

@@ -76,7 +76,7 @@ func (bt *repackBufType) Alloc(size int64) (core.Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("tandem: cpu: %s buffer: negative size %d", bt.Name(), size)
 	}
-	raw, err := core.NewHostBufferErr(nil, size)
+	raw, err := core.NewHostBuffer(nil, size)
 	if err != nil {
 		return nil, fmt.Errorf("tandem: cpu: %s buffer: %w", bt.Name(), err)
 	}

@@ -138,7 +138,7 @@ func planRepack(nodes []*core.Tensor, ref bool) (*repackPlan, error) {
 		return nil, nil
 	}
 	if len(rp.shadows) > 0 {
-		host, err := core.NewHostBufferErr(nil, size)
+		host, err := core.NewHostBuffer(nil, size)
 		if err != nil {
 			return nil, fmt.Errorf("tandem: cpu: standard copies of CPU_REPACK sources: %w", err)
 		}
@@ -218,19 +218,6 @@ func checkRepacked(n, s *core.Tensor) error {
 		return fmt.Errorf("source of %v: tensor %v has no repacked memory inside its %s buffer", n, s, RepackBufferTypeName)
 	}
 	return nil
-}
-
-// repackedMulMatWork is the work the repacked GEMM route needs: the converted activations, then
-// the GEMM's scratch.
-func repackedMulMatWork(dst *core.Tensor, nTasks int) int64 {
-	a, b := dst.Src[0], dst.Src[1]
-	_, l, _ := repackedOf(a)
-	vdt := a.Type.VecDotType()
-	var conv int64
-	if b.Type != vdt {
-		conv = vdt.RowSize(b.Ne[0]) * b.NRows()
-	}
-	return core.AlignUp(conv, 64) + 4*int64(kern.GemmRepackedWorkSize(l.rt, l.m, int(b.Ne[1]), l.k, nTasks)) + 64
 }
 
 // computeMulMatRepacked runs the repacked GEMM per (i12, i13) batch on activations already in the

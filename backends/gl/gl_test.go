@@ -206,7 +206,7 @@ func TestMulMatTypes(t *testing.T) {
 			for i := range xv {
 				xv[i] = 2*r.Float32() - 1
 			}
-			if err := core.SetFloat32sAny(a, av); err != nil {
+			if err := core.SetFloat32s(a, av); err != nil {
 				t.Fatal(err)
 			}
 			if err := core.SetFloat32s(x, xv); err != nil {

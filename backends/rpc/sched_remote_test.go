@@ -38,7 +38,7 @@ func buildSplit(t *testing.T, host core.Backend) *splitGraph {
 		for i := range v {
 			v[i] = float32(math.Sin(float64(i)*k + k))
 		}
-		if err := core.SetFloat32sAny(tt, v); err != nil {
+		if err := core.SetFloat32s(tt, v); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,12 +15,12 @@ import (
 func eltRun(t *testing.T, be *Backend, ctx *core.Context, in *core.Tensor, vals []float32, out *core.Tensor) []float32 {
 	t.Helper()
 	allocCtx(t, ctx, be.DefaultBufferType())
-	if err := core.SetFloat32sAny(in, vals); err != nil {
+	if err := core.SetFloat32s(in, vals); err != nil {
 		t.Fatal(err)
 	}
 	for _, x := range ctx.Tensors() { // other inputs: zeros
 		if x != in && x.Op == core.OpNone && x.ViewSrc == nil {
-			if err := core.SetFloat32sAny(x, make([]float32, x.NElements())); err != nil {
+			if err := core.SetFloat32s(x, make([]float32, x.NElements())); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -185,11 +185,11 @@ func TestEltwiseInplace(t *testing.T) {
 					if err := core.TensorAlloc(buf, extra, core.AlignUp(bt.AllocSize(a), align)); err != nil {
 						t.Fatal(err)
 					}
-					if err := core.SetFloat32sAny(extra, []float32{0}); err != nil {
+					if err := core.SetFloat32s(extra, []float32{0}); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if err := core.SetFloat32sAny(a, vals); err != nil {
+				if err := core.SetFloat32s(a, vals); err != nil {
 					t.Fatal(err)
 				}
 				compute(t, be, out)

@@ -66,7 +66,7 @@ func randomize(t *testing.T, r *rand.Rand, x *core.Tensor, lo, hi float32) []flo
 	for i := range v {
 		v[i] = lo + (hi-lo)*r.Float32()
 	}
-	if err := core.SetFloat32sAny(x, v); err != nil {
+	if err := core.SetFloat32s(x, v); err != nil {
 		t.Fatal(err)
 	}
 	got, err := core.GetFloat32s(x) // the values as stored (quantized, rounded)

@@ -58,7 +58,7 @@ func Graph(t testing.TB, be core.Backend, build func(ctx *core.Context) *core.Te
 		for i := range v {
 			v[i] = 2*r.Float32() - 1
 		}
-		if err := core.SetFloat32sAny(l, v); err != nil {
+		if err := core.SetFloat32s(l, v); err != nil {
 			t.Fatal(err)
 		}
 	}
