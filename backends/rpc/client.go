@@ -47,6 +47,7 @@ type Client struct {
 	// describes the last graph among them ("GRAPH_COMPUTE on RPC0[host:port]"), for errors.
 	unconfirmed int
 	lastGraph   string
+	sent        [cmdCount]int64 // requests sent, by command (for tests)
 }
 
 // Dial connects to a ggml RPC server at "host:port", sends HELLO and checks the version as ggml's
@@ -204,6 +205,7 @@ func (c *Client) callLocked(ctx context.Context, cmd byte, respLen int, payload 
 		c.nc.Close()
 		return nil, c.err
 	}
+	c.sent[cmd]++
 	if respLen < 0 {
 		c.unconfirmed++
 	} else {

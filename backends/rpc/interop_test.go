@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/backends/rpc"
 	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/tests"
@@ -86,6 +87,51 @@ func TestInteropGGMLServer(t *testing.T) {
 	t.Logf("ggml rpc server: %d passed, %d unsupported, %d differ as listed, of %d", passed, unsupported, differ, len(tests.Cases()))
 }
 
+// TestInteropGGMLServerRecompute runs one graph three times with new inputs on ggml's server
+// (TANDEM_GGML_RPC_SERVER_BIN, as for TestInteropGGMLServer): the client sends it once with
+// GRAPH_COMPUTE, then GRAPH_RECOMPUTE, and never DEVICE_COUNT but at Dial; the results stay right.
+func TestInteropGGMLServerRecompute(t *testing.T) {
+	bin := os.Getenv("TANDEM_GGML_RPC_SERVER_BIN")
+	if bin == "" {
+		t.Skip("TANDEM_GGML_RPC_SERVER_BIN not set")
+	}
+	addr := freePort(t)
+	cmd := exec.Command(bin, addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	c := dialRetry(t, addr)
+	defer c.Close()
+	r := setupRemoteAdd(t, c)
+	for run := range 3 {
+		v := make([]float32, 256)
+		for i := range v {
+			v[i] = float32(i + 10*run)
+		}
+		if err := core.SetFloat32s(r.a, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.be.GraphCompute(r.g); err != nil {
+			t.Fatal(err)
+		}
+		got, err := core.GetFloat32s(r.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range v {
+			if got[i] != x*x+x {
+				t.Fatalf("run %d: out[%d] = %v, want %v", run, i, got[i], x*x+x)
+			}
+		}
+	}
+	n := rpc.SentCounts(c)
+	t.Logf("requests: %v", n)
+	if n["GRAPH_COMPUTE"] != 1 || n["GRAPH_RECOMPUTE"] != 2 || n["DEVICE_COUNT"] != 1 {
+		t.Errorf("requests %v, want 1 GRAPH_COMPUTE, 2 GRAPH_RECOMPUTE and Dial's DEVICE_COUNT", n)
+	}
+}
+
 // ggmlCompatRefusal says why a GGMLCompat client refuses a node of tc's graph ("" when it refuses
 // none).
 func ggmlCompatRefusal(t *testing.T, c *rpc.Client, tc tests.Case) string {
@@ -136,12 +182,32 @@ func TestInteropGGMLClient(t *testing.T) {
 	if bin == "" {
 		t.Skip("TANDEM_GGML_RPC_CLIENT_BIN not set")
 	}
-	addr, _ := startServer(t, 1)
+	be, err := cpu.New(cpu.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rpc.Server{Backends: []core.Backend{be}, Logger: quietLog(t)}
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx, l) }()
+	defer func() { stop(); <-done }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, addr).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin, l.Addr().String()).CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("ggml client: %v", err)
+	}
+	// The client's scheduled graph runs three times: sent once, then run again from the server's
+	// stored copy.
+	n := rpc.ServedCounts(s)
+	t.Logf("requests: %v", n)
+	if n["GRAPH_RECOMPUTE"] < 2 {
+		t.Errorf("%d GRAPH_RECOMPUTE requests from ggml's client, want at least 2", n["GRAPH_RECOMPUTE"])
 	}
 }

@@ -45,6 +45,42 @@ static std::vector<float> run(ggml_backend_t be, const builder & b, int nin, con
     return r;
 }
 
+// A graph run twice through ggml's scheduler keeps its id, so ggml's client sends GRAPH_COMPUTE
+// the first time and GRAPH_RECOMPUTE after (with new inputs uploaded in between). Returns the
+// number of wrong values.
+static int recompute(ggml_backend_t rpc, ggml_backend_t cpu) {
+    ggml_backend_t bes[2] = { rpc, cpu };
+    ggml_backend_sched_t s = ggml_backend_sched_new(bes, nullptr, 2, 64, false, true);
+    ggml_init_params ip = { 16 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true };
+    ggml_context * ctx = ggml_init(ip);
+    ggml_tensor * a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
+    ggml_set_input(a);
+    ggml_tensor * sq = ggml_sqr(ctx, a);
+    ggml_tensor * out = ggml_add(ctx, sq, a);
+    ggml_set_output(out);
+    ggml_cgraph * g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, out);
+    ggml_backend_sched_set_tensor_backend(s, sq, rpc);
+    ggml_backend_sched_set_tensor_backend(s, out, rpc);
+    int bad = 0;
+    if (!ggml_backend_sched_alloc_graph(s, g)) {
+        fprintf(stderr, "recompute: sched alloc failed\n");
+        return 1;
+    }
+    for (int run = 0; run < 3; run++) {
+        float v[16], r[16];
+        for (int k = 0; k < 16; k++) v[k] = k + 10 * run;
+        ggml_backend_tensor_set(a, v, 0, sizeof v);
+        ggml_backend_sched_graph_compute(s, g);
+        ggml_backend_tensor_get(out, r, 0, sizeof r);
+        for (int k = 0; k < 16; k++) if (r[k] != v[k] * v[k] + v[k]) bad++;
+    }
+    printf("%-34s 3 runs, %d wrong values\n", "scheduled graph (GRAPH_RECOMPUTE)", bad);
+    ggml_backend_sched_free(s);
+    ggml_free(ctx);
+    return bad;
+}
+
 int main(int argc, char ** argv) {
     if (argc < 2) { fprintf(stderr, "usage: client host:port\n"); return 1; }
     ggml_backend_t rpc = ggml_backend_rpc_init(argv[1], 0);
@@ -72,6 +108,7 @@ int main(int argc, char ** argv) {
         printf("%-34s %zu values, max |rpc - cpu| = %g\n", t.name, a.size(), d);
         if (!(d < 1e-4)) bad++;
     }
-    printf("%d of %zu differ\n", bad, tests.size());
+    if (recompute(rpc, cpu) != 0) bad++;
+    printf("%d of %zu differ\n", bad, tests.size() + 1);
     return bad != 0;
 }
