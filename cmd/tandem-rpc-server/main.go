@@ -1,6 +1,8 @@
 // Command tandem-rpc-server exposes tandem's backends (CPU, Vulkan) to ggml RPC clients such as
 // llama.cpp's --rpc, speaking ggml's RPC protocol 5.1.0. It binds to loopback unless told
-// otherwise: the protocol has no authentication or encryption.
+// otherwise: the protocol has no authentication or encryption. Clients are served at once, each
+// connection with its own buffers and stored graphs (GRAPH_RECOMPUTE); requests on different
+// devices run in parallel, those on one device take turns.
 //
 //	go run ./cmd/tandem-rpc-server -addr 127.0.0.1:50052 -backends cpu,vulkan -threads 4
 package main
