@@ -191,12 +191,8 @@ func deviceNames(ds []DeviceInfo) string {
 	return strings.Join(s, ", ")
 }
 
-// loggerSetter is a backend that reports its settings on a logger (the CPU, Vulkan and OpenGL
-// backends do).
-type loggerSetter interface{ SetLogger(*slog.Logger) }
-
-// open creates the target's backend(s) on first use; those that take a logger get log (nil:
-// none).
+// open creates the target's backend(s) on first use; those that take a logger (core.LoggerSetter:
+// the CPU, Vulkan and OpenGL backends) get log (nil: none).
 func (t *Target) open(log *slog.Logger) error {
 	if t.Backend != nil {
 		return nil
@@ -206,7 +202,7 @@ func (t *Target) open(log *slog.Logger) error {
 			return
 		}
 		for _, be := range []core.Backend{t.Backend, t.CPU} {
-			if ls, ok := be.(loggerSetter); ok && be != nil {
+			if ls, ok := be.(core.LoggerSetter); ok && be != nil {
 				ls.SetLogger(log)
 			}
 		}

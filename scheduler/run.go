@@ -129,8 +129,8 @@ func (s *Scheduler) GraphCompute(g *core.Graph) error {
 }
 
 // GraphComputeContext is GraphCompute that stops once ctx is done: no split starts (and no input
-// is copied) after that, a backend that takes a context (the CPU's and Vulkan's GraphComputeContext)
-// stops before its next node, and the error wraps ctx.Err() and names the split and backend. The
+// is copied) after that, a backend that takes a context (a core.ContextComputer: the CPU, Vulkan,
+// OpenGL and RPC backends) stops before its next node, and the error wraps ctx.Err() and names the split and backend. The
 // graph's outputs are then undefined; the scheduler stays usable. A nil ctx means
 // context.Background(); a nil g is an error.
 func (s *Scheduler) GraphComputeContext(ctx context.Context, g *core.Graph) error {
@@ -484,24 +484,13 @@ func (s *Scheduler) copyInput(c *copyItem, slot int) (int64, bool, error) {
 	return src.NBytes(), false, nil
 }
 
-// contextComputer is a backend that can stop a graph when a context is done.
-type contextComputer interface {
-	GraphComputeContext(ctx context.Context, g *core.Graph) error
-}
-
 // computeSplit runs one split; with an eval callback it runs up to each node the callback asks for,
 // shows it, and stops everything when the callback says so.
 func (s *Scheduler) computeSplit(ctx context.Context, sp *split, slot int, cb EvalCallback) error {
 	be := s.backends[sp.backend]
 	g := sp.graphs[slot]
 	if cb == nil {
-		var err error
-		if cc, ok := be.(contextComputer); ok {
-			err = cc.GraphComputeContext(ctx, g)
-		} else {
-			err = be.GraphCompute(g)
-		}
-		if err != nil {
+		if err := core.GraphComputeContext(ctx, be, g); err != nil {
 			return core.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		return nil
@@ -512,7 +501,7 @@ func (s *Scheduler) computeSplit(ctx context.Context, sp *split, slot int, cb Ev
 			j1++
 		}
 		end := min(j1+1, len(sp.nodes))
-		if err := be.GraphCompute(g.View(j0, end)); err != nil {
+		if err := core.GraphComputeContext(ctx, be, g.View(j0, end)); err != nil {
 			return core.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		if err := be.Synchronize(); err != nil {

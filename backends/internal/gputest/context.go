@@ -10,17 +10,15 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// ContextComputer is a backend whose graph computation takes a context.
-type ContextComputer interface {
-	core.Backend
-	GraphComputeContext(ctx context.Context, g *core.Graph) error
-}
-
-// GraphComputeContext checks the contract of be.GraphComputeContext: a cancelled or expired
-// context stops the graph before its next node with an error wrapping the context's, the
-// backend stays usable, and a live context computes the right values.
-func GraphComputeContext(t *testing.T, be ContextComputer) {
+// GraphComputeContext checks that be is a core.ContextComputer and the contract of its
+// GraphComputeContext, called through core.GraphComputeContext: a cancelled or expired context
+// stops the graph before its next node with an error wrapping the context's, the backend stays
+// usable, and a live context computes the right values.
+func GraphComputeContext(t *testing.T, be core.Backend) {
 	t.Helper()
+	if _, ok := be.(core.ContextComputer); !ok {
+		t.Fatalf("%T is not a core.ContextComputer", be)
+	}
 	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
 	a := ctx.NewTensor1D(core.TypeF32, 64)
 	out := ctx.Scale(ctx.Add(a, a), 0.5)
@@ -37,16 +35,16 @@ func GraphComputeContext(t *testing.T, be ContextComputer) {
 
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := be.GraphComputeContext(cancelled, g)
+	err := core.GraphComputeContext(cancelled, be, g)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped before node") {
 		t.Fatalf("cancelled context: %v", err)
 	}
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
-	if err := be.GraphComputeContext(expired, g); !errors.Is(err, context.DeadlineExceeded) {
+	if err := core.GraphComputeContext(expired, be, g); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("expired deadline: %v", err)
 	}
-	if err := be.GraphComputeContext(context.Background(), g); err != nil {
+	if err := core.GraphComputeContext(context.Background(), be, g); err != nil {
 		t.Fatal(err)
 	}
 	got, err := core.GetFloat32s(out)
