@@ -32,7 +32,7 @@ func TestSchedulerVulkanGLCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vk.Close()
-	glb, err := gl.New()
+	glb, err := gl.New(0)
 	if err != nil {
 		t.Fatal(err)
 	}

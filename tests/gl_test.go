@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -35,4 +36,29 @@ func TestGLPresent(t *testing.T) {
 		}
 	}
 	t.Fatalf("OpenGL is available but GL0 is not registered: %s", glWhy())
+}
+
+// gl.New takes a device index like vulkan.New: 0 is GL0 (the one OpenGL context, as Devices()
+// lists it), any other index is an error wrapping gl.ErrUnavailable; without OpenGL every index
+// is that error.
+func TestGLNewIndex(t *testing.T) {
+	for _, i := range []int{1, -1} {
+		if be, err := gl.New(i); be != nil || !errors.Is(err, gl.ErrUnavailable) {
+			t.Fatalf("gl.New(%d) = %v, %v; want nil and an error wrapping ErrUnavailable", i, be, err)
+		}
+	}
+	be, err := gl.New(0)
+	if ok, why := gl.Available(); !ok {
+		if be != nil || !errors.Is(err, gl.ErrUnavailable) {
+			t.Fatalf("gl.New(0) without OpenGL = %v, %v", be, err)
+		}
+		t.Skipf("no OpenGL device: %s", why)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	if ds := gl.Devices(); len(ds) != 1 || be.Name() != ds[0].Name() || be.Name() != "GL0" {
+		t.Fatalf("gl.New(0) is %q; Devices() = %v", be.Name(), ds)
+	}
 }

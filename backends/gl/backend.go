@@ -4,6 +4,7 @@ package gl
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/tandem-ml/tandem/backends/internal/gpubackend"
@@ -22,11 +23,15 @@ type Backend struct {
 
 var _ core.Backend = (*Backend)(nil)
 
-// New creates a backend on the OpenGL device "GL0".
-func New() (*Backend, error) {
+// New creates a backend on OpenGL device i (an index into Devices(), as vulkan.New takes): the
+// one OpenGL context is device 0, "GL0"; any other i is an error wrapping ErrUnavailable.
+func New(i int) (*Backend, error) {
 	d, err := theDevice()
 	if err != nil {
 		return nil, err
+	}
+	if i != 0 {
+		return nil, fmt.Errorf("%w: no OpenGL device %d (one usable: %s is device 0)", ErrUnavailable, i, d.name)
 	}
 	return &Backend{dev: d, sh: gpubackend.NewBackend(d.Device, d.t)}, nil
 }

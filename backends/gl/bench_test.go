@@ -22,7 +22,7 @@ func benchBackend(b *testing.B) *Backend {
 	if ok, why := Available(); !ok {
 		b.Skip(why)
 	}
-	be, err := New()
+	be, err := New(0)
 	if err != nil {
 		b.Fatal(err)
 	}

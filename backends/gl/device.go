@@ -129,7 +129,7 @@ func (d *device) Type() core.DeviceType {
 // Memory reports 2 GiB as free and total: OpenGL has no portable memory query.
 func (d *device) Memory() (free, total int64) { return 2 << 30, 2 << 30 }
 
-func (d *device) NewBackend() (core.Backend, error) { return New() }
+func (d *device) NewBackend() (core.Backend, error) { return New(0) }
 
 func (d *device) Features() []core.Feature {
 	l := &d.info.ops

@@ -11,7 +11,7 @@
 // whose Available says why and whose New returns an error.
 //
 //	ok, why := gl.Available()
-//	be, err := gl.New()     // backend on device "GL0"
+//	be, err := gl.New(0)    // backend on device 0, "GL0"
 //	defer be.Close()
 //
 // The device "GL0" is registered with core when an EGL display gives an OpenGL 4.3 core context.

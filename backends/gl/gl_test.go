@@ -31,7 +31,7 @@ func newBackend(t testing.TB) *Backend {
 		}
 		t.Skip("OpenGL unavailable: " + why)
 	}
-	be, err := New()
+	be, err := New(0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,5 +50,5 @@ func (b *Backend) Close() error { return nil }
 // SetLogger does nothing in this build.
 func (b *Backend) SetLogger(*slog.Logger) {}
 
-// New fails in this build.
-func New() (*Backend, error) { return nil, ErrUnavailable }
+// New fails in this build, for every device index i.
+func New(i int) (*Backend, error) { return nil, ErrUnavailable }

@@ -13,8 +13,10 @@ func TestStubSaysWhy(t *testing.T) {
 	if ok || !strings.Contains(why, reason) {
 		t.Fatalf("Available() = %v, %q; want false and the reason %q", ok, why, reason)
 	}
-	if be, err := New(); be != nil || !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("New() = %v, %v; want nil and ErrUnavailable", be, err)
+	for _, i := range []int{0, 1, -1} {
+		if be, err := New(i); be != nil || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("New(%d) = %v, %v; want nil and ErrUnavailable", i, be, err)
+		}
 	}
 	if d := Devices(); len(d) != 0 {
 		t.Fatalf("Devices() = %v in a stub build", d)
