@@ -63,3 +63,30 @@ func ExampleContext_MulMat() {
 	// [90 54 54 126]
 	// [42 29 28 64]
 }
+
+// Quantized weights are made by writing float32 values into a tensor of a quantized type:
+// SetFloat32s quantizes them with the reference quantizer (ggml's bytes: one f16 scale and 16
+// bytes of 4-bit values per block of 32), and GetFloat32s dequantizes. Here the block's scale is
+// 1, so -7.5 and 7.5 come back as -7 and 7.
+func ExampleSetFloat32s_quantized() {
+	ctx := core.NewContext(core.ContextParams{MemSize: 1 << 16})
+	w := ctx.NewTensor1D(core.TypeQ4_0, 32)
+	v := make([]float32, 32)
+	for i := range v {
+		v[i] = float32(i-16) / 2 // -8 … 7.5
+	}
+	if err := core.SetFloat32s(w, v); err != nil {
+		fmt.Println(err)
+		return
+	}
+	back, err := core.GetFloat32s(w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(w.NBytes(), "bytes")
+	fmt.Println(back[0], back[1], back[16], back[31])
+	// Output:
+	// 18 bytes
+	// -8 -7 0 7
+}
