@@ -47,8 +47,9 @@ type Policy struct {
 var DefaultPolicy = Policy{Warmup: 1, MinReps: 3, MaxReps: 50, Budget: 300 * time.Millisecond,
 	MaxRun: time.Second, Device: 50 * time.Second}
 
-// QuickPolicy is -quick: small sizes, few repeats; about 12 s on the 2-core development machine
-// (the FFN families, left out of -quick unless -ops names them, would add half a minute).
+// QuickPolicy is -quick: small sizes, few repeats; about 7 s on the 2-core development machine
+// (the FFN families, left out of -quick unless -ops names them, would add 20 s and spend the CPU's
+// -device-budget).
 var QuickPolicy = Policy{Warmup: 1, MinReps: 2, MaxReps: 10, Budget: 40 * time.Millisecond,
 	MaxRun: 60 * time.Millisecond, Device: 8 * time.Second}
 
@@ -294,7 +295,7 @@ device ran, the CPU computes the reference once, untimed, and its row says
 
 Flags:
   -quick            small sizes and few repeats, without the 4096×14336 FFN
-                    families unless -ops names them (about 12 s on 2 cores with
+                    families unless -ops names them (about 7 s on 2 cores with
                     lavapipe)
   -ops LIST         comma list of family ids, leading paths, parts or globs:
                     mul_mat, mul_mat/vec, q4_0, "*/f16", rope, block
