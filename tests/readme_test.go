@@ -12,15 +12,19 @@ import (
 
 // readmeFree declares the README snippets' free variables: data the reader brings.
 var readmeFree = map[string]string{
-	"weights": "make([]float32, 4096*4096)",
-	"input":   "make([]float32, 4096*8)",
-	"vk":      "core.Backend(nil)",
-	"be":      "core.Backend(nil)",
-	"model":   "opt.Model{}",
-	"ds":      "(*opt.Dataset)(nil)",
-	"ctx":     "context.Background()",
-	"fn":      "func(id int32, text string) error { return nil }",
-	"n":       "0",
+	"weights":  "make([]float32, 4096*4096)",
+	"input":    "make([]float32, 4096*8)",
+	"vk":       "core.Backend(nil)",
+	"be":       "core.Backend(nil)",
+	"model":    "opt.Model{}",
+	"ds":       "(*opt.Dataset)(nil)",
+	"features": "[]float32{}",
+	"labels":   "[]float32{}",
+	"test":     "(*opt.Dataset)(nil)",
+	"inputs":   "(*opt.Dataset)(nil)",
+	"ctx":      "context.Background()",
+	"fn":       "func(id int32, text string) error { return nil }",
+	"n":        "0",
 }
 
 var shortDecl = regexp.MustCompile(`(?m)^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*:=`)
