@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -13,7 +14,7 @@ import (
 // RPCFigures are the transport figures of a remote device: the round-trip cost of computing a
 // tiny graph, and upload and download throughput.
 type RPCFigures struct {
-	TinyGraph   time.Duration // median wall time of GraphCompute on a 16-element SCALE
+	TinyGraph   time.Duration // median round trip of GraphCompute + Sync on a 16-element SCALE
 	SetMBps     float64       // SET_TENSOR throughput, 10^6 bytes per second
 	GetMBps     float64       // GET_TENSOR throughput
 	TransferMiB int64         // bytes per transfer measured
@@ -49,6 +50,10 @@ func MeasureRPC(c *rpc.Client, quick bool) (RPCFigures, error) {
 	for i := 0; i < calls+10; i++ {
 		t0 := time.Now()
 		if err := be.GraphCompute(g); err != nil {
+			return f, err
+		}
+		// GRAPH_COMPUTE has no reply: Sync waits for the server, so the figure is a round trip
+		if err := c.Sync(context.Background()); err != nil {
 			return f, err
 		}
 		if i >= 10 {
