@@ -96,8 +96,9 @@ func (t *Trainer) Fit(ctx context.Context, ds *Dataset, opts FitOptions) ([]Epoc
 
 // Evaluate computes the loss and accuracy of the model over every sample of ds (batches of
 // BatchSize, the last one partial) without updating anything: the loss is the mean over samples
-// (LossSum: of the per-batch sums), as in EpochResult. An empty ds gives NaN metrics. A done ctx
-// (checked before each batch) is an error wrapping ctx's; a nil ctx means context.Background().
+// (LossSum: of the per-batch sums), as in EpochResult. An empty ds gives NaN metrics; a nil ds, or
+// one that does not match the model, is an error. A done ctx (checked before each batch) is an
+// error wrapping ctx's; a nil ctx means context.Background().
 func (t *Trainer) Evaluate(ctx context.Context, ds *Dataset) (loss, acc Metric, err error) {
 	nan := Metric{math.NaN(), math.NaN()}
 	if ctx == nil {
@@ -125,8 +126,9 @@ func (t *Trainer) Evaluate(ctx context.Context, ds *Dataset) (loss, acc Metric, 
 
 // Predict returns the model's outputs for every sample of ds, in its current order: NOut values per
 // row, Rows rows per sample (batches of BatchSize, the last one partial; labels are not read, a
-// dataset without them will do). A done ctx (checked before each batch) is an error wrapping
-// ctx's; a nil ctx means context.Background().
+// dataset without them will do). A nil ds, or one that does not match the model, is an error. A
+// done ctx (checked before each batch) is an error wrapping ctx's; a nil ctx means
+// context.Background().
 func (t *Trainer) Predict(ctx context.Context, ds *Dataset) ([]float32, error) {
 	if ctx == nil {
 		ctx = context.Background()

@@ -473,7 +473,7 @@ func (t *Trainer) hyper(step int) error {
 // Step trains on batch i of ds (samples i·BatchSize … (i+1)·BatchSize−1 of its current order; it
 // must hold them all) and returns the batch's loss before the update (per sample, except for
 // LossSum). With Accumulate n, the gradient is added up and every n-th call takes the optimizer
-// step.
+// step. A nil ds, or one that does not match the model, is an error.
 func (t *Trainer) Step(ds *Dataset, i int) (float32, error) {
 	loss, _, err := t.trainBatch(ds, i)
 	return float32(loss), err
