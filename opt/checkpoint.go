@@ -46,6 +46,9 @@ func (t *Trainer) checkpointTensors() []*core.Tensor {
 // Save writes the parameters, the optimizer's state and the step count to w as a GGUF file, so
 // that Load resumes training exactly where it stopped.
 func (t *Trainer) Save(w io.Writer) error {
+	if t == nil || t.s == nil {
+		return errClosed
+	}
 	var md gguf.Metadata
 	for _, kv := range []struct {
 		k string
@@ -63,6 +66,9 @@ func (t *Trainer) Save(w io.Writer) error {
 
 // SaveFile is Save to a new file at path (replaced if it exists).
 func (t *Trainer) SaveFile(path string) error {
+	if t == nil || t.s == nil {
+		return errClosed
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("tandem: opt: %w", err)
@@ -84,6 +90,9 @@ func (t *Trainer) SaveFile(path string) error {
 // error or a done ctx (checked before each tensor; its error is wrapped) may leave some tensors
 // set. A nil ctx means context.Background().
 func (t *Trainer) Load(ctx context.Context, r io.Reader) error {
+	if t == nil || t.s == nil {
+		return errClosed
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -117,6 +126,9 @@ func (t *Trainer) Load(ctx context.Context, r io.Reader) error {
 
 // LoadFile is Load from the file at path.
 func (t *Trainer) LoadFile(ctx context.Context, path string) error {
+	if t == nil || t.s == nil {
+		return errClosed
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("tandem: opt: %w", err)

@@ -560,12 +560,15 @@ func (t *Trainer) results(n int) (float64, int, error) {
 	return loss, right, nil
 }
 
+// errClosed is the error of a closed Trainer's (and a zero Trainer's) methods.
+var errClosed = errors.New("tandem: opt: the trainer is closed, or a zero Trainer: create one with opt.New")
+
 // check says why ds cannot feed the model (labels: whether the caller needs them).
 func (t *Trainer) check(ds *Dataset, labels bool) error {
 	m := t.cfg.Model
 	switch {
 	case t.s == nil:
-		return errors.New("tandem: opt: the trainer is closed")
+		return errClosed
 	case ds == nil:
 		return errors.New("tandem: opt: nil dataset")
 	case ds.nIn != m.NIn:
