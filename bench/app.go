@@ -27,13 +27,26 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 2
 	}
-	fams, unmatched := selectFamilies(Suite(), cfg.Ops)
+	suite := Suite()
+	var model *modelSource
+	if cfg.Model != "" {
+		if model, err = openModelSource(cfg.Model); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 2
+		}
+		suite = append(suite, modelFamilies(model)...)
+	}
+	fams, unmatched := selectFamilies(suite, cfg.Ops)
 	if len(unmatched) > 0 {
 		var ids []string
-		for _, f := range Suite() {
+		for _, f := range suite {
 			ids = append(ids, f.ID)
 		}
-		fmt.Fprintf(stderr, "bench: -ops %s matches no case; the cases are: %s\n", strings.Join(unmatched, ","), strings.Join(ids, " "))
+		hint := ""
+		if model == nil {
+			hint = " (the model families need -model FILE)"
+		}
+		fmt.Fprintf(stderr, "bench: -ops %s matches no case; the cases are: %s%s\n", strings.Join(unmatched, ","), strings.Join(ids, " "), hint)
 		return 2
 	}
 	fams = quickFamilies(fams, cfg)
@@ -42,6 +55,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 2
 	}
+	disc.Model = model
 	WriteHeader(stdout, cfg, disc)
 	if disc.RPC != nil {
 		defer disc.RPC.Close()
@@ -52,7 +66,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	runner := &Runner{Policy: cfg.Policy, Sizes: cfg.Sizes, Quick: cfg.Quick, Targets: disc.Targets, Progress: NewProgress(stderr)}
+	runner := &Runner{Policy: cfg.Policy, Sizes: cfg.Sizes, Quick: cfg.Quick, Targets: disc.Targets, NGL: cfg.NGL, Progress: NewProgress(stderr)}
 	if cfg.Log != LogOff {
 		runner.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Log}))
 	}
@@ -65,6 +79,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	results := runner.Run(fams)
 	elapsed := time.Since(started)
 	status := 0
+	if runner.CloseErr != nil {
+		fmt.Fprintln(stderr, "bench:", runner.CloseErr)
+		status = 1
+	}
 	if err := closeTargets(disc.Targets); err != nil {
 		fmt.Fprintln(stderr, "bench: closing backends:", err)
 		status = 1
@@ -252,6 +270,10 @@ func WriteHeader(w io.Writer, cfg *Config, disc *Discovery) {
 	t.Write(&b)
 	// drop the empty header line
 	fmt.Fprint(w, strings.TrimPrefix(b.String(), "\n"))
+	if m := disc.Model; m != nil {
+		fmt.Fprintf(w, "model: %s: %s, %s, %.2f M params, %d layers + output (-ngl all = %d), KV cache F16\n",
+			m.Path, m.Info.Desc, fmtBytes(float64(m.Info.Bytes)), float64(m.Info.Params)/1e6, m.Layers-1, m.Layers)
+	}
 }
 
 func joinInts(v []int) string {

@@ -26,6 +26,8 @@ type Config struct {
 	List    bool
 	Strict  bool
 	RPC     string // -rpc HOST:PORT: a ggml RPC server whose devices join the run
+	Model   string // -model FILE: a GGUF language model; adds the model families
+	NGL     []int  // -ngl LIST: the model's split rows (nil: 0 and quarter steps)
 	Policy  Policy
 	Log     slog.Level // -log: the scheduler's plans on stderr at this level (LogOff: none)
 }
@@ -159,6 +161,20 @@ func ParseThreads(s string) ([]int, error) {
 	return out, nil
 }
 
+// ParseNGL reads -ngl: a comma list of layer counts (0 or more) for the model's split rows; nil
+// when empty.
+func ParseNGL(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("bad -ngl value %q (want layer counts 0, 1, ...)", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -175,7 +191,7 @@ func ParseArgs(args []string, stderr io.Writer) (*Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &Config{}
-	var ops, devices, threads, sizes string
+	var ops, devices, threads, sizes, ngl string
 	var budget, maxRun, devBudget time.Duration
 	var reps int
 	var logLevel string
@@ -191,6 +207,8 @@ func ParseArgs(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&cfg.List, "list", false, "")
 	fs.BoolVar(&cfg.Strict, "strict", false, "")
 	fs.StringVar(&cfg.RPC, "rpc", "", "")
+	fs.StringVar(&cfg.Model, "model", "", "")
+	fs.StringVar(&ngl, "ngl", "", "")
 	fs.DurationVar(&budget, "budget", 0, "")
 	fs.DurationVar(&maxRun, "maxrun", 0, "")
 	fs.DurationVar(&devBudget, "device-budget", 0, "")
@@ -220,6 +238,9 @@ func ParseArgs(args []string, stderr io.Writer) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Sizes, err = ParseSizes(sizes); err != nil {
+		return nil, err
+	}
+	if cfg.NGL, err = ParseNGL(ngl); err != nil {
 		return nil, err
 	}
 	cfg.Policy = DefaultPolicy

@@ -103,10 +103,11 @@ type Discovery struct {
 	Devices   []DeviceInfo // every device found (selected or not)
 	Targets   []*Target    // what runs, the baseline first
 	VulkanOK  bool
-	VulkanWhy string      // why Vulkan is not used, when it is not
-	GLOK      bool        // the OpenGL backend (build tag gl) found its device GL0
-	GLWhy     string      // why OpenGL is not used, when it is not
-	RPC       *rpc.Client // -rpc: the connection to the remote server (closed by the app)
+	VulkanWhy string       // why Vulkan is not used, when it is not
+	GLOK      bool         // the OpenGL backend (build tag gl) found its device GL0
+	GLWhy     string       // why OpenGL is not used, when it is not
+	RPC       *rpc.Client  // -rpc: the connection to the remote server (closed by the app)
+	Model     *modelSource // -model: the language model of the model families (nil: none)
 }
 
 // Discover lists devices and makes the targets the config selects. The CPU baseline is always the

@@ -25,6 +25,16 @@ type Report struct {
 	Devices  []DeviceInfo `json:"devices"`
 	Results  []JSONResult `json:"results"`
 	Families []JSONFamily `json:"families"`
+	Model    *JSONModel   `json:"model,omitempty"`
+}
+
+// JSONModel is the language model of -model.
+type JSONModel struct {
+	Path   string `json:"path"`
+	Type   string `json:"type"` // llama-bench's model_type: "llama 1B Q4_0"
+	Size   int64  `json:"size"` // weights' bytes
+	Params int64  `json:"n_params"`
+	Layers int    `json:"n_layers"` // offloadable: the blocks and the output layer
 }
 
 type JSONPolicy struct {
@@ -77,6 +87,15 @@ type JSONResult struct {
 	Copies          int      `json:"copies,omitempty"`
 	CopiesPerRun    *float64 `json:"copies_per_run,omitempty"`     // scheduler rows
 	CopyBytesPerRun *float64 `json:"copy_bytes_per_run,omitempty"` // scheduler rows
+	// model rows: the llama-bench test ("pp64", "tg16"), its token counts, the layers offloaded
+	// and the model's offloadable layers; throughput is in tokens/s
+	Test    string `json:"test,omitempty"`
+	NPrompt int    `json:"n_prompt,omitempty"`
+	NGen    int    `json:"n_gen,omitempty"`
+	NGL     *int   `json:"n_gpu_layers,omitempty"`
+	NLayers int    `json:"n_layers,omitempty"`
+	// FlashAttn is llama-bench's flash_attn (1 when the session used FLASH_ATTN_EXT)
+	FlashAttn *int `json:"flash_attn,omitempty"`
 }
 
 func kindName(k TargetKind) string {
@@ -127,9 +146,26 @@ func NewReport(cfg *Config, disc *Discovery, results []*Result, started time.Tim
 			MedianNS: r.Median.Nanoseconds(), MinNS: r.Min.Nanoseconds(), Throughput: r.Throughput(),
 			Wrong: r.Wrong, Splits: r.Splits, Copies: r.Copies,
 		}
-		if r.Kind == KindSched && r.Status == StatusOK {
+		if r.Kind == KindSched && r.Status == StatusOK && r.NGL < 0 {
 			cp, cb := r.CopiesPerRun, r.CopyBytes
 			j.CopiesPerRun, j.CopyBytesPerRun = &cp, &cb
+		}
+		if r.NGL >= 0 {
+			ngl := r.NGL
+			fa := 0
+			if r.FlashAttn {
+				fa = 1
+			}
+			j.NGL, j.NLayers, j.Test, j.FlashAttn = &ngl, r.Layers, r.Case.Shape, &fa
+			if r.Family.ID == modelTG {
+				j.NGen = int(r.Case.N)
+			} else {
+				j.NPrompt = int(r.Case.N)
+			}
+			if r.Kind != KindCPU && r.Status == StatusOK {
+				cp := r.CopiesPerRun
+				j.CopiesPerRun = &cp
+			}
 		}
 		if r.Status != StatusOK {
 			j.MedianNS, j.MinNS = 0, 0
@@ -146,6 +182,9 @@ func NewReport(cfg *Config, disc *Discovery, results []*Result, started time.Tim
 			}
 		}
 		rep.Results = append(rep.Results, j)
+	}
+	if m := disc.Model; m != nil {
+		rep.Model = &JSONModel{Path: m.Path, Type: m.Info.Desc, Size: m.Info.Bytes, Params: m.Info.Params, Layers: m.Layers}
 	}
 	return rep
 }

@@ -46,6 +46,20 @@ type Result struct {
 	Splits, Copies int
 	CopiesPerRun   float64
 	CopyBytes      float64
+
+	// model rows (-model): the layers offloaded (-ngl) and the model's offloadable layers (its
+	// blocks and the output layer); NGL is -1 on the other families' rows
+	NGL, Layers int
+	FlashAttn   bool // the model row's session used FLASH_ATTN_EXT
+}
+
+// Device is the row's device column: the target, and for a model's split rows the layers
+// offloaded ("Vulkan0+CPU ngl 12").
+func (r *Result) Device() string {
+	if r.Kind == KindSched && r.NGL >= 0 {
+		return fmt.Sprintf("%s ngl %d", r.Target, r.NGL)
+	}
+	return r.Target
 }
 
 // Throughput in the family's unit (GFLOPS or GB/s) at the median time.
@@ -53,7 +67,7 @@ func (r *Result) Throughput() float64 {
 	if r.Status != StatusOK {
 		return 0
 	}
-	return Throughput(r.Case.Work(), r.Median)
+	return Throughput(r.Case.Work(), r.Median) * 1e9 / r.Family.Metric.scale()
 }
 
 // Runner runs families on targets under a policy.
@@ -64,10 +78,13 @@ type Runner struct {
 	Targets  []*Target
 	Progress *Progress
 	Logger   *slog.Logger // the backends' settings and the scheduler rows' plans (nil: none)
+	NGL      []int        // -ngl: the model's split rows (nil: 0 and quarter steps)
+	CloseErr error        // closing the loaded models at the end of Run failed
 
 	est    map[*Target]*Estimator
 	spent  map[*Target]time.Duration
 	broken map[*Target]string
+	models map[*Target]*loadedModel // the model each target has loaded (model families)
 }
 
 // Cases returns the cases of a family this run makes: the quick or full ladder, or -sizes,
@@ -105,9 +122,11 @@ func (r *Runner) Run(fams []*Family) []*Result {
 	for _, f := range fams {
 		cs := r.Cases(f)
 		plan = append(plan, famCases{f, cs})
-		for _, t := range r.Targets {
-			if applies(t, f) && !t.Hidden {
-				total += len(cs)
+		for _, c := range cs {
+			for _, j := range r.jobs(c) {
+				if !j.t.Hidden {
+					total++
+				}
 			}
 		}
 	}
@@ -121,7 +140,50 @@ func (r *Runner) Run(fams []*Family) []*Result {
 		r.Progress.FamilyDone(p.f, len(p.cs), time.Since(start))
 	}
 	r.Progress.End()
+	r.CloseErr = r.closeModels()
 	return results
+}
+
+// job is one row of a case: a target, and for a model case the layers it offloads (-1 otherwise).
+type job struct {
+	t   *Target
+	ngl int
+}
+
+// jobs lists the rows of case c in target order: every target that runs the family once, and for
+// a model case the CPU at ngl 0, each device with every layer, and each scheduler target at each
+// split value.
+func (r *Runner) jobs(c *Case) []job {
+	var out []job
+	for _, t := range r.Targets {
+		if !applies(t, c.Family) {
+			continue
+		}
+		if c.Family.model == nil {
+			out = append(out, job{t, -1})
+			continue
+		}
+		layers := c.Family.model.Layers
+		switch t.Kind {
+		case KindCPU:
+			out = append(out, job{t, 0})
+		case KindDevice:
+			out = append(out, job{t, layers})
+		case KindSched:
+			for _, n := range splitLayers(r.NGL, layers) {
+				out = append(out, job{t, n})
+			}
+		}
+	}
+	return out
+}
+
+// runJob runs one row of case c.
+func (r *Runner) runJob(c *Case, j job, in *inputCache, refOnly bool) (*Result, []float32) {
+	if c.Family.model != nil {
+		return r.runModelOn(c, j.t, j.ngl, refOnly)
+	}
+	return r.runOn(c, j.t, in, refOnly)
 }
 
 // reset forgets the estimates, the time spent and the broken targets of an earlier run.
@@ -129,6 +191,7 @@ func (r *Runner) reset() {
 	r.est = map[*Target]*Estimator{}
 	r.spent = map[*Target]time.Duration{}
 	r.broken = map[*Target]string{}
+	r.models = map[*Target]*loadedModel{}
 	for _, t := range r.Targets {
 		r.est[t] = &Estimator{}
 	}
@@ -148,20 +211,18 @@ func (r *Runner) runCase(c *Case) []*Result {
 		rows    []row
 		ref     []float32
 		base    time.Duration
-		baseT   *Target
+		baseJ   *job
 		baseRes *Result
 		others  bool // a target other than the baseline ran the case
 	)
-	for _, t := range r.Targets {
-		if !applies(t, c.Family) {
-			continue
-		}
+	for _, j := range r.jobs(c) {
+		t := j.t
 		if !t.Hidden {
 			r.Progress.Case(c, t)
 		}
-		res, got := r.runOn(c, t, in, false)
+		res, got := r.runJob(c, j, in, false)
 		if t.Baseline {
-			baseT, ref = t, got
+			baseJ, ref = &j, got
 			if res.Status == StatusOK && !t.Hidden { // a hidden baseline runs once, untimed
 				base = res.Median
 			}
@@ -174,8 +235,8 @@ func (r *Runner) runCase(c *Case) []*Result {
 		}
 		rows = append(rows, row{res, got})
 	}
-	if ref == nil && others && baseT != nil {
-		res, got := r.runOn(c, baseT, in, true)
+	if ref == nil && others && baseJ != nil {
+		res, got := r.runJob(c, *baseJ, in, true)
 		if got != nil {
 			ref = got
 			if baseRes != nil {
@@ -251,7 +312,7 @@ func (ic *inputCache) set(i int, in Input) error {
 // refOnly it computes the output once, untimed, whatever the target's budget and estimates say, and
 // without counting the time against the budget: the reference for the other targets.
 func (r *Runner) runOn(c *Case, t *Target, in *inputCache, refOnly bool) (*Result, []float32) {
-	res := &Result{Family: c.Family, Case: c, Target: t.Name, Kind: t.Kind, Baseline: t.Baseline}
+	res := &Result{Family: c.Family, Case: c, Target: t.Name, Kind: t.Kind, Baseline: t.Baseline, NGL: -1}
 	skip := func(format string, args ...any) (*Result, []float32) {
 		res.Status, res.Reason = StatusSkipped, fmt.Sprintf(format, args...)
 		return res, nil
@@ -265,7 +326,7 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache, refOnly bool) (*Resul
 		if r.spent[t] > pol.Device {
 			return skip("device time budget spent (-device-budget %v)", pol.Device)
 		}
-		if why := r.skipEstimate(c, t); why != "" {
+		if why := r.skipEstimate(c, t, c.Family.ID); why != "" {
 			return skip("%s", why)
 		}
 		start := time.Now()
@@ -329,56 +390,21 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache, refOnly bool) (*Resul
 		}
 	}
 
-	// Warm-up: pipelines, caches, the scheduler's plan; the first run also checks the estimate.
-	warm := max(pol.Warmup, 1)
-	if untimed {
-		warm = 1 // a hidden baseline or a late reference only computes the result
-	}
-	for range warm {
-		t0 := time.Now()
-		if err := compute(); err != nil {
-			return fail("compute", err)
-		}
-		res.Warmup = append(res.Warmup, time.Since(t0))
-	}
-	// The first run pays one-off costs (pipeline creation, plans, first-touch allocations): when it
-	// alone exceeds -maxrun, warm up once more so that the decision below sees a steady-state run.
-	if !untimed && len(res.Warmup) == 1 && res.Warmup[0] > pol.MaxRun {
-		t0 := time.Now()
-		if err := compute(); err != nil {
-			return fail("compute", err)
-		}
-		res.Warmup = append(res.Warmup, time.Since(t0))
-	}
-	if !untimed {
-		timing := Timing{MinReps: pol.MinReps, MaxReps: pol.MaxReps, Budget: pol.Budget}
-		if last := res.Warmup[len(res.Warmup)-1]; last > pol.MaxRun {
-			timing.MinReps, timing.MaxReps = 1, 1 // slower than estimated: one timed run is enough
-		}
-		var before scheduler.Stats
+	var before scheduler.Stats
+	onTimed := func() {
 		if sched != nil {
 			before = sched.Stats()
 		}
-		var spent time.Duration
-		for timing.More(len(res.Times), spent) {
-			t0 := time.Now()
-			if err := compute(); err != nil {
-				return fail("compute", err)
-			}
-			d := time.Since(t0)
-			res.Times = append(res.Times, d)
-			spent += d
-		}
-		if sched != nil {
-			after := sched.Stats()
-			runs := float64(len(res.Times))
-			res.Splits, res.Copies = sched.NSplits(), sched.NCopies()
-			res.CopiesPerRun = float64(after.Copies-before.Copies) / runs
-			res.CopyBytes = float64(after.CopyBytes-before.CopyBytes) / runs
-		}
-		res.Median, res.Min = Median(res.Times), Min(res.Times)
-	} else {
-		res.Median = res.Warmup[0]
+	}
+	if err := r.measure(res, untimed, compute, onTimed); err != nil {
+		return fail("compute", err)
+	}
+	if sched != nil && !untimed {
+		after := sched.Stats()
+		runs := float64(len(res.Times))
+		res.Splits, res.Copies = sched.NSplits(), sched.NCopies()
+		res.CopiesPerRun = float64(after.Copies-before.Copies) / runs
+		res.CopyBytes = float64(after.CopyBytes-before.CopyBytes) / runs
 	}
 	got, err := core.GetFloat32s(outT)
 	if err != nil {
@@ -391,12 +417,62 @@ func (r *Runner) runOn(c *Case, t *Target, in *inputCache, refOnly bool) (*Resul
 	return res, got
 }
 
+// measure runs compute as the policy says and fills res's warm-up and timed runs, median and
+// minimum: warm-up run(s) (pipelines, caches, the scheduler's plan; the first also checks the
+// estimate), then timed repeats; onTimed is called just before the timed repeats. untimed (a
+// hidden baseline or a late reference) runs once and takes that run as the median.
+func (r *Runner) measure(res *Result, untimed bool, compute func() error, onTimed func()) error {
+	pol := r.Policy
+	warm := max(pol.Warmup, 1)
+	if untimed {
+		warm = 1
+	}
+	for range warm {
+		t0 := time.Now()
+		if err := compute(); err != nil {
+			return err
+		}
+		res.Warmup = append(res.Warmup, time.Since(t0))
+	}
+	if untimed {
+		res.Median = res.Warmup[0]
+		return nil
+	}
+	// The first run pays one-off costs (pipeline creation, plans, first-touch allocations): when it
+	// alone exceeds -maxrun, warm up once more so that the decision below sees a steady-state run.
+	if len(res.Warmup) == 1 && res.Warmup[0] > pol.MaxRun {
+		t0 := time.Now()
+		if err := compute(); err != nil {
+			return err
+		}
+		res.Warmup = append(res.Warmup, time.Since(t0))
+	}
+	timing := Timing{MinReps: pol.MinReps, MaxReps: pol.MaxReps, Budget: pol.Budget}
+	if last := res.Warmup[len(res.Warmup)-1]; last > pol.MaxRun {
+		timing.MinReps, timing.MaxReps = 1, 1 // slower than estimated: one timed run is enough
+	}
+	onTimed()
+	var spent time.Duration
+	for timing.More(len(res.Times), spent) {
+		t0 := time.Now()
+		if err := compute(); err != nil {
+			return err
+		}
+		d := time.Since(t0)
+		res.Times = append(res.Times, d)
+		spent += d
+	}
+	res.Median, res.Min = Median(res.Times), Min(res.Times)
+	return nil
+}
+
 // skipEstimate says why c is too slow to run on t, or "". With the built-in ladders the smallest
 // size of a family always runs and later ones are estimated from it; with -sizes, sizes that have no
-// smaller size measured are guessed from related work and skipped when hopeless.
-func (r *Runner) skipEstimate(c *Case, t *Target) string {
+// smaller size measured are guessed from related work and skipped when hopeless. key is what the
+// target's estimator knows the family's sizes by (its ID; a model row adds its -ngl).
+func (r *Runner) skipEstimate(c *Case, t *Target, key string) string {
 	f, w := c.Family, c.Work()
-	same, sameOK := r.est[t].Same(f.ID, w)
+	same, sameOK := r.est[t].Same(key, w)
 	if sameOK || r.Sizes.Empty() {
 		return SkipReason(same, sameOK, 0, false, r.Policy.MaxRun)
 	}

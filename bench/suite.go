@@ -20,13 +20,29 @@ const (
 	// MetricBytes: bytes moved per second (the sum of the bytes of every input and of the output),
 	// shown as GB/s (10⁹ bytes).
 	MetricBytes
+	// MetricTokens: tokens of a language model evaluated per second (the model families), shown
+	// as tokens/s.
+	MetricTokens
 )
 
+// Unit is the throughput's unit as the table and chart print it.
 func (m Metric) Unit() string {
-	if m == MetricFLOPs {
+	switch m {
+	case MetricFLOPs:
 		return "GFLOPS"
+	case MetricTokens:
+		return "tokens/s"
 	}
 	return "GB/s"
+}
+
+// scale is what a work count per second is divided by to print it in the unit (10⁹ for GFLOPS
+// and GB/s, 1 for tokens/s).
+func (m Metric) scale() float64 {
+	if m == MetricTokens {
+		return 1
+	}
+	return 1e9
 }
 
 // Family is one op with one weight type and layout, run over a ladder of sizes. Its ID is a
@@ -42,6 +58,9 @@ type Family struct {
 	Sched  bool    // also run through the scheduler (each Vulkan device + CPU)
 	Like   string  // a family whose throughput predicts this one's first size ("": the best seen)
 	Full   bool    // too big for -quick: left out of it unless -ops selects the family
+	// model, for the model families (-model), is the language model their cases run; their rows
+	// are (target, -ngl) pairs run by Runner.runModelOn instead of graphs built by Case.Build.
+	model *modelSource
 	// make returns the case of size n (n is rounded to the nearest valid size first).
 	make func(n int64) *Case
 }
@@ -60,8 +79,11 @@ type Case struct {
 
 // Work is the amount the case's metric counts per run.
 func (c *Case) Work() float64 {
-	if c.Family.Metric == MetricFLOPs {
+	switch c.Family.Metric {
+	case MetricFLOPs:
 		return c.FLOPs
+	case MetricTokens:
+		return float64(c.N)
 	}
 	return c.Bytes
 }

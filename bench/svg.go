@@ -29,12 +29,13 @@ func (c *Chart) label(dev string) string {
 	return dev
 }
 
-// Panel is one family.
+// Panel is one family (for a model family: one case, against the layers offloaded).
 type Panel struct {
-	Title  string
-	XLabel string
-	Unit   string
-	Lines  []Line
+	Title   string
+	XLabel  string
+	Unit    string
+	LinearX bool // a linear x axis (layers offloaded, from 0) instead of a log one
+	Lines   []Line
 }
 
 // Line is one device's series in a panel (Points may be empty when every size was skipped).
@@ -53,38 +54,58 @@ type Skip struct {
 // Point is one size: X the size N, Y the throughput.
 type Point struct{ X, Y float64 }
 
-// ChartFromResults builds the chart: panels in family order, lines in target order.
+// ChartFromResults builds the chart: panels in family order, lines in target order. A model
+// family gets a panel per case with tokens/s against the layers offloaded: the CPU at 0 and one
+// curve per device+CPU scheduler from its split rows to the device's own row (every layer).
 func ChartFromResults(title, subtitle string, results []*Result) *Chart {
 	c := &Chart{Title: title, Subtitle: subtitle}
 	devSeen := map[string]bool{}
-	panelOf := map[*Family]int{}
+	type panelKey struct {
+		f *Family
+		c *Case
+	}
+	panelOf := map[panelKey]int{}
 	for _, r := range results {
-		if !devSeen[r.Target] {
-			devSeen[r.Target] = true
-			c.Devices = append(c.Devices, r.Target)
+		key, x, series := panelKey{f: r.Family}, float64(0), r.Target
+		if r.Case != nil {
+			x = float64(r.Case.N)
 		}
-		pi, ok := panelOf[r.Family]
+		if r.Family.model != nil {
+			key.c, x = r.Case, float64(r.NGL)
+			if r.Kind == KindDevice {
+				series = r.Target + "+CPU" // every layer offloaded: the end of the scheduler's curve
+			}
+		}
+		pi, ok := panelOf[key]
 		if !ok {
 			pi = len(c.Panels)
-			panelOf[r.Family] = pi
-			c.Panels = append(c.Panels, Panel{Title: r.Family.Title, XLabel: r.Family.XLabel, Unit: r.Family.Metric.Unit()})
+			panelOf[key] = pi
+			p := Panel{Title: r.Family.Title, XLabel: r.Family.XLabel, Unit: r.Family.Metric.Unit()}
+			if key.c != nil {
+				p.Title, p.LinearX = "MODEL "+r.Family.model.Info.Desc+" "+r.Case.Shape, true
+			}
+			c.Panels = append(c.Panels, p)
+		}
+		if !devSeen[series] {
+			devSeen[series] = true
+			c.Devices = append(c.Devices, series)
 		}
 		p := &c.Panels[pi]
 		li := -1
 		for i, l := range p.Lines {
-			if l.Device == r.Target {
+			if l.Device == series {
 				li = i
 			}
 		}
 		if li < 0 {
 			li = len(p.Lines)
-			p.Lines = append(p.Lines, Line{Device: r.Target})
+			p.Lines = append(p.Lines, Line{Device: series})
 		}
 		switch {
 		case r.Status == StatusOK && r.Throughput() > 0:
-			p.Lines[li].Points = append(p.Lines[li].Points, Point{float64(r.Case.N), r.Throughput()})
-		case r.Status != StatusOK && r.Case != nil && r.Case.N > 0:
-			p.Lines[li].Skipped = append(p.Lines[li].Skipped, Skip{float64(r.Case.N), string(r.Status) + ": " + r.Reason})
+			p.Lines[li].Points = append(p.Lines[li].Points, Point{x, r.Throughput()})
+		case r.Status != StatusOK && r.Case != nil && (r.Case.N > 0 || key.c != nil):
+			p.Lines[li].Skipped = append(p.Lines[li].Skipped, Skip{x, string(r.Status) + ": " + r.Reason})
 		}
 	}
 	return c
@@ -279,11 +300,17 @@ func writePanel(b *strings.Builder, c *Chart, p Panel, px, py int) {
 	}
 	sort.Float64s(xs)
 	xlo, xhi := xs[0], xs[len(xs)-1]
-	if xlo == xhi {
-		xlo, xhi = xlo/2, xhi*2
-	}
 	lx := func(v float64) float64 {
 		return x0 + 12 + (pw-24)*(math.Log(v)-math.Log(xlo))/(math.Log(xhi)-math.Log(xlo))
+	}
+	switch {
+	case p.LinearX:
+		if xlo == xhi {
+			xlo, xhi = xlo-1, xhi+1
+		}
+		lx = func(v float64) float64 { return x0 + 12 + (pw-24)*(v-xlo)/(xhi-xlo) }
+	case xlo == xhi:
+		xlo, xhi = xlo/2, xhi*2
 	}
 	ylo, yhi = yRange(ylo, yhi)
 	ly := func(v float64) float64 {

@@ -160,7 +160,7 @@ func ResultsTable(results []*Result) *Table {
 			shape = r.Case.Shape
 		}
 		lastFam, lastCase = r.Family, r.Case
-		row := []string{fam, shape, r.Target}
+		row := []string{fam, shape, r.Device()}
 		switch r.Status {
 		case StatusOK:
 			row = append(row, fmtDuration(r.Median), fmtDuration(r.Min), fmt.Sprint(len(r.Times)),
@@ -194,7 +194,10 @@ func notes(r *Result) string {
 	if r.Wrong {
 		n = append(n, fmt.Sprintf("WRONG (NMSE limit %.0e)", r.Family.Limit))
 	}
-	if r.Kind == KindSched {
+	switch {
+	case r.NGL >= 0:
+		n = append(n, modelNotes(r))
+	case r.Kind == KindSched:
 		n = append(n, fmt.Sprintf("%s, %s; per run: %s copies, %s", plural(r.Splits, "split"), plural(r.Copies, "copy"),
 			sig3(r.CopiesPerRun), fmtBytes(r.CopyBytes)))
 	}
@@ -275,6 +278,22 @@ func WriteSummary(w io.Writer, ss []Summary) {
 		t.Rows = append(t.Rows, []string{"  " + s.Target, ratio, detail})
 	}
 	t.Write(w)
+}
+
+// modelNotes describes a model row: the layers offloaded and, off the CPU alone, the scheduler's
+// splits and copies of one graph (a prompt's micro-batch or one generated token).
+func modelNotes(r *Result) string {
+	s := fmt.Sprintf("ngl %d/%d", r.NGL, r.Layers)
+	if r.NGL == r.Layers {
+		s += " (all; embeddings on the CPU)"
+	}
+	if r.Status == StatusOK && r.FlashAttn {
+		s += ", flash attention"
+	}
+	if r.Kind != KindCPU && r.Status == StatusOK {
+		s += fmt.Sprintf("; per graph: %s, %s", plural(r.Splits, "split"), plural(r.Copies, "copy"))
+	}
+	return s
 }
 
 func plural(n int, word string) string {
