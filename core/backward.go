@@ -463,6 +463,13 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 			}
 			x3 := c.Reshape3D(b.contiguous(a), a.Ne[0], 1, rows)
 			g3 := c.Reshape3D(b.contiguous(g), n.Ne[0], 1, rows)
+			if op == PoolAvg && p0 > 0 {
+				// POOL_1D averages over the in-bounds positions of a window (ggml's rule), the
+				// 2-D backward spreads g/k0: scale g by k0/count, count/k0 being the 2-D average
+				// of ones (a NaN input stays NaN, as its window's output is).
+				ones := c.Clamp(x3, 1, 1)
+				g3 = c.Div(g3, c.Pool2D(ones, PoolAvg, k0, 1, s0, 1, p0, 0))
+			}
 			d := c.Pool2DBack(g3, x3, op, k0, 1, s0, 1, p0, 0)
 			b.add(a, c.Reshape4D(d, a.Ne[0], a.Ne[1], a.Ne[2], a.Ne[3]))
 		}

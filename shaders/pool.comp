@@ -2,8 +2,10 @@
 // pool.comp: POOL_1D and POOL_2D with the CPU reference's rule (ggml_pool_2d):
 // output (ox, oy) of a plane covers input columns ox*s0 - p0 + [0, k0) and rows
 // oy*s1 - p1 + [0, k1); padding positions are skipped for max (which starts at
-// -inf) and count as zero for avg, which divides by k0*k1. 1-D is the 2-D rule
-// with k1 = s1 = 1, p1 = 0 and every input row its own plane (ih = 1).
+// -inf) and count as zero for avg, which divides by k0*k1 for POOL_2D and by the
+// number of in-bounds positions for POOL_1D (count_in = 1), as ggml's CPU does
+// (ggml_compute_forward_pool_1d_ksp). 1-D is otherwise the 2-D rule with
+// k1 = s1 = 1, p1 = 0 and every input row its own plane (ih = 1).
 // One invocation per dst element (grid-stride loop); dst is contiguous f32.
 //
 // Defines: OP_MAX or OP_AVG; SRC_F16 for an f16 source (else f32).
@@ -30,6 +32,7 @@ layout(push_constant) uniform Params {
     uint nb0, nb1;                  // src strides (elements) along x and y
     uint nbp, nbq;                  // src strides of the plane index: inner (dst dim ne2 or ne1), outer
     uint offs_s, offs_d;
+    uint count_in;                  // avg: 1 = divide by the in-bounds count (1-D), 0 = by k0*k1
 } p;
 
 void main() {
@@ -61,7 +64,7 @@ void main() {
             }
         }
 #if defined(OP_AVG)
-        r /= float(p.k0 * p.k1);
+        r = p.count_in != 0u ? (xb > xa ? r / float(xb - xa) : 0.0) : r / float(p.k0 * p.k1);
 #endif
         data_d[p.offs_d + i] = r;
     }

@@ -116,6 +116,12 @@ func computePool2D(p *params, dst *core.Tensor) {
 
 // poolRows pools over dims 0 (and 1 when k1 > 1 or the op is 2-D) of dst.Src[0]. For 1-D every
 // row of the input is its own plane: dst row (i1, i2, i3) reads input row (i1, i2, i3).
+//
+// Padding positions are skipped. Average pooling keeps ggml's reference rules, which differ by
+// op: POOL_2D divides by k0·k1 (ggml_compute_forward_pool_2d), POOL_1D by the number of in-bounds
+// positions of the window, 0 for a window wholly in the padding (ggml_compute_forward_pool_1d_ksp).
+// Max pooling of a window wholly in the padding gives -Inf where ggml gives -FLT_MAX (the
+// harness counts both as the same infinity).
 func poolRows(p *params, dst *core.Tensor, op core.PoolOp, k0, k1, s0, s1, p0, p1 int64) {
 	a := dst.Src[0]
 	da, dd := a.Data(), dst.Data()
@@ -139,18 +145,25 @@ func poolRows(p *params, dst *core.Tensor, op core.PoolOp, k0, k1, s0, s1, p0, p
 			x0, y0 := int64(ox)*s0-p0, oy*s1-p1
 			mx := negInf
 			var sum float64
+			count := int64(0)
 			for ky := max(y0, 0); ky < min(y0+k1, inH); ky++ {
 				for kx := max(x0, 0); kx < min(x0+k0, inW); kx++ {
 					v := convElem(a.Type, da, plane+ky*a.Nb[1]+kx*a.Nb[0])
 					sum += float64(v)
+					count++
 					if v > mx {
 						mx = v
 					}
 				}
 			}
-			if op == core.PoolAvg {
+			switch {
+			case op == core.PoolAvg && is2D:
 				row[ox] = float32(sum / float64(k0*k1))
-			} else {
+			case op == core.PoolAvg && count > 0:
+				row[ox] = float32(sum / float64(count))
+			case op == core.PoolAvg:
+				row[ox] = 0
+			default:
 				row[ox] = mx
 			}
 		}

@@ -135,6 +135,14 @@ func TestNNPoolHand(t *testing.T) {
 		return ctx.Pool2D(a, core.PoolAvg, 2, 2, 1, 1, 1, 1), []float64{0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25}
 	})
 	nnClose(t, "pool_2d avg hand", got, []float64{0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25}, 0)
+	// POOL_1D avg divides by the in-bounds positions (ggml_compute_forward_pool_1d_ksp): kernel 3,
+	// stride 2, padding 1 over [1 3 2 5] gives (1+3)/2, (3+2+5)/3.
+	got = nnRun(t, "pool_1d avg padded hand", 1e-12, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+		a := ctx.NewTensor1D(core.TypeF32, 4)
+		nnSet(t, a, in)
+		return ctx.Pool1D(a, core.PoolAvg, 3, 2, 1), []float64{2, 10.0 / 3}
+	})
+	nnClose(t, "pool_1d avg padded hand", got, []float64{2, 10.0 / 3}, 1e-7)
 	got = nnRun(t, "pool_2d max hand", 0, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
 		a := ctx.NewTensor2D(core.TypeF32, 2, 2)
 		nnSet(t, a, []float32{-1, -2, -3, -4})
@@ -157,7 +165,7 @@ func nnPoolRef(xs []float64, ne [4]int64, op core.PoolOp, k0, k1, s0, s1, p0, p1
 	for pl := int64(0); pl < planes; pl++ {
 		for y := int64(0); y < oh; y++ {
 			for x := int64(0); x < ow; x++ {
-				mx, sum := math.Inf(-1), 0.0
+				mx, sum, count := math.Inf(-1), 0.0, 0
 				for ky := int64(0); ky < k1; ky++ {
 					for kx := int64(0); kx < k0; kx++ {
 						sx, sy := x*s0-p0+kx, y*s1-p1+ky
@@ -166,12 +174,16 @@ func nnPoolRef(xs []float64, ne [4]int64, op core.PoolOp, k0, k1, s0, s1, p0, p1
 						}
 						v := xs[pl*w*h+sy*w+sx]
 						sum += v
+						count++
 						mx = math.Max(mx, v)
 					}
 				}
-				if op == core.PoolAvg {
-					out = append(out, sum/float64(k0*k1))
-				} else {
+				switch {
+				case op == core.PoolAvg && is2D:
+					out = append(out, sum/float64(k0*k1)) // ggml's POOL_2D: padding counts
+				case op == core.PoolAvg:
+					out = append(out, sum/float64(count)) // ggml's POOL_1D: in-bounds only
+				default:
 					out = append(out, mx)
 				}
 			}

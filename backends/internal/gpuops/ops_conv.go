@@ -15,7 +15,7 @@ func init() {
 
 const (
 	im2colPushSize = 20 * 4
-	poolPushSize   = 18 * 4
+	poolPushSize   = 19 * 4
 	convWG         = 256
 )
 
@@ -121,5 +121,12 @@ func (e *Encoder) encodePool(n *core.Tensor) error {
 	pc.I32(k0, k1, s0, s1, p0, p1)
 	pc.U32(u32(a.Nb[0]/es), u32(a.Nb[1]/es), u32(a.Nb[2]/es), u32(a.Nb[3]/es))
 	pc.U32(oa.offs, od.offs)
+	// Average pooling in 1-D divides by the in-bounds positions of the window, in 2-D by k0*k1
+	// (ggml's CPU rule for each).
+	countIn := uint32(0)
+	if n.Op == core.OpPool1D {
+		countIn = 1
+	}
+	pc.U32(countIn)
 	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), convWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
