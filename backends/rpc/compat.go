@@ -9,6 +9,15 @@ import "github.com/tandem-ml/tandem/core"
 func ggmlCPUAccepts(t *core.Tensor) bool {
 	s0 := t.Src[0]
 	contig := func(x *core.Tensor) bool { return x == nil || x.IsContiguous() }
+	// Q8_K is only MUL_MAT's activation format in ggml: its CPU type traits have from_float but
+	// no to_float and no vec_dot, so a node that reads Q8_K into another type (GET_ROWS, CPY to
+	// f32, MUL_MAT of Q8_K weights) calls a null function and kills the server. Writing Q8_K
+	// (CPY or SET_ROWS into it) quantizes with from_float and works.
+	for _, s := range t.Src {
+		if s != nil && s.Type == core.TypeQ8_K && t.Type != core.TypeQ8_K {
+			return false
+		}
+	}
 	switch t.Op {
 	case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv, core.OpAdd1, core.OpSqr, core.OpSqrt, core.OpLog,
 		core.OpSin, core.OpCos, core.OpScale, core.OpClamp, core.OpLeakyRelu, core.OpUnary, core.OpGLU,

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,23 +15,97 @@ import (
 	"github.com/tandem-ml/tandem/tests"
 )
 
-// ggmlDiffers lists the cases (by name prefix) whose results from ggml's CPU kernels may differ from
-// tandem's reference, with the reason. Any other case that differs fails the test.
-var ggmlDiffers = map[string]string{
-	"ARGMAX":                 "ties: ggml keeps a different index among equal maxima",
-	"ARGSORT":                "ties: ggml's sort orders equal values differently",
-	"norm/SOFT_MAX(f32 mask": "rows masked entirely to -inf: ggml gives NaN or uniform rows, tandem 0",
-	"norm/SOFT_MAX(f16 mask": "rows masked entirely to -inf: ggml gives NaN or uniform rows, tandem 0",
-}
+// ggmlDiffers lists, by exact case name, the cases whose results from ggml's CPU backend differ
+// from tandem's reference beyond the harness's limits, each with the reason. tandem keeps ggml's
+// reference semantics (the formulas of ggml.c and ggml-cpu's scalar code); the differences are
+// where ggml's CPU build takes another path than that formula (f16 lookup tables, SIMD
+// quantizers, integer dots, float32 accumulation that overflows) or where tandem's documented
+// contract is deliberately stricter on special values (tests/cases_numerics.go, issue 10). Found
+// by running every case on ggml's server (d99724f2, x86-64 AVX2 build). Any other case that
+// differs fails the test; a listed case that matches is only logged, as another ggml build (say
+// AVX-512, or without GGML_GELU_FP16) may take the reference path.
+var ggmlDiffers = map[string]string{}
 
-// ggmlDiffersReason is the reason name may differ on ggml's server ("" when it must match).
-func ggmlDiffersReason(name string) string {
-	for prefix, why := range ggmlDiffers {
-		if strings.HasPrefix(name, prefix) || strings.HasPrefix(strings.TrimPrefix(name, "eltwise/"), prefix) {
-			return why
+func init() {
+	add := func(why string, names ...string) {
+		for _, n := range names {
+			ggmlDiffers[n] = why
 		}
 	}
-	return ""
+	add("ARGMAX ties: ggml_vec_argmax_f32 keeps the last of equal maxima, tandem's contract the first",
+		"eltwise/ARGMAX(ties)")
+	add("ARGMAX with NaN: in ggml_vec_argmax_f32 a NaN resets the running maximum to the next value, so "+
+		"the index depends on where the NaN sits; tandem never takes a NaN and keeps the first maximum",
+		"eltwise/ARGMAX(ties,nan)", "eltwise/ARGMAX(nan,-inf rows)")
+	add("ARGSORT ties: ggml's std::sort leaves equal keys in an unspecified order, tandem's sort is stable",
+		"eltwise/ARGSORT(0,ne0=31,ties)", "eltwise/ARGSORT(0,ne0=64,ties)",
+		"eltwise/ARGSORT(0,ne0=1000,ties)", "eltwise/ARGSORT(0,ne0=1024,ties)",
+		"eltwise/ARGSORT(1,ne0=31,ties)", "eltwise/ARGSORT(1,ne0=64,ties)",
+		"eltwise/ARGSORT(1,ne0=1000,ties)", "eltwise/ARGSORT(1,ne0=1024,ties)")
+	add("rows masked entirely to -Inf: ggml's soft_max computes exp(-Inf - -Inf) = NaN, tandem's "+
+		"contract gives a row of zeros",
+		"norm/SOFT_MAX(f32 mask,broadcast 2/3,extra rows)", "norm/SOFT_MAX(f32 mask,alibi,heads=5)",
+		"norm/SOFT_MAX(f32 mask,alibi,heads=12)", "norm/SOFT_MAX(f32 mask,long rows)",
+		"norm/SOFT_MAX(f16 mask,broadcast 2/3,extra rows)", "norm/SOFT_MAX(f16 mask,alibi,heads=5)",
+		"norm/SOFT_MAX(f16 mask,alibi,heads=12)", "norm/SOFT_MAX(f16 mask,long rows)")
+	add("GELU: ggml's CPU build (GGML_GELU_FP16) reads GELU from a table indexed by the f16 rounding of x "+
+		"for -10 < x < 10, and maps NaN through that table to 0; tandem evaluates ggml_gelu_f32's "+
+		"formula (NaN stays NaN)",
+		"eltwise/UNARY(GELU),specials")
+	add("GELU_QUICK: ggml's CPU build (GGML_GELU_QUICK_FP16) reads it from a table indexed by the f16 "+
+		"rounding of x, so 1e30 becomes +Inf; tandem evaluates ggml_gelu_quick_f32's formula (1e30)",
+		"eltwise/UNARY(GELU_QUICK),specials")
+	add("GEGLU: ggml's CPU build takes GELU from its f16 table (GGML_GELU_FP16), an f16 rounding away "+
+		"from ggml_gelu_f32's formula that tandem evaluates: NMSE just over 1e-7 on these inputs",
+		"GLU(GEGLU,swapped=true)", "eltwise/GLU(GEGLU,f16)", "eltwise/GLU(GEGLU,split,f16)")
+	add("ROPE at positions up to 500000 with YaRN: ggml_rope_cache_init builds θ_k = p·θ_scale^k by a "+
+		"float32 recurrence whose rounding grows with p (NMSE ~1e-5); tandem runs the same recurrence "+
+		"in float64",
+		"norm/ROPE(f32,mode=0,positions to 500000,yarn)", "norm/ROPE(f32,mode=2,positions to 500000,yarn)",
+		"norm/ROPE(f16,mode=0,positions to 500000,yarn)", "norm/ROPE(f16,mode=2,positions to 500000,yarn)")
+	add("NORM of rows ~1e19 or larger: ggml sums the squared deviations in float32 (ggml_vec_cvar_f32), "+
+		"which overflows to +Inf and gives 0 or NaN; tandem sums in float64 and gives the normalized row "+
+		"(issue 10)",
+		"numerics/NORM(rows ~1e+19)", "numerics/NORM(rows ~1e+20)", "numerics/NORM(rows ~3e+37)",
+		"numerics/NORM(rows ~1e19,4099 long)")
+	add("NORM of a row of -3e37: ggml's float32 mean of the row overflows to -Inf and the row becomes "+
+		"NaN; tandem's float64 sums give 0 (variance 0)",
+		"numerics/NORM(rows of equal huge values)")
+	add("RMS_NORM of rows ~1e20 or larger: ggml's float32 Σx² overflows to +Inf and the row becomes 0; "+
+		"tandem sums in float64 and gives the normalized row (issue 10)",
+		"numerics/RMS_NORM(rows ~1e+20)", "numerics/RMS_NORM(rows ~3e+37)",
+		"numerics/RMS_NORM(rows of equal huge values)")
+	add("quantized MUL_MAT with NaN activations: ggml's AVX2 q8 activation quantizer takes the block "+
+		"maximum with max_ps, which drops the NaN, and converts NaN to an integer (finite garbage); "+
+		"tandem keeps NaN in the block scale, so NaN reaches every output of that column",
+		"numerics/MUL_MAT(q4_0,NaN activations,n=1)", "numerics/MUL_MAT(q4_0,NaN activations,n=8)",
+		"numerics/MUL_MAT(q4_0,NaN activations,n=33)", "numerics/MUL_MAT(q4_1,NaN activations,n=1)",
+		"numerics/MUL_MAT(q4_1,NaN activations,n=8)", "numerics/MUL_MAT(q4_1,NaN activations,n=33)",
+		"numerics/MUL_MAT(q8_0,NaN activations,n=1)", "numerics/MUL_MAT(q8_0,NaN activations,n=8)",
+		"numerics/MUL_MAT(q8_0,NaN activations,n=33)")
+	add("quantized MUL_MAT with ±Inf activations: ggml quantizes a block holding ±Inf with scale Inf "+
+		"and 1/scale = 0, so Inf·0 = NaN; tandem's q8 quantizer keeps the infinity's sign and the "+
+		"result is ±Inf",
+		"numerics/MUL_MAT(q4_0,Inf activations,n=8)", "numerics/MUL_MAT(q4_0,Inf activations,n=33)",
+		"numerics/MUL_MAT(q4_1,Inf activations,n=8)", "numerics/MUL_MAT(q4_1,Inf activations,n=33)",
+		"numerics/MUL_MAT(q8_0,Inf activations,n=8)", "numerics/MUL_MAT(q8_0,Inf activations,n=33)")
+	add("q4_0 MUL_MAT with a block scale of ±Inf: ggml's integer dot sums the quants first and scales "+
+		"once (±Inf); tandem's float arithmetic on the dequantized weights meets Inf·0 = NaN for a zero "+
+		"quant",
+		"numerics/MUL_MAT(q4_0,Inf weights,n=33)")
+	add("f16 MUL_MAT with activations ~1e5: ggml converts the activations to f16 (vec_dot_type), where "+
+		"they overflow to ±Inf and the outputs become NaN; tandem recomputes non-finite outputs in "+
+		"float32 and gives the finite values",
+		"numerics/MUL_MAT(f16,activations ~1e5,n=1)", "numerics/MUL_MAT(f16,activations ~1e5,n=8)")
+	add("quantizing NaN or ±Inf into Q4_0/Q4_1 (CPY, SET_ROWS): ggml's quantize_row_q4_*_ref lets NaN "+
+		"fall out of its max search and makes finite garbage (Inf: scale Inf, 1/scale 0, Inf·0); "+
+		"tandem's rule (core/quant) turns such a block into NaN",
+		"numerics/CPY(f32->q4_0,inf)", "numerics/CPY(f32->q4_0,nan)", "numerics/SET_ROWS(q4_0,nan)",
+		"numerics/CPY(f32->q4_1,nan)", "numerics/SET_ROWS(q4_1,nan)")
+	add("quantizing NaN or ±Inf into Q8_0: ggml's AVX2 quantize_row_q8_0 drops NaN from the block "+
+		"maximum and converts Inf·0 = NaN to the integer -128, so +Inf comes back -Inf and NaN finite; "+
+		"tandem's rule keeps the infinities' signs and NaN",
+		"numerics/CPY(f32->q8_0,inf)", "numerics/CPY(f32->q8_0,nan)", "numerics/SET_ROWS(q8_0,nan)")
 }
 
 // TestInteropGGMLServer runs every op case of the tests/ harness on ggml's own RPC server (CPU
@@ -43,13 +116,23 @@ func ggmlDiffersReason(name string) string {
 //
 // Every case must pass except those expected otherwise, each for a stated reason: unsupported
 // when its graph holds an op of noWireOps or a node a GGMLCompat client refuses (a layout ggml's
-// CPU backend asserts on), and allowed to differ when listed in ggmlDiffers. A case rejected by
+// CPU backend asserts on, a type it cannot read), and allowed to differ when listed by its exact
+// name in ggmlDiffers. A case rejected by
 // the server, unsupported or differing for any other reason fails the test (it used to pass
 // when half the cases did).
 func TestInteropGGMLServer(t *testing.T) {
 	bin := os.Getenv("TANDEM_GGML_RPC_SERVER_BIN")
 	if bin == "" {
 		t.Skip("TANDEM_GGML_RPC_SERVER_BIN not set")
+	}
+	names := map[string]bool{}
+	for _, tc := range tests.Cases() {
+		names[tc.Name] = true
+	}
+	for name := range ggmlDiffers {
+		if !names[name] {
+			t.Errorf("ggmlDiffers lists %q, which is no case of the table", name)
+		}
 	}
 	passed, unsupported, differ := 0, 0, 0
 	for i, tc := range tests.Cases() {
@@ -66,6 +149,9 @@ func TestInteropGGMLServer(t *testing.T) {
 		}
 		r := tests.Run(tc, be, uint64(i+1))
 		switch {
+		case r.Passed && ggmlDiffers[tc.Name] != "":
+			passed++
+			t.Logf("%s: listed in ggmlDiffers but matches on this ggml build", tc.Name)
 		case r.Passed:
 			passed++
 		case !r.Supported && r.Problem == "" && why != "":
@@ -74,9 +160,9 @@ func TestInteropGGMLServer(t *testing.T) {
 			t.Errorf("%s: unsupported, but no op of its graph is in noWireOps or refused by GGMLCompat", tc.Name)
 		case c.Err() != nil:
 			t.Errorf("%s: ggml's server rejected or aborted: %v", tc.Name, c.Err())
-		case ggmlDiffersReason(tc.Name) != "":
+		case ggmlDiffers[tc.Name] != "":
 			differ++
-			t.Logf("differs (%s): %s: %s", ggmlDiffersReason(tc.Name), tc.Name, r.Problem)
+			t.Logf("differs (%s): %s: %s", ggmlDiffers[tc.Name], tc.Name, r.Problem)
 		default:
 			t.Errorf("%s: %s", tc.Name, r.Problem)
 		}
