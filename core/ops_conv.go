@@ -158,8 +158,9 @@ func (c *Context) Conv2D(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 // (≤ 0 when the kernel does not fit; 0 when s ≤ 0 or the arithmetic would overflow).
 func PoolOutputSize(ins, ks, s, p int64) int64 { return ConvOutputSize(ins, ks, s, p, 1) }
 
-// Pool1D pools each row of a with kernel k0, stride s0 and padding p0 (padding counts as zero for
-// averages, as in ggml, and is skipped for max). Result F32 [OL, ne1, ne2, ne3].
+// Pool1D pools each row of a with kernel k0, stride s0 and padding p0. Padding is skipped: an
+// average divides by the window's in-bounds positions, as ggml's CPU does for POOL_1D (unlike
+// Pool2D, which divides by k0·k1), and max ignores it. Result F32 [OL, ne1, ne2, ne3].
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	if err := c.check("POOL_1D", a); err != nil {
@@ -184,7 +185,8 @@ func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 }
 
 // Pool2D pools the [W, H] planes of a with kernel (k0, k1), strides (s0, s1) and paddings (p0, p1).
-// Result F32 [OW, OH, ne2, ne3].
+// Padding counts as zero for averages, which divide by k0·k1 (ggml's POOL_2D), and is skipped for
+// max. Result F32 [OW, OH, ne2, ne3].
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool2D(a *Tensor, op PoolOp, k0, k1, s0, s1, p0, p1 int) *Tensor {
 	if err := c.check("POOL_2D", a); err != nil {
