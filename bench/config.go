@@ -286,6 +286,15 @@ Cases (family ids in brackets; -ops matches them):
                    It runs on each device alone (when the device supports every
                    node) and through the scheduler on each Vulkan device + CPU
                    ("Vulkan0+CPU"), which reports its splits and copies.
+  MODEL            [model/pp, model/tg] with -model FILE: a GGUF language model
+                   run through package llm as llama-bench does: ppN evaluates N
+                   seeded random tokens in one Eval, tgN generates N tokens one
+                   at a time, from an empty KV cache (F16), in tokens/s. Rows:
+                   the CPU (ngl 0), each device with every layer offloaded
+                   ("Vulkan0", token embeddings on the CPU as in llama.cpp), and
+                   the scheduler over each device + CPU at split layer counts
+                   ("Vulkan0+CPU ngl 6"; -ngl). Sizes are N: pp64, pp512 and
+                   tg16, tg128 (-quick: pp16, tg4)
 
 Each case runs on every device with the same seeded inputs: warm-up run(s),
 then timed repeats until a time budget or count is reached.
@@ -296,12 +305,17 @@ Columns:
   median, min   wall time of one graph computation (data already on the device)
   reps          timed repeats
   throughput    GFLOPS for MUL_MAT (2·m·n·k) and the block (its MUL_MATs);
+                tokens/s for MODEL (N tokens / median);
                 GB/s (10⁹ bytes) for the others: bytes of every input + the output
   vs CPU        CPU median / device median: 2.00× CPU is twice as fast as the CPU
   NMSE          Σ(x−ref)² / Σref², ref = the CPU's result of the same case; a
                 value above the family's limit (5e-4 MUL_MAT, 2e-3 the block,
-                1e-6 SOFT_MAX, 1e-7 others) is marked "!" and "WRONG" in notes
-  notes         why a row was skipped; scheduler splits and copies per run
+                1e-3 MODEL, 1e-6 SOFT_MAX, 1e-7 others) is marked "!" and
+                "WRONG" in notes. MODEL compares logits: the prompt's last
+                token's for pp, every generated token's for tg
+  notes         why a row was skipped; scheduler splits and copies per run;
+                MODEL: layers offloaded (ngl N/all), flash attention, the
+                scheduler's splits and copies per graph (a micro-batch or a token)
 
 Sizes scale down by themselves: on each device sizes run in increasing order,
 the smallest always runs, the next size's time is estimated from the last
@@ -330,10 +344,16 @@ Flags:
                     64K,1M; a range (128-1024, 1M-) keeps the ladder's sizes in it.
                     N means the same number for every selected family (n for
                     MUL_MAT, elements for the others): combine it with -ops
+  -model FILE       add the MODEL families for this GGUF model (llama, qwen2,
+                    qwen3, qwen3moe); select them alone with -ops model
+  -ngl LIST         layer counts of the MODEL split rows (default 0 and the
+                    quarter steps below all layers: 0,6,12,17 of 23); the
+                    chart draws tokens/s against layers offloaded, 0 to all
   -json FILE        write every result (times of each repeat, FLOPs, bytes, NMSE,
                     splits, copies) as JSON
   -svg FILE         write a chart of throughput by size, one panel per family,
-                    one line per device (plain SVG, any browser or viewer)
+                    one line per device (plain SVG, any browser or viewer); a
+                    MODEL case's panel has tokens/s against layers offloaded
   -html FILE        write a page with the table and the chart
   -log debug|trace  log to stderr (log/slog) each backend's settings and the scheduler's plans:
                     its splits, or every node with the reason it went where it went
