@@ -217,7 +217,11 @@ func chartSubtitle(cfg *Config, disc *Discovery) string {
 	if cfg.Quick {
 		mode = "-quick run"
 	}
-	return fmt.Sprintf("%s; %s; log scales; median of repeats", strings.Join(parts, "; "), mode)
+	scales := "log scales"
+	if cfg.Model != "" {
+		scales = "log scales (MODEL panels: layers offloaded on a linear axis)"
+	}
+	return fmt.Sprintf("%s; %s; %s; median of repeats", strings.Join(parts, "; "), mode, scales)
 }
 
 // WriteHeader prints the run's setting and the devices, and why Vulkan is absent when it is.
