@@ -198,6 +198,12 @@ func (s *Spec) Metadata() (*gguf.Metadata, error) {
 			}{a + ".expert_feed_forward_length", uint32(s.NFF)})
 		}
 	}
+	if ft, ok := fileTypes[s.WeightType]; ok { // llama.cpp's general.file_type (enum llama_ftype)
+		kv = append(kv, struct {
+			k string
+			v any
+		}{"general.file_type", ft})
+	}
 	for _, e := range kv {
 		if err := md.Set(e.k, e.v); err != nil {
 			return nil, err
@@ -216,6 +222,14 @@ func (s *Spec) Metadata() (*gguf.Metadata, error) {
 		return nil, err
 	}
 	return md, nil
+}
+
+// fileTypes are llama.cpp's file types (enum llama_ftype) of the weight types; a K-quant stands for
+// its _M mix.
+var fileTypes = map[core.Type]uint32{
+	core.TypeF32: 0, core.TypeF16: 1, core.TypeQ4_0: 2, core.TypeQ4_1: 3, core.TypeQ8_0: 7, core.TypeQ5_0: 8,
+	core.TypeQ5_1: 9, core.TypeQ2_K: 10, core.TypeQ3_K: 12, core.TypeQ4_K: 15, core.TypeQ5_K: 17,
+	core.TypeQ6_K: 18, core.TypeIQ4_NL: 25, core.TypeIQ4_XS: 30, core.TypeBF16: 32,
 }
 
 // Write writes the model to path.
