@@ -46,6 +46,9 @@ func rpK256Q80R1VNNI(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32
 func rpK256Q40R4AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
 
 //go:noescape
+func rpK256Q40R1x2AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
 func rpK256Q40R1AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
 
 //go:noescape
@@ -94,6 +97,11 @@ func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, nb int, w, p []byte, c 
 	step, ki := 4, 0
 	if nr == 1 {
 		step, ki = 1, 1
+	}
+	if nr == 1 && rt == RepackQ4_0 && ks == &rpKernelsAVX2 {
+		// both halves in one sweep: the weights are read once (decode is bound by them)
+		rpK256Q40R1x2AVX2(nb, &w[f.hdr], &w[0], &p[0], &p[QK], f.super, rs, 4, &c[0], ldc, acc)
+		return
 	}
 	k := ks[rt][ki]
 	for h := 0; h < 2; h++ {
