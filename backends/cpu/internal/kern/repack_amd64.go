@@ -55,10 +55,16 @@ func rpK256Q40R1AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32
 func rpK256Q41R4AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
 
 //go:noescape
+func rpK256Q41R1x2AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
 func rpK256Q41R1AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
 
 //go:noescape
 func rpK256Q80R4AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
+
+//go:noescape
+func rpK256Q80R1x2AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
 
 //go:noescape
 func rpK256Q80R1AVX2(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)
@@ -87,6 +93,12 @@ var (
 		RepackQ4_1: {rpK256Q41R4AVX2, rpK256Q41R1AVX2},
 		RepackQ8_0: {rpK256Q80R4AVX2, rpK256Q80R1AVX2},
 	}
+	// rpKernelsAVX2x2 are the AVX2 one-row kernels over both halves of a group in one sweep.
+	rpKernelsAVX2x2 = [...]rpKernel256{
+		RepackQ4_0: rpK256Q40R1x2AVX2,
+		RepackQ4_1: rpK256Q41R1x2AVX2,
+		RepackQ8_0: rpK256Q80R1x2AVX2,
+	}
 )
 
 // rpTile256 runs a 256-bit kernel set on a (group, tile) pair: two halves of 8 weight rows
@@ -98,10 +110,12 @@ func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, nb int, w, p []byte, c 
 	if nr == 1 {
 		step, ki = 1, 1
 	}
-	if nr == 1 && rt == RepackQ4_0 && ks == &rpKernelsAVX2 {
+	if nr == 1 && ks == &rpKernelsAVX2 {
 		// both halves in one sweep: the weights are read once (decode is bound by them)
-		rpK256Q40R1x2AVX2(nb, &w[f.hdr], &w[0], &p[0], &p[QK], f.super, rs, 4, &c[0], ldc, acc)
-		return
+		if k := rpKernelsAVX2x2[rt]; k != nil {
+			k(nb, &w[f.hdr], &w[0], &p[0], &p[QK], f.super, rs, 4, &c[0], ldc, acc)
+			return
+		}
 	}
 	k := ks[rt][ki]
 	for h := 0; h < 2; h++ {
