@@ -6,7 +6,7 @@ import (
 
 	"github.com/tandem-ml/tandem/alloc"
 	"github.com/tandem-ml/tandem/core"
-	"github.com/tandem-ml/tandem/internal/zerotest"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // A zero GraphAllocator panicked in AllocGraph, Free, PlaceAgain and Stats; now its methods say

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tandem-ml/tandem/core"
-	"github.com/tandem-ml/tandem/internal/zerotest"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // Reading the result of a failed op gives the op's error (an *OpError naming MUL_MAT and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,21 +74,11 @@ func TestSplitAcrossVulkan(t *testing.T) {
 				for _, fa := range []llm.FlashAttn{llm.FlashAttnOff, llm.FlashAttnAuto} {
 					so := so
 					so.FlashAttn = fa
-					sameLogits(t, "ngl "+itoa(ngl)+" fa "+itoa(int(fa)), evalAll(t, m, so, c.IDs, 5, 1, 3), ref, 1e-6)
+					sameLogits(t, "ngl "+strconv.Itoa(ngl)+" fa "+strconv.Itoa(int(fa)), evalAll(t, m, so, c.IDs, 5, 1, 3), ref, 1e-6)
 				}
 			}
 		})
 	}
-}
-
-func itoa(n int) string {
-	if n < 0 {
-		return "-" + itoa(-n)
-	}
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }
 
 // TestLayerOnRPC puts the last layer and the output on a loopback RPC server (tandem's own, over

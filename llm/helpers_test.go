@@ -9,24 +9,10 @@ import (
 	"testing"
 
 	_ "github.com/tandem-ml/tandem/backends/cpu"
-	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/llm"
 	"github.com/tandem-ml/tandem/llm/testmodel"
+	"github.com/tandem-ml/tandem/tests"
 )
-
-// nmse is Σ(a−ref)²/Σref².
-func nmse(a, ref []float32) float64 {
-	var num, den float64
-	for i := range ref {
-		d := float64(a[i]) - float64(ref[i])
-		num += d * d
-		den += float64(ref[i]) * float64(ref[i])
-	}
-	if den == 0 {
-		return num
-	}
-	return num / den
-}
 
 var (
 	modelMu    sync.Mutex
@@ -126,7 +112,7 @@ func sameLogits(t testing.TB, what string, got, want [][]float32, limit float64)
 		if len(got[i]) != len(want[i]) {
 			t.Fatalf("%s: row %d has %d logits, want %d", what, i, len(got[i]), len(want[i]))
 		}
-		e := nmse(got[i], want[i])
+		e := tests.NMSE(got[i], want[i])
 		if math.IsNaN(e) || e > limit {
 			t.Errorf("%s: position %d: NMSE %.3g > %.g", what, i, e, limit)
 		}
@@ -134,5 +120,3 @@ func sameLogits(t testing.TB, what string, got, want [][]float32, limit float64)
 	}
 	t.Logf("%s: worst NMSE %.3g over %d positions", what, worst, len(want))
 }
-
-var _ = core.TypeF32

@@ -453,30 +453,19 @@ func (s *Session) setInputs(ub *ubatchGraph, ids []int32, pos int) error {
 			return err
 		}
 	}
-	// causal mask: token i (position pos+i) sees cells 0..pos+i
-	if ub.mask.Type == core.TypeF32 {
-		b = buf(4 * ub.nKV * n)
-		negInf := math.Float32bits(float32(math.Inf(-1)))
-		for i := range n {
-			for c := range ub.nKV {
-				v := uint32(0)
-				if c > pos+i {
-					v = negInf
-				}
-				le.PutUint32(b[4*(i*ub.nKV+c):], v)
-			}
-		}
+	// causal mask: token i (position pos+i) sees cells 0..pos+i; -inf (in the mask's type) elsewhere
+	size := int(ub.mask.Type.Size())
+	var negInf [4]byte
+	if size == 4 {
+		le.PutUint32(negInf[:], math.Float32bits(float32(math.Inf(-1))))
 	} else {
-		b = buf(2 * ub.nKV * n)
-		negInf := quant.FP32ToFP16(float32(math.Inf(-1)))
-		for i := range n {
-			for c := range ub.nKV {
-				v := uint16(0)
-				if c > pos+i {
-					v = negInf
-				}
-				le.PutUint16(b[2*(i*ub.nKV+c):], v)
-			}
+		le.PutUint16(negInf[:], quant.FP32ToFP16(float32(math.Inf(-1))))
+	}
+	b = buf(size * ub.nKV * n)
+	clear(b)
+	for i := range n {
+		for c := pos + i + 1; c < ub.nKV; c++ {
+			copy(b[size*(i*ub.nKV+c):], negInf[:size])
 		}
 	}
 	if err := core.TensorSet(ub.mask, b, 0); err != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/tandem-ml/tandem/llm"
+	"github.com/tandem-ml/tandem/tests"
 )
 
 // TestChunkedPrefill: the prompt whole, in uneven chunks, token by token and through small
@@ -122,8 +124,8 @@ func TestConcurrentSessions(t *testing.T) {
 				errs <- err
 				return
 			}
-			if e := nmse(rows[0], ref[len(ref)-1]); e > 1e-7 {
-				errs <- errors.New("goroutine " + itoa(g) + ": logits differ")
+			if e := tests.NMSE(rows[0], ref[len(ref)-1]); e > 1e-7 {
+				errs <- errors.New("goroutine " + strconv.Itoa(g) + ": logits differ")
 			}
 		}()
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tandem-ml/tandem/internal/zerotest"
 	"github.com/tandem-ml/tandem/llm"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // A zero Model panicked in Tokenize, Detokenize and LayerBackend, a zero Session in Close,

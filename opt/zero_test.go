@@ -3,8 +3,8 @@ package opt_test
 import (
 	"testing"
 
-	"github.com/tandem-ml/tandem/internal/zerotest"
 	"github.com/tandem-ml/tandem/opt"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // TestZeroValues: the methods of a zero Trainer and Dataset never panic; a zero Trainer's errors

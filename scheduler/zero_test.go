@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/tandem-ml/tandem/core"
-	"github.com/tandem-ml/tandem/internal/zerotest"
 	"github.com/tandem-ml/tandem/scheduler"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // A zero Scheduler (not made by New) said "graph is nil" or nothing useful; now every method that

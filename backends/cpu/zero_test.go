@@ -6,7 +6,7 @@ import (
 
 	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
-	"github.com/tandem-ml/tandem/internal/zerotest"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // A zero Backend (not made by New) panicked on GraphCompute and Close; now every method returns an

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tandem-ml/tandem/backends/gl"
 	"github.com/tandem-ml/tandem/core"
-	"github.com/tandem-ml/tandem/internal/zerotest"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // A zero Backend (not made by New) panicked on every method; now none panics and those that

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tandem-ml/tandem/backends/rpc"
 	"github.com/tandem-ml/tandem/core"
-	"github.com/tandem-ml/tandem/internal/zerotest"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // Zero Clients, Devices, Backends, BufferTypes and Buffers (not obtained through rpc.Dial) panicked

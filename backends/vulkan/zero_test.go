@@ -7,7 +7,7 @@ import (
 
 	"github.com/tandem-ml/tandem/backends/vulkan"
 	"github.com/tandem-ml/tandem/core"
-	"github.com/tandem-ml/tandem/internal/zerotest"
+	"github.com/tandem-ml/tandem/tests/zerotest"
 )
 
 // A zero Backend (not made by New) panicked on every method, Name and Close included; now none

@@ -106,7 +106,10 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	flash := map[int]llm.FlashAttn{-1: llm.FlashAttnAuto, 0: llm.FlashAttnOff, 1: llm.FlashAttnOn}[*fa]
+	flash, ok := map[int]llm.FlashAttn{-1: llm.FlashAttnAuto, 0: llm.FlashAttnOff, 1: llm.FlashAttnOn}[*fa]
+	if !ok {
+		return fmt.Errorf("bench: -fa %d: want 1 (on), 0 (off) or -1 (auto)", *fa)
+	}
 	var rpcList []string
 	if *rpcs != "" {
 		rpcList = strings.Split(*rpcs, ",")
@@ -131,30 +134,27 @@ func benchCmd(args []string) error {
 					TypeV: kv.String(), NGPULayers: ngl, UseMmap: true, CPUInfo: cpuName(), Backends: backendNames(m),
 					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339)}
 				base.backendLabel = base.Backends
+				// the tests: each prompt length (nPrompt), then each generation length (nGen)
+				var tests [][2]int
 				for _, n := range pps {
-					if n > 0 {
-						r, err := runBench(m, llm.SessionOptions{ContextSize: n, KVType: kv, FlashAttn: flash, BatchSize: *batch}, n, 0, *reps, base)
-						if err != nil {
-							m.Close()
-							return err
-						}
-						results = append(results, r)
-						if md {
-							printMDRow(os.Stdout, r)
-						}
-					}
+					tests = append(tests, [2]int{n, 0})
 				}
 				for _, n := range tgs {
-					if n > 0 {
-						r, err := runBench(m, llm.SessionOptions{ContextSize: n, KVType: kv, FlashAttn: flash, BatchSize: *batch}, 0, n, *reps, base)
-						if err != nil {
-							m.Close()
-							return err
-						}
-						results = append(results, r)
-						if md {
-							printMDRow(os.Stdout, r)
-						}
+					tests = append(tests, [2]int{0, n})
+				}
+				for _, tc := range tests {
+					if tc[0]+tc[1] <= 0 {
+						continue
+					}
+					so := llm.SessionOptions{ContextSize: tc[0] + tc[1], KVType: kv, FlashAttn: flash, BatchSize: *batch}
+					r, err := runBench(m, so, tc[0], tc[1], *reps, base)
+					if err != nil {
+						m.Close()
+						return err
+					}
+					results = append(results, r)
+					if md {
+						printMDRow(os.Stdout, r)
 					}
 				}
 				m.Close()

@@ -69,7 +69,7 @@ func TestCommands(t *testing.T) {
 	if !strings.Contains(md, "| model ") || !strings.Contains(md, "pp8") {
 		t.Errorf("bench table:\n%s", md)
 	}
-	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}} {
+	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"}} {
 		if err := benchCmd(bad); err == nil {
 			t.Errorf("bench %v accepted", bad)
 		}

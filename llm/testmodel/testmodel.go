@@ -158,10 +158,11 @@ func (s *Spec) Metadata() (*gguf.Metadata, error) {
 	if eps == 0 {
 		eps = 1e-5
 	}
-	kv := []struct {
+	type kv struct {
 		k string
 		v any
-	}{
+	}
+	kvs := []kv{
 		{"general.architecture", a},
 		{"general.name", "tandem-testmodel"},
 		{a + ".context_length", uint32(ctxLen)},
@@ -175,36 +176,18 @@ func (s *Spec) Metadata() (*gguf.Metadata, error) {
 		{a + ".rope.dimension_count", uint32(s.headDim())},
 	}
 	if s.HeadDim > 0 {
-		kv = append(kv, struct {
-			k string
-			v any
-		}{a + ".attention.key_length", uint32(s.HeadDim)}, struct {
-			k string
-			v any
-		}{a + ".attention.value_length", uint32(s.HeadDim)})
+		kvs = append(kvs, kv{a + ".attention.key_length", uint32(s.HeadDim)}, kv{a + ".attention.value_length", uint32(s.HeadDim)})
 	}
 	if s.NExpert > 0 {
-		kv = append(kv, struct {
-			k string
-			v any
-		}{a + ".expert_count", uint32(s.NExpert)}, struct {
-			k string
-			v any
-		}{a + ".expert_used_count", uint32(s.NExpertUsed)})
+		kvs = append(kvs, kv{a + ".expert_count", uint32(s.NExpert)}, kv{a + ".expert_used_count", uint32(s.NExpertUsed)})
 		if a == "qwen3moe" {
-			kv = append(kv, struct {
-				k string
-				v any
-			}{a + ".expert_feed_forward_length", uint32(s.NFF)})
+			kvs = append(kvs, kv{a + ".expert_feed_forward_length", uint32(s.NFF)})
 		}
 	}
 	if ft, ok := fileTypes[s.WeightType]; ok { // llama.cpp's general.file_type (enum llama_ftype)
-		kv = append(kv, struct {
-			k string
-			v any
-		}{"general.file_type", ft})
+		kvs = append(kvs, kv{"general.file_type", ft})
 	}
-	for _, e := range kv {
+	for _, e := range kvs {
 		if err := md.Set(e.k, e.v); err != nil {
 			return nil, err
 		}
