@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // Sampler picks the next token from a row of logits. Accept tells it the token chosen (for
@@ -67,12 +67,17 @@ type chain struct {
 	rng     *rand.Rand
 	history []int32
 	cand    []cand
+	logit   []float32
+	seen    map[int32]struct{}
 }
 
 type cand struct {
 	id int32
 	p  float32
 }
+
+// better orders candidates by value, highest first, the lower id first among ties.
+func better(a, b cand) bool { return a.p > b.p || (a.p == b.p && a.id < b.id) }
 
 func (c *chain) Accept(id int32) {
 	c.history = append(c.history, id)
@@ -86,20 +91,46 @@ func (c *chain) Reset() {
 	c.rng = rand.New(rand.NewPCG(c.o.Seed, 0x7a6e64656d))
 }
 
+// Sample runs the chain on logits. Only the candidates that can survive top-k and min-p are
+// sorted (a vocabulary-wide sort per token would cost more than a small model's forward pass);
+// the probabilities top-p and min-p see are still normalized over every candidate top-k kept.
 func (c *chain) Sample(logits []float32) int32 {
+	kept, tsum := c.filter(logits)
+	if len(kept) == 1 {
+		return kept[0].id
+	}
+	r := float64(c.rng.Float32()) * tsum
+	var acc float64
+	for _, x := range kept {
+		acc += float64(x.p)
+		if r < acc {
+			return x.id
+		}
+	}
+	return kept[len(kept)-1].id
+}
+
+// filter applies the penalty, top-k, top-p, min-p and the temperature to logits. It returns the
+// surviving candidates, most likely first, each with its unnormalized weight, and their sum.
+func (c *chain) filter(logits []float32) ([]cand, float64) {
 	o := c.o
-	c.cand = c.cand[:0]
+	if cap(c.cand) < len(logits) {
+		c.cand = make([]cand, len(logits))
+	}
+	c.cand = c.cand[:len(logits)]
 	for i, l := range logits {
-		c.cand = append(c.cand, cand{int32(i), l})
+		c.cand[i] = cand{int32(i), l}
 	}
 	if o.RepeatPenalty != 0 && o.RepeatPenalty != 1 {
-		recent := c.history[max(0, len(c.history)-o.RepeatLastN):]
-		seen := map[int32]bool{}
-		for _, id := range recent {
-			if id < 0 || int(id) >= len(c.cand) || seen[id] {
+		if c.seen == nil {
+			c.seen = map[int32]struct{}{}
+		}
+		clear(c.seen)
+		for _, id := range c.history[max(0, len(c.history)-o.RepeatLastN):] {
+			if _, dup := c.seen[id]; dup || id < 0 || int(id) >= len(c.cand) {
 				continue
 			}
-			seen[id] = true
+			c.seen[id] = struct{}{}
 			if l := c.cand[id].p; l > 0 {
 				c.cand[id].p = l / o.RepeatPenalty
 			} else {
@@ -107,66 +138,110 @@ func (c *chain) Sample(logits []float32) int32 {
 			}
 		}
 	}
-	if o.Temp <= 0 {
-		best := 0
-		for i, x := range c.cand {
-			if x.p > c.cand[best].p {
-				best = i
+	best := 0
+	for i, x := range c.cand {
+		if better(x, c.cand[best]) {
+			best = i
+		}
+	}
+	if o.Temp <= 0 || len(c.cand) == 1 {
+		return []cand{{c.cand[best].id, 1}}, 1
+	}
+	top := c.cand[best].p
+	all := c.cand
+	if o.TopK > 0 && o.TopK < len(all) {
+		all = selectTop(all, o.TopK)
+	}
+	// The normalizer of the first softmax, over every candidate left by top-k.
+	var sum float64
+	for _, x := range all {
+		sum += math.Exp(float64(x.p - top))
+	}
+	kept := all
+	if o.MinP > 0 {
+		// p < MinP·p_top ⇔ logit < top + ln(MinP): drop those before sorting (with slack; the
+		// exact test runs below on the sorted survivors).
+		lim := top + float32(math.Log(float64(o.MinP))) - 1e-3
+		n := 0
+		for _, x := range all {
+			if x.p >= lim {
+				all[n] = x // all is no longer needed past the sum above
+				n++
 			}
 		}
-		return c.cand[best].id
+		kept = all[:n]
 	}
-	sort.SliceStable(c.cand, func(i, j int) bool { return c.cand[i].p > c.cand[j].p })
-	if o.TopK > 0 && o.TopK < len(c.cand) {
-		c.cand = c.cand[:o.TopK]
-	}
-	softmax := func() {
-		top, sum := c.cand[0].p, float32(0)
-		for i := range c.cand {
-			c.cand[i].p = float32(math.Exp(float64(c.cand[i].p - top)))
-			sum += c.cand[i].p
+	slices.SortFunc(kept, func(a, b cand) int {
+		if better(a, b) {
+			return -1
 		}
-		for i := range c.cand {
-			c.cand[i].p /= sum
+		if better(b, a) {
+			return 1
 		}
+		return 0
+	})
+	c.logit = c.logit[:0]
+	for _, x := range kept {
+		c.logit = append(c.logit, x.p)
 	}
-	logit := make([]float32, len(c.cand))
-	for i, x := range c.cand {
-		logit[i] = x.p
-	}
-	softmax()
-	keep := len(c.cand)
+	keep := len(kept)
 	if o.TopP > 0 && o.TopP < 1 {
-		var acc float32
-		for i, x := range c.cand {
-			acc += x.p
-			if acc >= o.TopP {
+		var acc float64
+		for i, l := range c.logit {
+			acc += math.Exp(float64(l-top)) / sum
+			if acc >= float64(o.TopP) {
 				keep = i + 1
 				break
 			}
 		}
 	}
 	if o.MinP > 0 {
-		lim := c.cand[0].p * o.MinP
 		for i := 1; i < keep; i++ {
-			if c.cand[i].p < lim {
+			if math.Exp(float64(c.logit[i]-top)) < float64(o.MinP) {
 				keep = i
 				break
 			}
 		}
 	}
-	c.cand = c.cand[:keep]
-	for i := range c.cand {
-		c.cand[i].p = logit[i] / o.Temp
+	kept = kept[:keep]
+	var tsum float64
+	for i := range kept {
+		e := math.Exp(float64((c.logit[i] - c.logit[0]) / o.Temp))
+		kept[i].p = float32(e)
+		tsum += e
 	}
-	softmax()
-	r := c.rng.Float32()
-	var acc float32
-	for _, x := range c.cand {
-		acc += x.p
-		if r < acc {
-			return x.id
+	return kept, tsum
+}
+
+// selectTop gathers the k best candidates of c (by better) into c[:k], in no particular order,
+// and returns c[:k]; the rest of c is left in an unspecified state. A min-heap of the best k seen
+// so far makes it one comparison per candidate for most of a vocabulary.
+func selectTop(c []cand, k int) []cand {
+	h := c[:k]
+	down := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < k && better(h[w], h[l]) {
+				w = l
+			}
+			if r < k && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
 		}
 	}
-	return c.cand[len(c.cand)-1].id
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range c[k:] {
+		if better(x, h[0]) {
+			h[0] = x
+			down(0)
+		}
+	}
+	return h
 }
