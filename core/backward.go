@@ -30,7 +30,8 @@ type BackwardOptions struct {
 // gradient (ggml: the mean), SUB and DIV reduce broadcast operands, MEAN may be used several times,
 // SOFT_MAX's gradient does not depend on max_bias (ALiBi moves only the mask), and TANH, SIGMOID,
 // GELU, GELU_QUICK, ELU, HARDSWISH, HARDSIGMOID, LEAKY_RELU, CLAMP, NORM, CONCAT, OUT_PROD, POOL_1D,
-// REGLU and GEGLU have gradients (composed from forward and *_BACK ops).
+// REGLU and GEGLU have gradients (composed from forward and *_BACK ops). As in ggml, GELU_ERF,
+// XIELU, FLOOR, CEIL, ROUND, TRUNC, SWIGLU_OAI, GEGLU_ERF and GEGLU_QUICK have none.
 //
 // A nil ctx or gf is an error.
 func BuildBackward(ctx *Context, gf *Graph, opts ...BackwardOptions) (*Graph, error) {
@@ -565,6 +566,11 @@ func (b *backward) unary(n, g *Tensor) (*Tensor, error) {
 		return c.Mul(g, c.Step(a)), nil
 	case UnaryExp:
 		return c.Mul(g, n), nil
+	case UnaryExpm1:
+		return c.Mul(g, c.Exp(a)), nil
+	case UnarySoftplus:
+		// ggml's gradient, σ(a), also where the forward pass returns a itself (a > 20).
+		return c.Mul(g, c.Sigmoid(a)), nil
 	case UnaryTanh:
 		return c.Mul(g, c.ScaleBias(c.Sqr(n), -1, 1)), nil
 	case UnarySigmoid:
@@ -640,7 +646,15 @@ func (b *backward) glu(n, g *Tensor) error {
 		first, second = dv, du
 	}
 	if b.want(n, 0) {
-		b.add(a, c.Concat(first, second, 0))
+		ga := c.Concat(first, second, 0)
+		if a.Ne[0]%2 != 0 {
+			// The last element of an odd row is not read: its gradient is 0.
+			if a.Type != TypeF32 || !a.IsContiguous() {
+				return fmt.Errorf("tandem: BuildBackward: gradient of %v with an odd row length: its source %v must be a contiguous f32 tensor", n, a)
+			}
+			ga = c.Acc(c.ScaleBias(a, 0, 0), ga, a.Nb[1], a.Nb[2], a.Nb[3], 0)
+		}
+		b.add(a, ga)
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func (o Op) CanInplace() bool {
 // UnaryOp selects the function of an OpUnary node (stored in its first parameter).
 type UnaryOp int32
 
-// Unary functions, ggml's order.
+// Unary functions, ggml's order (the values are ggml's enum ggml_unary_op).
 const (
 	UnaryAbs UnaryOp = iota
 	UnarySgn
@@ -125,11 +125,20 @@ const (
 	UnaryHardswish
 	UnaryHardsigmoid
 	UnaryExp
+	UnaryExpm1
+	UnarySoftplus
+	UnaryGeluErf
+	UnaryXielu // takes parameters: build it with Context.Xielu
+	UnaryFloor
+	UnaryCeil
+	UnaryRound
+	UnaryTrunc
 	UnaryCount
 )
 
 var unaryNames = [UnaryCount]string{"ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "SIGMOID",
-	"GELU", "GELU_QUICK", "SILU", "HARDSWISH", "HARDSIGMOID", "EXP"}
+	"GELU", "GELU_QUICK", "SILU", "HARDSWISH", "HARDSIGMOID", "EXP", "EXPM1", "SOFTPLUS", "GELU_ERF",
+	"XIELU", "FLOOR", "CEIL", "ROUND", "TRUNC"}
 
 func (u UnaryOp) String() string {
 	if u >= 0 && u < UnaryCount {
@@ -142,15 +151,18 @@ func (u UnaryOp) String() string {
 // the halves are swapped.
 type GLUOp int32
 
-// Gated linear unit variants.
+// Gated linear unit variants, ggml's order.
 const (
 	GLUReglu GLUOp = iota
 	GLUGeglu
 	GLUSwiglu
+	GLUSwigluOAI // takes parameters: build it with Context.SwigluOAI or SwigluOAISplit
+	GLUGegluErf
+	GLUGegluQuick
 	GLUCount
 )
 
-var gluNames = [GLUCount]string{"REGLU", "GEGLU", "SWIGLU"}
+var gluNames = [GLUCount]string{"REGLU", "GEGLU", "SWIGLU", "SWIGLU_OAI", "GEGLU_ERF", "GEGLU_QUICK"}
 
 func (g GLUOp) String() string {
 	if g >= 0 && g < GLUCount {

@@ -1,6 +1,9 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 func (c *Context) binary(op Op, a, b *Tensor) *Tensor {
 	if err := c.check(op.String(), a, b); err != nil {
@@ -118,7 +121,8 @@ func (c *Context) LeakyRelu(a *Tensor, slope float32) *Tensor {
 	return t
 }
 
-// Unary applies the unary function u elementwise.
+// Unary applies the unary function u elementwise. UnaryXielu takes parameters and is built with
+// Xielu; asking Unary for it records an error.
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Unary(a *Tensor, u UnaryOp) *Tensor {
 	if err := c.check("UNARY", a); err != nil {
@@ -127,6 +131,14 @@ func (c *Context) Unary(a *Tensor, u UnaryOp) *Tensor {
 	if u < 0 || u >= UnaryCount {
 		return c.errorf("UNARY: unknown function %d", int32(u))
 	}
+	if u == UnaryXielu {
+		return c.errorf("UNARY: %v takes parameters: build it with Xielu", u)
+	}
+	return c.unary(a, u)
+}
+
+// unary builds a UNARY node of function u (known to be in range).
+func (c *Context) unary(a *Tensor, u UnaryOp) *Tensor {
 	t := c.simple(OpUnary, a)
 	if t.err == nil && t.Op == OpUnary {
 		t.Params[0] = int32(u)
@@ -176,32 +188,114 @@ func (c *Context) Hardsigmoid(a *Tensor) *Tensor { return c.Unary(a, UnaryHardsi
 // Exp returns eᵃ elementwise (UnaryExp; a nil a records an error).
 func (c *Context) Exp(a *Tensor) *Tensor { return c.Unary(a, UnaryExp) }
 
+// Expm1 returns eᵃ-1 elementwise (UnaryExpm1; a nil a records an error). ggml evaluates it as
+// expf(a)-1; tandem's kernels give e^a-1 without that subtraction's cancellation near 0.
+func (c *Context) Expm1(a *Tensor) *Tensor { return c.Unary(a, UnaryExpm1) }
+
+// Softplus returns ln(1+eᵃ) elementwise, and a itself where a > 20 (UnarySoftplus; a nil a
+// records an error).
+func (c *Context) Softplus(a *Tensor) *Tensor { return c.Unary(a, UnarySoftplus) }
+
+// GeluErf returns the exact gelu 0.5a(1+erf(a/√2)) elementwise (UnaryGeluErf; a nil a records an
+// error).
+func (c *Context) GeluErf(a *Tensor) *Tensor { return c.Unary(a, UnaryGeluErf) }
+
+// Floor returns ⌊a⌋ elementwise (UnaryFloor; a nil a records an error).
+func (c *Context) Floor(a *Tensor) *Tensor { return c.Unary(a, UnaryFloor) }
+
+// Ceil returns ⌈a⌉ elementwise (UnaryCeil; a nil a records an error).
+func (c *Context) Ceil(a *Tensor) *Tensor { return c.Unary(a, UnaryCeil) }
+
+// Round returns a rounded to the nearest integer, halves away from zero (C's roundf: 2.5 → 3,
+// -2.5 → -3), elementwise (UnaryRound; a nil a records an error).
+func (c *Context) Round(a *Tensor) *Tensor { return c.Unary(a, UnaryRound) }
+
+// Trunc returns a rounded towards zero elementwise (UnaryTrunc; a nil a records an error).
+func (c *Context) Trunc(a *Tensor) *Tensor { return c.Unary(a, UnaryTrunc) }
+
+// Xielu returns the xIELU activation elementwise (UnaryXielu, ggml_xielu):
+//
+//	αp·a² + β·a                        where a > 0
+//	(expm1(min(a, eps)) - a)·αn + β·a  elsewhere
+//
+// with αp = softplus(alphaP) and αn = beta + softplus(alphaN), computed here once and stored in
+// the node as ggml stores them (XieluParamsOf reads them back). The parameters must be finite,
+// and so must αn.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
+func (c *Context) Xielu(a *Tensor, alphaN, alphaP, beta, eps float32) *Tensor {
+	if err := c.check("XIELU", a); err != nil {
+		return c.fail("XIELU", err)
+	}
+	for _, v := range []struct {
+		name string
+		v    float32
+	}{{"alpha_n", alphaN}, {"alpha_p", alphaP}, {"beta", beta}, {"eps", eps}} {
+		if math.IsNaN(float64(v.v)) || math.IsInf(float64(v.v), 0) {
+			return c.errorf("XIELU: %s is %v, want a finite number", v.name, v.v)
+		}
+	}
+	if p := c.requireTypes("XIELU", isFloatType, "f32, f16 or bf16", a); p != nil {
+		return p
+	}
+	an, ap := beta+softplus32(alphaN), softplus32(alphaP)
+	if math.IsInf(float64(an), 0) {
+		return c.errorf("XIELU: beta + softplus(alpha_n) = %v + %v overflows float32", beta, softplus32(alphaN))
+	}
+	t := c.unary(a, UnaryXielu)
+	if t.err == nil && t.Op == OpUnary {
+		t.SetParamF32(1, an)
+		t.SetParamF32(2, ap)
+		t.SetParamF32(3, beta)
+		t.SetParamF32(4, eps)
+	}
+	return t
+}
+
+// softplus32 is ln(1+eˣ), x itself above 20 (ggml_compute_softplus_f32), evaluated in float64.
+func softplus32(x float32) float32 {
+	if x > 20 {
+		return x
+	}
+	return float32(math.Log1p(math.Exp(float64(x))))
+}
+
 // GLU applies a gated linear unit to two operands: act(a)·b (swapped: act(b)·a). a and b must
 // have the same shape and type. A nil a or b is an error recorded on the context (it does not
 // fall back to the single-operand form): use GLUSingle (or Swiglu, Geglu, Reglu) to split one
-// tensor's rows in half.
+// tensor's rows in half. GLUSwigluOAI takes parameters and is built with SwigluOAISplit; asking
+// GLU for it records an error.
 func (c *Context) GLU(a, b *Tensor, g GLUOp, swapped bool) *Tensor {
-	name := "GLU"
-	if g >= 0 && g < GLUCount {
-		name = g.String()
-	}
+	name := gluName(g)
 	if err := c.check(name, a, b); err != nil {
 		return c.fail(name, fmt.Errorf("%w (GLU takes two operands; use GLUSingle to split one tensor)", err))
+	}
+	if g == GLUSwigluOAI {
+		return c.errorf("%s takes alpha and limit: build it with SwigluOAISplit", name)
 	}
 	return c.glu(name, a, b, g, swapped)
 }
 
 // GLUSingle applies a gated linear unit to the two halves of each row of a: act(first)·second
-// (act(second)·first when swapped). a's row length must be even. A nil a records an error.
+// (act(second)·first when swapped). As in ggml, each half is ne0/2 long (integer division): the
+// result's rows are ne0/2 long, the second half starts at element ne0/2, and the last element of
+// an odd-length row is not read. GLUSwigluOAI takes parameters and is built with SwigluOAI; asking
+// GLUSingle for it records an error. A nil a records an error.
 func (c *Context) GLUSingle(a *Tensor, g GLUOp, swapped bool) *Tensor {
-	name := "GLU"
-	if g >= 0 && g < GLUCount {
-		name = g.String()
-	}
+	name := gluName(g)
 	if err := c.check(name, a); err != nil {
 		return c.fail(name, err)
 	}
+	if g == GLUSwigluOAI {
+		return c.errorf("%s takes alpha and limit: build it with SwigluOAI", name)
+	}
 	return c.glu(name, a, nil, g, swapped)
+}
+
+func gluName(g GLUOp) string {
+	if g >= 0 && g < GLUCount {
+		return g.String()
+	}
+	return "GLU"
 }
 
 // glu builds a GLU node; b nil selects the single-operand form.
@@ -218,10 +312,7 @@ func (c *Context) glu(name string, a, b *Tensor, g GLUOp, swapped bool) *Tensor 
 	ne := a.Ne
 	var t *Tensor
 	if b == nil {
-		if a.Ne[0]%2 != 0 {
-			return c.errorf("%s: %v has an odd row length, cannot split in half", name, a)
-		}
-		ne[0] /= 2
+		ne[0] /= 2 // ggml_glu_impl: an odd row's last element belongs to neither half
 		t = c.newOp(OpGLU, a.Type, ne, a)
 	} else {
 		if !SameShape(a, b) || a.Type != b.Type {
@@ -261,3 +352,60 @@ func (c *Context) GegluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUGeglu
 
 // RegluSplit returns relu(a)·b; a nil a or b is an error (see GLU).
 func (c *Context) RegluSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUReglu, false) }
+
+// GegluErf returns gelu_erf(first half)·second half of each row of a (the exact gelu, see GeluErf).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
+func (c *Context) GegluErf(a *Tensor) *Tensor { return c.GLUSingle(a, GLUGegluErf, false) }
+
+// GegluQuick returns gelu_quick(first half)·second half of each row of a (see GeluQuick).
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
+func (c *Context) GegluQuick(a *Tensor) *Tensor { return c.GLUSingle(a, GLUGegluQuick, false) }
+
+// GegluErfSplit returns gelu_erf(a)·b; a nil a or b is an error (see GLU).
+func (c *Context) GegluErfSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUGegluErf, false) }
+
+// GegluQuickSplit returns gelu_quick(a)·b; a nil a or b is an error (see GLU).
+func (c *Context) GegluQuickSplit(a, b *Tensor) *Tensor { return c.GLU(a, b, GLUGegluQuick, false) }
+
+// SwigluOAI is gpt-oss's clamped SwiGLU (GLUSwigluOAI) on the two halves of each row of a, split
+// as GLUSingle does: with x the first half and g the second (the other way round when swapped),
+//
+//	min(x, limit)·σ(alpha·min(x, limit))·(clamp(g, -limit, limit) + 1)
+//
+// alpha must be finite and limit ≥ 0 (+Inf: no clamping). ggml runs it on f32 only; tandem's
+// kernels also take f16 and bf16. A nil operand (or a nil context) records an error on the context
+// and returns a placeholder.
+func (c *Context) SwigluOAI(a *Tensor, alpha, limit float32, swapped bool) *Tensor {
+	name := GLUSwigluOAI.String()
+	if err := c.check(name, a); err != nil {
+		return c.fail(name, err)
+	}
+	return c.swigluOAI(a, nil, alpha, limit, swapped)
+}
+
+// SwigluOAISplit is SwigluOAI with x from a and g from b (swapped: from b and a), a and b of the
+// same shape and type (ggml_swiglu_oai). A nil a or b records an error on the context (it does
+// not fall back to the single-operand form) and returns a placeholder.
+func (c *Context) SwigluOAISplit(a, b *Tensor, alpha, limit float32, swapped bool) *Tensor {
+	name := GLUSwigluOAI.String()
+	if err := c.check(name, a, b); err != nil {
+		return c.fail(name, fmt.Errorf("%w (SwigluOAISplit takes two operands; use SwigluOAI to split one tensor)", err))
+	}
+	return c.swigluOAI(a, b, alpha, limit, swapped)
+}
+
+func (c *Context) swigluOAI(a, b *Tensor, alpha, limit float32, swapped bool) *Tensor {
+	name := GLUSwigluOAI.String()
+	if math.IsNaN(float64(alpha)) || math.IsInf(float64(alpha), 0) {
+		return c.errorf("%s: alpha is %v, want a finite number", name, alpha)
+	}
+	if !(limit >= 0) {
+		return c.errorf("%s: limit is %v, want a number ≥ 0", name, limit)
+	}
+	t := c.glu(name, a, b, GLUSwigluOAI, swapped)
+	if t.err == nil && t.Op == OpGLU {
+		t.SetParamF32(2, alpha)
+		t.SetParamF32(3, limit)
+	}
+	return t
+}

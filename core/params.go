@@ -39,10 +39,12 @@ func SoftMaxParamsOf(t *Tensor) SoftMaxParams {
 }
 
 // GLUParams are GLU's parameters: the gate function and whether the halves are swapped (the
-// gate in the first half of a single operand).
+// gate in the first half of a single operand), and for SWIGLU_OAI its alpha and limit (zero for
+// the other variants).
 type GLUParams struct {
-	Op      GLUOp
-	Swapped bool
+	Op           GLUOp
+	Swapped      bool
+	Alpha, Limit float32
 }
 
 // GLUParamsOf decodes the parameters of a GLU node. A nil t gives the zero value.
@@ -50,7 +52,25 @@ func GLUParamsOf(t *Tensor) GLUParams {
 	if t == nil || t.Op != OpGLU {
 		return GLUParams{}
 	}
-	return GLUParams{Op: GLUOp(t.Params[0]), Swapped: t.Params[1] != 0}
+	p := GLUParams{Op: GLUOp(t.Params[0]), Swapped: t.Params[1] != 0}
+	if p.Op == GLUSwigluOAI {
+		p.Alpha, p.Limit = t.ParamF32(2), t.ParamF32(3)
+	}
+	return p
+}
+
+// XieluParams are the coefficients a UNARY XIELU node computes with, as ggml stores them (words
+// 1-4 after the function): AlphaN = beta + softplus(alpha_n) and AlphaP = softplus(alpha_p) of the
+// arguments given to Context.Xielu, and Beta and Eps as given.
+type XieluParams struct{ AlphaN, AlphaP, Beta, Eps float32 }
+
+// XieluParamsOf decodes the parameters of a UNARY XIELU node. A nil t, or another op or unary
+// function, gives the zero value.
+func XieluParamsOf(t *Tensor) XieluParams {
+	if UnaryOpOf(t) != UnaryXielu {
+		return XieluParams{}
+	}
+	return XieluParams{AlphaN: t.ParamF32(1), AlphaP: t.ParamF32(2), Beta: t.ParamF32(3), Eps: t.ParamF32(4)}
 }
 
 // UnaryOpOf returns the function of a UNARY node (UnaryCount for another op, which no backend

@@ -16,8 +16,9 @@
 // derived from exp, so it cancels near 0 and may give NaN for large arguments;
 // exp: undefined on overflow). exp, expm1, log, tanh, sin, cos, sigmoid and
 // silu are within about 2 ulp of the correctly rounded value over the whole
-// float range (backends/vulkan's TestEltwiseAccuracy measures it); gelu and
-// gelu_quick add the rounding of their f32 inner products. NaN propagates and
+// float range, softplus and gelu_erf within a few (backends/vulkan's
+// TestEltwiseAccuracy measures it); gelu and gelu_quick add the rounding of
+// their f32 inner products. NaN propagates and
 // the infinities follow C's rules.
 
 #ifndef TANDEM_ELTWISE_GLSL
@@ -336,6 +337,83 @@ float elt_gelu_quick(float x) { return elt_x_sigmoid(x, 1.702 * x); }
 float elt_gelu(float x) {
     precise float z = 0.79788456080286535588 * x * (1.0 + 0.044715 * x * x);
     return elt_x_sigmoid(x, 2.0 * z);
+}
+
+// elt_log1p_pos: ln(1+y) for y >= 0 (or NaN), without losing y's low bits
+// when 1+y rounds: ln(u) * y/(u-1), u = 1+y (the rounding error of u cancels
+// to first order in the ratio).
+float elt_log1p_pos(float y) {
+    precise float u = 1.0 + y;
+    if (u == 1.0) {
+        return y;
+    }
+    precise float d = u - 1.0;
+    precise float r = elt_log(u) * (y / d);
+    return r;
+}
+
+// elt_softplus: ln(1+e^x), x itself above 20 (the CPU reference's cut-over).
+float elt_softplus(float x) {
+    return x > 20.0 ? x : elt_log1p_pos(elt_exp(x));
+}
+
+// elt_phi_neg: Phi(-a) = erfc(a/sqrt(2))/2 for a >= 0, the standard normal
+// tail, by the Chebyshev fit erfc(z) = t exp(-z^2 + P(t)), t = 1/(1+z/2)
+// (fractional error below 1.2e-7 for every z >= 0). z^2 = a^2/2 is formed
+// exactly as hi + lo (Veltkamp's split of a into 12-bit halves; fma is not
+// reliably fused on every driver), so the exponential adds no error that
+// grows with a. Beyond a = 14 the tail is below the smallest float: 0.
+float elt_phi_neg(float a) {
+    if (a > 14.0) {
+        return 0.0;
+    }
+    precise float z = a * 0.70710678118654752440;
+    precise float t = 1.0 / (1.0 + 0.5 * z);
+    precise float q = 0.17087277;
+    q = q * t - 0.82215223;
+    q = q * t + 1.48851587;
+    q = q * t - 1.13520398;
+    q = q * t + 0.27886807;
+    q = q * t - 0.18628806;
+    q = q * t + 0.09678418;
+    q = q * t + 0.37409196;
+    q = q * t + 1.00002368;
+    q = q * t - 1.26551223;
+    precise float c = a * 4097.0;
+    precise float ah = c - (c - a);
+    precise float al = a - ah;
+    precise float hi = a * a;
+    precise float lo = ((ah * ah - hi) + 2.0 * ah * al) + al * al;
+    precise float r = 0.5 * t * elt_exp(-0.5 * hi) * elt_exp(q - 0.5 * lo);
+    return r;
+}
+
+// elt_gelu_erf: the exact gelu 0.5 x (1 + erf(x/sqrt(2))) = x Phi(x), with
+// Phi(x) = Phi(-|x|) for x < 0 (no cancellation) and 1 - Phi(-x) otherwise.
+// -inf gives NaN (-inf * 0), as the CPU reference.
+float elt_gelu_erf(float x) {
+    if (isnan(x)) {
+        return x;
+    }
+    if (isinf(x)) {
+        return x > 0.0 ? x : ELT_NAN;
+    }
+    float q = elt_phi_neg(abs(x));
+    precise float y = x < 0.0 ? x * q : x * (1.0 - q);
+    return y;
+}
+
+// elt_round: C's roundf, halves away from zero. x - trunc(x) is exact, so the
+// comparison with 0.5 sees the true fraction (x + 0.5 would round up
+// 0.49999997).
+float elt_round(float x) {
+    float t = trunc(x);
+    precise float f = abs(x - t);
+    if (f >= 0.5) {
+        precise float r = t + (x < 0.0 ? -1.0 : 1.0);
+        return r;
+    }
+    return t;
 }
 
 // elt_hardsigmoid: min(1, max(0, (x+3)/6)), NaN giving 0 (fmaxf's rule).

@@ -7,7 +7,8 @@
 // Defines: TYPE_F32, TYPE_F16 or TYPE_BF16 (all operands; math in f32).
 // Bindings: 0 = x's tensor, 1 = g's tensor, 2 = dst.
 // Specialization: constant 0 = workgroup size (default 256), constant 1 = the
-// activation: 0 REGLU, 1 GEGLU, 2 SWIGLU (core.GLUOp).
+// activation: 0 REGLU, 1 GEGLU, 2 SWIGLU, 3 SWIGLU_OAI, 4 GEGLU_ERF,
+// 5 GEGLU_QUICK (core.GLUOp).
 // Dispatch: any grid; threads walk the elements with a grid-stride loop.
 
 #include "eltwise.glsl"
@@ -27,6 +28,7 @@ layout(push_constant) uniform Params {
     uint nb0, nb1, nb2, nb3;     // dst strides (elements)
     uint offs_x, offs_g, offs_d; // element offsets of element 0 into the bound ranges
     uint n;                      // ne0*ne1*ne2*ne3
+    float alpha, limit;          // SWIGLU_OAI's parameters
 } p;
 
 void main() {
@@ -46,8 +48,18 @@ void main() {
             y = x > 0.0 ? x * g : 0.0;
         } else if (GLU_OP == 1u) {
             y = elt_gelu(x) * g;
-        } else {
+        } else if (GLU_OP == 2u) {
             y = elt_silu(x) * g;
+        } else if (GLU_OP == 3u) {
+            // min(x, limit) sigma(alpha min(x, limit)) (clamp(g, -limit, limit) + 1),
+            // NaN staying NaN as with std::min and std::clamp.
+            float xc = x > p.limit ? p.limit : x;
+            float gc = g < -p.limit ? -p.limit : (g > p.limit ? p.limit : g);
+            y = elt_x_sigmoid(xc, p.alpha * xc) * (gc + 1.0);
+        } else if (GLU_OP == 4u) {
+            y = elt_gelu_erf(x) * g;
+        } else {
+            y = elt_gelu_quick(x) * g;
         }
         data_d[p.offs_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = elt_store(y);
     }

@@ -43,6 +43,14 @@ const uint OP_SILU = 26u;
 const uint OP_HARDSWISH = 27u;
 const uint OP_HARDSIGMOID = 28u;
 const uint OP_EXP = 29u;
+const uint OP_EXPM1 = 30u;
+const uint OP_SOFTPLUS = 31u;
+const uint OP_GELU_ERF = 32u;
+const uint OP_XIELU = 33u;
+const uint OP_FLOOR = 34u;
+const uint OP_CEIL = 35u;
+const uint OP_ROUND = 36u;
+const uint OP_TRUNC = 37u;
 
 layout(std430, binding = 0) readonly buffer Src { ELT_T data_a[]; };
 layout(std430, binding = 1) writeonly buffer Dst { ELT_T data_d[]; };
@@ -54,7 +62,8 @@ layout(push_constant) uniform Params {
     uint nb0, nb1, nb2, nb3;     // dst strides (elements)
     uint offs_a, offs_b, offs_d; // element offsets into the bound ranges
     uint n;                      // ne0*ne1*ne2*ne3
-    float p0, p1;                // SCALE: scale, bias; CLAMP: min, max; LEAKY_RELU: slope
+    float p0, p1, p2, p3;        // SCALE: scale, bias; CLAMP: min, max; LEAKY_RELU: slope;
+                                 // XIELU: alpha_n, alpha_p, beta, eps (as ggml stores them)
 } p;
 
 float apply(float x, float addend) {
@@ -123,6 +132,31 @@ float apply(float x, float addend) {
         return elt_hardsigmoid(x);
     case OP_EXP:
         return elt_exp(x);
+    case OP_EXPM1:
+        return elt_expm1(x);
+    case OP_SOFTPLUS:
+        return elt_softplus(x);
+    case OP_GELU_ERF:
+        return elt_gelu_erf(x);
+    case OP_XIELU: {
+        // alpha_p x^2 + beta x for x > 0, else (expm1(min(x, eps)) - x) alpha_n
+        // + beta x (a NaN x stays NaN through the - x).
+        if (x > 0.0) {
+            precise float y = p.p1 * x * x + p.p2 * x;
+            return y;
+        }
+        float m = x < p.p3 ? x : p.p3;
+        precise float y = (elt_expm1(m) - x) * p.p0 + p.p2 * x;
+        return y;
+    }
+    case OP_FLOOR:
+        return floor(x);
+    case OP_CEIL:
+        return ceil(x);
+    case OP_ROUND:
+        return elt_round(x);
+    case OP_TRUNC:
+        return trunc(x);
     }
     return ELT_NAN;
 }

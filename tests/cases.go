@@ -64,22 +64,25 @@ func Cases() []Case {
 	}
 	for u := core.UnaryOp(0); u < core.UnaryCount; u++ {
 		u := u
-		add("UNARY("+u.String()+")", 0, func(c *core.Context) *core.Tensor { return c.Unary(c.NewTensor(f32, odd...), u) })
+		add("UNARY("+u.String()+")", 0, func(c *core.Context) *core.Tensor { return unaryOf(c, c.NewTensor(f32, odd...), u) })
 		add("UNARY("+u.String()+",view)", 0, func(c *core.Context) *core.Tensor {
 			a := c.NewTensor(f32, 9, 7, 3)
-			return c.Unary(c.View3D(a, 5, 7, 3, a.Nb[1], a.Nb[2], 8), u)
+			return unaryOf(c, c.View3D(a, 5, 7, 3, a.Nb[1], a.Nb[2], 8), u)
 		})
 	}
 	for g := core.GLUOp(0); g < core.GLUCount; g++ {
 		for _, swapped := range []bool{false, true} {
 			g, swapped := g, swapped
 			add(fmt.Sprintf("GLU(%v,swapped=%v)", g, swapped), 0, func(c *core.Context) *core.Tensor {
-				return c.GLUSingle(c.NewTensor(f32, 10, 7, 3), g, swapped)
+				return gluSingle(c, c.NewTensor(f32, 10, 7, 3), g, swapped)
 			})
 		}
 		g := g
+		add(fmt.Sprintf("GLU(%v,odd)", g), 0, func(c *core.Context) *core.Tensor {
+			return gluSingle(c, c.NewTensor(f32, 7, 7, 3), g, false) // ggml: rows of 7/2 = 3
+		})
 		add(fmt.Sprintf("GLU(%v,split)", g), 0, func(c *core.Context) *core.Tensor {
-			return c.GLU(c.NewTensor(f32, 5, 7, 3), c.NewTensor(f32, 5, 7, 3), g, false)
+			return gluSplit(c, c.NewTensor(f32, 5, 7, 3), c.NewTensor(f32, 5, 7, 3), g, false)
 		})
 	}
 

@@ -25,6 +25,38 @@ func eltUniform(lo, hi float32) func(t *core.Tensor, r *rand.Rand) error {
 	return func(t *core.Tensor, r *rand.Rand) error { return Uniform(t, r, lo, hi) }
 }
 
+// unaryOf builds UNARY function u on a: XIELU, which takes parameters, with Apertus' initial
+// values (alpha_n = alpha_p = 0.8, beta = 0.5, eps = -1e-6).
+func unaryOf(c *core.Context, a *core.Tensor, u core.UnaryOp) *core.Tensor {
+	if u == core.UnaryXielu {
+		return c.Xielu(a, 0.8, 0.8, 0.5, -1e-6)
+	}
+	return c.Unary(a, u)
+}
+
+// SWIGLU_OAI's parameters in the cases: gpt-oss's alpha, and a limit that clamps part of inputs
+// drawn from [-4, 4).
+const (
+	oaiAlpha = 1.702
+	oaiLimit = 1.5
+)
+
+// gluSingle builds GLU variant g on the halves of a's rows (SWIGLU_OAI with oaiAlpha, oaiLimit).
+func gluSingle(c *core.Context, a *core.Tensor, g core.GLUOp, swapped bool) *core.Tensor {
+	if g == core.GLUSwigluOAI {
+		return c.SwigluOAI(a, oaiAlpha, oaiLimit, swapped)
+	}
+	return c.GLUSingle(a, g, swapped)
+}
+
+// gluSplit builds GLU variant g of a and b (SWIGLU_OAI with oaiAlpha, oaiLimit).
+func gluSplit(c *core.Context, a, b *core.Tensor, g core.GLUOp, swapped bool) *core.Tensor {
+	if g == core.GLUSwigluOAI {
+		return c.SwigluOAISplit(a, b, oaiAlpha, oaiLimit, swapped)
+	}
+	return c.GLU(a, b, g, swapped)
+}
+
 // eltSpecials fills inputs with random values in [-3, 3) mixed with special values: NaN, the
 // infinities, signed zeros, huge, tiny and subnormal numbers, and values where the functions
 // change regime.
@@ -40,6 +72,23 @@ func eltSpecials(t *core.Tensor, r *rand.Rand) error {
 		} else {
 			v[i] = -3 + 6*r.Float32()
 		}
+	}
+	return core.SetFloat32s(t, v)
+}
+
+// eltHalves fills inputs with k/2 for k = -20..20 in the first row, the float just below each
+// in the second and just above in the third.
+func eltHalves(t *core.Tensor, _ *rand.Rand) error {
+	v := make([]float32, t.NElements())
+	for i := range v {
+		h := float32(i%41-20) / 2
+		switch i / 41 % 3 {
+		case 1:
+			h = math.Nextafter32(h, float32(math.Inf(-1)))
+		case 2:
+			h = math.Nextafter32(h, float32(math.Inf(1)))
+		}
+		v[i] = h
 	}
 	return core.SetFloat32s(t, v)
 }
@@ -109,10 +158,13 @@ func eltwiseCases() []Case {
 	for u := core.UnaryOp(0); u < core.UnaryCount; u++ {
 		u := u
 		lo, hi := float32(-10), float32(10)
-		if u == core.UnaryExp {
+		switch u {
+		case core.UnaryExp, core.UnaryExpm1:
 			lo, hi = -20, 20
+		case core.UnarySoftplus:
+			lo, hi = -30, 30 // both sides of the cut-over at 20
 		}
-		fns = append(fns, unaryFn{"UNARY(" + u.String() + ")", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Unary(a, u) }, lo, hi})
+		fns = append(fns, unaryFn{"UNARY(" + u.String() + ")", func(c *core.Context, a *core.Tensor) *core.Tensor { return unaryOf(c, a, u) }, lo, hi})
 	}
 	for _, fn := range fns {
 		fn := fn
@@ -154,22 +206,56 @@ func eltwiseCases() []Case {
 		for _, typ := range []core.Type{f16, bf16} {
 			typ := typ
 			add(fmt.Sprintf("GLU(%v,%v)", g, typ), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
-				return c.GLUSingle(c.NewTensor(typ, 12, 5, 3), g, true)
+				return gluSingle(c, c.NewTensor(typ, 12, 5, 3), g, true)
 			})
 		}
 		add(fmt.Sprintf("GLU(%v,view,swapped)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
 			a := c.NewTensor(f32, 14, 5, 3)
-			return c.GLUSingle(c.View3D(a, 10, 5, 3, a.Nb[1], a.Nb[2], 2*a.Nb[0]), g, true)
+			return gluSingle(c, c.View3D(a, 10, 5, 3, a.Nb[1], a.Nb[2], 2*a.Nb[0]), g, true)
 		})
 		add(fmt.Sprintf("GLU(%v,permuted)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
-			return c.GLUSingle(c.Permute(c.NewTensor(f32, 10, 5, 3, 2), 0, 2, 1, 3), g, false)
+			return gluSingle(c, c.Permute(c.NewTensor(f32, 10, 5, 3, 2), 0, 2, 1, 3), g, false)
+		})
+		// Odd rows (ggml: halves of ne0/2, the last element unread), dense and as a strided view.
+		for _, swapped := range []bool{false, true} {
+			swapped := swapped
+			add(fmt.Sprintf("GLU(%v,ne0=11,swapped=%v)", g, swapped), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
+				return gluSingle(c, c.NewTensor(f32, 11, 5, 3), g, swapped)
+			})
+		}
+		add(fmt.Sprintf("GLU(%v,ne0=9,view,f16)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
+			a := c.NewTensor(f16, 14, 5, 3)
+			return gluSingle(c, c.View3D(a, 9, 5, 3, a.Nb[1], a.Nb[2], 2*a.Nb[0]), g, false)
 		})
 		add(fmt.Sprintf("GLU(%v,split,swapped,permuted)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
 			a := c.Permute(c.NewTensor(f32, 7, 3, 5), 0, 2, 1, 3)
-			return c.GLU(a, c.NewTensor(f32, 7, 5, 3), g, true)
+			return gluSplit(c, a, c.NewTensor(f32, 7, 5, 3), g, true)
 		})
 		add(fmt.Sprintf("GLU(%v,split,f16)", g), 0, eltUniform(-4, 4), func(c *core.Context) *core.Tensor {
-			return c.GLU(c.NewTensor(f16, 7, 5, 3), c.NewTensor(f16, 7, 5, 3), g, false)
+			return gluSplit(c, c.NewTensor(f16, 7, 5, 3), c.NewTensor(f16, 7, 5, 3), g, false)
+		})
+	}
+	// Rounding at and next to halves: k/2 and the floats either side of it, as in ROUND(2.5) = 3,
+	// ROUND(-2.5) = -3, ROUND(0.49999997) = 0.
+	for _, u := range []core.UnaryOp{core.UnaryFloor, core.UnaryCeil, core.UnaryRound, core.UnaryTrunc} {
+		u := u
+		add("UNARY("+u.String()+",halves)", nmseExact, eltHalves, func(c *core.Context) *core.Tensor {
+			return c.Unary(c.NewTensor(f32, 41, 3), u)
+		})
+	}
+	// SWIGLU_OAI without clamping (gpt-oss's limit 7) and with an infinite limit.
+	for _, limit := range []float32{7, float32(math.Inf(1))} {
+		limit := limit
+		add(fmt.Sprintf("GLU(SWIGLU_OAI,limit=%v)", limit), 0, eltUniform(-8, 8), func(c *core.Context) *core.Tensor {
+			return c.SwigluOAI(c.NewTensor(f32, 16, 5, 3), 1.702, limit, false)
+		})
+	}
+	// XIELU with other coefficients: a negative beta and eps, and a positive eps (ggml does not
+	// forbid it: min(x, eps) then picks x for x up to 0).
+	for _, p := range [][4]float32{{0.2, 1.5, -0.25, -1e-3}, {-2, -3, 0, 1e-2}} {
+		p := p
+		add(fmt.Sprintf("UNARY(XIELU,%v)", p), 0, eltUniform(-6, 6), func(c *core.Context) *core.Tensor {
+			return c.Xielu(c.NewTensor(f32, 16, 5, 3), p[0], p[1], p[2], p[3])
 		})
 	}
 

@@ -137,7 +137,12 @@ var fzUnary = []func(*core.Context, *core.Tensor) *core.Tensor{
 	(*core.Context).Neg, (*core.Context).Abs, (*core.Context).Sgn, (*core.Context).Step,
 	(*core.Context).Tanh, (*core.Context).Elu, (*core.Context).Relu, (*core.Context).Sigmoid,
 	(*core.Context).Hardswish, (*core.Context).Hardsigmoid, (*core.Context).Exp,
+	(*core.Context).Expm1, (*core.Context).Softplus, (*core.Context).GeluErf, (*core.Context).Floor,
+	(*core.Context).Ceil, (*core.Context).Round, (*core.Context).Trunc,
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Xielu(a, 0.8, 0.8, 0.5, -1e-6) },
 	(*core.Context).Swiglu, (*core.Context).Geglu, (*core.Context).Reglu,
+	(*core.Context).GegluErf, (*core.Context).GegluQuick,
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.SwigluOAI(a, 1.702, 7, false) },
 }
 
 // step appends one op (or leaf) chosen by the bytes to the pool.
@@ -291,10 +296,15 @@ func (b *fzBuilder) step() {
 		t = c.Concat(a, b.other(a), r.intn(5)-r.intn(2))
 	case 20:
 		bb := b.other(a)
-		if r.intn(2) == 0 {
+		switch r.intn(4) {
+		case 0:
 			t = c.SwigluSplit(a, bb)
-		} else {
+		case 1:
 			t = c.GegluSplit(a, bb)
+		case 2:
+			t = c.GegluQuickSplit(a, bb)
+		default:
+			t = c.SwigluOAISplit(a, bb, 1.702, 7, r.intn(2) == 0)
 		}
 	case 21:
 		pos := b.leaf(core.TypeI32, a.Ne[2])

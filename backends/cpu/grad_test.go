@@ -243,6 +243,8 @@ func gradCases() []gradCase {
 		{name: "SQRT", precise: true, build: func(c *gradCtx) *core.Tensor { return c.ctx.Sqrt(c.paramIn(0.3, 2, 5, 3)) }},
 		{name: "LOG", precise: true, build: func(c *gradCtx) *core.Tensor { return c.ctx.Log(c.paramIn(0.3, 2, 5, 3)) }},
 		smooth("EXP", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Exp(a) }),
+		smooth("EXPM1", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Expm1(a) }),
+		smooth("SOFTPLUS", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Softplus(c.Scale(a, 2)) }),
 		smooth("SIN", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Sin(a) }),
 		smooth("COS", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Cos(a) }),
 		smooth("TANH", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Tanh(a) }),
@@ -335,6 +337,10 @@ func gradCases() []gradCase {
 		{name: "SWIGLU", precise: true, build: func(c *gradCtx) *core.Tensor { return c.ctx.Swiglu(c.param(8, 3)) }},
 		{name: "SWIGLU/swapped", precise: true, build: func(c *gradCtx) *core.Tensor {
 			return c.ctx.GLUSingle(c.param(6, 3), core.GLUSwiglu, true)
+		}},
+		{name: "SWIGLU/odd", precise: true, build: func(c *gradCtx) *core.Tensor { return c.ctx.Swiglu(c.param(9, 3)) }},
+		{name: "REGLU/odd-swapped", precise: true, build: func(c *gradCtx) *core.Tensor {
+			return c.ctx.GLUSingle(c.paramIn(0.2, 1, 7, 3), core.GLUReglu, true)
 		}},
 		{name: "SWIGLU/split", precise: true, build: func(c *gradCtx) *core.Tensor { return c.ctx.SwigluSplit(c.param(5, 3), c.param(5, 3)) }},
 		{name: "GEGLU", precise: true, build: func(c *gradCtx) *core.Tensor { return c.ctx.Geglu(c.param(8, 3)) }},

@@ -52,10 +52,11 @@ func elementwiseWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(d
 
 // eltFunc is an elementwise node's function, decoded once per node.
 type eltFunc struct {
-	op   core.Op
-	u    core.UnaryOp
-	fast bool    // SIMD kernels allowed (not the reference mode)
-	a, b float32 // SCALE: scale, bias; CLAMP: min, max; LEAKY_RELU: slope; ADD1: the addend
+	op    core.Op
+	u     core.UnaryOp
+	fast  bool    // SIMD kernels allowed (not the reference mode)
+	a, b  float32 // SCALE: scale, bias; CLAMP: min, max; LEAKY_RELU: slope; ADD1: the addend
+	xielu core.XieluParams
 }
 
 func decodeElt(dst *core.Tensor) eltFunc {
@@ -71,6 +72,9 @@ func decodeElt(dst *core.Tensor) eltFunc {
 		f.a, f.b = ep.A, ep.B
 	case core.OpUnary:
 		f.u = core.UnaryOpOf(dst)
+		if f.u == core.UnaryXielu {
+			f.xielu = core.XieluParamsOf(dst)
+		}
 	}
 	return f
 }
@@ -174,6 +178,10 @@ func (f *eltFunc) apply(y, x []float32) {
 			y[i] = pos + float32(ns*neg)
 		}
 	case core.OpUnary:
+		if f.u == core.UnaryXielu {
+			xieluApply(f.xielu, y, x)
+			return
+		}
 		unaryApply(f.u, y, x)
 	}
 }
@@ -183,6 +191,7 @@ const (
 	actGeluCoefA     = 0.044715
 	actGeluQuickCoef = -1.702
 	actSqrt2OverPi   = 0.79788456080286535587989211986876
+	actSqrt1Over2    = 0.70710678118654752440084436210485
 )
 
 // actGelu is the tanh approximation 0.5x(1+tanh(√(2/π)(x+0.044715x³))). ggml's CPU backend reads it
@@ -198,6 +207,13 @@ func actGelu(v float32) float32 {
 func actGeluQuick(v float32) float32 {
 	x := float64(v)
 	return float32(x / (1 + math.Exp(actGeluQuickCoef*x)))
+}
+
+// actGeluErf is the exact gelu 0.5x(1+erf(x/√2)) (ggml_vec_gelu_erf_f32), evaluated in float64
+// as 0.5x·erfc(-x/√2), which is the same function without the cancellation of 1+erf for negative x.
+func actGeluErf(v float32) float32 {
+	x := float64(v)
+	return float32(0.5 * x * math.Erfc(-x*actSqrt1Over2))
 }
 
 // actSilu is x·σ(x) = x/(1+e^-x) (ggml_silu_f32), evaluated in float64.
@@ -298,6 +314,64 @@ func unaryApply(u core.UnaryOp, y, x []float32) {
 		for i, v := range x {
 			y[i] = float32(math.Exp(float64(v)))
 		}
+	case core.UnaryExpm1:
+		// ggml: expf(x) - 1, which cancels near 0; e^x-1 itself here.
+		for i, v := range x {
+			y[i] = float32(math.Expm1(float64(v)))
+		}
+	case core.UnarySoftplus:
+		for i, v := range x {
+			y[i] = actSoftplus(v)
+		}
+	case core.UnaryGeluErf:
+		for i, v := range x {
+			y[i] = actGeluErf(v)
+		}
+	case core.UnaryFloor:
+		for i, v := range x {
+			y[i] = float32(math.Floor(float64(v)))
+		}
+	case core.UnaryCeil:
+		for i, v := range x {
+			y[i] = float32(math.Ceil(float64(v)))
+		}
+	case core.UnaryRound:
+		// C's roundf: halves away from zero (math.Round's rule).
+		for i, v := range x {
+			y[i] = float32(math.Round(float64(v)))
+		}
+	case core.UnaryTrunc:
+		for i, v := range x {
+			y[i] = float32(math.Trunc(float64(v)))
+		}
+	}
+}
+
+// actSoftplus is ln(1+eˣ), x itself above 20 (ggml's op_softplus), evaluated in float64 with
+// log1p so that large negative x keep their tiny positive results.
+func actSoftplus(v float32) float32 {
+	if v > 20 {
+		return v
+	}
+	return float32(math.Log1p(math.Exp(float64(v))))
+}
+
+// xieluApply sets y[i] = xielu(x[i]) with the node's stored coefficients (ggml's op_xielu):
+// αp·x² + β·x for x > 0, else (expm1(min(x, eps)) - x)·αn + β·x, evaluated in float64. A NaN x
+// gives NaN (fminf would pick eps, but the -x term keeps the NaN).
+func xieluApply(p core.XieluParams, y, x []float32) {
+	an, ap, beta, eps := float64(p.AlphaN), float64(p.AlphaP), float64(p.Beta), float64(p.Eps)
+	for i, v := range x {
+		xv := float64(v)
+		if xv > 0 {
+			y[i] = float32(ap*xv*xv + beta*xv)
+			continue
+		}
+		m := xv
+		if !(m < eps) {
+			m = eps
+		}
+		y[i] = float32((math.Expm1(m)-xv)*an + beta*xv)
 	}
 }
 
@@ -310,24 +384,27 @@ func gluSupports(dst *core.Tensor) bool {
 		return false
 	}
 	if b == nil {
-		return a.Ne[0] == 2*dst.Ne[0] && a.Ne[1] == dst.Ne[1] && a.Ne[2] == dst.Ne[2] && a.Ne[3] == dst.Ne[3]
+		return a.Ne[0]/2 == dst.Ne[0] && a.Ne[1] == dst.Ne[1] && a.Ne[2] == dst.Ne[2] && a.Ne[3] == dst.Ne[3]
 	}
 	return eltIsFloat(b.Type) && a.Ne == dst.Ne && b.Ne == dst.Ne
 }
 
-// gluWork: two f32 half rows (or a row of a and one of b) per worker.
-func gluWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(2*dst.Ne[0], nTasks) }
+// gluWork: a whole row of src0 (two halves and, for an odd length, the unread last element), or a
+// row of a and one of b, in f32 per worker.
+func gluWork(dst *core.Tensor, nTasks int) int64 {
+	return scratchBytes(max(2*dst.Ne[0], dst.Src[0].Ne[0]), nTasks)
+}
 
-// computeGLU: dst = act(x)·g per row (ggml_compute_forward_{reglu,geglu,swiglu}). Without Src[1],
-// x is the first half of each row of src0 and g the second (swapped: the other way round); with
-// Src[1], x comes from src0 and g from src1 (swapped: from src1 and src0 — core's contract; ggml
-// never builds a swapped split GLU).
+// computeGLU: dst = act(x)·g per row (ggml_compute_forward_{reglu,geglu,swiglu,...}). Without
+// Src[1], x is the first half of each row of src0 and g the second, each ne0/2 long (swapped: the
+// other way round); with Src[1], x comes from src0 and g from src1 (swapped: from src1 and src0 —
+// core's contract; ggml never builds a swapped split GLU).
 func computeGLU(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
 	gp := core.GLUParamsOf(dst)
 	g, swapped := gp.Op, gp.Swapped
 	nc := dst.Ne[0]
-	buf := scratch(p, 2*nc)
+	buf := scratch(p, max(2*nc, a.Ne[0]))
 	da, dd := a.Data(), dst.Data()
 	var db []byte
 	if b != nil {
@@ -345,7 +422,7 @@ func computeGLU(p *params, dst *core.Tensor) {
 			if aDirect {
 				row = f32s(da[i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3]:])[:2*nc]
 			} else {
-				loadRow(a, da, i1, i2, i3, row)
+				loadRow(a, da, i1, i2, i3, buf[:a.Ne[0]])
 			}
 			x, gate = row[:nc], row[nc:2*nc]
 		} else {
@@ -373,6 +450,8 @@ func computeGLU(p *params, dst *core.Tensor) {
 		if !p.ref && g == core.GLUSwiglu && nc > 0 && &y[0] != &gate[0] {
 			kern.SiluF32(y, x[:len(y)])
 			kern.MulF32(y, y, gate[:len(y)])
+		} else if g == core.GLUSwigluOAI {
+			swigluOAIApply(gp.Alpha, gp.Limit, y, x, gate)
 		} else {
 			gluApply(g, y, x, gate)
 		}
@@ -382,7 +461,8 @@ func computeGLU(p *params, dst *core.Tensor) {
 	}
 }
 
-// gluApply sets y[i] = act(x[i])·g[i] (ggml_vec_{reglu,geglu,swiglu}_f32).
+// gluApply sets y[i] = act(x[i])·g[i] (ggml_vec_{reglu,geglu,swiglu,geglu_erf,geglu_quick}_f32)
+// for every variant but SWIGLU_OAI.
 func gluApply(op core.GLUOp, y, x, g []float32) {
 	n := len(y)
 	x, g = x[:n], g[:n]
@@ -404,6 +484,35 @@ func gluApply(op core.GLUOp, y, x, g []float32) {
 		for i := range y {
 			y[i] = actSilu(x[i]) * g[i]
 		}
+	case core.GLUGegluErf:
+		for i := range y {
+			y[i] = actGeluErf(x[i]) * g[i]
+		}
+	case core.GLUGegluQuick:
+		for i := range y {
+			y[i] = actGeluQuick(x[i]) * g[i]
+		}
+	}
+}
+
+// swigluOAIApply sets y[i] = x'·σ(alpha·x')·(g'+1) with x' = min(x[i], limit) and g' = g[i]
+// clamped to [-limit, limit] (ggml_compute_forward_swiglu_oai_f32), evaluated in float64. As with
+// std::min and std::clamp there, a NaN x or g stays NaN.
+func swigluOAIApply(alpha, limit float32, y, x, g []float32) {
+	n := len(y)
+	x, g = x[:n], g[:n]
+	a, l := float64(alpha), float64(limit)
+	for i := range y {
+		xv, gv := float64(x[i]), float64(g[i])
+		if xv > l {
+			xv = l
+		}
+		if gv < -l {
+			gv = -l
+		} else if gv > l {
+			gv = l
+		}
+		y[i] = float32(xv / (1 + math.Exp(-a*xv)) * (gv + 1))
 	}
 }
 

@@ -31,6 +31,9 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 				return false
 			}
 		}
+		if t.Op == core.OpGLU && core.GLUParamsOf(t).Op == core.GLUSwigluOAI && s0.Type != core.TypeF32 {
+			return false // ggml_compute_forward_swiglu_oai has an f32 kernel only
+		}
 	case core.OpDiagMaskInf:
 		return contig(s0) && t.Params[0] >= 0
 	case core.OpCpy:

@@ -48,8 +48,8 @@ const (
 	ggmlOpGLU         = 100
 	ggmlOpCount       = 101
 
-	ggmlUnaryCount = 22 // enum ggml_unary_op; tandem's kinds 0..13 share ggml's numbers
-	ggmlGLUCount   = 6  // enum ggml_glu_op; tandem's REGLU, GEGLU, SWIGLU are 0, 1, 2
+	ggmlUnaryCount = 22 // enum ggml_unary_op; tandem's UnaryOp values are ggml's numbers
+	ggmlGLUCount   = 6  // enum ggml_glu_op; tandem's GLUOp values are ggml's numbers
 )
 
 // ggml's id of FLASH_ATTN_EXT, same numbering as above.
@@ -109,8 +109,8 @@ var opTable = []opInfo{
 	{core.OpArgsort, ggmlOpArgsort, "i[0] order"},
 	{core.OpLeakyRelu, ggmlOpLeakyRelu, "f[0] negative slope"},
 	{core.OpFlashAttnExt, ggmlOpFlashAttnExt, "f[0] scale, f[1] max_bias, f[2] logit_softcap, i[3] precision; src q, k, v, mask, sinks"},
-	{core.OpUnary, ggmlOpUnary, "i[0] unary kind"},
-	{core.OpGLU, ggmlOpGLU, "i[0] glu kind, i[1] swapped"},
+	{core.OpUnary, ggmlOpUnary, "i[0] unary kind; XIELU: f[1..4] beta+softplus(alpha_n), softplus(alpha_p), beta, eps"},
+	{core.OpGLU, ggmlOpGLU, "i[0] glu kind, i[1] swapped; SWIGLU_OAI: f[2] alpha, f[3] limit"},
 }
 
 var (

@@ -29,6 +29,7 @@ func TestOpTable(t *testing.T) {
 	ker := ctx.NewTensor4D(f32, 3, 3, 2, 4).SetName("ker")
 	dst := ctx.NewTensor2D(core.TypeF16, 8, 4).SetName("dst")
 	rows := ctx.NewTensor2D(f32, 8, 2).SetName("rows")
+	half, ln2 := float32(0.5), float32(math.Ln2) // XIELU's stored beta + softplus(0), summed in float32
 
 	cases := []struct {
 		name string
@@ -85,12 +86,27 @@ func TestOpTable(t *testing.T) {
 		{"GLU(REGLU,swapped)", ctx.GLUSingle(a, core.GLUReglu, true), want{100, map[int]int32{0: 0, 1: 1}, []string{"a"}}},
 		{"GLU(GEGLU)", ctx.Geglu(a), want{100, map[int]int32{0: 1}, []string{"a"}}},
 		{"GLU(SWIGLU,split)", ctx.SwigluSplit(a, b), want{100, map[int]int32{0: 2}, []string{"a", "b"}}},
+		{"GLU(SWIGLU_OAI,split)", ctx.SwigluOAISplit(a, b, 1.702, 7, false),
+			want{100, map[int]int32{0: 3, 2: fbits(1.702), 3: fbits(7)}, []string{"a", "b"}}},
+		{"GLU(SWIGLU_OAI,swapped)", ctx.SwigluOAI(a, 1.5, 0.25, true),
+			want{100, map[int]int32{0: 3, 1: 1, 2: fbits(1.5), 3: fbits(0.25)}, []string{"a"}}},
+		{"GLU(GEGLU_ERF)", ctx.GegluErf(a), want{100, map[int]int32{0: 4}, []string{"a"}}},
+		{"GLU(GEGLU_QUICK,split)", ctx.GegluQuickSplit(a, b), want{100, map[int]int32{0: 5}, []string{"a", "b"}}},
+		// ggml_xielu stores beta+softplus(alpha_n), softplus(alpha_p), beta, eps; softplus(0) = ln 2,
+		// and 30 > 20 is kept as it is.
+		{"UNARY(XIELU)", ctx.Xielu(a, 0, 30, 0.5, -1e-6), want{91, map[int]int32{0: 17, 1: fbits(half + ln2),
+			2: fbits(30), 3: fbits(0.5), 4: fbits(-1e-6)}, []string{"a"}}},
 	}
 	// Every unary kind tandem has, with ggml's number in op_params[0] (Appendix B.2).
 	ggmlUnary := map[core.UnaryOp]int32{core.UnaryAbs: 0, core.UnarySgn: 1, core.UnaryNeg: 2, core.UnaryStep: 3,
 		core.UnaryTanh: 4, core.UnaryElu: 5, core.UnaryRelu: 6, core.UnarySigmoid: 7, core.UnaryGelu: 8,
-		core.UnaryGeluQuick: 9, core.UnarySilu: 10, core.UnaryHardswish: 11, core.UnaryHardsigmoid: 12, core.UnaryExp: 13}
+		core.UnaryGeluQuick: 9, core.UnarySilu: 10, core.UnaryHardswish: 11, core.UnaryHardsigmoid: 12, core.UnaryExp: 13,
+		core.UnaryExpm1: 14, core.UnarySoftplus: 15, core.UnaryGeluErf: 16, core.UnaryXielu: 17, core.UnaryFloor: 18,
+		core.UnaryCeil: 19, core.UnaryRound: 20, core.UnaryTrunc: 21}
 	for u := core.UnaryOp(0); u < core.UnaryCount; u++ {
+		if u == core.UnaryXielu {
+			continue // takes parameters: its own case above
+		}
 		id, ok := ggmlUnary[u]
 		if !ok {
 			t.Errorf("unary %v has no ggml number in this test", u)

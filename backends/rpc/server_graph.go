@@ -434,14 +434,29 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		if p[0] < 0 || p[0] >= int32(core.UnaryCount) {
 			return nil, fmt.Errorf("graph: UNARY %q: unknown or unsupported unary kind %d", w.name(), p[0])
 		}
-		t = c.Unary(s[0], core.UnaryOp(p[0]))
+		if core.UnaryOp(p[0]) == core.UnaryXielu {
+			// The words hold the derived coefficients: build the node, then store them as sent.
+			t = c.Xielu(s[0], 0, 0, 0, 0)
+			if t.Op == core.OpUnary {
+				for i := 1; i <= 4; i++ {
+					t.SetParamI32(i, p[i])
+				}
+			}
+		} else {
+			t = c.Unary(s[0], core.UnaryOp(p[0]))
+		}
 	case core.OpGLU:
 		if p[0] < 0 || p[0] >= int32(core.GLUCount) || p[1] != 0 && p[1] != 1 {
 			return nil, fmt.Errorf("graph: GLU %q: unknown or unsupported kind %d (swapped %d)", w.name(), p[0], p[1])
 		}
-		if s[1] == nil {
+		switch {
+		case core.GLUOp(p[0]) == core.GLUSwigluOAI && s[1] == nil:
+			t = c.SwigluOAI(s[0], f32(p[2]), f32(p[3]), p[1] == 1)
+		case core.GLUOp(p[0]) == core.GLUSwigluOAI:
+			t = c.SwigluOAISplit(s[0], s[1], f32(p[2]), f32(p[3]), p[1] == 1)
+		case s[1] == nil:
 			t = c.GLUSingle(s[0], core.GLUOp(p[0]), p[1] == 1)
-		} else {
+		default:
 			t = c.GLU(s[0], s[1], core.GLUOp(p[0]), p[1] == 1)
 		}
 	default:

@@ -90,6 +90,18 @@ func TestEltwiseAccuracy(t *testing.T) {
 		{"GELU_QUICK", (*core.Context).GeluQuick, func(x float64) float64 { return x * sig(1.702*x) }, prod(1.702)},
 		{"GELU", (*core.Context).Gelu, gelu, func(x float64) float64 { return 8 + 10*math.Abs(geluZ(x)) }},
 		{"SQRT", (*core.Context).Sqrt, math.Sqrt, few},
+		{"EXPM1", (*core.Context).Expm1, math.Expm1, few},
+		{"SOFTPLUS", (*core.Context).Softplus, func(x float64) float64 {
+			if x > 20 {
+				return x
+			}
+			return math.Log1p(math.Exp(x))
+		}, few},
+		// x·Φ(x): the argument's rounding in z = x/√2 is avoided (z² is formed exactly from x), so
+		// the error stays a few ulps far into the tail.
+		{"GELU_ERF", (*core.Context).GeluErf, func(x float64) float64 { return 0.5 * x * math.Erfc(-x/math.Sqrt2) },
+			func(float64) float64 { return 8 }},
+		{"ROUND", (*core.Context).Round, math.Round, func(float64) float64 { return 0 }},
 	}
 	for _, f := range fns {
 		t.Run(f.name, func(t *testing.T) {
@@ -145,7 +157,12 @@ func TestEltwiseInplace(t *testing.T) {
 	}
 	for u := core.UnaryOp(0); u < core.UnaryCount; u++ {
 		u := u
-		ops = append(ops, op{"UNARY(" + u.String() + ")", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Unary(a, u) }})
+		ops = append(ops, op{"UNARY(" + u.String() + ")", func(c *core.Context, a *core.Tensor) *core.Tensor {
+			if u == core.UnaryXielu {
+				return c.Xielu(a, 0.8, 0.8, 0.5, -1e-6)
+			}
+			return c.Unary(a, u)
+		}})
 	}
 	vals := make([]float32, 7*5*3)
 	for i := range vals {

@@ -112,7 +112,7 @@ func pushStrides(pc *Push, t *core.Tensor, unit int64) {
 	pc.U32(u32(t.Nb[0]/unit), u32(t.Nb[1]/unit), u32(t.Nb[2]/unit), u32(t.Nb[3]/unit))
 }
 
-const eltUnaryPushSize = 18 * 4
+const eltUnaryPushSize = 20 * 4
 
 func (e *Encoder) encodeEltUnary(n *core.Tensor) error {
 	a := n.Src[0]
@@ -141,13 +141,17 @@ func (e *Encoder) encodeEltUnary(n *core.Tensor) error {
 		return err
 	}
 	ep := core.ElementwiseParamsOf(n)
-	p0, p1 := ep.A, ep.B
+	prm := [4]float32{ep.A, ep.B}
+	if core.UnaryOpOf(n) == core.UnaryXielu {
+		xp := core.XieluParamsOf(n)
+		prm = [4]float32{xp.AlphaN, xp.AlphaP, xp.Beta, xp.Eps}
+	}
 	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, a, unit)
 	pushStrides(pc, n, unit)
 	pc.U32(oa.offs, ob.offs, od.offs, u32(n.NElements()))
-	pc.F32(p0, p1)
+	pc.F32(prm[:]...)
 	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind, ob.bind)
 }
 
@@ -161,13 +165,13 @@ func supportsGLU(d *Device, t *core.Tensor) bool {
 	if !ok || !eltAddressable(a, unit) || !eltAddressable(t, unit) {
 		return false
 	}
-	if g == nil {
-		return a.Ne[0] == 2*t.Ne[0] && a.Ne[1] == t.Ne[1] && a.Ne[2] == t.Ne[2] && a.Ne[3] == t.Ne[3]
+	if g == nil { // halves of ne0/2: an odd row's last element is not read
+		return a.Ne[0]/2 == t.Ne[0] && a.Ne[1] == t.Ne[1] && a.Ne[2] == t.Ne[2] && a.Ne[3] == t.Ne[3]
 	}
 	return g.Type == a.Type && a.Ne == t.Ne && g.Ne == t.Ne && eltAddressable(g, unit)
 }
 
-const gluPushSize = 20 * 4
+const gluPushSize = 22 * 4
 
 func (e *Encoder) encodeGLU(n *core.Tensor) error {
 	a, g := n.Src[0], n.Src[1]
@@ -219,6 +223,7 @@ func (e *Encoder) encodeGLU(n *core.Tensor) error {
 	pushStrides(pc, tg, unit)
 	pushStrides(pc, n, unit)
 	pc.U32(offx, offg, od.offs, u32(n.NElements()))
+	pc.F32(gp.Alpha, gp.Limit)
 	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ox.bind, og.bind, od.bind)
 }
 
