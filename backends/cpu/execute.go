@@ -53,6 +53,9 @@ func (b *Backend) runWorker(ith int) {
 	p := b.pool
 	nth := p.n
 	nodes, pl, ctx, abort := rs.nodes, rs.pl, rs.ctx, rs.abort
+	// Polling Done without blocking is lock-free, where ctx.Err takes the context's mutex on
+	// every node; Background's Done is nil and never polled.
+	done := ctx.Done()
 	prm := &rs.prms[ith]
 	*prm = params{ith: ith, nth: nth, work: rs.work, pool: p, errs: &rs.errs, ref: rs.ref}
 	for i := 0; i < len(nodes); i++ {
@@ -73,7 +76,7 @@ func (b *Backend) runWorker(ith int) {
 			}
 		}
 		if ith == 0 {
-			if ctx.Err() != nil {
+			if stopped(done) {
 				rs.stopErr = fmt.Errorf("%w after node %d of %d: %w", ErrAborted, i+1, len(nodes), ctx.Err())
 				rs.stopAt.Store(int64(i + 1))
 			} else if abort != nil {
@@ -92,6 +95,19 @@ func (b *Backend) runWorker(ith int) {
 		if rs.errs.failed(i) {
 			break
 		}
+	}
+}
+
+// stopped reports whether done is closed, without blocking.
+func stopped(done <-chan struct{}) bool {
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
 }
 

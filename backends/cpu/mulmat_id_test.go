@@ -286,51 +286,81 @@ func TestMulMatIDBadIDs(t *testing.T) {
 	}
 }
 
-// Expert weights in a CPU_REPACK buffer (Q4_0, Q4_1, Q8_0) run the repacked GEMM per expert and
-// agree with the same weights in standard memory.
+// Expert weights in a CPU_REPACK buffer (Q4_0, Q4_1, Q8_0) run the repacked GEMM per expert,
+// or for one token the repacked mat-vec set (one activation row shared by the slots, or one per
+// slot; m not a multiple of 16; k past one kernel block step; an infinite activation), and agree
+// with the same weights in standard memory.
 func TestMulMatIDRepacked(t *testing.T) {
 	be, _ := cpu.New(cpu.Options{Threads: 2})
 	defer be.Close()
+	shapes := []struct {
+		mmidShape
+		inf bool
+	}{
+		{mmidShape{256, 32, 4, 2, 1, 24}, false},
+		{mmidShape{256, 40, 4, 2, 1, 1}, false},
+		{mmidShape{320, 33, 8, 2, 2, 1}, false},
+		{mmidShape{2560, 17, 3, 3, 3, 1}, false},
+		{mmidShape{256, 48, 6, 2, 1, 1}, true},
+		{mmidShape{256, 48, 6, 2, 1, 3}, true},
+	}
 	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0} {
-		s := mmidShape{256, 32, 4, 2, 1, 24}
-		ids := mmidIDs(s, 5, true)
-		run := func(extra bool) ([]float32, string) {
-			ctx := core.NewContext(core.ContextParams{NoAlloc: true})
-			as := ctx.NewTensor3D(typ, s.k, s.m, s.nExp)
-			b := ctx.NewTensor3D(core.TypeF32, s.k, s.nB, s.nTok)
-			idt := ctx.NewTensor2D(core.TypeI32, s.nUsed, s.nTok)
-			r := ctx.MulMatID(as, b, idt)
-			buf, err := alloc.AllocCtxTensorsWithOptions(ctx, be.DefaultBufferType(), alloc.CtxAllocOptions{NoExtraBufferTypes: !extra})
-			if err != nil {
-				t.Fatal(err)
+		for _, sh := range shapes {
+			s := sh.mmidShape
+			ids := mmidIDs(s, 5, true)
+			run := func(extra bool) ([]float32, string) {
+				ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+				as := ctx.NewTensor3D(typ, s.k, s.m, s.nExp)
+				b := ctx.NewTensor3D(core.TypeF32, s.k, s.nB, s.nTok)
+				idt := ctx.NewTensor2D(core.TypeI32, s.nUsed, s.nTok)
+				r := ctx.MulMatID(as, b, idt)
+				buf, err := alloc.AllocCtxTensorsWithOptions(ctx, be.DefaultBufferType(), alloc.CtxAllocOptions{NoExtraBufferTypes: !extra})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer buf.Free()
+				if err := core.TensorSet(as, quantBytes(t, typ, as.NElements(), 77), 0); err != nil {
+					t.Fatal(err)
+				}
+				bv := randF32(b.NElements(), 78)
+				if sh.inf {
+					bv[5] = float32(math.Inf(1))
+				}
+				if err := core.SetFloat32s(b, bv); err != nil {
+					t.Fatal(err)
+				}
+				raw := make([]byte, 4*len(ids))
+				for i, v := range ids {
+					raw[4*i], raw[4*i+1], raw[4*i+2], raw[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+				}
+				if err := core.TensorSet(idt, raw, 0); err != nil {
+					t.Fatal(err)
+				}
+				return computeOn(t, be, r), as.Buffer.Type().Name()
 			}
-			defer buf.Free()
-			if err := core.TensorSet(as, quantBytes(t, typ, as.NElements(), 77), 0); err != nil {
-				t.Fatal(err)
+			plain, pbt := run(false)
+			packed, rbt := run(true)
+			if rbt != cpu.RepackBufferTypeName || pbt == rbt {
+				t.Fatalf("%v: weights in %s and %s, want one CPU_REPACK", typ, pbt, rbt)
 			}
-			if err := core.SetFloat32s(b, randF32(b.NElements(), 78)); err != nil {
-				t.Fatal(err)
+			w64 := make([]float64, len(plain))
+			nonFinite := 0
+			for i, v := range plain {
+				w64[i] = float64(v)
+				if v-v != 0 {
+					nonFinite++
+					if !(packed[i] == v || (v != v && packed[i] != packed[i])) {
+						t.Fatalf("%v %v: output %d is %v repacked, %v plain", typ, s, i, packed[i], v)
+					}
+					w64[i], packed[i] = 0, 0
+				}
 			}
-			raw := make([]byte, 4*len(ids))
-			for i, v := range ids {
-				raw[4*i], raw[4*i+1], raw[4*i+2], raw[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+			if sh.inf != (nonFinite > 0) {
+				t.Fatalf("%v %v: %d non-finite outputs with inf=%v", typ, s, nonFinite, sh.inf)
 			}
-			if err := core.TensorSet(idt, raw, 0); err != nil {
-				t.Fatal(err)
+			if e := nmse(packed, w64); e > 1e-10 {
+				t.Fatalf("%v %v: repacked vs plain NMSE %g", typ, s, e)
 			}
-			return computeOn(t, be, r), as.Buffer.Type().Name()
-		}
-		plain, pbt := run(false)
-		packed, rbt := run(true)
-		if rbt != cpu.RepackBufferTypeName || pbt == rbt {
-			t.Fatalf("%v: weights in %s and %s, want one CPU_REPACK", typ, pbt, rbt)
-		}
-		w64 := make([]float64, len(plain))
-		for i, v := range plain {
-			w64[i] = float64(v)
-		}
-		if e := nmse(packed, w64); e > 1e-10 {
-			t.Fatalf("%v: repacked vs plain NMSE %g", typ, e)
 		}
 	}
 }

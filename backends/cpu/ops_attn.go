@@ -68,7 +68,11 @@ func faScratch(dst *core.Tensor, g int64) int64 {
 }
 
 func faWork(dst *core.Tensor, nTasks int) int64 {
-	return scratchBytes(faScratch(dst, faGroup(dst, nTasks)), nTasks)
+	n := faScratch(dst, faGroup(dst, nTasks))
+	if t, ok := faTiling(dst, nTasks); ok {
+		n = max(n, faTiledScratch(dst, t))
+	}
+	return scratchBytes(n, nTasks)
 }
 
 // faBufs are a worker's views of its scratch (see faScratch).
@@ -176,6 +180,10 @@ func (j *faJob) maskAt(off, ic int64) float32 {
 func computeFlashAttn(p *params, dst *core.Tensor) {
 	j := newFAJob(dst)
 	if !p.ref {
+		if t, ok := faTiling(dst, p.nth); ok {
+			j.computeTiled(p, dst, t) // ops_attn_tiled.go
+			return
+		}
 		j.computeFast(p, dst)
 		return
 	}

@@ -19,7 +19,11 @@ type faCase struct {
 	nhkv, ne3, m2, m3        int64
 	scale, maxBias, softcap  float32
 	sinks, cache, maskedRows bool // sinks; k and v as permuted views of a cache; all-masked query rows
+	causal, garbage          bool // causal mask; the last faGarbage keys masked for every row and NaN
 }
+
+// faGarbage is how many keys a garbage case masks everywhere and fills with NaN (unused cells).
+const faGarbage = 5
 
 const noMask = core.Type(-1)
 
@@ -28,8 +32,9 @@ func (c faCase) String() string {
 	if c.mt != noMask {
 		m = fmt.Sprintf("mask%v_%dx%d", c.mt, c.m2, c.m3)
 	}
-	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v",
-		c.kt, c.vt, c.dk, c.dv, c.nq, c.nkv, c.nh, c.nhkv, c.ne3, m, c.scale, c.maxBias, c.softcap, c.sinks, c.cache, c.maskedRows)
+	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v_causal%v_garbage%v",
+		c.kt, c.vt, c.dk, c.dv, c.nq, c.nkv, c.nh, c.nhkv, c.ne3, m, c.scale, c.maxBias, c.softcap, c.sinks, c.cache, c.maskedRows,
+		c.causal, c.garbage)
 }
 
 // faCases covers odd sizes, GQA, masks (f16/f32, broadcast, -inf entries, fully masked rows),
@@ -54,6 +59,16 @@ func faCases() []faCase {
 		with(func(c *faCase) { c.cache = true; c.nkv = 70; c.nq = 3; c.sinks = true }),
 		with(func(c *faCase) { c.cache = true; c.kt, c.vt, c.dk, c.dv = core.TypeQ8_0, core.TypeQ8_0, 32, 32 }),
 		with(func(c *faCase) { c.nh, c.nhkv, c.nq, c.nkv, c.dk, c.dv, c.mt = 8, 1, 1, 1, 16, 8, noMask }),
+		// prompts (the tiled kernel): GQA tiles, causal masks skipping whole key blocks, unused
+		// NaN cells, a cache view, f32 keys with f16 values, ALiBi and sinks
+		with(func(c *faCase) { c.nq, c.nkv, c.nh, c.nhkv, c.dk, c.dv, c.causal = 70, 200, 8, 2, 64, 64, true }),
+		with(func(c *faCase) { c.nq, c.nkv, c.causal, c.garbage, c.sinks = 40, 130, true, true, true }),
+		with(func(c *faCase) { c.nq, c.nkv, c.nh, c.nhkv, c.cache, c.causal = 33, 100, 6, 3, true, true }),
+		with(func(c *faCase) {
+			c.nq, c.nkv, c.kt, c.vt, c.mt, c.causal = 9, 65, core.TypeF32, core.TypeF16, core.TypeF32, true
+		}),
+		with(func(c *faCase) { c.nq, c.nkv, c.maxBias, c.nh, c.nhkv, c.m2, c.garbage = 17, 90, 8, 4, 4, 4, true }),
+		with(func(c *faCase) { c.nq, c.nkv, c.softcap, c.scale, c.mt = 12, 64, 2.5, 1, noMask }),
 	}
 }
 
@@ -76,6 +91,24 @@ func faBuild(t testing.TB, ctx *core.Context, c faCase, seed uint64) (out, q, k,
 		v = ctx.NewTensor4D(c.vt, c.dv, c.nkv, c.nhkv, c.ne3)
 		faFill(t, k, r, 1)
 		faFill(t, v, r, 1)
+		if c.garbage {
+			for _, x := range []*core.Tensor{k, v} {
+				vals, err := core.GetFloat32s(x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for row := int64(0); row < x.Ne[1]*x.Ne[2]*x.Ne[3]; row++ {
+					if row%x.Ne[1] >= c.nkv-faGarbage {
+						for d := int64(0); d < x.Ne[0]; d++ {
+							vals[row*x.Ne[0]+d] = float32(math.NaN())
+						}
+					}
+				}
+				if err := core.SetFloat32s(x, vals); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
 	faFill(t, q, r, 1)
 	if c.mt != noMask {
@@ -89,6 +122,17 @@ func faBuild(t testing.TB, ctx *core.Context, c faCase, seed uint64) (out, q, k,
 			}
 			if c.maskedRows && (i/int(mask.Ne[0]))%int(mask.Ne[1]) == 1 {
 				vals[i] = ninf // query row 1 sees nothing
+			}
+			j, iq1 := int64(i)%mask.Ne[0], int64(i)/mask.Ne[0]%mask.Ne[1]
+			if c.causal {
+				if j > iq1+c.nkv-c.nq {
+					vals[i] = ninf
+				} else if vals[i] == ninf {
+					vals[i] = 0 // every row keeps at least its diagonal
+				}
+			}
+			if c.garbage && j >= c.nkv-faGarbage {
+				vals[i] = ninf
 			}
 		}
 		if err := core.SetFloat32s(mask, vals); err != nil {
@@ -175,6 +219,15 @@ func faNaive(t testing.TB, c faCase, out, q, k, v, mask, sinks *core.Tensor) []f
 				qo := ((iq3*c.nh+h)*c.nq + iq1) * c.dk
 				mx := math.Inf(-1)
 				for j := int64(0); j < c.nkv; j++ {
+					var mterm float64
+					if mask != nil {
+						mo := (((iq3%c.m3)*c.m2+h%c.m2)*mask.Ne[1]+iq1)*mask.Ne[0] + j
+						mterm = slope * mv[mo]
+					}
+					if math.IsInf(mterm, -1) {
+						s[j] = mterm // a masked key is skipped, whatever it holds
+						continue
+					}
 					ko := ((iq3*c.nhkv+hk)*c.nkv + j) * c.dk
 					var dot float64
 					for d := int64(0); d < c.dk; d++ {
@@ -184,10 +237,7 @@ func faNaive(t testing.TB, c faCase, out, q, k, v, mask, sinks *core.Tensor) []f
 					if c.softcap != 0 {
 						x = float64(c.softcap) * math.Tanh(x/float64(c.softcap))
 					}
-					if mask != nil {
-						mo := (((iq3%c.m3)*c.m2+h%c.m2)*mask.Ne[1]+iq1)*mask.Ne[0] + j
-						x += slope * mv[mo]
-					}
+					x += mterm
 					s[j] = x
 					mx = math.Max(mx, x)
 				}
@@ -200,6 +250,9 @@ func faNaive(t testing.TB, c faCase, out, q, k, v, mask, sinks *core.Tensor) []f
 				var sum float64
 				ro := ((iq3*c.nq+iq1)*c.nh + h) * c.dv
 				for j := int64(0); j < c.nkv; j++ {
+					if math.IsInf(s[j], -1) {
+						continue
+					}
 					w := math.Exp(s[j] - mx)
 					sum += w
 					vo := ((iq3*c.nhkv+hk)*c.nkv + j) * c.dv

@@ -78,7 +78,8 @@ func mulMatIDPlan(dst *core.Tensor, nTasks int, ref bool, ks mmKernels) ([]mmRou
 		routes[n-1] = mulMatRouteOf(cE, false, ks)
 		sub = max(sub, mulMatRouteWork(cE, routes[n-1], nTasks))
 	}
-	return routes, l.sub + sub + 64 // 64: slack for the sub-MUL_MAT's own alignment
+	// 64: slack for the sub-MUL_MAT's own alignment
+	return routes, max(l.sub+sub+64, mulMatIDVecWork(dst))
 }
 
 // mulMatIDOperands builds the MUL_MAT node the fast kernel runs for expert e over n gathered
@@ -174,6 +175,10 @@ func computeMulMatIDRef(p *params, dst *core.Tensor) {
 
 // computeMulMatIDFast is the grouped kernel; every worker of the pool runs it.
 func computeMulMatIDFast(p *params, dst *core.Tensor) {
+	if mulMatIDVecOK(p, dst) {
+		computeMulMatIDVec(p, dst) // ops_mulmat_id_vec.go
+		return
+	}
 	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
 	db, di, dd := b.Data(), ids.Data(), dst.Data()
 	k, m := as.Ne[0], as.Ne[1]
