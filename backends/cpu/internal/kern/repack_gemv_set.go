@@ -31,8 +31,8 @@ func GemvRepackedSetWorkSize(rt RepackType, n, k int) int {
 // The team protocol is GemmRepacked's: every worker calls it with its ith and the same other
 // arguments; *counter is 0 before the first worker enters; barrier() is called exactly once by
 // every worker when nth > 1 and there is work (never when nth == 1). The tasks — rpMVecM groups
-// of 16 rows of one job — are claimed from the counter, so the jobs share out evenly however
-// few there are. It panics on sizes or slices that do not fit (programmer errors).
+// of 16 rows of one job — are claimed from the counter, so the jobs share out
+// evenly however few there are. It panics on sizes or slices that do not fit (programmer errors).
 func GemvRepackedSet(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, work []float32,
 	m, k int, a []byte, sliceBytes int, n int, b []byte, ldb int, jobs []GemvJob, c []float32) {
 	f := rt.format("GemvRepackedSet")

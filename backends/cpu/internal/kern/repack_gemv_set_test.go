@@ -76,10 +76,16 @@ func TestGemvRepackedSet(t *testing.T) {
 	}
 }
 
-// BenchmarkGemvRepackedSet: a mixture-of-experts FFN step for one token (2 of 8 experts,
-// 2816x1024 Q4_0). GB/s counts the weight bytes the two products read.
+// BenchmarkGemvRepackedSet: the mixture-of-experts FFN steps for one token (2 of 8 experts,
+// 2816x1024 gate/up and 1024x2816 down, Q4_0). GB/s counts the weight bytes the two products read.
 func BenchmarkGemvRepackedSet(b *testing.B) {
-	m, k, ne := 2816, 1024, 8
+	for _, sh := range [][2]int{{2816, 1024}, {1024, 2816}} {
+		b.Run(fmt.Sprintf("m%d_k%d", sh[0], sh[1]), func(b *testing.B) { benchGemvSet(b, sh[0], sh[1]) })
+	}
+}
+
+func benchGemvSet(b *testing.B, m, k int) {
+	ne := 8
 	rt := RepackQ4_0
 	q := rpDot(rt)
 	r := newRand(9)
