@@ -30,7 +30,8 @@ type BackwardOptions struct {
 // gradient (ggml: the mean), SUB and DIV reduce broadcast operands, MEAN may be used several times,
 // SOFT_MAX's gradient does not depend on max_bias (ALiBi moves only the mask), and TANH, SIGMOID,
 // GELU, GELU_QUICK, ELU, HARDSWISH, HARDSIGMOID, LEAKY_RELU, CLAMP, NORM, CONCAT, OUT_PROD, POOL_1D,
-// REGLU and GEGLU have gradients (composed from forward and *_BACK ops). As in ggml, GELU_ERF,
+// REGLU and GEGLU have gradients (composed from forward and *_BACK ops); SET's gradient is g
+// outside the window for a and the window for b, as ggml's. As in ggml, GELU_ERF,
 // XIELU, FLOOR, CEIL, ROUND, TRUNC, SWIGLU_OAI, GEGLU_ERF and GEGLU_QUICK have none.
 //
 // A nil ctx or gf is an error.
@@ -298,6 +299,17 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 			gc := b.contiguous(g)
 			v := c.View4D(gc, s1.Ne[0], s1.Ne[1], s1.Ne[2], s1.Ne[3], nb1, nb2, nb3, off)
 			b.add(s1, c.Cont(v))
+		}
+	case OpSet:
+		// ggml: the window's gradient goes to b, the rest of g to a (g with the window zeroed).
+		sp := SetParamsOf(n)
+		gc := b.contiguous(g)
+		win := c.View4D(gc, s1.Ne[0], s1.Ne[1], s1.Ne[2], s1.Ne[3], sp.Nb1, sp.Nb2, sp.Nb3, sp.Offset)
+		if w0 {
+			b.add(a, c.Acc(gc, c.Neg(win), sp.Nb1, sp.Nb2, sp.Nb3, sp.Offset))
+		}
+		if w1 {
+			b.add(s1, c.Cont(win))
 		}
 	case OpScale:
 		if w0 {

@@ -63,6 +63,20 @@ const (
 	OpOptStepSGD
 	OpFlashAttnExt
 	OpMulMatID
+	OpAddID
+	OpL2Norm
+	OpCountEqual
+	OpSet
+	OpTopK
+	OpArange
+	OpFill
+	OpTri
+	OpDiag
+	OpCumsum
+	OpRoll
+	OpPad
+	OpPadReflect1D
+	OpTimestepEmbedding
 	OpCount
 )
 
@@ -80,6 +94,9 @@ var opNames = [OpCount]string{
 	OpRepeatBack: "REPEAT_BACK", OpIm2ColBack: "IM2COL_BACK", OpPool2DBack: "POOL_2D_BACK",
 	OpCrossEntropyLoss: "CROSS_ENTROPY_LOSS", OpCrossEntropyLossBack: "CROSS_ENTROPY_LOSS_BACK",
 	OpOptStepAdamW: "OPT_STEP_ADAMW", OpOptStepSGD: "OPT_STEP_SGD", OpFlashAttnExt: "FLASH_ATTN_EXT", OpMulMatID: "MUL_MAT_ID",
+	OpAddID: "ADD_ID", OpL2Norm: "L2_NORM", OpCountEqual: "COUNT_EQUAL", OpSet: "SET", OpTopK: "TOP_K",
+	OpArange: "ARANGE", OpFill: "FILL", OpTri: "TRI", OpDiag: "DIAG", OpCumsum: "CUMSUM", OpRoll: "ROLL",
+	OpPad: "PAD", OpPadReflect1D: "PAD_REFLECT_1D", OpTimestepEmbedding: "TIMESTEP_EMBEDDING",
 }
 
 // String returns ggml's name of the op ("MUL_MAT", ...).

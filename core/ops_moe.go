@@ -54,3 +54,35 @@ func (c *Context) MulMatID(as, b, ids *Tensor) *Tensor {
 	}
 	return c.newOp(OpMulMatID, TypeF32, [4]int64{as.Ne[1], nUsed, nTok, 1}, as, b, ids)
 }
+
+// AddID adds to each row of a the row of b its id selects (ggml_add_id, MoE expert biases):
+//
+//	a   [ne0, n_used, n_tokens, ne3]  F32
+//	b   [ne0, n_expert]               F32, one row per expert
+//	ids [n_used, n_tokens]            I32
+//	result[:, e, t, i3] = a[:, e, t, i3] + b[:, ids[e, t]]
+//
+// a and b need unit stride along dim 0. The ids are data: an id outside [0, n_expert) makes the
+// compute return an error naming it on the CPU (the GPU shaders write NaN to that row instead of
+// reading outside b). A nil operand (or a nil context) records an error on the context and
+// returns a placeholder.
+func (c *Context) AddID(a, b, ids *Tensor) *Tensor {
+	if err := c.check("ADD_ID", a, b, ids); err != nil {
+		return c.fail("ADD_ID", err)
+	}
+	switch {
+	case a.Type != TypeF32 || b.Type != TypeF32:
+		return c.errorf("ADD_ID: %v and %v must be f32", a, b)
+	case ids.Type != TypeI32:
+		return c.errorf("ADD_ID: ids %v must be i32", ids)
+	case a.Ne[0] != b.Ne[0]:
+		return c.errorf("ADD_ID: rows of %v and %v differ in length", a, b)
+	case b.Ne[2] != 1 || b.Ne[3] != 1:
+		return c.errorf("ADD_ID: %v must be 2-D [ne0, n_expert]", b)
+	case ids.Ne[2] != 1 || ids.Ne[3] != 1 || ids.Ne[0] != a.Ne[1] || ids.Ne[1] != a.Ne[2]:
+		return c.errorf("ADD_ID: ids %v must be [%d, %d] (ne1, ne2 of %v)", ids, a.Ne[1], a.Ne[2], a)
+	case a.Nb[0] != 4 && a.Ne[0] > 1 || b.Nb[0] != 4 && b.Ne[0] > 1:
+		return c.errorf("ADD_ID: %v and %v must have unit stride along dim 0", a, b)
+	}
+	return c.newOp(OpAddID, TypeF32, a.Ne, a, b, ids)
+}

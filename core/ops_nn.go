@@ -32,6 +32,24 @@ func (c *Context) RMSNorm(a *Tensor, eps float32) *Tensor {
 	return t
 }
 
+// L2Norm scales each row by 1/max(‖x‖₂, eps) (ggml_l2_norm); the sum of squares is accumulated in
+// float64. a must be f32 (any strides) and eps ≥ 0.
+// A nil operand (or a nil context) records an error on the context and returns a placeholder.
+func (c *Context) L2Norm(a *Tensor, eps float32) *Tensor {
+	if err := c.check("L2_NORM", a); err != nil {
+		return c.fail("L2_NORM", err)
+	}
+	if p := c.requireTypes("L2_NORM", isF32, "f32", a); p != nil {
+		return p
+	}
+	if !(eps >= 0) || math.IsInf(float64(eps), 1) {
+		return c.errorf("L2_NORM: eps %v, want a finite number ≥ 0", eps)
+	}
+	t := c.newOp(OpL2Norm, TypeF32, a.Ne, a)
+	t.SetParamF32(0, eps)
+	return t
+}
+
 // SoftMax is the row softmax of a.
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) SoftMax(a *Tensor) *Tensor { return c.SoftMaxExt(a, nil, 1, 0) }

@@ -106,9 +106,9 @@ func NPastOf(t *Tensor) int64 {
 	return int64(t.Params[0])
 }
 
-// EpsOf returns the epsilon of a NORM or RMS_NORM node. A nil t gives the zero value.
+// EpsOf returns the epsilon of a NORM, RMS_NORM or L2_NORM node. A nil t gives the zero value.
 func EpsOf(t *Tensor) float32 {
-	if t == nil || (t.Op != OpNorm && t.Op != OpRMSNorm) {
+	if t == nil || (t.Op != OpNorm && t.Op != OpRMSNorm && t.Op != OpL2Norm) {
 		return 0
 	}
 	return t.ParamF32(0)

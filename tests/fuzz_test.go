@@ -143,6 +143,17 @@ var fzUnary = []func(*core.Context, *core.Tensor) *core.Tensor{
 	(*core.Context).Swiglu, (*core.Context).Geglu, (*core.Context).Reglu,
 	(*core.Context).GegluErf, (*core.Context).GegluQuick,
 	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.SwigluOAI(a, 1.702, 7, false) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.L2Norm(a, 1e-6) },
+	(*core.Context).Cumsum, (*core.Context).Diag,
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Fill(a, 0.5) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Tri(a, core.TriLowerDiag) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Roll(a, 1, -1, 0, 0) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Pad(a, 1, 0, 2, 0) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.PadExt(a, core.PadParams{Left: [4]int{1, 1}, Right: [4]int{0, 1}, Circular: true})
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.PadReflect1D(a, 1, 1) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.TopK(a, 1) },
 }
 
 // step appends one op (or leaf) chosen by the bytes to the pool.

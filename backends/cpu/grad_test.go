@@ -244,6 +244,9 @@ func gradCases() []gradCase {
 		{name: "LOG", precise: true, build: func(c *gradCtx) *core.Tensor { return c.ctx.Log(c.paramIn(0.3, 2, 5, 3)) }},
 		smooth("EXP", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Exp(a) }),
 		smooth("EXPM1", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Expm1(a) }),
+		{name: "SET", precise: true, build: func(c *gradCtx) *core.Tensor {
+			return c.ctx.Mul(c.ctx.Set(c.param(4, 3, 2), c.param(2, 2, 2), 16, 48, 96, 20), c.param(4, 3, 2))
+		}},
 		smooth("SOFTPLUS", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Softplus(c.Scale(a, 2)) }),
 		smooth("SIN", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Sin(a) }),
 		smooth("COS", func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Cos(a) }),

@@ -51,6 +51,11 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		return t.Ne[0]%2 == 0 // ggml's rope walks pairs past an odd row end
 	case core.OpFlashAttnExt:
 		return t.Src[3] == nil || t.Src[3].Type == core.TypeF16 // ggml reads the mask as f16 whatever its type
+	case core.OpTopK, core.OpTimestepEmbedding:
+		return contig(s0) // ggml reads these as dense rows (src row i at i·nb01)
+	case core.OpCountEqual:
+		// ggml_compute_forward_count_equal_i32 unravels rows right for matrices only.
+		return s0.Ne[2] == 1 && s0.Ne[3] == 1
 	case core.OpOutProd:
 		if s0.Type != core.TypeF32 && (s0.Ne[2] != t.Src[1].Ne[2] || s0.Ne[3] != t.Src[1].Ne[3]) {
 			return false

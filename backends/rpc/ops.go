@@ -58,6 +58,24 @@ const ggmlOpFlashAttnExt = 74
 // ggml's id of MUL_MAT_ID, same numbering as above.
 const ggmlOpMulMatID = 30
 
+// ggml's ids of the generator, fill and index ops, same numbering as above.
+const (
+	ggmlOpAddID             = 3
+	ggmlOpCumsum            = 16
+	ggmlOpCountEqual        = 19
+	ggmlOpL2Norm            = 28
+	ggmlOpSet               = 33
+	ggmlOpDiag              = 43
+	ggmlOpPad               = 64
+	ggmlOpPadReflect1D      = 65
+	ggmlOpRoll              = 66
+	ggmlOpArange            = 67
+	ggmlOpTimestepEmbedding = 68
+	ggmlOpTopK              = 70
+	ggmlOpTri               = 72
+	ggmlOpFill              = 73
+)
+
 // opInfo describes how one tandem op travels: ggml's id and the meaning of its op_params slots.
 type opInfo struct {
 	Op     core.Op
@@ -111,6 +129,20 @@ var opTable = []opInfo{
 	{core.OpFlashAttnExt, ggmlOpFlashAttnExt, "f[0] scale, f[1] max_bias, f[2] logit_softcap, i[3] precision; src q, k, v, mask, sinks"},
 	{core.OpUnary, ggmlOpUnary, "i[0] unary kind; XIELU: f[1..4] beta+softplus(alpha_n), softplus(alpha_p), beta, eps"},
 	{core.OpGLU, ggmlOpGLU, "i[0] glu kind, i[1] swapped; SWIGLU_OAI: f[2] alpha, f[3] limit"},
+	{core.OpAddID, ggmlOpAddID, "none; src0 a, src1 b, src2 ids"},
+	{core.OpCumsum, ggmlOpCumsum, "none"},
+	{core.OpCountEqual, ggmlOpCountEqual, "none"},
+	{core.OpL2Norm, ggmlOpL2Norm, "f[0] eps"},
+	{core.OpSet, ggmlOpSet, "i[0..3] nb1, nb2, nb3, offset (bytes), i[4] inplace"},
+	{core.OpDiag, ggmlOpDiag, "none"},
+	{core.OpPad, ggmlOpPad, "i[0..7] lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3, i[8] circular"},
+	{core.OpPadReflect1D, ggmlOpPadReflect1D, "i[0] p0, i[1] p1"},
+	{core.OpRoll, ggmlOpRoll, "i[0..3] shifts"},
+	{core.OpArange, ggmlOpArange, "f[0] start, f[1] stop, f[2] step; no sources"},
+	{core.OpTimestepEmbedding, ggmlOpTimestepEmbedding, "i[0] dim, i[1] max_period"},
+	{core.OpTopK, ggmlOpTopK, "none; k is ne0 of the result"},
+	{core.OpTri, ggmlOpTri, "i[0] tri type"},
+	{core.OpFill, ggmlOpFill, "f[0] value"},
 }
 
 var (

@@ -29,6 +29,8 @@ func TestOpTable(t *testing.T) {
 	ker := ctx.NewTensor4D(f32, 3, 3, 2, 4).SetName("ker")
 	dst := ctx.NewTensor2D(core.TypeF16, 8, 4).SetName("dst")
 	rows := ctx.NewTensor2D(f32, 8, 2).SetName("rows")
+	pos2 := ctx.NewTensor1D(f32, 4).SetName("pos2")
+	sq := ctx.NewTensor2D(f32, 4, 4).SetName("sq")
 	half, ln2 := float32(0.5), float32(math.Ln2) // XIELU's stored beta + softplus(0), summed in float32
 
 	cases := []struct {
@@ -96,6 +98,24 @@ func TestOpTable(t *testing.T) {
 		// and 30 > 20 is kept as it is.
 		{"UNARY(XIELU)", ctx.Xielu(a, 0, 30, 0.5, -1e-6), want{91, map[int]int32{0: 17, 1: fbits(half + ln2),
 			2: fbits(30), 3: fbits(0.5), 4: fbits(-1e-6)}, []string{"a"}}},
+		{"ADD_ID", ctx.AddID(x3, ctx.NewTensor2D(f32, 8, 5).SetName("bias"), ctx.NewTensor2D(core.TypeI32, 2, 4).SetName("eids2")),
+			want{3, nil, []string{"x3", "bias", "eids2"}}},
+		{"CUMSUM", ctx.Cumsum(a), want{16, nil, []string{"a"}}},
+		{"COUNT_EQUAL", ctx.CountEqual(ids, ids), want{19, nil, []string{"ids", "ids"}}},
+		{"L2_NORM", ctx.L2Norm(a, 1e-6), want{28, map[int]int32{0: fbits(1e-6)}, []string{"a"}}},
+		{"SET", ctx.Set(a, rows, 32, 64, 128, 8), want{33, map[int]int32{0: 32, 1: 64, 2: 128, 3: 8}, []string{"a", "rows"}}},
+		{"SET(inplace)", ctx.SetInplace(a, one, 32, 128, 128, 4), want{33, map[int]int32{0: 32, 1: 128, 2: 128, 3: 4, 4: 1}, []string{"a", "one"}}},
+		{"DIAG", ctx.Diag(ctx.NewTensor3D(f32, 5, 1, 2).SetName("v3")), want{43, nil, []string{"v3"}}},
+		{"PAD", ctx.PadExt(a, core.PadParams{Left: [4]int{1, 2, 3, 4}, Right: [4]int{5, 6, 7, 8}}),
+			want{64, map[int]int32{0: 1, 1: 5, 2: 2, 3: 6, 4: 3, 5: 7, 6: 4, 7: 8}, []string{"a"}}},
+		{"PAD(circular)", ctx.PadExt(a, core.PadParams{Right: [4]int{2}, Circular: true}), want{64, map[int]int32{1: 2, 8: 1}, []string{"a"}}},
+		{"PAD_REFLECT_1D", ctx.PadReflect1D(a, 3, 2), want{65, map[int]int32{0: 3, 1: 2}, []string{"a"}}},
+		{"ROLL", ctx.Roll(a, -3, 2, 0, 0), want{66, map[int]int32{0: -3, 1: 2}, []string{"a"}}},
+		{"ARANGE", ctx.Arange(1, 10, 0.5), want{67, map[int]int32{0: fbits(1), 1: fbits(10), 2: fbits(0.5)}, nil}},
+		{"TIMESTEP_EMBEDDING", ctx.TimestepEmbedding(pos2, 7, 10000), want{68, map[int]int32{0: 7, 1: 10000}, []string{"pos2"}}},
+		{"TOP_K", ctx.TopK(a, 3), want{70, nil, []string{"a"}}},
+		{"TRI", ctx.Tri(sq, core.TriLower), want{72, map[int]int32{0: 3}, []string{"sq"}}},
+		{"FILL", ctx.Fill(a, -2.5), want{73, map[int]int32{0: fbits(-2.5)}, []string{"a"}}},
 	}
 	// Every unary kind tandem has, with ggml's number in op_params[0] (Appendix B.2).
 	ggmlUnary := map[core.UnaryOp]int32{core.UnaryAbs: 0, core.UnarySgn: 1, core.UnaryNeg: 2, core.UnaryStep: 3,

@@ -313,7 +313,7 @@ func f32(p int32) float32 { return math.Float32frombits(uint32(p)) }
 // construct rebuilds one op with tandem's constructors (the wire's source order already undone).
 func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4]int64, s [maxSrc]*core.Tensor, cast bool) (*core.Tensor, error) {
 	c, p := b.ctx, w.Params
-	if s[0] == nil {
+	if s[0] == nil && op != core.OpArange {
 		return nil, fmt.Errorf("graph: %v node %q has no source 0", op, w.name())
 	}
 	var t *core.Tensor
@@ -459,6 +459,52 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		default:
 			t = c.GLU(s[0], s[1], core.GLUOp(p[0]), p[1] == 1)
 		}
+	case core.OpAddID:
+		t = c.AddID(s[0], s[1], s[2])
+	case core.OpCumsum:
+		t = c.Cumsum(s[0])
+	case core.OpCountEqual:
+		t = c.CountEqual(s[0], s[1])
+	case core.OpL2Norm:
+		t = c.L2Norm(s[0], f32(p[0]))
+	case core.OpSet:
+		if p[4] != 0 && p[4] != 1 || p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0 {
+			return nil, fmt.Errorf("graph: SET %q: bad parameters %v", w.name(), p[:5])
+		}
+		if p[4] == 1 {
+			t = c.SetInplace(s[0], s[1], int64(p[0]), int64(p[1]), int64(p[2]), int64(p[3]))
+		} else {
+			t = c.Set(s[0], s[1], int64(p[0]), int64(p[1]), int64(p[2]), int64(p[3]))
+		}
+	case core.OpDiag:
+		t = c.Diag(s[0])
+	case core.OpPad:
+		var pp core.PadParams
+		for i := range 4 {
+			pp.Left[i], pp.Right[i] = int(p[2*i]), int(p[2*i+1])
+		}
+		if p[8] != 0 && p[8] != 1 {
+			return nil, fmt.Errorf("graph: PAD %q: circular flag %d", w.name(), p[8])
+		}
+		pp.Circular = p[8] == 1
+		t = c.PadExt(s[0], pp)
+	case core.OpPadReflect1D:
+		t = c.PadReflect1D(s[0], int(p[0]), int(p[1]))
+	case core.OpRoll:
+		t = c.Roll(s[0], int(p[0]), int(p[1]), int(p[2]), int(p[3]))
+	case core.OpArange:
+		t = c.Arange(f32(p[0]), f32(p[1]), f32(p[2]))
+	case core.OpTimestepEmbedding:
+		t = c.TimestepEmbedding(s[0], int(p[0]), int(p[1]))
+	case core.OpTopK:
+		if ne[0] < 1 || ne[0] > math.MaxInt32 {
+			return nil, fmt.Errorf("graph: TOP_K %q: k = %d", w.name(), ne[0])
+		}
+		t = c.TopK(s[0], int(ne[0]))
+	case core.OpTri:
+		t = c.Tri(s[0], core.TriType(p[0]))
+	case core.OpFill:
+		t = c.Fill(s[0], f32(p[0])) // ggml_fill_inplace: the view source is attached below
 	default:
 		return nil, fmt.Errorf("graph: op %v cannot be rebuilt", op)
 	}
