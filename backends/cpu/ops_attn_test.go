@@ -353,15 +353,23 @@ func TestFlashAttnSmallKnown(t *testing.T) {
 	}
 }
 
-// BenchmarkFlashAttn: decode (one query row) and a prefill chunk over an f16 KV cache with GQA.
+// BenchmarkFlashAttn: decode (one query row) and a prefill chunk over an f16 KV cache with GQA,
+// and TinyLlama's shapes (32 heads of 64 over 4 K/V heads): a causal 512-token prompt and one
+// generated token. GFLOPS counts the attended (query, key) pairs only.
 func BenchmarkFlashAttn(b *testing.B) {
-	for _, s := range []struct{ nq, nkv int64 }{{1, 4096}, {64, 1024}} {
+	for _, s := range []struct {
+		nq, nkv, d, nh, nhkv int64
+		causal              bool
+	}{{1, 4096, 128, 32, 8, false}, {64, 1024, 128, 32, 8, false}, {512, 512, 64, 32, 4, true}, {1, 256, 64, 32, 4, false}} {
 		for _, ref := range []bool{false, true} {
-			b.Run(fmt.Sprintf("q%d_kv%d_ref%v", s.nq, s.nkv, ref), func(b *testing.B) {
+			if ref && s.nq*s.nkv > 1<<16 {
+				continue // the reference takes seconds per run here
+			}
+			b.Run(fmt.Sprintf("q%d_kv%d_d%d_h%d_%d_ref%v", s.nq, s.nkv, s.d, s.nh, s.nhkv, ref), func(b *testing.B) {
 				be, _ := cpu.New(cpu.Options{Threads: 2, Reference: ref})
 				defer be.Close()
-				c := faCase{kt: core.TypeF16, vt: core.TypeF16, mt: core.TypeF16, dk: 128, dv: 128, nq: s.nq, nkv: s.nkv,
-					nh: 32, nhkv: 8, ne3: 1, m2: 1, m3: 1, scale: 0.088}
+				c := faCase{kt: core.TypeF16, vt: core.TypeF16, mt: core.TypeF16, dk: s.d, dv: s.d, nq: s.nq, nkv: s.nkv,
+					nh: s.nh, nhkv: s.nhkv, ne3: 1, m2: 1, m3: 1, scale: 0.088, causal: s.causal}
 				ctx := core.NewContext(core.ContextParams{MemSize: 64 << 20})
 				out, _, _, _, _, _ := faBuild(b, ctx, c, 1)
 				g := core.NewGraph(16)
@@ -372,7 +380,11 @@ func BenchmarkFlashAttn(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				flops := float64(4 * c.nq * c.nkv * c.nh * c.dk)
+				pairs := c.nq * c.nkv
+				if s.causal {
+					pairs = c.nq * (c.nkv - c.nq + (c.nq+1)/2)
+				}
+				flops := float64(4 * pairs * c.nh * c.dk)
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 			})
 		}

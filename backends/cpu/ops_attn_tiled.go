@@ -37,7 +37,7 @@ type faTile struct {
 func faTiling(dst *core.Tensor, nth int) (t faTile, ok bool) {
 	q, k, v := dst.Src[0], dst.Src[1], dst.Src[2]
 	if (k.Type != core.TypeF16 && k.Type != core.TypeF32) || (v.Type != core.TypeF16 && v.Type != core.TypeF32) ||
-		q.Ne[1] < 4 || k.Nb[1]%k.Type.Size() != 0 {
+		q.Ne[1] < 4 || k.Ne[1] > faTiledMaxKV || k.Nb[1]%k.Type.Size() != 0 {
 		return t, false
 	}
 	t.g = 1
@@ -55,29 +55,47 @@ func faTiling(dst *core.Tensor, nth int) (t faTile, ok bool) {
 	return t, true
 }
 
+// faTiledMaxKV bounds the keys of the tiled kernel: each worker keeps the values of one K/V head
+// in f32, transposed (a 4096-cell cache of 128-wide heads is 2 MiB).
+const faTiledMaxKV = 1 << 14
+
 // faTiledScratch is a worker's scratch in floats: the tile's queries, mask terms, scores,
-// accumulators and block product, a value block in f32 and transposed, the rows' maxima and
-// sums, a query row in f16 (half of its floats used), and the GEMMs' own scratch.
+// accumulators and block product, a value block (transposed), the rows' maxima and sums, a query
+// row in f16 (half of its floats used), the transposed values of one K/V head and a flag per key
+// block, and the GEMMs' own scratch.
 func faTiledScratch(dst *core.Tensor, t faTile) int64 {
-	dk, dv := dst.Src[1].Ne[0], dst.Src[2].Ne[0]
+	dk, dv, nkv := dst.Src[1].Ne[0], dst.Src[2].Ne[0], dst.Src[1].Ne[1]
 	r := t.g * t.bq
+	nblk := (nkv + faBlock - 1) / faBlock
 	gw := max(kern.SgemmWorkSize(faBlock, int(r), int(dk), 1), kern.SgemmWorkSize(int(dv), int(r), faBlock, 1))
-	return r*dk + 2*r*faBlock + 2*r*dv + 2*faBlock*dv + 2*r + dk + int64(gw)
+	return r*dk + 2*r*faBlock + 2*r*dv + faBlock*dv + 2*r + dk + dv*nblk*faBlock + nblk + int64(gw)
 }
 
-// computeTiled runs the tiles of one worker.
+// Key block states of a worker's transposed value cache (one float per block).
+const (
+	faBlockNew = 0 // not converted yet
+	faBlockOK  = 1 // converted; its keys and values are all finite
+	faBlockOdd = 2 // converted; some key or value row holds an Inf or NaN
+)
+
+// computeTiled runs the tiles of one worker. Its units are consecutive query blocks of a head
+// group, so the values of the group's K/V head are converted and transposed once per worker
+// (vtc, block by block as the causal front reaches them), not once per tile.
 func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 	dk, dv := j.dk0, j.dv0
 	R := t.g * t.bq
+	nblk := (j.nkv + faBlock - 1) / faBlock
+	ldv := nblk * faBlock // row stride of vtc
 	n := faTiledScratch(dst, t)
 	buf := scratch(p, n)
 	take := func(n int64) []float32 { s := buf[:n:n]; buf = buf[n:]; return s }
 	qt, mk, sc := take(R*dk), take(R*faBlock), take(R*faBlock)
 	acc, tmp := take(R*dv), take(R*dv)
-	vf, vt := take(faBlock*dv), take(faBlock*dv)
+	vt := take(faBlock * dv)
 	M, S := take(R), take(R)
 	q16at := n - int64(len(buf)) // float index of the f16 query row in this worker's scratch
 	take(dk)
+	vtc, state := take(dv*ldv), take(nblk)
 	gw := buf
 	var cnt atomic.Int64
 	dd := dst.Data()
@@ -89,11 +107,18 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 		wb := p.work[int64(p.ith)*scratchBytes(n, 1):]
 		q16 = u16s(wb[4*q16at : 4*q16at+2*dk])[:dk]
 	}
+	// the heads of a tile read the same mask rows (no per-head mask, no ALiBi slopes)
+	shared := j.m != nil && j.m.Ne[2] == 1 && j.maxBias == 0
+	cached := int64(-1) // the (K/V head group, batch) whose values vtc holds
 	u0, u1 := rowRange(t.units, p.ith, p.nth)
 	for u := u0; u < u1; u++ {
 		q0 := u % nqb * t.bq
 		h0 := (u / nqb) % (nh / t.g) * t.g
 		iq3 := u / nqb / (nh / t.g)
+		if key := u / nqb; key != cached {
+			cached = key
+			clear(state)
+		}
 		bq := min(t.bq, nq-q0)
 		rows := t.g * bq // row r = gi*bq + qi: head h0+gi, position q0+qi
 		for r := int64(0); r < rows; r++ {
@@ -109,7 +134,8 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 		clear(acc[:rows*dv])
 		kb := (h0/j.rk2)*j.k.Nb[2] + iq3*j.k.Nb[3]
 		vb := (h0/j.rv2)*j.v.Nb[2] + iq3*j.v.Nb[3]
-		for c0 := int64(0); c0 < j.nkv; c0 += faBlock {
+		for blk := int64(0); blk < nblk; blk++ {
+			c0 := blk * faBlock
 			nb := min(faBlock, j.nkv-c0)
 			// mask terms; a block masked for every row is skipped
 			live := j.m == nil
@@ -120,6 +146,10 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 					continue
 				}
 				gi, qi := r/bq, r%bq
+				if gi > 0 && shared {
+					copy(m, mk[qi*faBlock:qi*faBlock+nb]) // head 0's row of this position
+					continue
+				}
 				mo := j.maskOff(q0+qi, h0+gi, iq3) + c0*j.m.Type.Size()
 				if j.m.Type == core.TypeF16 {
 					kern.F16ToF32Row(u16s(j.dm[mo:mo+2*nb]), m)
@@ -136,6 +166,10 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 			if !live {
 				continue
 			}
+			if state[blk] == faBlockNew {
+				state[blk] = j.convertValues(vtc, ldv, kb, vb, c0, nb, vt[:dv])
+			}
+			odd := state[blk] == faBlockOdd
 			// scores: sc[r*faBlock+c] = q_r · k_c
 			cnt.Store(0)
 			ko := kb + c0*j.k.Nb[1]
@@ -151,16 +185,22 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 			// online softmax per row; the weights replace the scores (0 where masked)
 			for r := int64(0); r < rows; r++ {
 				s, m := sc[r*faBlock:r*faBlock+nb], mk[r*faBlock:r*faBlock+nb]
-				for c, x := range s {
-					if m[c] == negInf {
-						s[c] = negInf
-						continue
+				if odd || j.softcap != 0 {
+					// a masked key gets -inf whatever its dot (which may be NaN here)
+					for c, x := range s {
+						if m[c] == negInf {
+							s[c] = negInf
+							continue
+						}
+						x *= j.scale
+						if j.softcap != 0 {
+							x = j.softcap * float32(math.Tanh(float64(x)))
+						}
+						s[c] = x + m[c]
 					}
-					x *= j.scale
-					if j.softcap != 0 {
-						x = j.softcap * float32(math.Tanh(float64(x)))
-					}
-					s[c] = x + m[c]
+				} else {
+					kern.ScaleF32(j.scale, s)
+					kern.AddF32(s, s, m)
 				}
 				bmax := kern.MaxF32(s)
 				if bmax == negInf {
@@ -177,34 +217,31 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 				}
 				S[r] += kern.ExpSumF32(s, s, M[r])
 			}
-			// values: the block in f32, transposed (vt[d*faBlock+c]); unattended rows as zeros
-			for c := int64(0); c < nb; c++ {
-				vr := vf[c*dv : (c+1)*dv]
-				used := false
-				for r := int64(0); r < rows; r++ {
-					if sc[r*faBlock+c] != 0 {
-						used = true
-						break
+			// values: weights × the block's transposed values (lda ldv), a value row that no
+			// row of the tile attends to read as zeros where the block holds non-finite rows
+			a, lda := vtc[c0:], int(ldv)
+			if odd {
+				for d := int64(0); d < dv; d++ {
+					copy(vt[d*faBlock:d*faBlock+nb], vtc[d*ldv+c0:d*ldv+c0+nb])
+				}
+				for c := int64(0); c < nb; c++ {
+					used := false
+					for r := int64(0); r < rows; r++ {
+						if sc[r*faBlock+c] != 0 {
+							used = true
+							break
+						}
+					}
+					if !used {
+						for d := int64(0); d < dv; d++ {
+							vt[d*faBlock+c] = 0
+						}
 					}
 				}
-				vo := vb + (c0+c)*j.v.Nb[1]
-				switch {
-				case !used:
-					clear(vr)
-				case j.v.Type == core.TypeF16:
-					kern.F16ToF32Row(u16s(j.dv[vo:vo+2*dv]), vr)
-				default:
-					copy(vr, f32s(j.dv[vo:vo+4*dv]))
-				}
-			}
-			for d := int64(0); d < dv; d++ {
-				col := vt[d*faBlock : d*faBlock+nb]
-				for c := range col {
-					col[c] = vf[int64(c)*dv+d]
-				}
+				a, lda = vt, faBlock
 			}
 			cnt.Store(0)
-			kern.Sgemm(0, 1, nil, &cnt, gw, int(dv), int(rows), int(nb), vt, faBlock, sc, faBlock, tmp, int(dv))
+			kern.Sgemm(0, 1, nil, &cnt, gw, int(dv), int(rows), int(nb), a, lda, sc, faBlock, tmp, int(dv))
 			kern.AddF32(acc[:rows*dv], acc[:rows*dv], tmp[:rows*dv])
 		}
 		for r := int64(0); r < rows; r++ {
@@ -212,4 +249,41 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 			j.finish(dst, dd, acc[r*dv:(r+1)*dv], M[r], S[r], q0+qi, h0+gi, iq3)
 		}
 	}
+}
+
+// convertValues writes the value rows c0..c0+nb of the K/V head at byte offsets kb (keys) and vb
+// (values) into vtc transposed (vtc[d*ldv+c]) and returns the block's state: faBlockOdd if a key
+// or value row of the block holds an Inf or NaN. vr is scratch for one value row.
+func (j *faJob) convertValues(vtc []float32, ldv, kb, vb, c0, nb int64, vr []float32) float32 {
+	dk, dv := j.dk0, j.dv0
+	st := float32(faBlockOK)
+	for c := c0; c < c0+nb; c++ {
+		vo := vb + c*j.v.Nb[1]
+		if j.v.Type == core.TypeF16 {
+			kern.F16ToF32Row(u16s(j.dv[vo:vo+2*dv]), vr)
+		} else {
+			copy(vr, f32s(j.dv[vo:vo+4*dv]))
+		}
+		var z float32
+		for d, x := range vr {
+			vtc[int64(d)*ldv+c] = x
+			z += x * 0
+		}
+		ko := kb + c*j.k.Nb[1]
+		if j.k.Type == core.TypeF16 {
+			for _, h := range u16s(j.dk[ko : ko+2*dk]) {
+				if h&0x7c00 == 0x7c00 {
+					z = float32(math.NaN())
+				}
+			}
+		} else {
+			for _, x := range f32s(j.dk[ko : ko+4*dk]) {
+				z += x * 0
+			}
+		}
+		if z != 0 {
+			st = faBlockOdd
+		}
+	}
+	return st
 }
