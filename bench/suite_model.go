@@ -228,20 +228,15 @@ func (r *Runner) runModelOn(c *Case, t *Target, ngl int, refOnly bool) (*Result,
 	compute := func() error {
 		sess.Reset()
 		out = out[:0]
+		var err error
 		if !gen {
-			logits, err := sess.Eval(ctx, ids, llm.LastLogits)
-			if err != nil {
-				return err
-			}
-			out = append(out, logits[0]...)
-			return nil
+			out, err = sess.EvalTo(ctx, ids, llm.LastLogits, out)
+			return err
 		}
 		for _, id := range ids {
-			logits, err := sess.Eval(ctx, []int32{id}, llm.LastLogits)
-			if err != nil {
+			if out, err = sess.EvalTo(ctx, []int32{id}, llm.LastLogits, out); err != nil {
 				return err
 			}
-			out = append(out, logits[0]...)
 		}
 		return nil
 	}

@@ -24,13 +24,14 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	var logits []float32
 	for i := 0; i < b.N; i++ {
 		if s.Pos() >= 250 {
 			b.StopTimer()
 			s.Truncate(len(c.IDs))
 			b.StartTimer()
 		}
-		if _, err := s.Eval(ctx, []int32{int32(i % 300)}, llm.LastLogits); err != nil {
+		if logits, err = s.EvalTo(ctx, []int32{int32(i % 300)}, llm.LastLogits, logits[:0]); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -73,13 +73,13 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, o GenerateOption
 	dec := vocab.NewDecoder()
 	var t Timings
 	start := time.Now()
-	rows, err := s.Eval(ctx, prompt, LastLogits)
+	// one logits buffer for the whole generation (EvalTo appends into its capacity)
+	logits, err := s.EvalTo(ctx, prompt, LastLogits, nil)
 	t.PromptTokens, t.PromptDuration = len(prompt), time.Since(start)
 	s.setTimings(t)
 	if err != nil {
 		return nil, err
 	}
-	logits := rows[0]
 	var out []int32
 	genStart := time.Now()
 	for {
@@ -107,14 +107,13 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, o GenerateOption
 		if len(out) >= o.MaxTokens || (!o.IgnoreEOG && vocab.IsEOG(id)) {
 			break
 		}
-		rows, err := s.Eval(ctx, []int32{id}, LastLogits)
+		logits, err = s.EvalTo(ctx, []int32{id}, LastLogits, logits[:0])
 		t.GenTokens++
 		t.GenDuration = time.Since(genStart)
 		s.setTimings(t)
 		if err != nil {
 			return out, err
 		}
-		logits = rows[0]
 	}
 	if o.OnToken != nil {
 		if rest := dec.Flush(); rest != "" {

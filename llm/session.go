@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/tandem-ml/tandem/core"
@@ -120,6 +121,7 @@ type Session struct {
 
 	last    *ubatchGraph // the last graph built, reused while the shapes match
 	scratch []byte       // input bytes, reused
+	lbytes  []byte       // logits bytes read back, reused
 	stats   SessionStats
 	timings Timings
 }
@@ -312,37 +314,53 @@ func (s *Session) Close() error {
 // logits. On error (a bad id, a full context, a cancelled ctx) the session keeps its previous
 // positions.
 func (s *Session) Eval(ctx context.Context, ids []int32, which Logits) ([][]float32, error) {
+	flat, err := s.EvalTo(ctx, ids, which, nil)
+	if err != nil || len(flat) == 0 {
+		return nil, err
+	}
+	nv := s.m.HParams.NVocab
+	rows := make([][]float32, len(flat)/nv)
+	for i := range rows {
+		rows[i] = flat[i*nv : (i+1)*nv : (i+1)*nv]
+	}
+	return rows, nil
+}
+
+// EvalTo is Eval appending the logits rows, one after the other, to dst and returning the
+// extended slice. With the capacity for them in dst (dst[:0] of the previous call's result, say)
+// it allocates nothing, which suits a generation loop.
+func (s *Session) EvalTo(ctx context.Context, ids []int32, which Logits, dst []float32) ([]float32, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if s.m == nil {
-		return nil, errZeroSession
+		return dst, errZeroSession
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("tandem: llm: Eval on a closed session")
+		return dst, errors.New("tandem: llm: Eval on a closed session")
 	}
 	if len(ids) == 0 {
-		return nil, errors.New("tandem: llm: Eval needs at least one token")
+		return dst, errors.New("tandem: llm: Eval needs at least one token")
 	}
 	if which != LastLogits && which != AllLogits && which != NoLogits {
-		return nil, fmt.Errorf("tandem: llm: unknown Logits %d", which)
+		return dst, fmt.Errorf("tandem: llm: unknown Logits %d", which)
 	}
 	nv := int32(s.m.HParams.NVocab)
 	for i, id := range ids {
 		if id < 0 || id >= nv {
-			return nil, fmt.Errorf("tandem: llm: token %d at index %d is out of range [0, %d)", id, i, nv)
+			return dst, fmt.Errorf("tandem: llm: token %d at index %d is out of range [0, %d)", id, i, nv)
 		}
 	}
 	if s.pos+len(ids) > s.kv.size {
-		return nil, core.Errorf("%w: %d positions held + %d tokens > context size %d", ErrContextFull, s.pos, len(ids), s.kv.size)
+		return dst, core.Errorf("%w: %d positions held + %d tokens > context size %d", ErrContextFull, s.pos, len(ids), s.kv.size)
 	}
-	var out [][]float32
+	n0 := len(dst)
 	pos := s.pos
 	for start := 0; start < len(ids); start += s.batch {
 		if err := ctx.Err(); err != nil {
-			return nil, core.Errorf("tandem: llm: eval stopped: %w", err)
+			return dst[:n0], core.Errorf("tandem: llm: eval stopped: %w", err)
 		}
 		end := min(start+s.batch, len(ids))
 		nOut := 0
@@ -352,19 +370,19 @@ func (s *Session) Eval(ctx context.Context, ids []int32, which Logits) ([][]floa
 		case which == LastLogits && end == len(ids):
 			nOut = 1
 		}
-		rows, err := s.evalUBatch(ctx, ids[start:end], pos, nOut)
-		if err != nil {
-			return nil, err
+		var err error
+		if dst, err = s.evalUBatch(ctx, ids[start:end], pos, nOut, dst); err != nil {
+			return dst[:n0], err
 		}
-		out = append(out, rows...)
 		pos += end - start
 	}
 	s.pos = pos
-	return out, nil
+	return dst, nil
 }
 
-// evalUBatch runs one micro-batch at positions pos.. and returns the logits of its last nOut rows.
-func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([][]float32, error) {
+// evalUBatch runs one micro-batch at positions pos.. and appends the logits of its last nOut
+// rows to dst.
+func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int, dst []float32) ([]float32, error) {
 	n := len(ids)
 	nKV := min(s.kv.size, padTo(pos+n, kvPad))
 	// the last graph is reused when the shapes match (consecutive tokens within a block of kvPad
@@ -373,7 +391,7 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	if ub == nil || ub.n != n || ub.nKV != nKV || ub.nOut != nOut {
 		ub = s.buildGraph(n, nKV, nOut)
 		if err := ub.ctx.Err(); err != nil {
-			return nil, core.Errorf("tandem: llm: building the graph: %w", err)
+			return dst, core.Errorf("tandem: llm: building the graph: %w", err)
 		}
 		s.last = ub
 		s.stats.Builds++
@@ -382,13 +400,13 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	m.computeMu.Lock()
 	defer m.computeMu.Unlock()
 	if err := s.sched.AllocGraph(ub.g); err != nil {
-		return nil, core.Errorf("tandem: llm: allocating the graph: %w", err)
+		return dst, core.Errorf("tandem: llm: allocating the graph: %w", err)
 	}
 	if err := s.setInputs(ub, ids, pos); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if err := s.sched.GraphComputeContext(ctx, ub.g); err != nil {
-		return nil, core.Errorf("tandem: llm: computing %d tokens at position %d: %w", n, pos, err)
+		return dst, core.Errorf("tandem: llm: computing %d tokens at position %d: %w", n, pos, err)
 	}
 	s.stats.Graphs++
 	s.stats.Tokens += n
@@ -396,18 +414,23 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int) ([
 	s.stats.Splits = s.sched.NSplits()
 	s.stats.Copies = s.sched.NCopies()
 	if nOut == 0 {
-		return nil, nil
+		return dst, nil
 	}
-	flat, err := core.GetFloat32s(ub.logits)
-	if err != nil {
-		return nil, core.Errorf("tandem: llm: reading the logits: %w", err)
+	// The logits node is a dense f32 [n_vocab, nOut] tensor: its bytes, read through the
+	// session's buffer, are the rows in order.
+	size := 4 * int(ub.logits.NElements())
+	if cap(s.lbytes) < size {
+		s.lbytes = make([]byte, size)
 	}
-	nv := m.HParams.NVocab
-	rows := make([][]float32, nOut)
-	for i := range rows {
-		rows[i] = flat[i*nv : (i+1)*nv : (i+1)*nv]
+	raw := s.lbytes[:size]
+	if err := core.TensorGet(ub.logits, raw, 0); err != nil {
+		return dst, core.Errorf("tandem: llm: reading the logits: %w", err)
 	}
-	return rows, nil
+	dst = slices.Grow(dst, size/4)
+	for i := 0; i < size; i += 4 {
+		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(raw[i:])))
+	}
+	return dst, nil
 }
 
 // setInputs writes the micro-batch's tokens, positions, cache cells, mask and output rows, through

@@ -248,3 +248,56 @@ func TestGraphReuse(t *testing.T) {
 		t.Errorf("crossing a block boundary made %d plans, want 1", st2.Plans-st1.Plans)
 	}
 }
+
+// EvalTo appends the same logits Eval returns after what dst holds, allocates nothing per
+// generated token once dst has the capacity, and leaves dst as it was on an error.
+func TestEvalTo(t *testing.T) {
+	c := caseByName(t, "llama-f32")
+	m := openCase(t, c.Name, llm.Options{Threads: 2})
+	ctx := context.Background()
+	a, err := m.NewSession(llm.SessionOptions{ContextSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := m.NewSession(llm.SessionOptions{ContextSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rows, err := a.Eval(ctx, c.IDs, llm.AllLogits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := []float32{7, 8}
+	flat, err := b.EvalTo(ctx, c.IDs, llm.AllLogits, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv := m.HParams.NVocab
+	if len(flat) != 2+len(rows)*nv || flat[0] != 7 || flat[1] != 8 {
+		t.Fatalf("EvalTo gave %d values (prefix %v), want the prefix then %d rows of %d", len(flat), flat[:2], len(rows), nv)
+	}
+	for i, r := range rows {
+		for j, v := range r {
+			if flat[2+i*nv+j] != v {
+				t.Fatalf("row %d logit %d: EvalTo %v, Eval %v", i, j, flat[2+i*nv+j], v)
+			}
+		}
+	}
+	buf := make([]float32, 0, nv)
+	id := int32(3)
+	allocs := testing.AllocsPerRun(20, func() {
+		if buf, err = b.EvalTo(ctx, []int32{id}, llm.LastLogits, buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("EvalTo of one token with room in dst: %v allocations, want 0", allocs)
+	}
+	kept := []float32{1}
+	got, err := b.EvalTo(ctx, []int32{int32(nv) + 5}, llm.LastLogits, kept)
+	if err == nil || len(got) != 1 || got[0] != 1 {
+		t.Fatalf("EvalTo of a bad id: %v, %v; want an error and dst unchanged", got, err)
+	}
+}
