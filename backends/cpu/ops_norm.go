@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -32,8 +33,18 @@ func computeNorm(p *params, dst *core.Tensor) {
 	eps := float64(core.EpsOf(dst))
 	rms := dst.Op == core.OpRMSNorm
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
+	direct := a.Nb[0] == 4 && dst.Nb[0] == 4
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)
+		if direct && rms {
+			// dense rows: read the source row and write dst's, no scratch (also in place)
+			x := f32s(da[i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3]:])[:dst.Ne[0]]
+			y := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:dst.Ne[0]]
+			scale := rmsScale(x, eps)
+			copy(y, x)
+			kern.ScaleF32(scale, y)
+			continue
+		}
 		loadRow(a, da, i1, i2, i3, row)
 		if rms {
 			rmsNormRow(row, eps)
@@ -65,12 +76,25 @@ func normRow(x []float32, eps float64) {
 
 // rmsNormRow replaces x by x / sqrt(mean(x²) + eps).
 func rmsNormRow(x []float32, eps float64) {
-	var sum float64
-	for _, v := range x {
-		sum += float64(v) * float64(v)
+	kern.ScaleF32(rmsScale(x, eps), x)
+}
+
+// rmsScale is RMS_NORM's factor for row x as ggml computes it: the squares rounded to float32,
+// summed in float64 (four partial sums, which only reorders the additions), then the mean, eps,
+// the square root and the reciprocal in float32; the factor is applied in float32.
+func rmsScale(x []float32, eps float64) float32 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += float64(x[i] * x[i])
+		s1 += float64(x[i+1] * x[i+1])
+		s2 += float64(x[i+2] * x[i+2])
+		s3 += float64(x[i+3] * x[i+3])
 	}
-	scale := 1 / math.Sqrt(sum/float64(len(x))+eps)
-	for i, v := range x {
-		x[i] = float32(float64(v) * scale)
+	for ; i < len(x); i++ {
+		s0 += float64(x[i] * x[i])
 	}
+	mean := float32(((s0 + s1) + (s2 + s3)) / float64(len(x)))
+	// sqrtf of a float32 is the float64 square root rounded once
+	return 1 / float32(math.Sqrt(float64(mean+float32(eps))))
 }
