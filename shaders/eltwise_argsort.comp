@@ -2,7 +2,9 @@
 // eltwise_argsort.comp: for each row of an f32 tensor, the i32 indices that
 // sort it ascending or descending, stably, as the CPU reference: equal values
 // keep their index order, -0 equals +0, NaNs are equal to each other and come
-// before every number ascending, after every number descending.
+// before every number ascending, after every number descending. With topk set
+// (TOP_K) only the first nout indices are written, the first two swapped as the
+// CPU kernel does.
 //
 // One workgroup sorts one row in shared memory: a bitonic sort of (value,
 // index) keys compared lexicographically (which makes it stable), the row
@@ -28,6 +30,8 @@ layout(push_constant) uniform Params {
     uint offs_a, offs_d;
     uint nrows;                  // ne1*ne2*ne3
     uint desc;                   // 1: descending
+    uint nout;                   // indices written per row (ne0 for ARGSORT)
+    uint topk;                   // 1: TOP_K (swap the first two)
 } p;
 
 shared float sh_v[SORT_N];
@@ -86,8 +90,12 @@ void main() {
                 barrier();
             }
         }
-        for (uint i = tid; i < p.ne0; i += gl_WorkGroupSize.x) {
-            data_d[base_d + i * p.nb0] = int(sh_i[i]);
+        for (uint i = tid; i < p.nout; i += gl_WorkGroupSize.x) {
+            uint from = i;
+            if (p.topk != 0u && p.nout > 1u && i < 2u) {
+                from = 1u - i;
+            }
+            data_d[base_d + i * p.nb0] = int(sh_i[from]);
         }
         barrier();
     }

@@ -36,7 +36,9 @@ var expectedOps = map[string][]core.Op{
 		core.OpRepeat, core.OpConcat, core.OpCont, core.OpDup, core.OpCpy, core.OpGetRows,
 		core.OpSetRows, core.OpNorm, core.OpRMSNorm, core.OpSoftMax, core.OpDiagMaskInf, core.OpRope,
 		core.OpMulMat, core.OpOutProd, core.OpIm2Col, core.OpPool1D, core.OpPool2D, core.OpMulMatID,
-		core.OpFlashAttnExt,
+		core.OpFlashAttnExt, core.OpAddID, core.OpL2Norm, core.OpCountEqual, core.OpSet, core.OpTopK,
+		core.OpArange, core.OpFill, core.OpTri, core.OpDiag, core.OpCumsum, core.OpRoll, core.OpPad,
+		core.OpPadReflect1D, core.OpTimestepEmbedding,
 		// training
 		core.OpSiluBack, core.OpRMSNormBack, core.OpSoftMaxBack, core.OpRopeBack, core.OpGetRowsBack,
 		core.OpRepeatBack, core.OpDiagMaskZero, core.OpCrossEntropyLoss, core.OpCrossEntropyLossBack,
@@ -61,6 +63,7 @@ var expectedUnsupported = map[string]map[string]string{
 var gpuUnsupported = map[string]string{
 	"MUL_MAT_ID(bf16,k=256,m=9,experts=4,used=2,b broadcast,tokens=5)": "MUL_MAT_ID bf16: the GPU MUL_MAT shaders have no BF16 weights (typelist.MatMulWeights)",
 	"MUL_MAT_ID(bf16,k=256,m=5,experts=3,used=3,b per slot,tokens=1)":  "MUL_MAT_ID bf16: the GPU MUL_MAT shaders have no BF16 weights (typelist.MatMulWeights)",
+	"FILL(f16,inplace)": "FILL: the GPU shader (eltwise_index) writes 4-byte elements only",
 }
 
 // minPassed is the fewest cases any device under test must pass (a device with no entry in

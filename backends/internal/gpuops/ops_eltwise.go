@@ -358,7 +358,7 @@ func supportsArgsort(d *Device, t *core.Tensor) bool {
 	return ok
 }
 
-const argsortPushSize = 16 * 4
+const argsortPushSize = 18 * 4
 
 func (e *Encoder) encodeArgsort(n *core.Tensor) error {
 	a := n.Src[0]
@@ -373,14 +373,14 @@ func (e *Encoder) encodeArgsort(n *core.Tensor) error {
 	}
 	oa, od := ops[0], ops[1]
 	var desc uint32
-	if core.SortOrderOf(n) == core.SortDesc {
+	if core.SortOrderOf(n) == core.SortDesc || n.Op == core.OpTopK {
 		desc = 1
 	}
 	pc := e.push.Reset()
 	pushShape(pc, a.Ne)
 	pushStrides(pc, a, 4)
 	pushStrides(pc, n, 4)
-	pc.U32(oa.offs, od.offs, u32(a.NRows()), desc)
+	pc.U32(oa.offs, od.offs, u32(a.NRows()), desc, u32(n.Ne[0]), b2u(n.Op == core.OpTopK))
 	return e.dispatch(p, [3]uint32{e.groups(a.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
 

@@ -1,8 +1,8 @@
 package build
 
-// The elementwise family: unary functions, GLU, reductions, arg ops, REPEAT and CONCAT. The
-// function of a shader is chosen by a specialization constant, so variants differ only in
-// the element type.
+// The elementwise family: unary functions, GLU, reductions, arg ops, REPEAT and CONCAT, and the
+// generator, fill and index ops (eltwise_index). The function of a shader is chosen by a
+// specialization constant, so variants differ only in the element type.
 func init() {
 	for _, t := range []string{"f32", "f16", "bf16"} {
 		def := "TYPE_" + map[string]string{"f32": "F32", "f16": "F16", "bf16": "BF16"}[t]
@@ -17,5 +17,6 @@ func init() {
 		Variant{Name: "eltwise_argsort_f32", Source: "eltwise_argsort.comp"},
 		Variant{Name: "eltwise_copy_b32", Source: "eltwise_copy.comp", Defines: []string{"ELEM_B32"}},
 		Variant{Name: "eltwise_copy_b16", Source: "eltwise_copy.comp", Defines: []string{"ELEM_B16"}},
+		Variant{Name: "eltwise_index", Source: "eltwise_index.comp"},
 	)
 }
