@@ -135,6 +135,9 @@ type SessionStats struct {
 	Splits  int // scheduler splits of the last graph
 	Copies  int // cross-device copies per run of the last graph
 	KVBytes int64
+	// ComputeBytes is the size of the compute buffers, all devices together: they grow to the
+	// largest graph run so far (a full micro-batch once a prompt has been evaluated).
+	ComputeBytes int64
 }
 
 // NewSession creates a session with an empty KV cache placed with the model's layers.
@@ -413,6 +416,10 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int, ds
 	s.stats.Plans = s.sched.Stats().Plans
 	s.stats.Splits = s.sched.NSplits()
 	s.stats.Copies = s.sched.NCopies()
+	s.stats.ComputeBytes = 0
+	for i := range s.sched.NBackends() {
+		s.stats.ComputeBytes += s.sched.BufferSize(i)
+	}
 	if nOut == 0 {
 		return dst, nil
 	}

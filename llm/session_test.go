@@ -295,6 +295,9 @@ func TestEvalTo(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("EvalTo of one token with room in dst: %v allocations, want 0", allocs)
 	}
+	if st := b.Stats(); st.ComputeBytes <= 0 || st.ComputeBytes > 64<<20 {
+		t.Errorf("ComputeBytes %d after evaluating a prompt: want the compute buffers' size (0 < size ≤ 64 MiB for this model)", st.ComputeBytes)
+	}
 	kept := []float32{1}
 	got, err := b.EvalTo(ctx, []int32{int32(nv) + 5}, llm.LastLogits, kept)
 	if err == nil || len(got) != 1 || got[0] != 1 {

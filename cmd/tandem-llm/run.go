@@ -172,6 +172,7 @@ func printTimings(m *llm.Model, s *llm.Session, generated int, rssLoad int64) {
 	st := s.Stats()
 	fmt.Fprintf(w, "KV cache         = %d cells, %s, %.1f MiB; flash attention %v; %d splits, %d copies per graph\n",
 		s.ContextSize(), s.KVType(), float64(st.KVBytes)/(1<<20), s.FlashAttn(), st.Splits, st.Copies)
+	fmt.Fprintf(w, "compute buffers  = %.1f MiB (all devices)\n", float64(st.ComputeBytes)/(1<<20))
 	fmt.Fprintf(w, "layers           = %s\n", placement(m))
 	if rss := residentBytes(); rss > 0 {
 		fmt.Fprintf(w, "resident memory  = %.1f MiB after load, %.1f MiB now (model file %.1f MiB)\n",
