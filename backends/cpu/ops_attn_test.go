@@ -359,7 +359,7 @@ func TestFlashAttnSmallKnown(t *testing.T) {
 func BenchmarkFlashAttn(b *testing.B) {
 	for _, s := range []struct {
 		nq, nkv, d, nh, nhkv int64
-		causal              bool
+		causal               bool
 	}{{1, 4096, 128, 32, 8, false}, {64, 1024, 128, 32, 8, false}, {512, 512, 64, 32, 4, true}, {1, 256, 64, 32, 4, false}} {
 		for _, ref := range []bool{false, true} {
 			if ref && s.nq*s.nkv > 1<<16 {

@@ -79,22 +79,25 @@ func rmsNormRow(x []float32, eps float64) {
 	kern.ScaleF32(rmsScale(x, eps), x)
 }
 
-// rmsScale is RMS_NORM's factor for row x as ggml computes it: the squares rounded to float32,
-// summed in float64 (four partial sums, which only reorders the additions), then the mean, eps,
-// the square root and the reciprocal in float32; the factor is applied in float32.
+// rmsScale is RMS_NORM's factor for row x: the squares summed in float64 (four partial sums),
+// the mean, eps, the square root and the reciprocal in float64, the factor rounded to float32
+// and applied in float32 as ggml applies it. ggml squares and takes the mean in float32, which
+// overflows for |x| past 1.8e19 (its factor becomes 0); float64 keeps such rows finite, as the
+// GPU shaders do.
 func rmsScale(x []float32, eps float64) float32 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
-		s0 += float64(x[i] * x[i])
-		s1 += float64(x[i+1] * x[i+1])
-		s2 += float64(x[i+2] * x[i+2])
-		s3 += float64(x[i+3] * x[i+3])
+		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
 	}
 	for ; i < len(x); i++ {
-		s0 += float64(x[i] * x[i])
+		a := float64(x[i])
+		s0 += a * a
 	}
-	mean := float32(((s0 + s1) + (s2 + s3)) / float64(len(x)))
-	// sqrtf of a float32 is the float64 square root rounded once
-	return 1 / float32(math.Sqrt(float64(mean+float32(eps))))
+	mean := ((s0 + s1) + (s2 + s3)) / float64(len(x))
+	return float32(1 / math.Sqrt(mean+eps))
 }

@@ -3,6 +3,8 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
@@ -189,7 +191,14 @@ type repackBuffer struct {
 	usage   core.BufferUsage
 	freed   bool
 	tensors map[*core.Tensor]int64 // placed tensors and their offsets
+	// dirty bounds the bytes written since allocation: raw[dirty:] is still the zeroed memory
+	// the buffer started with, which InitializeTensor need not clear again (a model's weights
+	// are placed in fresh memory, then set: clearing them first only touched every page twice).
+	dirty int64
 }
+
+// touch records that raw[:end] may have been written.
+func (b *repackBuffer) touch(end int64) { b.dirty = max(b.dirty, end) }
 
 var (
 	_ core.Buffer            = (*repackBuffer)(nil)
@@ -233,13 +242,14 @@ func (b *repackBuffer) InitializeTensor(t *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	clear(raw)
+	if t.Offset < b.dirty {
+		clear(raw)
+	}
+	b.touch(t.Offset + int64(len(raw)))
 	if l, ok := repackLayoutOf(t); ok {
 		// Zero raw bytes are not zero standard bytes in every layout (Q8_0 quants are stored
-		// offset by 128): write zero rows.
-		if err := b.transfer(t, l, nil, 0, 0, t.NBytes(), xferMemset); err != nil {
-			return err
-		}
+		// offset by 128): lay one repacked group of zero rows over every group.
+		zeroRepacked(l, b.raw[t.Offset:t.Offset+l.size()])
 	}
 	b.tensors[t] = t.Offset
 	return nil
@@ -254,6 +264,7 @@ func (b *repackBuffer) Clear(value byte) error {
 		return fmt.Errorf("tandem: cpu: Clear: %w", errRepackFreed)
 	}
 	fill(b.raw, value)
+	b.touch(int64(len(b.raw)))
 	for t, off := range b.tensors {
 		if t.Buffer != core.Buffer(b) || t.Offset != off {
 			delete(b.tensors, t) // placed elsewhere since
@@ -340,6 +351,9 @@ func (b *repackBuffer) xfer(op string, t *core.Tensor, data []byte, value byte, 
 	if err != nil {
 		return err
 	}
+	if kind != xferGet {
+		b.touch(root.Offset + b.rootSize(root))
+	}
 	if l, ok := repackLayoutOf(root); ok {
 		if _, err := b.rootBytes(root); err != nil {
 			return fmt.Errorf("tandem: cpu: %s: %w", op, err)
@@ -374,7 +388,7 @@ func (b *repackBuffer) transfer(root *core.Tensor, l repackLayout, data []byte, 
 		d := pos - rel // offset in data
 		if within == 0 && end-pos >= sliceStd && kind != xferMemset {
 			if kind == xferSet {
-				kern.Repack(l.rt, slice, data[d:d+sliceStd], l.m, l.k)
+				repackParallel(l, slice, data[d:d+sliceStd])
 			} else {
 				kern.Unpack(l.rt, data[d:d+sliceStd], slice, l.m, l.k)
 			}
@@ -382,6 +396,14 @@ func (b *repackBuffer) transfer(root *core.Tensor, l repackLayout, data []byte, 
 			continue
 		}
 		i, ro := int(within/rowBytes), within%rowBytes
+		if kind == xferSet && ro == 0 && i%kern.RepackRows == 0 {
+			// whole groups of 16 rows at once (a model's weights arrive in chunks of MiBs)
+			if ng := int(min((end-pos)/rowBytes, int64(l.m-i)) / kern.RepackRows); ng > 0 {
+				repackGroupsParallel(l, slice, i, ng, data[d:d+int64(ng*kern.RepackRows)*rowBytes])
+				pos += int64(ng*kern.RepackRows) * rowBytes
+				continue
+			}
+		}
 		n := min(rowBytes-ro, end-pos)
 		whole := ro == 0 && n == rowBytes
 		switch {
@@ -441,4 +463,69 @@ func inRepackBuffer(t *core.Tensor) bool {
 	}
 	_, ok := t.Buffer.(*repackBuffer)
 	return ok
+}
+
+// rootSize is the bytes root occupies in the buffer (its repacked size when it is repacked).
+func (b *repackBuffer) rootSize(root *core.Tensor) int64 {
+	if l, ok := repackLayoutOf(root); ok {
+		return l.size()
+	}
+	return root.NBytes()
+}
+
+// zeroRepacked writes zero rows over every slice of the repacked tensor with layout l (raw):
+// one group of RepackRows zero rows is repacked, then copied to each group unless its bytes are
+// all zero (raw is zeroed already).
+func zeroRepacked(l repackLayout, raw []byte) {
+	rows := min(l.m, kern.RepackRows)
+	grp := make([]byte, kern.RepackedSize(l.rt, rows, l.k))
+	kern.Repack(l.rt, grp, make([]byte, int64(rows)*l.rowBytes()), rows, l.k)
+	if !slices.ContainsFunc(grp, func(v byte) bool { return v != 0 }) {
+		return
+	}
+	for off := 0; off < len(raw); off += len(grp) {
+		copy(raw[off:], grp)
+	}
+}
+
+// repackGroupsParallel is kern.RepackGroups shared out among goroutines when the rows are many.
+func repackGroupsParallel(l repackLayout, slice []byte, i0, ng int, src []byte) {
+	nw := min(runtime.GOMAXPROCS(0), len(src)>>18, ng) // a worker per 256 KiB at most
+	if nw <= 1 {
+		kern.RepackGroups(l.rt, slice, l.k, i0, ng, src)
+		return
+	}
+	gs := int64(kern.RepackRows) * l.rowBytes() // standard bytes of a group
+	var wg sync.WaitGroup
+	for w := range nw {
+		g0, g1 := ng*w/nw, ng*(w+1)/nw
+		wg.Go(func() {
+			kern.RepackGroups(l.rt, slice, l.k, i0+g0*kern.RepackRows, g1-g0, src[int64(g0)*gs:int64(g1)*gs])
+		})
+	}
+	wg.Wait()
+}
+
+// repackParallel repacks one whole slice (std: l.m standard rows) into dst, the groups of rows
+// shared out among goroutines when the slice is large (loading a model repacks every weight).
+func repackParallel(l repackLayout, dst, std []byte) {
+	groups := (l.m + kern.RepackRows - 1) / kern.RepackRows
+	nw := min(runtime.GOMAXPROCS(0), len(std)>>18) // a worker per 256 KiB at most
+	if nw <= 1 || groups < 2 {
+		kern.Repack(l.rt, dst, std, l.m, l.k)
+		return
+	}
+	gb := len(dst) / groups // bytes of one repacked group
+	var wg sync.WaitGroup
+	for w := range nw {
+		g0, g1 := groups*w/nw, groups*(w+1)/nw
+		if g0 == g1 {
+			continue
+		}
+		r0, r1 := g0*kern.RepackRows, min(l.m, g1*kern.RepackRows)
+		wg.Go(func() {
+			kern.Repack(l.rt, dst[g0*gb:g1*gb], std[int64(r0)*l.rowBytes():int64(r1)*l.rowBytes()], r1-r0, l.k)
+		})
+	}
+	wg.Wait()
 }

@@ -76,7 +76,8 @@ func TestRepackBufferType(t *testing.T) {
 }
 
 func TestRepackRoundTrip(t *testing.T) {
-	shapes := [][]int64{{64, 17}, {96, 33, 3}, {32, 1}, {128, 16, 2, 2}}
+	// the last shape is repacked by several goroutines (over 256 KiB a slice)
+	shapes := [][]int64{{64, 17}, {96, 33, 3}, {32, 1}, {128, 16, 2, 2}, {4096, 301}}
 	for _, typ := range repackTypes {
 		for si, ne := range shapes {
 			t.Run(fmt.Sprint(typ, ne), func(t *testing.T) {
@@ -100,6 +101,21 @@ func TestRepackRoundTrip(t *testing.T) {
 				if !bytes.Equal(got, mirror) {
 					t.Fatal("whole round trip differs")
 				}
+				// in chunks of 24 rows (groups of 16 repacked whole where a chunk holds them)
+				rb := w.Type.RowSize(w.Ne[0])
+				chunked := quantBytes(t, typ, w.NElements(), uint64(si)+50)
+				for off := int64(0); off < n; off += 24 * rb {
+					if err := core.TensorSet(w, chunked[off:min(n, off+24*rb)], off); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := core.TensorGet(w, got, 0); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, chunked) {
+					t.Fatal("round trip of a tensor set in chunks of 24 rows differs")
+				}
+				copy(mirror, chunked)
 				r := rand.New(rand.NewPCG(uint64(si), 3))
 				other := quantBytes(t, typ, w.NElements(), uint64(si)+100)
 				for it := 0; it < 60; it++ {
@@ -137,6 +153,30 @@ func TestRepackRoundTrip(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A tensor placed where another one was written reads as zeros (the buffer skips clearing only
+// memory never written since it was allocated).
+func TestRepackReusedMemoryReadsZero(t *testing.T) {
+	for _, typ := range repackTypes {
+		w, buf := newRepacked(t, typ, 64, 40)
+		if err := core.TensorSet(w, quantBytes(t, typ, w.NElements(), 9), 0); err != nil {
+			t.Fatal(err)
+		}
+		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+		w2 := ctx.NewTensor(typ, 64, 40)
+		if err := core.TensorAlloc(buf, w2, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, w2.NBytes())
+		if err := core.TensorGet(w2, got, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, make([]byte, len(got))) {
+			t.Errorf("%v: a tensor placed over written memory does not read as zero bytes", typ)
+		}
+		buf.Free()
 	}
 }
 

@@ -173,14 +173,33 @@ func Repack(rt RepackType, dst, src []byte, m, k int) {
 		panic("kern.Repack: src shorter than m rows")
 	}
 	q8 := rt == RepackQ8_0
-	for i := 0; i < m; i++ {
-		repackRow(f, q8, dst, nb, i, src[i*nb*f.block:])
+	// a group of 16 rows at a time (the assembly converts whole groups), padding rows zero
+	lda := nb * f.block
+	for g := 0; nb > 0 && g*RepackRows < m; g++ {
+		rows := min(RepackRows, m-g*RepackRows)
+		repackGroup(f, q8, dst[g*nb*f.super:(g+1)*nb*f.super], src[g*RepackRows*lda:], lda, rows, 0, nb)
 	}
-	if pad := (m + RepackRows - 1) / RepackRows * RepackRows; pad > m {
-		zero := make([]byte, nb*f.block)
-		for i := m; i < pad; i++ {
-			repackRow(f, q8, dst, nb, i, zero)
-		}
+}
+
+// RepackGroups writes the standard rows i0..i0+16*ng-1 (src, dense) into a repacked slice of
+// rows of k elements (slice: a whole repacked slice, as RepackRow takes): i0 is a multiple of
+// RepackRows, and the groups it fills are all full (16 rows each). Equal to RepackRow row by row.
+func RepackGroups(rt RepackType, slice []byte, k, i0, ng int, src []byte) {
+	f := checkRepack("RepackGroups", rt, slice, k, max(i0, 0))
+	nb := k / QK
+	lda := nb * f.block
+	switch {
+	case i0 < 0 || i0%RepackRows != 0 || ng < 0:
+		panic("kern.RepackGroups: bad first row or group count")
+	case len(src) < ng*RepackRows*lda:
+		panic("kern.RepackGroups: src shorter than the groups")
+	case (i0/RepackRows+ng)*nb*f.super > len(slice):
+		panic("kern.RepackGroups: groups past the slice")
+	}
+	q8 := rt == RepackQ8_0
+	for g := 0; nb > 0 && g < ng; g++ {
+		o := (i0/RepackRows + g) * nb * f.super
+		repackGroup(f, q8, slice[o:o+nb*f.super], src[g*RepackRows*lda:], lda, RepackRows, 0, nb)
 	}
 }
 
