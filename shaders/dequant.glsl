@@ -1,20 +1,20 @@
 // dequant.glsl: per-type loaders for the "A" operand of a shader.
 //
-// The including shader defines exactly one of A_F32, A_F16, A_Q4_0, A_Q4_1, A_Q8_0,
+// The including shader defines exactly one of A_F32, A_F16, A_BF16, A_Q4_0, A_Q4_1, A_Q8_0,
 // A_Q5_0, A_Q5_1, A_Q2_K ... A_Q6_K, A_Q8_K, A_IQ4_NL, A_IQ4_XS (those via kquants.glsl)
 // and A_BINDING (the binding number of A, default 0). This file declares the
-// readonly array data_a (float for A_F32, float16_t for A_F16, uint16_t words for
-// the block types) and provides:
+// readonly array data_a (float for A_F32, float16_t for A_F16, uint16_t for A_BF16
+// and words for the block types) and provides:
 //
-//   A_FLOAT              defined for f32/f16 (element-addressable types)
-//   A_QK                 elements per block (1 for f32/f16)
-//   A_BLOCK_UNITS        array units per block (1 for f32/f16, words for blocks)
+//   A_FLOAT              defined for f32/f16/bf16 (element-addressable types)
+//   A_QK                 elements per block (1 for f32/f16/bf16)
+//   A_BLOCK_UNITS        array units per block (1 for f32/f16/bf16, words for blocks)
 //   vec4 a_load4(uint base, uint k)
 //        four consecutive elements k..k+3 of a row starting at array unit 'base'
 //        (k must be a multiple of 4; for block types base is the first word of the
 //        row's first block and k < row length)
 //   float a_load1(uint base, uint k)
-//        one element (f32/f16 only; block types are always whole blocks).
+//        one element (f32/f16/bf16 only; block types are always whole blocks).
 
 #ifndef TANDEM_DEQUANT_GLSL
 #define TANDEM_DEQUANT_GLSL
@@ -53,6 +53,22 @@ vec4 a_load4(uint base, uint k) {
 }
 float a_load1(uint base, uint k) {
     return float(data_a[base + k]);
+}
+
+#elif defined(A_BF16)
+
+// bf16: the top half of an f32, exact to widen.
+#define A_FLOAT
+#define A_QK 1u
+#define A_BLOCK_UNITS 1u
+layout(std430, binding = A_BINDING) readonly buffer BufA { uint16_t data_a[]; };
+
+vec4 a_load4(uint base, uint k) {
+    uint i = base + k;
+    return uintBitsToFloat(uvec4(uint(data_a[i]), uint(data_a[i + 1u]), uint(data_a[i + 2u]), uint(data_a[i + 3u])) << 16);
+}
+float a_load1(uint base, uint k) {
+    return uintBitsToFloat(uint(data_a[base + k]) << 16);
 }
 
 #elif defined(A_Q4_0) || defined(A_Q4_1)
@@ -136,7 +152,7 @@ vec4 a_load4(uint base, uint k) {
 }
 
 #else
-#error "define one of A_F32, A_F16, A_Q4_0, A_Q4_1, A_Q8_0 or a type of kquants.glsl"
+#error "define one of A_F32, A_F16, A_BF16, A_Q4_0, A_Q4_1, A_Q8_0 or a type of kquants.glsl"
 #endif
 
 #endif // TANDEM_DEQUANT_GLSL

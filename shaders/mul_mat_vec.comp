@@ -5,7 +5,8 @@
 // are f32. Suited to matrix-vector products (few B columns); larger products get
 // a tiled kernel.
 //
-// Defines: A_F32, A_F16, A_Q4_0, A_Q4_1 or A_Q8_0; REDUCE_SUBGROUP to reduce
+// Defines: A_F32, A_F16, A_BF16, A_Q4_0, ... (dequant.glsl); B_F16 for an f16
+// B (f32 otherwise); REDUCE_SUBGROUP to reduce
 // with subgroupAdd (needs subgroup arithmetic in compute shaders) instead of a
 // shared-memory tree.
 // Bindings: 0 = A, 1 = B, 2 = dst.
@@ -28,7 +29,11 @@
 layout(local_size_x = 32, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 #define BLOCK_SIZE gl_WorkGroupSize.x
 
+#if defined(B_F16)
+layout(std430, binding = 1) readonly buffer BufB { float16_t data_b[]; };
+#else
 layout(std430, binding = 1) readonly buffer BufB { float data_b[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer BufD { float data_d[]; };
 
 layout(push_constant) uniform Params {
@@ -38,7 +43,7 @@ layout(push_constant) uniform Params {
     uint nbatch;                 // ne12 * ne13
     uint offs_a, offs_b, offs_d;
     uint nb01, nb02, nb03;       // A strides (units)
-    uint nb11, nb12, nb13;       // B strides (floats)
+    uint nb11, nb12, nb13;       // B strides (elements)
     uint nb1, nb2, nb3;          // dst strides (floats)
     uint ne12;                   // B batch dim 2 (to split the batch index)
     uint r2, r3;                 // broadcast ratios ne12/ne02, ne13/ne03
@@ -95,13 +100,13 @@ void main() {
                 const uint k4 = p.ncols & ~3u;
                 for (uint k = tid * 4u; k < k4; k += BLOCK_SIZE * 4u) {
                     vec4 a = a_load4(a_row, k);
-                    vec4 b = vec4(data_b[b_row + k], data_b[b_row + k + 1u],
-                                  data_b[b_row + k + 2u], data_b[b_row + k + 3u]);
+                    vec4 b = vec4(float(data_b[b_row + k]), float(data_b[b_row + k + 1u]),
+                                  float(data_b[b_row + k + 2u]), float(data_b[b_row + k + 3u]));
                     sum += dot(a, b);
                 }
 #if defined(A_FLOAT)
                 for (uint k = k4 + tid; k < p.ncols; k += BLOCK_SIZE) {
-                    sum += a_load1(a_row, k) * data_b[b_row + k];
+                    sum += a_load1(a_row, k) * float(data_b[b_row + k]);
                 }
 #endif
                 sum = reduce(sum, tid);

@@ -14,7 +14,11 @@
 
 layout(local_size_x = 8, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 
+#if defined(B_F16)
+layout(std430, binding = 1) readonly buffer BufB { float16_t data_b[]; };
+#else
 layout(std430, binding = 1) readonly buffer BufB { float data_b[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer BufD { float data_d[]; };
 
 layout(push_constant) uniform Params {
@@ -24,7 +28,7 @@ layout(push_constant) uniform Params {
     uint nbatch;                 // ne12 * ne13
     uint offs_a, offs_b, offs_d;
     uint nb01, nb02, nb03;       // A strides (units)
-    uint nb11, nb12, nb13;       // B strides (floats)
+    uint nb11, nb12, nb13;       // B strides (elements)
     uint nb1, nb2, nb3;          // dst strides (floats)
     uint ne12;                   // B batch dim 2 (to split the batch index)
     uint r2, r3;                 // broadcast ratios ne12/ne02, ne13/ne03
@@ -45,14 +49,14 @@ void main() {
                 vec4 acc = vec4(0.0);
                 const uint k4 = p.ncols & ~3u;
                 for (uint k = 0u; k < k4; k += 4u) {
-                    vec4 b = vec4(data_b[b_row + k], data_b[b_row + k + 1u],
-                                  data_b[b_row + k + 2u], data_b[b_row + k + 3u]);
+                    vec4 b = vec4(float(data_b[b_row + k]), float(data_b[b_row + k + 1u]),
+                                  float(data_b[b_row + k + 2u]), float(data_b[b_row + k + 3u]));
                     acc += a_load4(a_row, k) * b;
                 }
                 float sum = (acc.x + acc.y) + (acc.z + acc.w);
 #if defined(A_FLOAT)
                 for (uint k = k4; k < p.ncols; k++) {
-                    sum += a_load1(a_row, k) * data_b[b_row + k];
+                    sum += a_load1(a_row, k) * float(data_b[b_row + k]);
                 }
 #endif
                 data_d[d_batch + col * p.nb1 + row] = sum;

@@ -9,8 +9,9 @@
 // k-major so that a thread reads the TM rows / TN columns it needs at one k as
 // vec4s. Each invocation accumulates a TM x TN register block in f32.
 //
-// Defines: A_F32, A_F16, A_Q4_0, A_Q4_1 or A_Q8_0 (see dequant.glsl).
-// Bindings: 0 = A, 1 = B (f32), 2 = dst (f32).
+// Defines: A_F32, A_F16, A_BF16, A_Q4_0, ... (see dequant.glsl); B_F16 for f16 B
+// (f32 otherwise).
+// Bindings: 0 = A, 1 = B (f32 or f16), 2 = dst (f32).
 // Specialization constants:
 //   0 = workgroup size, must equal (BM/TM)*(BN/TN)
 //   1 = BM, 2 = BN (multiples of 4 and of TM / TN)
@@ -23,7 +24,8 @@
 // dimension may be smaller than needed (the workgroups loop over the rest).
 //
 // Push constants and units are those of mul_mat_vec.comp: A offsets/strides in
-// array units of data_a (floats, halves or 16-bit words), B and dst in floats.
+// array units of data_a (floats, halves or 16-bit words), B in its elements, dst
+// in floats.
 // Rows of A and B are contiguous; for block types K is a multiple of 32 (one
 // block per tile row), for f32/f16 any K (the last tile is zero-padded).
 
@@ -41,7 +43,11 @@ layout(constant_id = 5) const uint ALIGNED = 0;
 #define BK 32u
 #define WG gl_WorkGroupSize.x
 
+#if defined(B_F16)
+layout(std430, binding = 1) readonly buffer BufB { float16_t data_b[]; };
+#else
 layout(std430, binding = 1) readonly buffer BufB { float data_b[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer BufD { float data_d[]; };
 
 layout(push_constant) uniform Params {
@@ -51,7 +57,7 @@ layout(push_constant) uniform Params {
     uint nbatch;                 // ne12 * ne13
     uint offs_a, offs_b, offs_d;
     uint nb01, nb02, nb03;       // A strides (units)
-    uint nb11, nb12, nb13;       // B strides (floats)
+    uint nb11, nb12, nb13;       // B strides (elements)
     uint nb1, nb2, nb3;          // dst strides (floats)
     uint ne12;
     uint r2, r3;                 // broadcast ratios ne12/ne02, ne13/ne03
@@ -63,7 +69,11 @@ shared vec4 sb[BK * BN / 4u];
 
 // With ALIGNED, B (and f32/f16 A) rows start on 4-element boundaries and K is a
 // multiple of 4: rows are read as vec4 through these aliases of the bindings.
+#if defined(B_F16)
+layout(std430, binding = 1) readonly buffer BufB4 { f16vec4 data_b4[]; };
+#else
 layout(std430, binding = 1) readonly buffer BufB4 { vec4 data_b4[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer BufD4 { vec4 data_d4[]; };
 #if defined(A_F32)
 layout(std430, binding = 0) readonly buffer BufA4 { vec4 data_a4[]; };
@@ -75,9 +85,11 @@ layout(std430, binding = 0) readonly buffer BufA4 { f16vec4 data_a4[]; };
 // zero past K.
 vec4 load_a(uint base, uint k) {
 #if defined(A_FLOAT)
+#if defined(A_F32) || defined(A_F16)
     if ((ALIGNED & 1u) != 0u) {
         return k < p.K ? vec4(data_a4[(base + k) / 4u]) : vec4(0.0);
     }
+#endif
     if (k + 4u <= p.K) {
         return a_load4(base, k);
     }
@@ -89,17 +101,18 @@ vec4 load_a(uint base, uint k) {
 #endif
 }
 
-// load_b returns elements k..k+3 of the B row at float base, zero past K.
+// load_b returns elements k..k+3 of the B row at element base, zero past K.
 vec4 load_b(uint base, uint k) {
     if ((ALIGNED & 1u) != 0u) {
-        return k < p.K ? data_b4[(base + k) / 4u] : vec4(0.0);
+        return k < p.K ? vec4(data_b4[(base + k) / 4u]) : vec4(0.0);
     }
     if (k + 4u <= p.K) {
-        return vec4(data_b[base + k], data_b[base + k + 1u], data_b[base + k + 2u], data_b[base + k + 3u]);
+        return vec4(float(data_b[base + k]), float(data_b[base + k + 1u]), float(data_b[base + k + 2u]),
+                    float(data_b[base + k + 3u]));
     }
-    return vec4(k < p.K ? data_b[base + k] : 0.0,
-                k + 1u < p.K ? data_b[base + k + 1u] : 0.0,
-                k + 2u < p.K ? data_b[base + k + 2u] : 0.0, 0.0);
+    return vec4(k < p.K ? float(data_b[base + k]) : 0.0,
+                k + 1u < p.K ? float(data_b[base + k + 1u]) : 0.0,
+                k + 2u < p.K ? float(data_b[base + k + 2u]) : 0.0, 0.0);
 }
 
 void main() {

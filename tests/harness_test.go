@@ -61,8 +61,6 @@ var expectedUnsupported = map[string]map[string]string{
 // gpuUnsupported is the list for the Vulkan and GL backends, which share their encoders and
 // shaders (backends/internal/gpuops).
 var gpuUnsupported = map[string]string{
-	"MUL_MAT_ID(bf16,k=256,m=9,experts=4,used=2,b broadcast,tokens=5)": "MUL_MAT_ID bf16: the GPU MUL_MAT shaders have no BF16 weights (typelist.MatMulWeights)",
-	"MUL_MAT_ID(bf16,k=256,m=5,experts=3,used=3,b per slot,tokens=1)":  "MUL_MAT_ID bf16: the GPU MUL_MAT shaders have no BF16 weights (typelist.MatMulWeights)",
 	"FILL(f16,inplace)": "FILL: the GPU shader (eltwise_index) writes 4-byte elements only",
 }
 

@@ -1,13 +1,9 @@
 package tests
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestMoEOps runs just the MUL_MAT_ID cases on every non-CPU device against the CPU reference (a
-// quick subset of TestOps): each must be supported and pass, bf16 weights excepted where the
-// device has no MUL_MAT for them.
+// quick subset of TestOps): each must be supported and pass.
 func TestMoEOps(t *testing.T) {
 	devs := devicesUnderTest()
 	if len(devs) == 0 {
@@ -25,7 +21,6 @@ func TestMoEOps(t *testing.T) {
 			switch {
 			case r.Passed:
 				passed++
-			case !r.Supported && r.Problem == "" && strings.Contains(c.Name, "bf16"):
 			default:
 				t.Errorf("%s %s: supported %v, NMSE %g: %s", be.Name(), c.Name, r.Supported, r.NMSE, r.Problem)
 			}

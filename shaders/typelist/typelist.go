@@ -6,6 +6,10 @@ package typelist
 // mat-vec, per-row mat-vec and tiled variants, and OUT_PROD's, are built for each of them, and the
 // Vulkan backend supports MUL_MAT for exactly these.
 var MatMulWeights = []string{
-	"f32", "f16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1",
+	"f32", "f16", "bf16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1",
 	"q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs",
 }
+
+// MatMulF16B are the weight types whose MUL_MAT shaders also come with f16 activations (B_F16):
+// the mat-vec, per-row mat-vec and tiled variants named ..._f16 instead of ..._f32.
+var MatMulF16B = []string{"f16"}

@@ -73,10 +73,37 @@ func init() {
 	}
 }
 
+// binaryTypeCode is the binary shader's code for a float type (TYPED variants), and false for the
+// other types.
+func binaryTypeCode(t core.Type) (uint32, bool) {
+	switch t {
+	case core.TypeF32:
+		return 0, true
+	case core.TypeF16:
+		return 1, true
+	case core.TypeBF16:
+		return 2, true
+	}
+	return 0, false
+}
+
+// supportsBinary: any mix of f32, f16 and bf16 operands and result (the CPU backend's rule; ggml's
+// CPU runs the subset src1 = src0 or f32, dst = src0 or f32), elements addressed by whole strides.
 func supportsBinary(d *Device, t *core.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return a.Type == core.TypeF32 && b.Type == core.TypeF32 && t.Type == core.TypeF32 &&
-		core.CanRepeat(b, a) && t.Ne == a.Ne
+	for _, x := range []*core.Tensor{a, b, t} {
+		if _, ok := binaryTypeCode(x.Type); !ok {
+			return false
+		}
+		if x.Type != core.TypeF32 && !d.Storage16Bit {
+			return false
+		}
+		sz := x.Type.Size()
+		if x.Nb[0]%sz != 0 || x.Nb[1]%sz != 0 || x.Nb[2]%sz != 0 || x.Nb[3]%sz != 0 {
+			return false
+		}
+	}
+	return core.CanRepeat(b, a) && t.Ne == a.Ne
 }
 
 // srcTypes lists the types of n's sources and then n's own.
@@ -95,15 +122,27 @@ const (
 	binaryWG       = 256
 )
 
-var binaryShaders = map[core.Op]string{core.OpAdd: "add_f32", core.OpSub: "sub_f32", core.OpMul: "mul_f32", core.OpDiv: "div_f32"}
+var binaryShaders = map[core.Op]string{core.OpAdd: "add", core.OpSub: "sub", core.OpMul: "mul", core.OpDiv: "div"}
 
+// encodeBinary records ADD, SUB, MUL or DIV: the f32 variant when all three tensors are f32, the
+// typed one (types as specialization constants) otherwise.
 func (e *Encoder) encodeBinary(n *core.Tensor) error {
-	p, err := e.pipeline(binaryShaders[n.Op], 3, binaryPushSize, binaryWG)
+	x, y := n.Src[0], n.Src[1]
+	var p Pipeline
+	var err error
+	if x.Type == core.TypeF32 && y.Type == core.TypeF32 && n.Type == core.TypeF32 {
+		p, err = e.pipeline(binaryShaders[n.Op]+"_f32", 3, binaryPushSize, binaryWG)
+	} else {
+		ta, _ := binaryTypeCode(x.Type)
+		tb, _ := binaryTypeCode(y.Type)
+		td, _ := binaryTypeCode(n.Type)
+		p, err = e.pipeline(binaryShaders[n.Op]+"_typed", 3, binaryPushSize, binaryWG, ta, tb, td)
+	}
 	if err != nil {
 		return err
 	}
-	x, y := n.Src[0], n.Src[1]
-	ops, err := e.bindNode(n, 4, use{x, 4}, use{y, 4})
+	ux, uy, ud := x.Type.Size(), y.Type.Size(), n.Type.Size()
+	ops, err := e.bindNode(n, ud, use{x, ux}, use{y, uy})
 	if err != nil {
 		return err
 	}
@@ -113,16 +152,16 @@ func (e *Encoder) encodeBinary(n *core.Tensor) error {
 		pc.U32(u32(n.Ne[i]))
 	}
 	for i := range 4 {
-		pc.U32(u32(x.Nb[i] / 4))
+		pc.U32(u32(x.Nb[i] / ux))
 	}
 	for i := range 4 {
 		pc.U32(u32(y.Ne[i]))
 	}
 	for i := range 4 {
-		pc.U32(u32(y.Nb[i] / 4))
+		pc.U32(u32(y.Nb[i] / uy))
 	}
 	for i := range 4 {
-		pc.U32(u32(n.Nb[i] / 4))
+		pc.U32(u32(n.Nb[i] / ud))
 	}
 	pc.U32(ox.offs, oy.offs, od.offs, u32(n.NElements()))
 	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), binaryWG, 0), 1, 1}, pc.Bytes(), ox.bind, oy.bind, od.bind)

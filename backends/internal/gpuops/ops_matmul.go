@@ -10,8 +10,8 @@ import (
 // mulMatDispatch is MUL_MAT's encoder: the mat-vec kernel (encodeMulMat) for up to
 // mulMatVecMaxCols columns of B, the tiled kernel (encodeMulMatTiled) above. Both accept exactly
 // what supportsMulMat accepts: weights of a type in typelist.MatMulWeights (the list the shader
-// build makes variants for) with contiguous rows (any row and batch strides), f32 activations with
-// contiguous rows (any strides or permutation of dims 1-3), broadcast over dims 2 and 3.
+// build makes variants for) with contiguous rows (any row and batch strides), f32 activations (or
+// f16 ones for the weight types of typelist.MatMulF16B) with contiguous rows (any strides or permutation of dims 1-3), broadcast over dims 2 and 3.
 
 func init() {
 	for _, name := range typelist.MatMulWeights {
@@ -74,15 +74,40 @@ type mulMatType struct {
 // mulMatTypes are the MUL_MAT weight types, from typelist.MatMulWeights.
 var mulMatTypes = map[core.Type]mulMatType{}
 
+// mulMatF16B are the weight types with f16-activation variants (typelist.MatMulF16B).
+var mulMatF16B = map[core.Type]bool{}
+
+func init() {
+	for _, name := range typelist.MatMulF16B {
+		t, ok := core.TypeByName(name)
+		if !ok {
+			panic("gpuops: shader weight type " + name + " is not a core type")
+		}
+		mulMatF16B[t] = true
+	}
+}
+
+// mulMatB returns the shader name part of MUL_MAT's activation type and the unit (bytes) its
+// shaders address it in: f32, or f16 for the weight types of typelist.MatMulF16B.
+func mulMatB(n *core.Tensor) (string, int64) {
+	if n.Src[1].Type == core.TypeF16 {
+		return "f16", 2
+	}
+	return "f32", 4
+}
+
 func supportsMulMat(d *Device, t *core.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	if _, ok := mulMatTypes[a.Type]; !ok || b.Type != core.TypeF32 || t.Type != core.TypeF32 {
+	if _, ok := mulMatTypes[a.Type]; !ok || t.Type != core.TypeF32 {
 		return false
 	}
-	if a.Type != core.TypeF32 && !d.Storage16Bit {
+	if b.Type != core.TypeF32 && !(b.Type == core.TypeF16 && mulMatF16B[a.Type]) {
 		return false
 	}
-	return a.Nb[0] == a.Type.Size() && b.Nb[0] == 4 && t.Nb[0] == 4 &&
+	if (a.Type != core.TypeF32 || b.Type != core.TypeF32) && !d.Storage16Bit {
+		return false
+	}
+	return a.Nb[0] == a.Type.Size() && b.Nb[0] == b.Type.Size() && t.Nb[0] == 4 &&
 		a.Ne[0]%a.Type.BlockSize() == 0 && b.Ne[2]%a.Ne[2] == 0 && b.Ne[3]%a.Ne[3] == 0
 }
 
@@ -91,7 +116,8 @@ const mulMatVecPushSize = 19 * 4
 func (e *Encoder) encodeMulMat(n *core.Tensor) error {
 	a, x := n.Src[0], n.Src[1]
 	mt := mulMatTypes[a.Type]
-	name := "mul_mat_vec_" + mt.name + "_f32"
+	bname, bu := mulMatB(n)
+	name := "mul_mat_vec_" + mt.name + "_" + bname
 	info := e.dev
 	wg := min(max(info.SubgroupSize, 32), 128)
 	rowsPerGroup := int64(1)
@@ -99,7 +125,7 @@ func (e *Encoder) encodeMulMat(n *core.Tensor) error {
 	case info.Software:
 		// llvmpipe: one invocation per row and no workgroup reduction. Measured on 4096²:
 		// f32 0.64 → 1.63 GFLOPS, q4_0 0.88 → 1.81 (32 rows per workgroup beat 8, 16 and 64).
-		name = "mul_mat_vec_rows_" + mt.name + "_f32"
+		name = "mul_mat_vec_rows_" + mt.name + "_" + bname
 		wg = max(info.SubgroupSize, 32)
 		rowsPerGroup = int64(wg)
 	case info.SubgroupArithmetic:
@@ -109,7 +135,7 @@ func (e *Encoder) encodeMulMat(n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	ops, err := e.bindNode(n, 4, use{a, mt.unit}, use{x, 4})
+	ops, err := e.bindNode(n, 4, use{a, mt.unit}, use{x, bu})
 	if err != nil {
 		return err
 	}
@@ -117,20 +143,21 @@ func (e *Encoder) encodeMulMat(n *core.Tensor) error {
 	// A strides in units of the shader's array (floats, halves or 16-bit words).
 	au := mt.unit
 	nbatch := x.Ne[2] * x.Ne[3]
-	pc := e.pushMulMat(n, oa, ox, od, au)
+	pc := e.pushMulMat(n, oa, ox, od, au, bu)
 	grid := [3]uint32{e.groups(a.Ne[1], rowsPerGroup, 0), e.groups(x.Ne[1], 1, 1), e.groups(nbatch, 1, 2)}
 	return e.dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
 }
 
 // pushMulMat packs the push constants the mat-vec and tiled MUL_MAT shaders share: sizes, offsets,
-// the strides of A (in units of au bytes), B and dst (in floats), and the broadcast ratios.
-func (e *Encoder) pushMulMat(n *core.Tensor, oa, ox, od operand, au int64) *Push {
+// the strides of A (in units of au bytes), B (in units of bu bytes) and dst (in floats), and the
+// broadcast ratios.
+func (e *Encoder) pushMulMat(n *core.Tensor, oa, ox, od operand, au, bu int64) *Push {
 	a, x := n.Src[0], n.Src[1]
 	pc := e.push.Reset()
 	pc.U32(u32(a.Ne[0]), u32(a.Ne[1]), u32(x.Ne[1]), u32(x.Ne[2]*x.Ne[3]))
 	pc.U32(oa.offs, ox.offs, od.offs)
 	pc.U32(u32(a.Nb[1]/au), u32(a.Nb[2]/au), u32(a.Nb[3]/au))
-	pc.U32(u32(x.Nb[1]/4), u32(x.Nb[2]/4), u32(x.Nb[3]/4))
+	pc.U32(u32(x.Nb[1]/bu), u32(x.Nb[2]/bu), u32(x.Nb[3]/bu))
 	pc.U32(u32(n.Nb[1]/4), u32(n.Nb[2]/4), u32(n.Nb[3]/4))
 	pc.U32(u32(x.Ne[2]), u32(x.Ne[2]/a.Ne[2]), u32(x.Ne[3]/a.Ne[3]))
 	return pc
@@ -229,11 +256,12 @@ func (e *Encoder) encodeMulMatTiled(n *core.Tensor) error {
 func (e *Encoder) encodeMulMatTiledWith(n *core.Tensor, t Tile) error {
 	a, x := n.Src[0], n.Src[1]
 	mt := mulMatTypes[a.Type]
+	bname, bu := mulMatB(n)
 	oa, err := e.bindTensor(a, mt.unit)
 	if err != nil {
 		return err
 	}
-	ox, err := e.bindTensor(x, 4)
+	ox, err := e.bindTensor(x, bu)
 	if err != nil {
 		return err
 	}
@@ -246,14 +274,14 @@ func (e *Encoder) encodeMulMatTiledWith(n *core.Tensor, t Tile) error {
 	// bit 1: dst rows likewise, written as vec4.
 	au := mt.unit
 	aligned := uint32(0)
-	if a.Ne[0]%4 == 0 && ox.offs%4 == 0 && x.Nb[1]%16 == 0 && x.Nb[2]%16 == 0 && x.Nb[3]%16 == 0 &&
+	if a.Ne[0]%4 == 0 && ox.offs%4 == 0 && x.Nb[1]%(4*bu) == 0 && x.Nb[2]%(4*bu) == 0 && x.Nb[3]%(4*bu) == 0 &&
 		(a.Type.IsQuantized() || oa.offs%4 == 0 && a.Nb[1]%(4*au) == 0 && a.Nb[2]%(4*au) == 0 && a.Nb[3]%(4*au) == 0) {
 		aligned |= 1
 	}
 	if od.offs%4 == 0 && n.Nb[1]%16 == 0 && n.Nb[2]%16 == 0 && n.Nb[3]%16 == 0 {
 		aligned |= 2
 	}
-	p, err := e.pipeline("mul_mm_"+mt.name+"_f32", 3, mulMatVecPushSize, t.WG(), t.BM, t.BN, t.TM, t.TN, aligned)
+	p, err := e.pipeline("mul_mm_"+mt.name+"_"+bname, 3, mulMatVecPushSize, t.WG(), t.BM, t.BN, t.TM, t.TN, aligned)
 	if err != nil {
 		return err
 	}
@@ -261,7 +289,7 @@ func (e *Encoder) encodeMulMatTiledWith(n *core.Tensor, t Tile) error {
 		return err
 	}
 	nbatch := x.Ne[2] * x.Ne[3]
-	pc := e.pushMulMat(n, oa, ox, od, au)
+	pc := e.pushMulMat(n, oa, ox, od, au, bu)
 	grid := [3]uint32{e.groups(a.Ne[1], int64(t.BM), 0), e.groups(x.Ne[1], int64(t.BN), 1), e.groups(nbatch, 1, 2)}
 	return e.dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
 }

@@ -16,6 +16,13 @@ func init() {
 			Defines: []string{"A_" + strings.ToUpper(t)},
 		})
 	}
+	for _, t := range typelist.MatMulF16B {
+		Register(Variant{
+			Name:    "mul_mm_" + t + "_f16",
+			Source:  "mul_mm.comp",
+			Defines: []string{"A_" + strings.ToUpper(t), "B_F16"},
+		})
+	}
 }
 
 func init() {
