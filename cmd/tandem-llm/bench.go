@@ -20,34 +20,41 @@ import (
 
 // benchResult is one row of llama-bench's output, with its JSON field names.
 type benchResult struct {
-	BuildCommit  string    `json:"build_commit"`
-	BuildNumber  int       `json:"build_number"`
-	CPUInfo      string    `json:"cpu_info"`
-	GPUInfo      string    `json:"gpu_info"`
-	Backends     string    `json:"backends"`
-	ModelFile    string    `json:"model_filename"`
-	ModelType    string    `json:"model_type"`
-	ModelSize    int64     `json:"model_size"`
-	ModelParams  int64     `json:"model_n_params"`
-	NBatch       int       `json:"n_batch"`
-	NUBatch      int       `json:"n_ubatch"`
-	NThreads     int       `json:"n_threads"`
-	TypeK        string    `json:"type_k"`
-	TypeV        string    `json:"type_v"`
-	NGPULayers   int       `json:"n_gpu_layers"`
-	FlashAttn    int       `json:"flash_attn"`
-	UseMmap      bool      `json:"use_mmap"`
-	NPrompt      int       `json:"n_prompt"`
-	NGen         int       `json:"n_gen"`
-	NDepth       int       `json:"n_depth"`
-	TestTime     string    `json:"test_time"`
-	AvgNs        int64     `json:"avg_ns"`
-	StddevNs     int64     `json:"stddev_ns"`
-	AvgTs        float64   `json:"avg_ts"`
-	StddevTs     float64   `json:"stddev_ts"`
-	SamplesNs    []int64   `json:"samples_ns"`
-	SamplesTs    []float64 `json:"samples_ts"`
-	backendLabel string
+	BuildCommit string    `json:"build_commit"`
+	BuildNumber int       `json:"build_number"`
+	CPUInfo     string    `json:"cpu_info"`
+	GPUInfo     string    `json:"gpu_info"`
+	Backends    string    `json:"backends"`
+	ModelFile   string    `json:"model_filename"`
+	ModelType   string    `json:"model_type"`
+	ModelSize   int64     `json:"model_size"`
+	ModelParams int64     `json:"model_n_params"`
+	NBatch      int       `json:"n_batch"`
+	NUBatch     int       `json:"n_ubatch"`
+	NThreads    int       `json:"n_threads"`
+	TypeK       string    `json:"type_k"`
+	TypeV       string    `json:"type_v"`
+	NGPULayers  int       `json:"n_gpu_layers"`
+	FlashAttn   int       `json:"flash_attn"`
+	UseMmap     bool      `json:"use_mmap"`
+	NPrompt     int       `json:"n_prompt"`
+	NGen        int       `json:"n_gen"`
+	NDepth      int       `json:"n_depth"`
+	TestTime    string    `json:"test_time"`
+	AvgNs       int64     `json:"avg_ns"`
+	StddevNs    int64     `json:"stddev_ns"`
+	AvgTs       float64   `json:"avg_ts"`
+	StddevTs    float64   `json:"stddev_ts"`
+	SamplesNs   []int64   `json:"samples_ns"`
+	SamplesTs   []float64 `json:"samples_ts"`
+	// tandem's own fields (llama-bench has none of these; scripts reading its fields ignore them)
+	LoadMs         float64 `json:"tandem_load_ms"`          // llm.Open of the model
+	ComputeBytes   int64   `json:"tandem_compute_bytes"`    // compute buffers, all devices
+	KVBytes        int64   `json:"tandem_kv_bytes"`         // the session's KV cache
+	PlansPer128    float64 `json:"tandem_plans_per_128"`    // scheduler plans per 128 tokens in the timed runs
+	BuildsPer128   float64 `json:"tandem_builds_per_128"`   // graph builds per 128 tokens in the timed runs
+	CopiesPerGraph int     `json:"tandem_copies_per_graph"` // cross-device copies per graph run
+	backendLabel   string
 }
 
 func intList(s, flagName string) ([]int, error) {
@@ -125,14 +132,16 @@ func benchCmd(args []string) error {
 	for _, path := range strings.Split(*models, ",") {
 		for _, ngl := range nglList {
 			for _, t := range thr {
+				start := time.Now()
 				m, err := llm.Open(path, llm.Options{GPULayers: ngl, Threads: t, RPC: rpcList})
 				if err != nil {
 					return err
 				}
+				loadMs := float64(time.Since(start).Microseconds()) / 1e3
 				base := benchResult{ModelFile: path, ModelType: m.Info().Desc, ModelSize: m.Info().Bytes,
 					ModelParams: m.Info().Params, NBatch: *batch, NUBatch: *batch, NThreads: t, TypeK: kv.String(),
 					TypeV: kv.String(), NGPULayers: ngl, UseMmap: true, CPUInfo: cpuName(), Backends: backendNames(m),
-					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339)}
+					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339), LoadMs: loadMs}
 				base.backendLabel = base.Backends
 				// the tests: each prompt length (nPrompt), then each generation length (nGen)
 				var tests [][2]int
@@ -155,6 +164,7 @@ func benchCmd(args []string) error {
 					results = append(results, r)
 					if md {
 						printMDRow(os.Stdout, r)
+						printExtras(os.Stderr, r)
 					}
 				}
 				m.Close()
@@ -210,6 +220,7 @@ func runBench(m *llm.Model, so llm.SessionOptions, nPrompt, nGen, reps int, r be
 		return r, err
 	}
 	n := float64(nPrompt + nGen)
+	before := s.Stats()
 	for i := range reps {
 		d, err := one(uint64(i + 1))
 		if err != nil {
@@ -218,6 +229,12 @@ func runBench(m *llm.Model, so llm.SessionOptions, nPrompt, nGen, reps int, r be
 		r.SamplesNs = append(r.SamplesNs, d.Nanoseconds())
 		r.SamplesTs = append(r.SamplesTs, n/d.Seconds())
 	}
+	after := s.Stats()
+	if tok := after.Tokens - before.Tokens; tok > 0 {
+		r.PlansPer128 = float64(after.Plans-before.Plans) * 128 / float64(tok)
+		r.BuildsPer128 = float64(after.Builds-before.Builds) * 128 / float64(tok)
+	}
+	r.ComputeBytes, r.KVBytes, r.CopiesPerGraph = after.ComputeBytes, after.KVBytes, after.Copies
 	r.AvgNs, r.StddevNs = meanStd64(r.SamplesNs)
 	r.AvgTs, r.StddevTs = meanStd(r.SamplesTs)
 	return r, nil
@@ -296,6 +313,13 @@ func printMDRow(w io.Writer, r benchResult) {
 	}
 	fmt.Fprintf(w, "| %-30s | %10s | %10s | %-10s | %7d | %3d | %2d | %15s | %20s |\n", r.ModelType, size, params, r.backendLabel,
 		r.NThreads, r.NGPULayers, r.FlashAttn, test, fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs))
+}
+
+// printExtras writes tandem's own figures of a row (stderr, so the table stays llama-bench's).
+func printExtras(w io.Writer, r benchResult) {
+	fmt.Fprintf(w, "  %s: load %.0f ms, compute buffers %.1f MiB, KV %.1f MiB, %.2g plans and %.2g graph builds per 128 tokens, %d copies per graph\n",
+		map[bool]string{true: fmt.Sprintf("tg%d", r.NGen), false: fmt.Sprintf("pp%d", r.NPrompt)}[r.NGen > 0],
+		r.LoadMs, float64(r.ComputeBytes)/(1<<20), float64(r.KVBytes)/(1<<20), r.PlansPer128, r.BuildsPer128, r.CopiesPerGraph)
 }
 
 func writeCSV(w io.Writer, rs []benchResult) error {

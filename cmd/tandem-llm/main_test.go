@@ -65,6 +65,17 @@ func TestCommands(t *testing.T) {
 	if ts, _ := rows[1]["avg_ts"].(float64); ts <= 0 {
 		t.Errorf("tg avg_ts %v", rows[1]["avg_ts"])
 	}
+	// tandem's own fields: generation reuses its graph and plan (none made in the timed runs)
+	if rows[1]["tandem_plans_per_128"] != 0.0 || rows[1]["tandem_builds_per_128"] != 0.0 {
+		t.Errorf("tg: %v plans and %v builds per 128 tokens in the timed runs, want 0",
+			rows[1]["tandem_plans_per_128"], rows[1]["tandem_builds_per_128"])
+	}
+	if cb, _ := rows[0]["tandem_compute_bytes"].(float64); cb <= 0 {
+		t.Errorf("pp tandem_compute_bytes %v", rows[0]["tandem_compute_bytes"])
+	}
+	if lm, _ := rows[0]["tandem_load_ms"].(float64); lm <= 0 {
+		t.Errorf("tandem_load_ms %v", rows[0]["tandem_load_ms"])
+	}
 	md := capture(t, func() error { return benchCmd([]string{"-m", model, "-p", "8", "-n", "0", "-r", "1", "-t", "1"}) })
 	if !strings.Contains(md, "| model ") || !strings.Contains(md, "pp8") {
 		t.Errorf("bench table:\n%s", md)
