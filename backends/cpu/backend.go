@@ -53,6 +53,8 @@ type Backend struct {
 	plan        *plan
 
 	log *slog.Logger // SetLogger; nil reports nothing
+
+	prof *opProfile // SetOpProfile; nil: off
 }
 
 var _ core.Backend = (*Backend)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -21,7 +22,8 @@ type runState struct {
 	errs    errSlot
 	stopAt  atomic.Int64
 	stopErr error
-	prms    []params // one per worker
+	prms    []params   // one per worker
+	prof    *opProfile // the backend's op profile, nil when off
 }
 
 // execute runs the planned graph on the pool: every worker walks all nodes, runs those it has a task
@@ -29,6 +31,7 @@ type runState struct {
 func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	rs := &b.rs
 	rs.nodes, rs.pl, rs.ctx, rs.abort, rs.work, rs.ref = pl.execNodes(g.Nodes()), pl, ctx, b.abort, b.work, b.ref
+	rs.prof = b.prof
 	rs.errs.reset()
 	rs.stopAt.Store(int64(len(rs.nodes)))
 	rs.stopErr = nil
@@ -58,11 +61,19 @@ func (b *Backend) runWorker(ith int) {
 	done := ctx.Done()
 	prm := &rs.prms[ith]
 	*prm = params{ith: ith, nth: nth, work: rs.work, pool: p, errs: &rs.errs, ref: rs.ref}
+	prof := rs.prof
+	if ith != 0 {
+		prof = nil
+	}
+	var t0 time.Time
 	for i := 0; i < len(nodes); i++ {
 		if int64(i) >= rs.stopAt.Load() {
 			break
 		}
 		n := nodes[i]
+		if prof != nil {
+			t0 = time.Now()
+		}
 		if !skipNode(n) && ith < pl.tasks[i] {
 			prm.nth, prm.node, prm.routes = pl.tasks[i], i, nil
 			if pl.routes != nil {
@@ -90,6 +101,9 @@ func (b *Backend) runWorker(ith int) {
 			}
 		}
 		p.barrier.wait()
+		if prof != nil && !skipNode(n) {
+			prof.add(n, time.Since(t0))
+		}
 		// Errors of node i were all recorded before the barrier; later nodes' errors carry a
 		// larger index, so every worker takes the same decision here.
 		if rs.errs.failed(i) {

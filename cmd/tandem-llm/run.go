@@ -5,13 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"time"
 
-	_ "github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/backends/cpu"
 	_ "github.com/tandem-ml/tandem/backends/gl"
 	_ "github.com/tandem-ml/tandem/backends/vulkan"
 	"github.com/tandem-ml/tandem/core"
@@ -77,6 +79,7 @@ func runCmd(args []string) error {
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating past end-of-generation tokens")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS to the prompt")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generation to this file")
+	opProfile := fs.Bool("op-profile", false, "time the CPU backend's nodes while generating: a table per op, and the time outside the nodes")
 	randomPrompt := fs.Int("prompt-tokens", 0, "use this many seeded random token ids as the prompt instead of -p (as llama-bench does)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -147,15 +150,53 @@ func runCmd(args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var cpus []*cpu.Backend
+	for _, be := range m.Backends() {
+		if c, ok := be.(*cpu.Backend); ok && *opProfile {
+			cpus = append(cpus, c)
+		}
+	}
 	fmt.Print(*prompt)
+	first := true
 	out, genErr := s.Generate(ctx, ids, llm.GenerateOptions{MaxTokens: *n, Sampler: sampler, IgnoreEOG: *ignoreEOS,
 		OnToken: func(_ int32, text string) error {
+			if first { // the prompt is done: profile the generated tokens only
+				first = false
+				for _, c := range cpus {
+					c.SetOpProfile(true)
+				}
+			}
 			fmt.Print(text)
 			return nil
 		}})
 	fmt.Println()
 	printTimings(m, s, len(out), rssLoad)
+	for _, c := range cpus {
+		printOpProfile(os.Stderr, c.OpProfile(), s.LastTimings())
+		c.SetOpProfile(false)
+	}
 	return genErr
+}
+
+// printOpProfile writes the CPU backend's per-op times of the generated tokens, and how much of
+// the generation time was spent outside its nodes (building, planning and launching graphs,
+// sampling, other devices).
+func printOpProfile(w io.Writer, ops []cpu.OpTime, t llm.Timings) {
+	var sum time.Duration
+	for _, o := range ops {
+		sum += o.Time
+	}
+	if sum <= 0 || t.GenTokens == 0 {
+		return
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(t.GenTokens) }
+	fmt.Fprintf(w, "\nCPU nodes of the %d generated tokens (µs per token):\n", t.GenTokens)
+	for _, o := range ops {
+		fmt.Fprintf(w, "  %-28s %6d nodes %10.1f µs %5.1f%%\n", o.Op, o.Nodes, per(o.Time), 100*float64(o.Time)/float64(sum))
+	}
+	out := t.GenDuration - sum
+	fmt.Fprintf(w, "  %-28s %17.1f µs %5.1f%% of the generation time\n", "outside the CPU nodes", per(out),
+		100*float64(out)/float64(t.GenDuration))
 }
 
 // printTimings writes llama.cpp-style timings and the layer placement to stderr.
