@@ -33,6 +33,34 @@ func capture(t *testing.T, f func() error) string {
 	return out
 }
 
+// run -op-profile prints the CPU nodes' table of the generated tokens on stderr.
+func TestRunOpProfile(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "tiny.gguf")
+	capture(t, func() error { return genCmd([]string{"-o", model, "-shape", "tiny-llama", "-type", "q8_0"}) })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	capture(t, func() error {
+		return runCmd([]string{"-m", model, "-p", "Once upon a time", "-n", "6", "-t", "2", "--temp", "0", "--ignore-eos", "-op-profile"})
+	})
+	w.Close()
+	os.Stderr = old
+	out := <-done
+	for _, want := range []string{"CPU nodes of the 5 generated tokens", "MUL_MAT q8_0 1-row", "outside the CPU nodes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run -op-profile: no %q in\n%s", want, out)
+		}
+	}
+}
+
 func TestCommands(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "tiny.gguf")
 	capture(t, func() error { return genCmd([]string{"-o", model, "-shape", "tiny-llama", "-type", "q8_0"}) })
