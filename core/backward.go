@@ -398,6 +398,9 @@ func (b *backward) node(n *Tensor, g *Tensor) error {
 		if w1 {
 			return noGradient(n, "the mask of SOFT_MAX", 1)
 		}
+		if b.want(n, 2) {
+			return noGradient(n, "the sinks of SOFT_MAX", 2)
+		}
 		if w0 {
 			sp := SoftMaxParamsOf(n)
 			scale, maxBias := sp.Scale, sp.MaxBias

@@ -90,6 +90,38 @@ func (c *Context) SoftMaxExt(a, mask *Tensor, scale, maxBias float32) *Tensor {
 	return t
 }
 
+// SoftMaxAddSinks gives the SOFT_MAX node t one sink logit per head (ggml_soft_max_add_sinks):
+// sinks is an f32 vector with one entry per plane i2 of t's input. A sink joins only the
+// denominator of its head's rows, y = exp(w - m) / (Σ exp(w - m) + exp(sink - m)) with m the
+// larger of the row's maximum and the sink, so rows sum to less than 1. A nil sinks removes them.
+// It returns t; a t that is not SOFT_MAX (or sinks of the wrong type or length) records an error
+// on the context and returns a placeholder.
+func (c *Context) SoftMaxAddSinks(t, sinks *Tensor) *Tensor {
+	if err := c.check("SOFT_MAX", t); err != nil {
+		return c.fail("SOFT_MAX", err)
+	}
+	if t.Op != OpSoftMax || t.Src[0] == nil {
+		return c.errorf("SOFT_MAX: sinks added to %v, which is not a SOFT_MAX node", t)
+	}
+	if sinks == nil {
+		t.Src[2] = nil
+		return t
+	}
+	if err := c.check("SOFT_MAX", sinks); err != nil {
+		return c.fail("SOFT_MAX", err)
+	}
+	switch {
+	case t.Src[2] != nil:
+		return c.errorf("SOFT_MAX: %v already has sinks %v", t, t.Src[2])
+	case sinks.Type != TypeF32:
+		return c.errorf("SOFT_MAX: sinks %v must be f32", sinks)
+	case sinks.Ne[0] != t.Src[0].Ne[2] || sinks.Ne[1] != 1 || sinks.Ne[2] != 1 || sinks.Ne[3] != 1:
+		return c.errorf("SOFT_MAX: sinks %v must be a vector of %d (one per head of %v)", sinks, t.Src[0].Ne[2], t.Src[0])
+	}
+	t.Src[2] = sinks
+	return t
+}
+
 // AlibiSlope is the ALiBi slope of head h out of nHead heads for max_bias (1 when maxBias is 0).
 func AlibiSlope(h, nHead int64, maxBias float32) float32 {
 	if maxBias <= 0 {

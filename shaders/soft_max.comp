@@ -5,10 +5,13 @@
 // (core.AlibiSlope): exp2(e0*(h+1)) for h < n_log2, else exp2(e1*(2(h-n_log2)+1));
 // 1 without max_bias. As on the CPU a row whose every w is -inf gives zeros (NaN
 // when it holds a NaN). Each thread writes only elements it read, after the
-// reductions, so dst may alias src (in place).
+// reductions, so dst may alias src (in place). With sinks (p.has_sinks) head i2's
+// sink logit s joins the maximum and the denominator only:
+// y = exp(w - m) / (sum(exp(w - m)) + exp(s - m)), m = max(max w, s).
 //
 // Defines: MASK_F16 for an f16 mask (else f32 or none).
-// Bindings: 0 = src, 1 = mask (any buffer when p.has_mask is 0), 2 = dst.
+// Bindings: 0 = src, 1 = mask (any buffer when p.has_mask is 0), 2 = dst,
+// 3 = sinks (f32; any buffer when p.has_sinks is 0).
 // Specialization: constant 0 = workgroup size (power of two, default 256).
 // Dispatch: any x grid (grid-stride loop over rows).
 
@@ -30,6 +33,7 @@ layout(std430, binding = 1) readonly buffer BufM { float data_m[]; };
 float mask_at(uint i) { return data_m[i]; }
 #endif
 layout(std430, binding = 2) buffer BufD { float data_d[]; };
+layout(std430, binding = 3) readonly buffer BufK { float data_k[]; };
 
 layout(push_constant) uniform Params {
     uint ne0, ne1, ne2, ne3;
@@ -44,6 +48,7 @@ layout(push_constant) uniform Params {
     float e0, e1;                  // ALiBi exponents per head
     uint n_log2;
     uint nrows;
+    uint has_sinks, offs_k, nbk;   // sinks: offset and stride (floats)
 } p;
 
 shared float red[gl_WorkGroupSize.x];
@@ -93,6 +98,14 @@ void main() {
         mx = red[0];
         nan = red2[0];
         barrier();
+        float sink = ninf;
+        if (p.has_sinks != 0u) {
+            sink = data_k[p.offs_k + i2 * p.nbk];
+            if (isnan(sink)) {
+                nan = 1.0;
+            }
+            mx = max(mx, sink);
+        }
 
         if (nan != 0.0 || isinf(mx)) {
             // a NaN or +inf poisons the row (exp(NaN), inf - inf) as on the CPU; a row whose
@@ -120,7 +133,7 @@ void main() {
             }
             barrier();
         }
-        float inv = 1.0 / red[0];
+        float inv = 1.0 / (red[0] + (sink == ninf ? 0.0 : exp(sink - mx)));
         barrier();
 
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {

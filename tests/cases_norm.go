@@ -109,6 +109,23 @@ func normCases() []Case {
 		})
 	}
 
+	// SOFT_MAX with attention sinks (ggml_soft_max_add_sinks): one logit per head in the
+	// denominator, with and without masks (fully masked rows give zeros), ALiBi and long rows.
+	add("SOFT_MAX(sinks)", nmseSoftMax, 0, 0, func(c *core.Context) *core.Tensor {
+		return c.SoftMaxAddSinks(c.SoftMax(c.NewTensor(f32, 29, 5, 4)), c.NewTensor1D(f32, 4).SetName("big"))
+	})
+	for _, mt := range []core.Type{f32, f16} {
+		mt := mt
+		add(fmt.Sprintf("SOFT_MAX(%v mask,sinks,alibi)", mt), nmseSoftMax, 0, 0, func(c *core.Context) *core.Tensor {
+			sm := c.SoftMaxExt(c.NewTensor(f32, 40, 6, 5, 2), c.NewTensor(mt, 40, 7, 1, 2).SetName("mask"), 0.5, 8)
+			return c.SoftMaxAddSinks(sm, c.NewTensor1D(f32, 5))
+		})
+	}
+	add("SOFT_MAX(sinks,long rows)", nmseSoftMax, 0, 0, func(c *core.Context) *core.Tensor {
+		sm := c.SoftMaxExt(c.NewTensor(f32, 2500, 3, 2), c.NewTensor(f32, 2500, 3).SetName("mask"), 1, 0)
+		return c.SoftMaxAddSinks(sm, c.NewTensor1D(f32, 2))
+	})
+
 	// DIAG_MASK_INF.
 	for _, nPast := range []int{0, 3, -2} {
 		nPast := nPast

@@ -17,6 +17,9 @@ import (
 // where ggml computes exp(-inf - -inf) = NaN; zeros is what ggml's flash attention produces for
 // such rows (S == 0 → 0), and what a scheduler mixing both paths wants. Rows are split among
 // min(threads, rows) workers; each row goes through per-worker scratch, so dst may alias a.
+// With sinks (src2, ggml_soft_max_add_sinks) head i2's sink s joins the maximum and the denominator
+// only: m = max(max w, s), y = exp(w - m) / (Σ exp(w - m) + exp(s - m)); a fully masked row then
+// gives zeros, as in ggml.
 
 func init() {
 	register(core.OpSoftMax, opImpl{compute: computeSoftMax, tasks: rowsTasks, work: softMaxWork,
@@ -26,8 +29,11 @@ func init() {
 }
 
 func softMaxSupports(dst *core.Tensor) bool {
-	a, m := dst.Src[0], dst.Src[1]
+	a, m, sk := dst.Src[0], dst.Src[1], dst.Src[2]
 	if a == nil || a.Type != core.TypeF32 || dst.Type != core.TypeF32 || a.Ne != dst.Ne {
+		return false
+	}
+	if sk != nil && (sk.Type != core.TypeF32 || sk.Ne[0] != a.Ne[2]) {
 		return false
 	}
 	if m == nil {
@@ -41,11 +47,14 @@ func softMaxSupports(dst *core.Tensor) bool {
 func softMaxWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(2*dst.Ne[0], nTasks) }
 
 func computeSoftMax(p *params, dst *core.Tensor) {
-	a, m := dst.Src[0], dst.Src[1]
+	a, m, sk := dst.Src[0], dst.Src[1], dst.Src[2]
 	da, dd := a.Data(), dst.Data()
-	var dm []byte
+	var dm, dsk []byte
 	if m != nil {
 		dm = m.Data()
+	}
+	if sk != nil {
+		dsk = sk.Data()
 	}
 	ne0 := dst.Ne[0]
 	buf := scratch(p, 2*ne0)
@@ -70,9 +79,12 @@ func computeSoftMax(p *params, dst *core.Tensor) {
 				w[i] += slope * mrow[i]
 			}
 		}
-		if p.ref {
+		switch {
+		case sk != nil:
+			softMaxRowSink(w, getF32(dsk, i2*sk.Nb[0]))
+		case p.ref:
 			softMaxRow(w)
-		} else {
+		default:
 			softMaxRowFast(w)
 		}
 		storeRow(dst, dd, i1, i2, i3, w)
@@ -103,6 +115,28 @@ func softMaxRow(w []float32) {
 	}
 	m64 := float64(mx)
 	var sum float64
+	for i, v := range w {
+		e := math.Exp(float64(v) - m64)
+		sum += e
+		w[i] = float32(e)
+	}
+	inv := 1 / sum
+	for i, v := range w {
+		w[i] = float32(float64(v) * inv)
+	}
+}
+
+// softMaxRowSink replaces w by its softmax with the sink logit sink in the denominator: the
+// maximum m covers the sink too, so a row of -inf gives zeros; a NaN anywhere poisons the row.
+func softMaxRowSink(w []float32, sink float32) {
+	mx := sink
+	for _, v := range w {
+		if v > mx {
+			mx = v
+		}
+	}
+	m64 := float64(mx)
+	sum := math.Exp(float64(sink) - m64)
 	for i, v := range w {
 		e := math.Exp(float64(v) - m64)
 		sum += e

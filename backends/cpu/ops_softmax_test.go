@@ -237,3 +237,34 @@ func nnDiagCheck(t *testing.T, what string, got []float32, want []float64) {
 		}
 	}
 }
+
+func TestNNSoftMaxSinksHand(t *testing.T) {
+	// Head 0: row [0, ln 3] with sink ln 4: exp values 1, 3 and 4 → [1/8, 3/8] (the sink's 4/8 is
+	// not output). Head 1: row [ln 2, ln 2] with sink 0 → [2/5, 2/5]; its second row is fully masked
+	// → zeros; head 2: sink 1000 dominates (the maximum includes the sink) → zeros, not NaN.
+	inf := float32(math.Inf(-1))
+	got := nnRun(t, "softmax sinks", 1e-12, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+		a := ctx.NewTensor3D(core.TypeF32, 2, 2, 3)
+		l2, l3 := float32(math.Log(2)), float32(math.Log(3))
+		nnSet(t, a, []float32{0, l3, 0, l3, l2, l2, 1, 1, 0, 0, 0, 0})
+		m := ctx.NewTensor2D(core.TypeF32, 2, 2)
+		nnSet(t, m, []float32{0, 0, inf, inf})
+		s := ctx.NewTensor1D(core.TypeF32, 3)
+		nnSet(t, s, []float32{float32(math.Log(4)), 0, 1000})
+		return ctx.SoftMaxAddSinks(ctx.SoftMaxExt(a, m, 1, 0), s), []float64{
+			0.125, 0.375, 0, 0,
+			0.4, 0.4, 0, 0,
+			0, 0, 0, 0}
+	})
+	nnClose(t, "softmax sinks", got, []float64{0.125, 0.375, 0, 0, 0.4, 0.4, 0, 0, 0, 0, 0, 0}, 1e-7)
+
+	ctx := nnCtx()
+	sm := ctx.SoftMax(ctx.NewTensor3D(core.TypeF32, 4, 2, 3))
+	if ctx.SoftMaxAddSinks(sm, ctx.NewTensor1D(core.TypeF32, 2)); ctx.Err() == nil {
+		t.Fatal("sinks of the wrong length were accepted")
+	}
+	ctx = nnCtx()
+	if ctx.SoftMaxAddSinks(ctx.Silu(ctx.NewTensor1D(core.TypeF32, 2)), ctx.NewTensor1D(core.TypeF32, 1)); ctx.Err() == nil {
+		t.Fatal("sinks on a non-SOFT_MAX node were accepted")
+	}
+}

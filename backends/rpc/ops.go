@@ -118,7 +118,7 @@ var opTable = []opInfo{
 	{core.OpGetRows, ggmlOpGetRows, "none"},
 	{core.OpSetRows, ggmlOpSetRows, "none; src0 rows, src1 ids, src2 destination"},
 	{core.OpDiagMaskInf, ggmlOpDiagMaskInf, "i[0] n_past"},
-	{core.OpSoftMax, ggmlOpSoftMax, "f[0] scale, f[1] max_bias"},
+	{core.OpSoftMax, ggmlOpSoftMax, "f[0] scale, f[1] max_bias; src a, mask, sinks"},
 	{core.OpRope, ggmlOpRope, "i[1] n_dims, i[2] mode, i[4] n_ctx_orig, f[5..10] freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow"},
 	{core.OpClamp, ggmlOpClamp, "f[0] min, f[1] max"},
 	{core.OpIm2Col, ggmlOpIm2Col, "i[0..6] s0, s1, p0, p1, d0, d1, is_2D"},

@@ -406,6 +406,9 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.DiagMaskInf(s[0], int(p[0]))
 	case core.OpSoftMax:
 		t = c.SoftMaxExt(s[0], s[1], f32(p[0]), f32(p[1]))
+		if s[2] != nil {
+			t = c.SoftMaxAddSinks(t, s[2])
+		}
 	case core.OpRope:
 		t = c.RopeExt(s[0], s[1], s[2], core.RopeParams{NDims: int(p[1]), Mode: int(p[2]), NCtxOrig: int(p[4]),
 			FreqBase: f32(p[5]), FreqScale: f32(p[6]), ExtFactor: f32(p[7]), AttnFactor: f32(p[8]),

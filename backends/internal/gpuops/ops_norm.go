@@ -105,8 +105,11 @@ func (e *Encoder) encodeDiagMaskInf(n *core.Tensor) error {
 }
 
 func supportsSoftMax(d *Device, t *core.Tensor) bool {
-	a, m := t.Src[0], t.Src[1]
+	a, m, sk := t.Src[0], t.Src[1], t.Src[2]
 	if !supportsNorm(d, t) {
+		return false
+	}
+	if sk != nil && (sk.Type != core.TypeF32 || sk.Ne[0] != a.Ne[2] || !stridesIn(sk, 4)) {
 		return false
 	}
 	if m == nil {
@@ -119,16 +122,16 @@ func supportsSoftMax(d *Device, t *core.Tensor) bool {
 		a.Ne[2]%m.Ne[2] == 0 && a.Ne[3]%m.Ne[3] == 0 && m.IsContiguousRows() && stridesIn(m, m.Type.Size())
 }
 
-const softMaxPushSize = 27 * 4
+const softMaxPushSize = 30 * 4
 
 func (e *Encoder) encodeSoftMax(n *core.Tensor) error {
-	a, m := n.Src[0], n.Src[1]
+	a, m, sk := n.Src[0], n.Src[1], n.Src[2]
 	name := "soft_max_f32"
 	munit := int64(4)
 	if m != nil && m.Type == core.TypeF16 {
 		name, munit = "soft_max_f32_mask_f16", 2
 	}
-	p, err := e.pipeline(name, 3, softMaxPushSize, e.dev.rowWG(n.Ne[0]))
+	p, err := e.pipeline(name, 4, softMaxPushSize, e.dev.rowWG(n.Ne[0]))
 	if err != nil {
 		return err
 	}
@@ -146,7 +149,13 @@ func (e *Encoder) encodeSoftMax(n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := e.sync(od, oa, om); err != nil {
+	ok := oa // no sinks: bind src again (never read)
+	if sk != nil {
+		if ok, err = e.bindTensor(sk, 4); err != nil {
+			return err
+		}
+	}
+	if err := e.sync(od, oa, om, ok); err != nil {
 		return err
 	}
 	sp := core.SoftMaxParamsOf(n)
@@ -172,7 +181,12 @@ func (e *Encoder) encodeSoftMax(n *core.Tensor) error {
 	}
 	pc.F32(e0, e1)
 	pc.U32(u32(nLog2), u32(n.NRows()))
-	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, om.bind, od.bind)
+	if sk != nil {
+		pc.U32(1, ok.offs, u32(sk.Nb[0]/4))
+	} else {
+		pc.U32(0, 0, 0)
+	}
+	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, om.bind, od.bind, ok.bind)
 }
 
 func supportsRope(d *Device, t *core.Tensor) bool {
