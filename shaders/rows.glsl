@@ -18,7 +18,8 @@
 //       stride (block stride for block types) in array units.
 //   uint src_bits(uint row, uint i0, uint nb0)   (SRC_F32 / SRC_I32 only) raw bits.
 //
-// Storer (one of DST_F32, DST_F16, DST_BF16, DST_I32, DST_Q4_0, DST_Q4_1, DST_Q8_0;
+// Storer (one of DST_F32, DST_F16, DST_BF16, DST_I32, DST_Q4_0, DST_Q4_1, DST_Q8_0, DST_Q5_0,
+// DST_Q5_1, DST_IQ4_NL;
 // binding DST_BINDING, default 1) declares data_d and provides
 //   void dst_store(uint idx, float v)          element types: store v at unit idx
 //   void dst_store_bits(uint idx, uint bits)   DST_F32 / DST_I32: raw bits
@@ -268,11 +269,13 @@ void dst_store(uint idx, float v) {
 #endif
 }
 
-#elif defined(DST_Q4_0) || defined(DST_Q4_1) || defined(DST_Q8_0)
+#elif defined(DST_Q4_0) || defined(DST_Q4_1) || defined(DST_Q8_0) || defined(DST_Q5_0) || defined(DST_Q5_1) || defined(DST_IQ4_NL)
 
 layout(std430, binding = DST_BINDING) buffer BufD { uint16_t data_d[]; };
 
 #define DST_BLOCK
+
+#if defined(DST_Q4_0) || defined(DST_Q4_1) || defined(DST_Q8_0)
 
 // store_nonfinite_block writes a block of x that holds NaN or ±Inf by core/quant's rule
 // (core/quant/nonfinite.go) and reports whether it did: Q8_0 gets d = NaN and zero quants when
@@ -320,13 +323,44 @@ bool store_nonfinite_block(uint base, float x[32]) {
 #endif
     return true;
 }
+#endif
 
-// dst_store_block quantizes x as quantize_row_*_ref does (see core/quant/blocks.go), blocks
-// holding NaN or ±Inf by core/quant's rule.
+#if defined(DST_IQ4_NL)
+// iq4_best returns the index of the IQ4_NL value nearest to x (core/quant's bestIndexInt8: the
+// lower one on a tie), by bisection over the sorted table.
+const float IQ4_VALUES[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
+                                       1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+uint iq4_best(float x) {
+    if (x <= IQ4_VALUES[0]) {
+        return 0u;
+    }
+    if (x >= IQ4_VALUES[15]) {
+        return 15u;
+    }
+    uint lo = 0u, hi = 15u;
+    while (hi - lo > 1u) {
+        uint mid = (lo + hi) / 2u;
+        if (x < IQ4_VALUES[mid]) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    precise float dl = x - IQ4_VALUES[lo];
+    precise float dh = IQ4_VALUES[hi] - x;
+    return dl < dh ? lo : hi;
+}
+#endif
+
+// dst_store_block quantizes x as quantize_row_*_ref does (see core/quant/blocks.go, q5.go,
+// iq4.go); Q4_0, Q4_1 and Q8_0 blocks holding NaN or ±Inf by core/quant's rule (Q5_0, Q5_1 and
+// IQ4_NL have none: their blocks are meant for finite values).
 void dst_store_block(uint base, float x[32]) {
+#if defined(DST_Q4_0) || defined(DST_Q4_1) || defined(DST_Q8_0)
     if (store_nonfinite_block(base, x)) {
         return;
     }
+#endif
 #if defined(DST_Q4_0)
     float amax = 0.0, vmax = 0.0;
     for (uint j = 0u; j < 32u; j++) {
@@ -385,6 +419,118 @@ void dst_store_block(uint base, float x[32]) {
         } else {
             data_d[base + 2u + (j >> 1)] = uint16_t(prev | (byte << 8));
         }
+    }
+#elif defined(DST_Q5_0)
+    // d = vmax / -16 (vmax: the first element of largest magnitude), code = min(31, trunc(x/d + 16.5)).
+    float amax = 0.0, vmax = 0.0;
+    for (uint j = 0u; j < 32u; j++) {
+        float av = abs(x[j]);
+        if (amax < av) {
+            amax = av;
+            vmax = x[j];
+        }
+    }
+    precise float d = vmax * -0.0625; // vmax / -16, exact (all-zero block: -0)
+    float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
+    data_d[base] = uint16_t(f32_bits_to_f16(floatBitsToUint(d)));
+    uint qh = 0u, prev = 0u;
+    for (uint j = 0u; j < 16u; j++) {
+        precise float t0 = x[j] * id;
+        precise float u0 = t0 + 16.5;
+        precise float t1 = x[j + 16u] * id;
+        precise float u1 = t1 + 16.5;
+        uint q0 = uint(min(31, int(u0))) & 0x1fu;
+        uint q1 = uint(min(31, int(u1))) & 0x1fu;
+        qh |= ((q0 >> 4) << j) | ((q1 >> 4) << (j + 16u));
+        uint byte = (q0 & 0xfu) | ((q1 & 0xfu) << 4);
+        if ((j & 1u) == 0u) {
+            prev = byte;
+        } else {
+            data_d[base + 3u + (j >> 1)] = uint16_t(prev | (byte << 8));
+        }
+    }
+    data_d[base + 1u] = uint16_t(qh & 0xffffu);
+    data_d[base + 2u] = uint16_t(qh >> 16);
+#elif defined(DST_Q5_1)
+    // m = min, d = (max - min) / 31, code = trunc((x - m)/d + 0.5).
+    float lo = 3.40282347e38, hi = -3.40282347e38;
+    for (uint j = 0u; j < 32u; j++) {
+        if (x[j] < lo) {
+            lo = x[j];
+        }
+        if (x[j] > hi) {
+            hi = x[j];
+        }
+    }
+    precise float range = hi - lo;
+    float d = div_rn(range, 31.0);
+    float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
+    data_d[base] = uint16_t(f32_bits_to_f16(floatBitsToUint(d)));
+    data_d[base + 1u] = uint16_t(f32_bits_to_f16(floatBitsToUint(lo)));
+    uint qh = 0u, prev = 0u;
+    for (uint j = 0u; j < 16u; j++) {
+        precise float s0 = x[j] - lo;
+        precise float t0 = s0 * id;
+        precise float u0 = t0 + 0.5;
+        precise float s1 = x[j + 16u] - lo;
+        precise float t1 = s1 * id;
+        precise float u1 = t1 + 0.5;
+        uint q0 = uint(int(u0)) & 0xffu;
+        uint q1 = uint(int(u1)) & 0xffu;
+        qh |= (((q0 >> 4) & 1u) << j) | (((q1 >> 4) & 1u) << (j + 16u));
+        uint byte = (q0 & 0xfu) | ((q1 & 0xfu) << 4);
+        if ((j & 1u) == 0u) {
+            prev = byte;
+        } else {
+            data_d[base + 4u + (j >> 1)] = uint16_t(prev | (byte << 8));
+        }
+    }
+    data_d[base + 2u] = uint16_t(qh & 0xffffu);
+    data_d[base + 3u] = uint16_t(qh >> 16);
+#elif defined(DST_IQ4_NL)
+    // The reference IQ4_NL quantizer without a search: codes nearest to x/d0 with d0 = vmax/-127,
+    // then d = Σ w·q·x / Σ w·q² with weights w = x². A block below 1e-15 gets d = 0 (its codes,
+    // which core/quant takes from the previous block, are zero here: they dequantize to 0
+    // either way).
+    float amax = 0.0, vmax = 0.0;
+    for (uint j = 0u; j < 32u; j++) {
+        float av = abs(x[j]);
+        if (av > amax) {
+            amax = av;
+            vmax = x[j];
+        }
+    }
+    uint L[32];
+    float d = 0.0;
+    if (amax >= 1e-15) {
+        float d0 = div_rn(vmax, -127.0);
+        float id = div_rn(1.0, d0);
+        float sumqx = 0.0, sumq2 = 0.0;
+        for (uint j = 0u; j < 32u; j++) {
+            precise float xi = id * x[j];
+            uint l = iq4_best(xi);
+            L[j] = l;
+            float q = IQ4_VALUES[l];
+            precise float w = x[j] * x[j];
+            precise float wq = w * q;
+            precise float tx = wq * x[j];
+            precise float tq = wq * q;
+            precise float nx = sumqx + tx;
+            precise float nq = sumq2 + tq;
+            sumqx = nx;
+            sumq2 = nq;
+        }
+        d = sumq2 > 0.0 ? div_rn(sumqx, sumq2) : 0.0;
+    } else {
+        for (uint j = 0u; j < 32u; j++) {
+            L[j] = 0u;
+        }
+    }
+    data_d[base] = uint16_t(f32_bits_to_f16(floatBitsToUint(d)));
+    for (uint j = 0u; j < 16u; j += 2u) {
+        uint b0 = L[j] | (L[j + 16u] << 4);
+        uint b1 = L[j + 1u] | (L[j + 17u] << 4);
+        data_d[base + 1u + (j >> 1)] = uint16_t(b0 | (b1 << 8));
     }
 #else // DST_Q8_0
     float amax = 0.0;

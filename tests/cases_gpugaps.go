@@ -9,7 +9,9 @@ import (
 // Type combinations and sizes the GPU backends once lacked (issue 22): MUL_MAT with bf16 weights
 // and with f16 weights times f16 activations (mat-vec, tiled, unaligned K, broadcast, permuted
 // activations); ADD, SUB, MUL and DIV over f16 and bf16 operands (src1 of the same type or f32,
-// and f32 src0 with an f16 src1), broadcast and permuted.
+// and f32 src0 with an f16 src1), broadcast and permuted; CPY (f32, f16 and bf16 sources, permuted)
+// and SET_ROWS (i32 and i64 indices, broadcast) into Q5_0, Q5_1 and IQ4_NL, quantized on the
+// device as core/quant's reference quantizers.
 func init() {
 	extraCases = append(extraCases, gpuGapCases)
 }
@@ -52,6 +54,28 @@ func gpuGapCases() []Case {
 				Build: func(c *core.Context) *core.Tensor {
 					x := c.Permute(c.NewTensor(a, 7, 5, 3, 2), 1, 0, 2, 3)
 					return binary(c, op, x, c.NewTensor(b, 5, 7, 3, 2))
+				}})
+		}
+	}
+	for _, q := range []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL} {
+		q := q
+		for _, from := range []core.Type{f32, f16, bf16} {
+			from := from
+			cs = append(cs, Case{Name: fmt.Sprintf("CPY(%v->%v,permuted)", from, q), MaxNMSE: rowsExact, Init: copyInit(0),
+				Build: func(c *core.Context) *core.Tensor {
+					a := c.Permute(c.NewTensor(from, 64, 3, 5, 1), 0, 2, 1, 3)
+					return c.Cpy(a, c.NewTensor(q, 64, 5, 3, 1))
+				}})
+		}
+		cs = append(cs, Case{Name: fmt.Sprintf("CPY(f32->%v,reshape)", q), MaxNMSE: rowsExact, Init: copyInit(0),
+			Build: func(c *core.Context) *core.Tensor {
+				return c.Cpy(c.NewTensor(f32, 48, 4, 2), c.NewTensor(q, 128, 3))
+			}})
+		for _, it := range []core.Type{core.TypeI32, core.TypeI64} {
+			it := it
+			cs = append(cs, Case{Name: fmt.Sprintf("SET_ROWS(%v,%v,broadcast)", q, it), MaxNMSE: rowsExact, Init: copyInit(10),
+				Build: func(c *core.Context) *core.Tensor {
+					return c.SetRows(c.NewTensor(q, 64, 10, 3, 2), c.NewTensor(f32, 64, 7, 3, 2), c.NewTensor(it, 7, 1, 2).SetName("idx"))
 				}})
 		}
 	}

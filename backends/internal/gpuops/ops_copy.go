@@ -15,7 +15,7 @@ import (
 //     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
-//   - f32/f16/bf16 -> q4_0/q4_1/q8_0: one thread per dst block, bit for bit as
+//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl: one thread per dst block, as
 //     core/quant's reference quantizer (see shaders/rows.glsl).
 
 func init() {
@@ -96,8 +96,14 @@ func typeOK(d *Device, t core.Type) bool {
 // wholeBlocks reports whether the rows of t are whole blocks of its type.
 func wholeBlocks(t *core.Tensor) bool { return t.Ne[0]%t.Type.BlockSize() == 0 }
 
+// isQuantDst reports whether the row shaders quantize into t (rows.glsl's dst_store_block; the
+// variants of shaders/internal/build's quantDsts).
 func isQuantDst(t core.Type) bool {
-	return t == core.TypeQ4_0 || t == core.TypeQ4_1 || t == core.TypeQ8_0
+	switch t {
+	case core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL:
+		return true
+	}
+	return false
 }
 
 func supportsCopy(d *Device, t *core.Tensor) bool {

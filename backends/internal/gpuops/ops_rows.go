@@ -13,7 +13,7 @@ import (
 //   - GET_ROWS: f32, f16, bf16, q4_0, q4_1, q8_0, q5_0, q5_1, q2_K ... q6_K, q8_K,
 //     iq4_nl, iq4_xs rows into f32 (i32 into i32), i32
 //     or i64 indices, any strides.
-//   - SET_ROWS: f32 rows into f32, f16, bf16, q4_0, q4_1 or q8_0 (quantized bit for
+//   - SET_ROWS: f32 rows into f32, f16, bf16, q4_0, q4_1, q8_0, q5_0, q5_1 or iq4_nl (quantized bit for
 //     bit as core/quant), i32 or i64 indices broadcast over dims 2 and 3. When
 //     indices repeat, the last source row wins, as in the CPU's sequential loop.
 
@@ -84,9 +84,7 @@ func supportsSetRows(d *Device, t *core.Tensor) bool {
 	if a == nil || src == nil || idx == nil || !indexOK(idx) || src.Type != core.TypeF32 || !stridesIn(src, 4) {
 		return false
 	}
-	switch t.Type {
-	case core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0:
-	default:
+	if t.Type != core.TypeF32 && t.Type != core.TypeF16 && t.Type != core.TypeBF16 && !isQuantDst(t.Type) {
 		return false
 	}
 	if !typeOK(d, t.Type) || !stridesIn(t, elemTypes[t.Type].unit) || !wholeBlocks(t) || (t.Type.IsQuantized() && !t.IsContiguousRows()) {

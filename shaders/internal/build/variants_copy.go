@@ -30,7 +30,7 @@ func init() {
 		}
 	}
 	for _, src := range []string{"f32", "f16", "bf16"} {
-		for _, dst := range []string{"q4_0", "q4_1", "q8_0"} {
+		for _, dst := range quantDsts {
 			Register(Variant{Name: "cpy_" + src + "_" + dst, Source: "cpy_quant.comp", Defines: []string{def("SRC", src), def("DST", dst)}})
 		}
 	}
@@ -41,10 +41,13 @@ func init() {
 		}
 		Register(Variant{Name: "get_rows_" + src, Source: "get_rows.comp", Defines: []string{def("SRC", src), def("DST", dst)}})
 	}
-	for _, dst := range []string{"f32", "f16", "bf16", "q4_0", "q4_1", "q8_0"} {
+	for _, dst := range append([]string{"f32", "f16", "bf16"}, quantDsts...) {
 		Register(Variant{Name: "set_rows_" + dst, Source: "set_rows.comp", Defines: []string{def("DST", dst)}})
 	}
 }
 
 // kquantTypes are the Q5, K-quant and IQ4 types whose loaders live in kquants.glsl.
 var kquantTypes = []string{"q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K", "iq4_nl", "iq4_xs"}
+
+// quantDsts are the block types the row shaders quantize into (rows.glsl's dst_store_block).
+var quantDsts = []string{"q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "iq4_nl"}
