@@ -25,6 +25,8 @@ var readmeFree = map[string]string{
 	"ctx":      "context.Background()",
 	"fn":       "func(id int32, text string) error { return nil }",
 	"n":        "0",
+	"id":       "int32(0)",
+	"buf":      "[]float32(nil)",
 }
 
 var shortDecl = regexp.MustCompile(`(?m)^\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*:=`)
