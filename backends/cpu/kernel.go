@@ -19,6 +19,9 @@ type params struct {
 	pool     *pool
 	errs     *errSlot
 	routes   []mmRoute // the node's planned MUL_MAT routes (plan.routes)
+	// counterReady: the pool's chunk counter was reset and a barrier passed since (mulMatPaths
+	// after converting the activations), so forEachBatch's first batch needs neither
+	counterReady bool
 }
 
 // mulMatRoute is the node's planned MUL_MAT route i (routeNone where none was planned).

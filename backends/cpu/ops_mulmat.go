@@ -140,18 +140,27 @@ func teamScratch(p *params, start int64) []float32 {
 }
 
 // forEachBatch runs fn(i12, i13) on the whole team for every (i12, i13) batch of dst's src1, the
-// team GEMMs' unit: worker 0 resets the pool's chunk counter, then everyone passes a barrier
-// before the batch and another after it.
+// team GEMMs' unit: worker 0 resets the pool's chunk counter and everyone passes a barrier before
+// each batch (the first one's comes from the caller when p.counterReady is set). There is no
+// barrier after the last batch: the caller passes one before reading dst (fixNonFiniteDots
+// starts with one, and the node ends with one).
 func forEachBatch(p *params, dst *core.Tensor, fn func(i12, i13 int64)) {
 	b := dst.Src[1]
+	ready := p.counterReady
+	p.counterReady = false
 	for i13 := int64(0); i13 < b.Ne[3]; i13++ {
 		for i12 := int64(0); i12 < b.Ne[2]; i12++ {
-			if p.ith == 0 {
-				p.pool.chunk.Store(0)
+			if !ready {
+				if p.ith == 0 {
+					p.pool.chunk.Store(0)
+				}
+				p.barrier()
 			}
-			p.barrier()
+			ready = false
 			fn(i12, i13)
-			p.barrier()
+			if i12 < b.Ne[2]-1 || i13 < b.Ne[3]-1 {
+				p.barrier() // everyone is done with the counter before the next batch resets it
+			}
 		}
 	}
 }
@@ -258,7 +267,11 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
 	}
 	if route.team() {
 		if conv > 0 {
+			if p.ith == 0 {
+				p.pool.chunk.Store(0) // nobody claims from it before the barrier
+			}
 			p.barrier() // the converted activations are complete
+			p.counterReady = true
 		}
 		switch route {
 		case routeRepacked:
