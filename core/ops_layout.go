@@ -303,15 +303,16 @@ func (c *Context) GetRows(a, b *Tensor) *Tensor {
 }
 
 // SetRows writes the rows of b into rows idx of a (converting to a's type) and returns a view of a.
-// a [ne0, rows, ne2, ne3], b F32 [ne0, n, ne2, ne3], idx I32/I64 [n, ne2/k, ne3/l].
+// a [ne0, rows, ne2, ne3], b F32 or F16 [ne0, n, ne2, ne3], idx I32/I64 [n, ne2/k, ne3/l]. With no
+// rows to write (n = 0, or an empty a) it is a no-op.
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) SetRows(a, b, idx *Tensor) *Tensor {
 	if err := c.check("SET_ROWS", a, b, idx); err != nil {
 		return c.fail("SET_ROWS", err)
 	}
 	switch {
-	case b.Type != TypeF32:
-		return c.errorf("SET_ROWS: source rows %v must be f32", b)
+	case b.Type != TypeF32 && b.Type != TypeF16:
+		return c.errorf("SET_ROWS: source rows %v must be f32 or f16", b)
 	case idx.Type != TypeI32 && idx.Type != TypeI64:
 		return c.errorf("SET_ROWS: indices %v must be i32 or i64", idx)
 	case !a.Type.CanConvert() || a.Type == TypeI32:

@@ -1,5 +1,6 @@
 #version 450
-// set_rows.comp: SET_ROWS, one workgroup per source row (i1, i2, i3) of src (f32):
+// set_rows.comp: SET_ROWS, one workgroup per source row (i1, i2, i3) of src (f32,
+// or f16 with SRC_F16: each element widened exactly to f32, then stored as for f32):
 // dst row (idx[i1, i2 % ni1, i3 % ni2], i2, i3) = src row (i1, i2, i3), converted
 // to dst's type (quantized bit for bit as core/quant). As in the CPU's sequential
 // loop, when several source rows name the same dst row the last one (largest i1)
@@ -10,15 +11,18 @@
 // and reports the same error as the CPU.
 // dst is a view of the destination tensor; nothing else of it is touched.
 //
-// Defines: DST_F32, DST_F16, DST_BF16, DST_Q4_0, DST_Q4_1 or DST_Q8_0.
-// Bindings: 0 = src (f32), 1 = indices (i32 or i64: p.idx64), 2 = dst, 3 = status
+// Defines: DST_F32, DST_F16, DST_BF16, DST_Q4_0, DST_Q4_1 or DST_Q8_0 (and the
+// other block types of rows.glsl); SRC_F16 for f16 source rows (else f32).
+// Bindings: 0 = src (f32 or f16), 1 = indices (i32 or i64: p.idx64), 2 = dst, 3 = status
 // (one uint, zero before the dispatch; left zero when every index is in range).
 // Specialization: constant 0 = workgroup size (power of two, default 64).
 // Dispatch: any x grid (grid-stride loop over source rows).
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 
+#if !defined(SRC_F16)
 #define SRC_F32
+#endif
 #define SRC_BINDING 0
 #define DST_BINDING 2
 #include "rows.glsl"
@@ -29,7 +33,7 @@ layout(std430, binding = 3) buffer BufStatus { uint status; };
 layout(push_constant) uniform Params {
     uint ne0;                      // row length (elements)
     uint ne01, ne02, ne03;         // src rows per dim
-    uint nb00, nb01, nb02, nb03;   // src strides (floats)
+    uint nb00, nb01, nb02, nb03;   // src strides (elements)
     uint ine1, ine2;               // index dims 1 and 2 (broadcast over src dims 2, 3)
     uint nb10, nb11, nb12;         // index strides (32-bit words)
     uint nb0, nb1, nb2, nb3;       // dst strides (units; nb0 = block stride for blocks)
@@ -90,7 +94,7 @@ void main() {
             }
             dst_store_block(id + b * p.nb0, x);
         }
-#elif defined(DST_F32)
+#elif defined(DST_F32) && defined(SRC_F32)
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
             dst_store_bits(id + i0 * p.nb0, src_bits(is, i0, p.nb00));
         }

@@ -171,6 +171,22 @@ func copyCases() []Case {
 	rowsCase("SET_ROWS(q8_0,repeated indices)", rowsExact, 2, func(c *core.Context) *core.Tensor {
 		return c.SetRows(c.NewTensor(core.TypeQ8_0, 64, 2), c.NewTensor(f32, 64, 70), idx(c, core.TypeI32, 70))
 	})
+	// f16 source rows (ggml converts them to f32 and then to the destination; f16 to f16 copies).
+	for _, typ := range types {
+		typ := typ
+		rowsCase(fmt.Sprintf("SET_ROWS(f16 src->%v,i64,broadcast)", typ), rowsExact, 10, func(c *core.Context) *core.Tensor {
+			return c.SetRows(c.NewTensor(typ, 64, 10, 3, 2), c.NewTensor(core.TypeF16, 64, 7, 3, 2), idx(c, core.TypeI64, 7, 1, 2))
+		})
+	}
+	// Nothing to write: an empty destination view with no source rows, and no source rows at all.
+	rowsCase("SET_ROWS(f16 src,empty view)", rowsExact, 1, func(c *core.Context) *core.Tensor {
+		a := c.NewTensor(f32, 16, 5, 2)
+		v := c.View3D(a, 16, 0, 2, a.Nb[1], a.Nb[2], a.Nb[1])
+		return c.SetRows(v, c.NewTensor(core.TypeF16, 16, 0, 2), idx(c, core.TypeI64, 0, 2))
+	})
+	rowsCase("SET_ROWS(f32,no source rows)", rowsExact, 1, func(c *core.Context) *core.Tensor {
+		return c.SetRows(c.NewTensor(core.TypeQ8_0, 64, 5, 2), c.NewTensor(f32, 64, 0, 2), idx(c, core.TypeI32, 0, 1))
+	})
 	rowsCase("SET_ROWS(f16,strided src rows)", nmseDefault, 9, func(c *core.Context) *core.Tensor {
 		b := c.Permute(c.NewTensor(f32, 40, 3, 4), 0, 2, 1, 3) // [40, 4, 3]
 		return c.SetRows(c.NewTensor(core.TypeF16, 40, 9, 3), b, idx(c, core.TypeI32, 4, 3))

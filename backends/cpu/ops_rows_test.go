@@ -227,3 +227,69 @@ func TestSetRowsAliasedSource(t *testing.T) {
 		}
 	}
 }
+
+// TestSetRowsF16SourceHand: f16 source rows (ggml_set_rows accepts F32 or F16) into f32, bf16 and
+// f16 destinations, by hand: f16 bits 0x3e00 = 1.5, 0xc080 = -2.25, 0x4201 = 3 + 2⁻⁹, 0x7bff = 65504
+// and the quiet NaN 0x7e01. Into f32 every value widens exactly; into bf16 3 + 2⁻⁹ rounds to 3
+// (0x4040) and 65504 to 65536 (0x4780); into f16 the bits are copied, NaN payload included. Rows go
+// to index 1 and 0 (swapped); an empty view and zero source rows write nothing and are no error.
+func TestSetRowsF16SourceHand(t *testing.T) {
+	src := []uint16{0x3e00, 0xc080, 0x4201, 0x7bff, 0x7e01, 0x3c00}
+	for _, tc := range []struct {
+		typ  core.Type
+		want []uint32 // per element, dst bits (row 0 = source row 1, row 1 = source row 0)
+	}{
+		{core.TypeF32, []uint32{0x477fe000, 0x7fc02000, 0x3f800000, 0x3fc00000, 0xc0100000, 0x40402000}},
+		{core.TypeBF16, []uint32{0x4780, 0x7fc0, 0x3f80, 0x3fc0, 0xc010, 0x4040}},
+		{core.TypeF16, []uint32{0x7bff, 0x7e01, 0x3c00, 0x3e00, 0xc080, 0x4201}},
+	} {
+		ctx := nnCtx()
+		a := ctx.NewTensor2D(tc.typ, 3, 2)
+		b := ctx.NewTensor2D(core.TypeF16, 3, 2)
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(b.Data()[2*i:], v)
+		}
+		idx := ctx.NewTensor1D(core.TypeI32, 2)
+		eltSetIndices(t, idx, []int64{1, 0})
+		out := ctx.SetRows(a, b, idx)
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(out)
+		if err := cpu.Compute(g, 2); err != nil {
+			t.Fatalf("%v: %v", tc.typ, err)
+		}
+		for i, w := range tc.want {
+			var got uint32
+			if tc.typ == core.TypeF32 {
+				got = binary.LittleEndian.Uint32(a.Data()[4*i:])
+			} else {
+				got = uint32(binary.LittleEndian.Uint16(a.Data()[2*i:]))
+			}
+			if got != w {
+				t.Errorf("%v: element %d = %#x, want %#x", tc.typ, i, got, w)
+			}
+		}
+	}
+
+	for _, rows := range []int64{0, 4} {
+		ctx := nnCtx()
+		a := ctx.NewTensor3D(core.TypeQ8_0, 32, 4, 2)
+		for i := range a.Data() {
+			a.Data()[i] = 0x5a
+		}
+		v := ctx.View3D(a, 32, rows, 2, a.Nb[1], a.Nb[2], 0)
+		out := ctx.SetRows(v, ctx.NewTensor3D(core.TypeF16, 32, 0, 2), ctx.NewTensor2D(core.TypeI64, 0, 2))
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("%d rows: %v", rows, err)
+		}
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(out)
+		if err := cpu.Compute(g, 2); err != nil {
+			t.Fatalf("%d rows: %v", rows, err)
+		}
+		for i, x := range a.Data() {
+			if x != 0x5a {
+				t.Fatalf("%d rows: byte %d changed to %#x", rows, i, x)
+			}
+		}
+	}
+}

@@ -81,7 +81,10 @@ func (e *Encoder) encodeGetRows(n *core.Tensor) error {
 
 func supportsSetRows(d *Device, t *core.Tensor) bool {
 	a, src, idx := t.Src[0], t.Src[1], t.Src[2]
-	if a == nil || src == nil || idx == nil || !indexOK(idx) || src.Type != core.TypeF32 || !stridesIn(src, 4) {
+	if a == nil || src == nil || idx == nil || !indexOK(idx) {
+		return false
+	}
+	if !(src.Type == core.TypeF32 || (src.Type == core.TypeF16 && d.Storage16Bit)) || !stridesIn(src, src.Type.Size()) {
 		return false
 	}
 	if t.Type != core.TypeF32 && t.Type != core.TypeF16 && t.Type != core.TypeBF16 && !isQuantDst(t.Type) {
@@ -103,11 +106,15 @@ const (
 func (e *Encoder) encodeSetRows(n *core.Tensor) error {
 	src, idx := n.Src[1], n.Src[2]
 	dt := elemTypes[n.Type]
-	p, err := e.pipeline("set_rows_"+dt.name, 4, setRowsPushSize, setRowsWG)
+	name, su := "set_rows_"+dt.name, int64(4)
+	if src.Type == core.TypeF16 {
+		name, su = "set_rows_src_f16_"+dt.name, 2
+	}
+	p, err := e.pipeline(name, 4, setRowsPushSize, setRowsWG)
 	if err != nil {
 		return err
 	}
-	osrc, err := e.bindTensor(src, 4)
+	osrc, err := e.bindTensor(src, su)
 	if err != nil {
 		return err
 	}
@@ -130,7 +137,7 @@ func (e *Encoder) encodeSetRows(n *core.Tensor) error {
 	pc := e.push.Reset()
 	pc.U32(u32(n.Ne[0]), u32(src.Ne[1]), u32(src.Ne[2]), u32(src.Ne[3]))
 	for i := range 4 {
-		pc.U32(u32(src.Nb[i] / 4))
+		pc.U32(u32(src.Nb[i] / su))
 	}
 	pc.U32(u32(idx.Ne[1]), u32(idx.Ne[2]))
 	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4))

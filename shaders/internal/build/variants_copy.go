@@ -43,6 +43,7 @@ func init() {
 	}
 	for _, dst := range append([]string{"f32", "f16", "bf16"}, quantDsts...) {
 		Register(Variant{Name: "set_rows_" + dst, Source: "set_rows.comp", Defines: []string{def("DST", dst)}})
+		Register(Variant{Name: "set_rows_src_f16_" + dst, Source: "set_rows.comp", Defines: []string{def("SRC", "f16"), def("DST", dst)}})
 	}
 }
 
