@@ -10,18 +10,40 @@
 // index) keys compared lexicographically (which makes it stable), the row
 // padded to SORT_N (a power of two >= ne0) with keys that sort last.
 //
+// With LONG defined, rows too long for shared memory (ARGSORT only) are sorted
+// in dst itself, which holds the row's indices between dispatches; a key is
+// (src value at the index, index). The sort is the bitonic network in its
+// one-direction form (each merge of a block of size k starts by comparing
+// position i with its mirror i ^ (k - 1), then i with i ^ j for j = k/4 .. 1,
+// the smaller key always going to the lower position), over the row padded to
+// a power of two with keys that sort last: padding never moves in this form, so
+// it is virtual (pairs reaching past ne0 are skipped). The host records, per
+// row length:
+//   mode 0  each workgroup sorts one chunk of SORT_N positions in shared memory
+//           (dst[i] = i first);
+//   mode 1  one compare-exchange step (block k, distance j >= SORT_N, mirror
+//           when j = k/2) over global memory, one invocation per pair;
+//   mode 2  each workgroup finishes block k's merge for distances SORT_N/2 .. 1
+//           within one chunk in shared memory;
+// with a barrier between dispatches.
+//
 // Bindings: 0 = src (f32), 1 = dst (i32).
 // Specialization: constant 0 = workgroup size (default 256), constant 1 =
-// SORT_N (the shared arrays hold SORT_N values and indices).
+// SORT_N (the shared arrays hold SORT_N values and indices; LONG: the chunk).
 // Dispatch: x = any number of workgroups; workgroup w sorts rows w,
-// w + groups, ...
+// w + groups, ... LONG: x walks the chunks (modes 0, 2) or the pairs of a row in
+// workgroup-size groups (mode 1), y walks the rows.
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 
 layout(constant_id = 1) const uint SORT_N = 1024u;
 
 layout(std430, binding = 0) readonly buffer Src { float data_a[]; };
+#if defined(LONG)
+layout(std430, binding = 1) buffer Dst { int data_d[]; };
+#else
 layout(std430, binding = 1) writeonly buffer Dst { int data_d[]; };
+#endif
 
 layout(push_constant) uniform Params {
     uint ne0, ne1, ne2, ne3;     // shape (src == dst)
@@ -32,6 +54,11 @@ layout(push_constant) uniform Params {
     uint desc;                   // 1: descending
     uint nout;                   // indices written per row (ne0 for ARGSORT)
     uint topk;                   // 1: TOP_K (swap the first two)
+#if defined(LONG)
+    uint mode;                   // 0 chunk sort, 1 global step, 2 chunk merge
+    uint k, j;                   // block size and distance (modes 1 and 2)
+    uint npad;                   // padded row length (a power of two >= SORT_N)
+#endif
 } p;
 
 shared float sh_v[SORT_N];
@@ -55,6 +82,92 @@ bool before(float va, uint ia, float vb, uint ib) {
     return ia < ib;
 }
 
+#if defined(LONG)
+// cmpx orders the keys at shared positions i < l (the smaller first).
+void cmpx(uint i, uint l) {
+    float vi = sh_v[i];
+    float vl = sh_v[l];
+    uint ii = sh_i[i];
+    uint il = sh_i[l];
+    if (before(vl, il, vi, ii)) {
+        sh_v[i] = vl;
+        sh_v[l] = vi;
+        sh_i[i] = il;
+        sh_i[l] = ii;
+    }
+}
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const uint wg = gl_WorkGroupSize.x;
+    for (uint r = gl_WorkGroupID.y; r < p.nrows; r += gl_NumWorkGroups.y) {
+        uint i1 = r % p.ne1;
+        uint t = r / p.ne1;
+        uint i2 = t % p.ne2;
+        uint i3 = t / p.ne2;
+        uint base_a = p.offs_a + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
+        uint base_d = p.offs_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
+        if (p.mode == 1u) {
+            // Pair q of the row: i in the lower half of its block of 2j, l its partner.
+            for (uint q = gl_GlobalInvocationID.x; q < p.npad / 2u; q += gl_NumWorkGroups.x * wg) {
+                uint i = (q / p.j) * 2u * p.j + q % p.j;
+                uint l = p.j == p.k / 2u ? i ^ (p.k - 1u) : i + p.j;
+                if (l >= p.ne0) {
+                    continue; // padding: never moves
+                }
+                uint ii = uint(data_d[base_d + i * p.nb0]);
+                uint il = uint(data_d[base_d + l * p.nb0]);
+                float vi = data_a[base_a + ii * p.nb00];
+                float vl = data_a[base_a + il * p.nb00];
+                if (before(vl, il, vi, ii)) {
+                    data_d[base_d + i * p.nb0] = int(il);
+                    data_d[base_d + l * p.nb0] = int(ii);
+                }
+            }
+            continue;
+        }
+        for (uint c = gl_WorkGroupID.x; c < p.npad / SORT_N; c += gl_NumWorkGroups.x) {
+            uint c0 = c * SORT_N;
+            for (uint i = tid; i < SORT_N; i += wg) {
+                uint pos = c0 + i;
+                uint idx = pos;
+                if (pos < p.ne0 && p.mode == 2u) {
+                    idx = uint(data_d[base_d + pos * p.nb0]);
+                }
+                sh_i[i] = idx;
+                sh_v[i] = pos < p.ne0 ? data_a[base_a + idx * p.nb00] : 0.0;
+            }
+            barrier();
+            if (p.mode == 0u) {
+                for (uint k = 2u; k <= SORT_N; k <<= 1u) {
+                    for (uint j = k >> 1u; j > 0u; j >>= 1u) {
+                        for (uint q = tid; q < SORT_N / 2u; q += wg) {
+                            uint i = (q / j) * 2u * j + q % j;
+                            cmpx(i, j == k >> 1u ? i ^ (k - 1u) : i + j);
+                        }
+                        barrier();
+                    }
+                }
+            } else {
+                for (uint j = SORT_N >> 1u; j > 0u; j >>= 1u) {
+                    for (uint q = tid; q < SORT_N / 2u; q += wg) {
+                        uint i = (q / j) * 2u * j + q % j;
+                        cmpx(i, i + j);
+                    }
+                    barrier();
+                }
+            }
+            for (uint i = tid; i < SORT_N; i += wg) {
+                uint pos = c0 + i;
+                if (pos < p.ne0) {
+                    data_d[base_d + pos * p.nb0] = int(sh_i[i]);
+                }
+            }
+            barrier();
+        }
+    }
+}
+#else
 void main() {
     uint tid = gl_LocalInvocationID.x;
     for (uint r = gl_WorkGroupID.x; r < p.nrows; r += gl_NumWorkGroups.x) {
@@ -100,3 +213,4 @@ void main() {
         barrier();
     }
 }
+#endif

@@ -11,7 +11,8 @@ import (
 // activations); ADD, SUB, MUL and DIV over f16 and bf16 operands (src1 of the same type or f32,
 // and f32 src0 with an f16 src1), broadcast and permuted; CPY (f32, f16 and bf16 sources, permuted)
 // and SET_ROWS (i32 and i64 indices, broadcast) into Q5_0, Q5_1 and IQ4_NL, quantized on the
-// device as core/quant's reference quantizers.
+// device as core/quant's reference quantizers; ARGSORT of rows longer than a workgroup's shared
+// memory holds (the multi-pass sort), with ties, signed zeros, infinities and NaNs.
 func init() {
 	extraCases = append(extraCases, gpuGapCases)
 }
@@ -78,6 +79,13 @@ func gpuGapCases() []Case {
 					return c.SetRows(c.NewTensor(q, 64, 10, 3, 2), c.NewTensor(f32, 64, 7, 3, 2), c.NewTensor(it, 7, 1, 2).SetName("idx"))
 				}})
 		}
+	}
+	for _, order := range []core.SortOrder{core.SortAsc, core.SortDesc} {
+		order := order
+		cs = append(cs, Case{Name: fmt.Sprintf("ARGSORT(%d,ne0=10000,ties,long row)", order), MaxNMSE: nmseExact, Init: eltDiscrete(true),
+			Build: func(c *core.Context) *core.Tensor {
+				return c.Argsort(c.NewTensor(f32, 10000, 2), order)
+			}})
 	}
 	return cs
 }

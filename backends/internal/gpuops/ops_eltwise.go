@@ -354,15 +354,39 @@ func supportsArgsort(d *Device, t *core.Tensor) bool {
 	if order != core.SortAsc && order != core.SortDesc {
 		return false
 	}
-	_, _, ok := argsortSize(d, a.Ne[0])
+	if _, _, ok := argsortSize(d, a.Ne[0]); ok {
+		return true
+	}
+	_, _, ok := argsortLongSize(d, a.Ne[0])
 	return ok
 }
 
-const argsortPushSize = 18 * 4
+// argsortLongSize returns, for ARGSORT rows of ne0 elements too long for one workgroup's shared
+// memory, the chunk each workgroup sorts in shared memory (a power of two) and the workgroup
+// size of the multi-pass sort (eltwise_argsort.comp's LONG variant), and whether it applies.
+func argsortLongSize(d *Device, ne0 int64) (chunk, wg uint32, ok bool) {
+	if ne0 < 2 || ne0 >= maxShaderIndex/2 {
+		return 0, 0, false
+	}
+	chunk = 4096
+	for chunk > 2 && uint64(chunk)*8 > uint64(d.MaxComputeSharedMemorySize) {
+		chunk /= 2
+	}
+	wg = min(chunk/2, eltWG, d.MaxComputeWorkGroupInvocations, d.MaxComputeWorkGroupSize[0])
+	return chunk, wg, uint64(chunk)*8 <= uint64(d.MaxComputeSharedMemorySize) && int64(chunk) < ne0
+}
+
+const (
+	argsortPushSize     = 18 * 4
+	argsortLongPushSize = 22 * 4
+)
 
 func (e *Encoder) encodeArgsort(n *core.Tensor) error {
 	a := n.Src[0]
-	size, wg, _ := argsortSize(e.dev, a.Ne[0])
+	size, wg, ok := argsortSize(e.dev, a.Ne[0])
+	if !ok && n.Op == core.OpArgsort {
+		return e.encodeArgsortLong(n)
+	}
 	p, err := e.pipeline("eltwise_argsort_f32", 2, argsortPushSize, wg, size)
 	if err != nil {
 		return err
@@ -382,6 +406,63 @@ func (e *Encoder) encodeArgsort(n *core.Tensor) error {
 	pushStrides(pc, n, 4)
 	pc.U32(oa.offs, od.offs, u32(a.NRows()), desc, u32(n.Ne[0]), b2u(n.Op == core.OpTopK))
 	return e.dispatch(p, [3]uint32{e.groups(a.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
+}
+
+// encodeArgsortLong records ARGSORT of rows longer than shared memory holds as the passes of
+// eltwise_argsort.comp's LONG variant: the chunks sorted in shared memory, then for each block size
+// k above the chunk the compare-exchange steps of distance k/2 .. chunk over global memory and one
+// merge of the rest inside each chunk, dst holding the indices in between.
+func (e *Encoder) encodeArgsortLong(n *core.Tensor) error {
+	a := n.Src[0]
+	chunk, wg, _ := argsortLongSize(e.dev, a.Ne[0])
+	p, err := e.pipeline("eltwise_argsort_long_f32", 2, argsortLongPushSize, wg, chunk)
+	if err != nil {
+		return err
+	}
+	oa, err := e.bindTensor(a, 4)
+	if err != nil {
+		return err
+	}
+	od, err := e.bindTensor(n, 4)
+	if err != nil {
+		return err
+	}
+	var desc uint32
+	if core.SortOrderOf(n) == core.SortDesc {
+		desc = 1
+	}
+	npad := int64(1) << bits.Len64(uint64(a.Ne[0]-1))
+	rows := a.NRows()
+	pass := func(mode uint32, k, j int64) error {
+		if err := e.sync(od, oa); err != nil { // each pass reads what the one before wrote
+			return err
+		}
+		pc := e.push.Reset()
+		pushShape(pc, a.Ne)
+		pushStrides(pc, a, 4)
+		pushStrides(pc, n, 4)
+		pc.U32(oa.offs, od.offs, u32(rows), desc, u32(n.Ne[0]), 0)
+		pc.U32(mode, u32(k), u32(j), u32(npad))
+		x := e.groups(npad/int64(chunk), 1, 0)
+		if mode == 1 {
+			x = e.groups(npad/2, int64(wg), 0)
+		}
+		return e.dispatch(p, [3]uint32{x, e.groups(rows, 1, 1), 1}, pc.Bytes(), oa.bind, od.bind)
+	}
+	if err := pass(0, 0, 0); err != nil {
+		return err
+	}
+	for k := 2 * int64(chunk); k <= npad; k *= 2 {
+		for j := k / 2; j >= int64(chunk); j /= 2 {
+			if err := pass(1, k, j); err != nil {
+				return err
+			}
+		}
+		if err := pass(2, k, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // eltCopyWidth returns the shader name part for copying elements of type t bit for bit.
