@@ -14,6 +14,7 @@ var optionalOperands = map[string]map[int]bool{
 	"SoftMaxExt":           {1: true}, // mask
 	"FlashAttnExt":         {3: true}, // mask
 	"FlashAttnExtAddSinks": {1: true}, // sinks (nil removes them)
+	"SoftMaxAddSinks":      {1: true}, // sinks (nil removes them)
 	"RopeExt":              {2: true}, // freq factors
 	"RopeExtBack":          {2: true}, // freq factors
 }

@@ -158,9 +158,11 @@ func (c *Context) Conv2D(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 // (≤ 0 when the kernel does not fit; 0 when s ≤ 0 or the arithmetic would overflow).
 func PoolOutputSize(ins, ks, s, p int64) int64 { return ConvOutputSize(ins, ks, s, p, 1) }
 
-// Pool1D pools each row of a with kernel k0, stride s0 and padding p0. Padding is skipped: an
-// average divides by the window's in-bounds positions, as ggml's CPU does for POOL_1D (unlike
-// Pool2D, which divides by k0·k1), and max ignores it. Result F32 [OL, ne1, ne2, ne3].
+// Pool1D pools each row of a with kernel k0, stride s0 and padding p0 (any p0 ≥ 0, also ≥ k0, as
+// ggml allows). Padding is skipped: an average divides by the window's in-bounds positions, as
+// ggml's CPU does for POOL_1D (unlike Pool2D, which divides by k0·k1), 0 for a window wholly in
+// the padding; max ignores it, and a window wholly in the padding gives -FLT_MAX (ggml's start
+// value). Result F32 [OL, ne1, ne2, ne3].
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	if err := c.check("POOL_1D", a); err != nil {
@@ -172,7 +174,7 @@ func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	if op != PoolMax && op != PoolAvg {
 		return c.errorf("POOL_1D: unknown pooling %d", int32(op))
 	}
-	if k0 <= 0 || s0 <= 0 || p0 < 0 || p0 >= k0 || !fitsI32(k0) || !fitsI32(s0) {
+	if k0 <= 0 || s0 <= 0 || p0 < 0 || !fitsI32(k0) || !fitsI32(s0) || !fitsI32(p0) {
 		return c.errorf("POOL_1D: kernel %d, stride %d, padding %d are invalid", k0, s0, p0)
 	}
 	ow := PoolOutputSize(a.Ne[0], int64(k0), int64(s0), int64(p0))
@@ -184,9 +186,10 @@ func (c *Context) Pool1D(a *Tensor, op PoolOp, k0, s0, p0 int) *Tensor {
 	return t
 }
 
-// Pool2D pools the [W, H] planes of a with kernel (k0, k1), strides (s0, s1) and paddings (p0, p1).
-// Padding counts as zero for averages, which divide by k0·k1 (ggml's POOL_2D), and is skipped for
-// max. Result F32 [OW, OH, ne2, ne3].
+// Pool2D pools the [W, H] planes of a with kernel (k0, k1), strides (s0, s1) and paddings (p0, p1)
+// (any paddings ≥ 0, also ≥ the kernel, as ggml allows). Padding counts as zero for averages,
+// which divide by k0·k1 (ggml's POOL_2D), and is skipped for max; a window wholly in the padding
+// gives 0 (avg) or -FLT_MAX (max, ggml's start value). Result F32 [OW, OH, ne2, ne3].
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Pool2D(a *Tensor, op PoolOp, k0, k1, s0, s1, p0, p1 int) *Tensor {
 	if err := c.check("POOL_2D", a); err != nil {
@@ -198,8 +201,8 @@ func (c *Context) Pool2D(a *Tensor, op PoolOp, k0, k1, s0, s1, p0, p1 int) *Tens
 	if op != PoolMax && op != PoolAvg {
 		return c.errorf("POOL_2D: unknown pooling %d", int32(op))
 	}
-	if k0 <= 0 || k1 <= 0 || s0 <= 0 || s1 <= 0 || p0 < 0 || p1 < 0 || p0 >= k0 || p1 >= k1 ||
-		!fitsI32(k0) || !fitsI32(k1) || !fitsI32(s0) || !fitsI32(s1) {
+	if k0 <= 0 || k1 <= 0 || s0 <= 0 || s1 <= 0 || p0 < 0 || p1 < 0 ||
+		!fitsI32(k0) || !fitsI32(k1) || !fitsI32(s0) || !fitsI32(s1) || !fitsI32(p0) || !fitsI32(p1) {
 		return c.errorf("POOL_2D: kernel %dx%d, strides %d,%d, paddings %d,%d are invalid", k0, k1, s0, s1, p0, p1)
 	}
 	ow := PoolOutputSize(a.Ne[0], int64(k0), int64(s0), int64(p0))

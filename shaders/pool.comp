@@ -1,8 +1,9 @@
 #version 450
 // pool.comp: POOL_1D and POOL_2D with the CPU reference's rule (ggml_pool_2d):
 // output (ox, oy) of a plane covers input columns ox*s0 - p0 + [0, k0) and rows
-// oy*s1 - p1 + [0, k1); padding positions are skipped for max (which starts at
-// -inf) and count as zero for avg, which divides by k0*k1 for POOL_2D and by the
+// oy*s1 - p1 + [0, k1) (paddings may reach the kernel size and beyond); padding
+// positions are skipped for max (which starts at -FLT_MAX, as ggml's, so a window
+// wholly in the padding gives -FLT_MAX) and count as zero for avg, which divides by k0*k1 for POOL_2D and by the
 // number of in-bounds positions for POOL_1D (count_in = 1), as ggml's CPU does
 // (ggml_compute_forward_pool_1d_ksp). 1-D is otherwise the 2-D rule with
 // k1 = s1 = 1, p1 = 0 and every input row its own plane (ih = 1).
@@ -48,7 +49,7 @@ void main() {
         const int xa = max(x0, 0), xb = min(x0 + p.k0, int(p.iw));
         const int ya = max(y0, 0), yb = min(y0 + p.k1, int(p.ih));
 #if defined(OP_MAX)
-        float r = uintBitsToFloat(0xff800000u); // -inf
+        float r = uintBitsToFloat(0xff7fffffu); // -FLT_MAX
 #else
         float r = 0.0;
 #endif

@@ -57,6 +57,20 @@ func init() {
 			add(fmt.Sprintf("POOL_1D(%d,k=5,s=3,p=2)", op), 0, func(c *core.Context) *core.Tensor {
 				return c.Pool1D(c.NewTensor(f32, 19, 4, 3), op, 5, 3, 2)
 			})
+			// Padding at and past the kernel size (ggml allows it): windows wholly in the padding
+			// give 0 (avg) or -FLT_MAX (max).
+			add(fmt.Sprintf("POOL_1D(%d,k=2,s=1,p=3)", op), 0, func(c *core.Context) *core.Tensor {
+				return c.Pool1D(c.NewTensor(f32, 7, 3, 2), op, 2, 1, 3)
+			})
+			add(fmt.Sprintf("POOL_1D(%d,f16,k=3,s=2,p=3)", op), 0, func(c *core.Context) *core.Tensor {
+				return c.Pool1D(c.NewTensor(f16, 10, 4), op, 3, 2, 3)
+			})
+			add(fmt.Sprintf("POOL_2D(%d,k=2x3,s=1x2,p=2x4)", op), 0, func(c *core.Context) *core.Tensor {
+				return c.Pool2D(c.NewTensor(f32, 6, 5, 3), op, 2, 3, 1, 2, 2, 4)
+			})
+			add(fmt.Sprintf("POOL_2D(%d,f16,k=1x1,s=2x2,p=1x1)", op), 0, func(c *core.Context) *core.Tensor {
+				return c.Pool2D(c.NewTensor(f16, 5, 4, 2), op, 1, 1, 2, 2, 1, 1)
+			})
 			add(fmt.Sprintf("POOL_2D(%d,permuted)", op), 0, func(c *core.Context) *core.Tensor {
 				// Planes stored [W, C, H] and viewed as [W, H, C].
 				return c.Pool2D(c.Permute(c.NewTensor(f32, 12, 3, 8), 0, 2, 1, 3), op, 2, 2, 2, 2, 0, 0)

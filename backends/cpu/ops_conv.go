@@ -120,8 +120,8 @@ func computePool2D(p *params, dst *core.Tensor) {
 // Padding positions are skipped. Average pooling keeps ggml's reference rules, which differ by
 // op: POOL_2D divides by k0·k1 (ggml_compute_forward_pool_2d), POOL_1D by the number of in-bounds
 // positions of the window, 0 for a window wholly in the padding (ggml_compute_forward_pool_1d_ksp).
-// Max pooling of a window wholly in the padding gives -Inf where ggml gives -FLT_MAX (the
-// harness counts both as the same infinity).
+// Max pooling starts at -FLT_MAX as ggml's does, so a window wholly in the padding (paddings may
+// reach the kernel size and beyond) or holding only -Inf gives -FLT_MAX.
 func poolRows(p *params, dst *core.Tensor, op core.PoolOp, k0, k1, s0, s1, p0, p1 int64) {
 	a := dst.Src[0]
 	da, dd := a.Data(), dst.Data()
@@ -131,7 +131,7 @@ func poolRows(p *params, dst *core.Tensor, op core.PoolOp, k0, k1, s0, s1, p0, p
 	if is2D {
 		inH = a.Ne[1]
 	}
-	negInf := float32(math.Inf(-1))
+	const lowest = -math.MaxFloat32 // ggml's -FLT_MAX
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)
@@ -143,7 +143,7 @@ func poolRows(p *params, dst *core.Tensor, op core.PoolOp, k0, k1, s0, s1, p0, p
 		}
 		for ox := range row {
 			x0, y0 := int64(ox)*s0-p0, oy*s1-p1
-			mx := negInf
+			mx := float32(lowest)
 			var sum float64
 			count := int64(0)
 			for ky := max(y0, 0); ky < min(y0+k1, inH); ky++ {

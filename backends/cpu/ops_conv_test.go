@@ -149,6 +149,56 @@ func TestNNPoolHand(t *testing.T) {
 		return ctx.Pool2D(a, core.PoolMax, 2, 2, 1, 1, 1, 1), []float64{-1, -1, -2, -1, -1, -2, -3, -3, -4}
 	})
 	nnClose(t, "pool_2d max hand", got, []float64{-1, -1, -2, -1, -1, -2, -3, -3, -4}, 0)
+
+	// Padding at and past the kernel (ggml allows it). POOL_1D kernel 2, stride 1, padding 3 over
+	// [1 3 2 5]: output size (4 + 6 - 2)/1 + 1 = 9 windows starting at -3 … 5; windows [-3,-2],
+	// [-2,-1], [4,5], [5,6] are wholly padding: avg 0 (ggml's count 0), max -FLT_MAX; [-1,0] and
+	// [3,4] hold one value each; avg divides by the in-bounds count.
+	lo := -float64(math.MaxFloat32)
+	for _, c := range []struct {
+		op   core.PoolOp
+		want []float64
+	}{
+		{core.PoolMax, []float64{lo, lo, 1, 3, 3, 5, 5, lo, lo}},
+		{core.PoolAvg, []float64{0, 0, 1, 2, 2.5, 3.5, 5, 0, 0}},
+	} {
+		name := fmt.Sprintf("pool_1d p>=k hand op %d", c.op)
+		got := nnRun(t, name, 0, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+			a := ctx.NewTensor1D(core.TypeF32, 4)
+			nnSet(t, a, in)
+			return ctx.Pool1D(a, c.op, 2, 1, 3), c.want
+		})
+		nnClose(t, name, got, c.want, 0)
+	}
+	// POOL_2D kernel 1x1, stride 2x2, padding 1x1 over the 2x2 plane [1 2; 3 4]: output 2x2 with
+	// windows at (-1,-1), (1,-1), (-1,1), (1,1): only (1,1) = 4 is inside. avg divides by k0·k1 = 1.
+	for _, c := range []struct {
+		op   core.PoolOp
+		want []float64
+	}{{core.PoolMax, []float64{lo, lo, lo, 4}}, {core.PoolAvg, []float64{0, 0, 0, 4}}} {
+		name := fmt.Sprintf("pool_2d p>=k hand op %d", c.op)
+		got := nnRun(t, name, 0, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+			a := ctx.NewTensor2D(core.TypeF32, 2, 2)
+			nnSet(t, a, []float32{1, 2, 3, 4})
+			return ctx.Pool2D(a, c.op, 1, 1, 2, 2, 1, 1), c.want
+		})
+		nnClose(t, name, got, c.want, 0)
+	}
+	// POOL_2D avg kernel 2x2, stride 1, padding 2x2 over [1 2; 3 4]: 5x5 outputs, the divisor is
+	// always 4; window (ox, oy) covers columns ox-2, ox-1 and rows oy-2, oy-1. Its centre (2, 2)
+	// sums all four: 10/4.
+	got = nnRun(t, "pool_2d avg p=k hand", 1e-12, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+		a := ctx.NewTensor2D(core.TypeF32, 2, 2)
+		nnSet(t, a, []float32{1, 2, 3, 4})
+		return ctx.Pool2D(a, core.PoolAvg, 2, 2, 1, 1, 2, 2), []float64{
+			0, 0, 0, 0, 0,
+			0, 0.25, 0.75, 0.5, 0,
+			0, 1, 2.5, 1.5, 0,
+			0, 0.75, 1.75, 1, 0,
+			0, 0, 0, 0, 0}
+	})
+	nnClose(t, "pool_2d avg p=k hand", got, []float64{0, 0, 0, 0, 0, 0, 0.25, 0.75, 0.5, 0, 0, 1, 2.5, 1.5, 0,
+		0, 0.75, 1.75, 1, 0, 0, 0, 0, 0, 0}, 1e-7)
 }
 
 // nnPoolRef pools the [W, H] planes of x (shape ne); 1-D pools rows (k1 = s1 = 1, p1 = 0, H = 1).
@@ -165,7 +215,7 @@ func nnPoolRef(xs []float64, ne [4]int64, op core.PoolOp, k0, k1, s0, s1, p0, p1
 	for pl := int64(0); pl < planes; pl++ {
 		for y := int64(0); y < oh; y++ {
 			for x := int64(0); x < ow; x++ {
-				mx, sum, count := math.Inf(-1), 0.0, 0
+				mx, sum, count := -float64(math.MaxFloat32), 0.0, 0
 				for ky := int64(0); ky < k1; ky++ {
 					for kx := int64(0); kx < k0; kx++ {
 						sx, sy := x*s0-p0+kx, y*s1-p1+ky
@@ -181,6 +231,8 @@ func nnPoolRef(xs []float64, ne [4]int64, op core.PoolOp, k0, k1, s0, s1, p0, p1
 				switch {
 				case op == core.PoolAvg && is2D:
 					out = append(out, sum/float64(k0*k1)) // ggml's POOL_2D: padding counts
+				case op == core.PoolAvg && count == 0:
+					out = append(out, 0) // a window wholly in the padding
 				case op == core.PoolAvg:
 					out = append(out, sum/float64(count)) // ggml's POOL_1D: in-bounds only
 				default:
@@ -205,6 +257,8 @@ func TestNNPoolRandom(t *testing.T) {
 		{ne: [4]int64{13, 9, 3, 2}, k0: 2, k1: 2, s0: 2, s1: 2, is2D: true},
 		{ne: [4]int64{13, 9, 3, 2}, k0: 3, k1: 2, s0: 2, s1: 1, p0: 1, p1: 1, is2D: true},
 		{ne: [4]int64{7, 11, 2, 1}, k0: 5, k1: 3, s0: 1, s1: 3, p0: 2, p1: 0, is2D: true},
+		{ne: [4]int64{9, 3, 2, 1}, k0: 2, s0: 3, p0: 4},                                  // p0 > k0
+		{ne: [4]int64{6, 7, 2, 1}, k0: 2, k1: 3, s0: 1, s1: 2, p0: 2, p1: 5, is2D: true}, // p ≥ k
 	}
 	for ci, c := range cases {
 		for _, op := range []core.PoolOp{core.PoolMax, core.PoolAvg} {
