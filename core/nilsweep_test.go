@@ -17,6 +17,8 @@ var optionalOperands = map[string]map[int]bool{
 	"SoftMaxAddSinks":      {1: true}, // sinks (nil removes them)
 	"RopeExt":              {2: true}, // freq factors
 	"RopeExtBack":          {2: true}, // freq factors
+	"RopeMulti":            {2: true}, // freq factors
+	"RopeExtInplace":       {2: true}, // freq factors
 }
 
 var tensorType = reflect.TypeOf((*core.Tensor)(nil))

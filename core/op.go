@@ -206,8 +206,15 @@ const (
 	SortDesc SortOrder = 1
 )
 
-// Rope modes (ggml's values).
+// Rope modes (ggml's values). MROPE, VISION and IMROPE are ggml_rope_multi's: positions carry four
+// components per token and RopeParams.Sections say which pairs each component drives.
 const (
 	RopeNormal = 0
 	RopeNeox   = 2
+	RopeMrope  = 8  // multi-section, NEOX pairing (Qwen2-VL)
+	RopeVision = 24 // per-section θ indices, pairs (k, k + n_dims), n_dims = ne0/2
+	RopeImrope = 40 // interleaved sections (Qwen3-VL), NEOX pairing
 )
+
+// RopeIsMulti reports whether mode is one of ggml_rope_multi's modes (bit 8 set).
+func RopeIsMulti(mode int) bool { return mode&RopeMrope != 0 }

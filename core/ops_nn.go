@@ -164,6 +164,12 @@ type RopeParams struct {
 	AttnFactor float32 // magnitude scale (1 = none)
 	BetaFast   float32 // YaRN ramp (32)
 	BetaSlow   float32 // YaRN ramp (1)
+	// Sections (MROPE, VISION, IMROPE only): rotated pairs per position component t, h, w, e
+	// (ggml_rope_multi's int sections[4]; op_params 11..14).
+	Sections [4]int
+	// NOffs rotates dims NOffs … NOffs+NDims-1 instead of 0 … NDims-1 (ggml_rope_set_offset;
+	// op_params 15): even, not with VISION.
+	NOffs int
 }
 
 // Rope rotates a [head_dim, n_head, n_tok, 1] by positions pos (I32 [n_tok]) with base 10000.
@@ -174,31 +180,105 @@ func (c *Context) Rope(a, pos *Tensor, nDims, mode int) *Tensor {
 }
 
 // RopeExt is rotary position embedding with ggml's full parameter set; freqFactors (optional, F32
-// [n_dims/2]) divide the per-pair frequencies.
+// [n_dims/2], [n_dims] for VISION) divide the per-pair frequencies. With the multi modes (MROPE,
+// VISION, IMROPE: ggml_rope_multi) pos holds 4·n_tok positions, component c of token i at
+// c·n_tok + i, and p.Sections assign the pairs to the components.
 // A nil a or pos records an error on the context and returns a placeholder; a nil freqFactors
 // means no frequency factors.
 func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
+	return c.rope(a, pos, freqFactors, p, false)
+}
+
+// RopeMulti is RopeExt for ggml_rope_multi's modes (MROPE, VISION, IMROPE); p.Sections must be set.
+// A nil a or pos records an error on the context and returns a placeholder.
+func (c *Context) RopeMulti(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 	if err := c.check("ROPE", a, pos); err != nil {
 		return c.fail("ROPE", err)
 	}
+	if !RopeIsMulti(p.Mode) {
+		return c.errorf("ROPE: mode %d is not a multi-section mode (mrope 8, vision 24, imrope 40)", p.Mode)
+	}
+	return c.rope(a, pos, freqFactors, p, false)
+}
+
+// RopeExtInplace is RopeExt writing into a's memory (ggml_rope_ext_inplace, ggml_rope_multi_inplace):
+// the result is a view of a with a's strides, so a may be a strided (non-contiguous) view.
+// A nil a or pos records an error on the context and returns a placeholder.
+func (c *Context) RopeExtInplace(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
+	return c.rope(a, pos, freqFactors, p, true)
+}
+
+// RopeSetOffset makes the ROPE or ROPE_BACK node t rotate dims nOffs … nOffs+n_dims-1 (ggml_rope_set_offset):
+// nOffs even, ≥ 0, nOffs + n_dims ≤ ne0, not with VISION. The dims outside are copied. It returns t;
+// a bad offset or a t of another op records an error on the context and returns a placeholder.
+func (c *Context) RopeSetOffset(t *Tensor, nOffs int) *Tensor {
+	if err := c.check("ROPE", t); err != nil {
+		return c.fail("ROPE", err)
+	}
+	if t.Op != OpRope && t.Op != OpRopeBack {
+		return c.errorf("ROPE: offset set on %v, which is not a ROPE or ROPE_BACK node", t)
+	}
+	p := RopeParamsOf(t)
+	switch {
+	case p.Mode == RopeVision:
+		return c.errorf("ROPE: vision rope %v takes no offset", t)
+	case nOffs < 0 || nOffs%2 != 0 || int64(nOffs)+int64(p.NDims) > t.Ne[0]:
+		return c.errorf("ROPE: offset %d must be even, ≥ 0 and leave n_dims %d inside %d", nOffs, p.NDims, t.Ne[0])
+	}
+	t.Params[15] = int32(nOffs)
+	return t
+}
+
+func (c *Context) rope(a, pos, freqFactors *Tensor, p RopeParams, inplace bool) *Tensor {
+	if err := c.check("ROPE", a, pos); err != nil {
+		return c.fail("ROPE", err)
+	}
+	multi := RopeIsMulti(p.Mode)
+	nPos := a.Ne[2]
+	if multi {
+		nPos = 4 * a.Ne[2]
+	}
+	ffNeed := int64(p.NDims / 2)
+	if p.Mode == RopeVision {
+		ffNeed = int64(p.NDims)
+	}
+	sect := p.Sections[0] + p.Sections[1] + p.Sections[2] + p.Sections[3]
 	switch {
 	case a.Type != TypeF32 && a.Type != TypeF16:
 		return c.errorf("ROPE: %v must be f32 or f16", a)
 	case pos.Type != TypeI32 || pos.Ne[1] != 1 || pos.Ne[2] != 1 || pos.Ne[3] != 1:
 		return c.errorf("ROPE: positions %v must be an i32 vector", pos)
-	case pos.Ne[0] != a.Ne[2]:
-		return c.errorf("ROPE: %d positions for %d tokens (dimension 2 of %v)", pos.Ne[0], a.Ne[2], a)
-	case p.Mode != RopeNormal && p.Mode != RopeNeox:
-		return c.errorf("ROPE: mode %d is not supported (normal 0 or neox 2)", p.Mode)
+	case pos.Ne[0] != nPos:
+		return c.errorf("ROPE: %d positions for %d tokens (dimension 2 of %v; mode %d wants %d)", pos.Ne[0], a.Ne[2], a, p.Mode, nPos)
+	case p.Mode != RopeNormal && p.Mode != RopeNeox && p.Mode != RopeMrope && p.Mode != RopeVision && p.Mode != RopeImrope:
+		return c.errorf("ROPE: mode %d is not supported (normal 0, neox 2, mrope 8, vision 24, imrope 40)", p.Mode)
 	case p.NDims <= 0 || p.NDims%2 != 0 || int64(p.NDims) > a.Ne[0]:
 		return c.errorf("ROPE: n_dims %d must be even and ≤ %d", p.NDims, a.Ne[0])
 	case !fitsI32(p.NDims) || !fitsI32(p.NCtxOrig):
 		return c.errorf("ROPE: n_dims %d or n_ctx_orig %d does not fit an int32", p.NDims, p.NCtxOrig)
+	case p.Mode == RopeVision && int64(p.NDims) != a.Ne[0]/2:
+		return c.errorf("ROPE: vision rope needs n_dims = ne0/2 = %d, got %d", a.Ne[0]/2, p.NDims)
+	case multi && (p.Sections[0] < 0 || p.Sections[1] < 0 || p.Sections[2] < 0 || p.Sections[3] < 0 ||
+		p.Sections[0]+p.Sections[1]+p.Sections[2] <= 0 || int64(sect) > a.Ne[0] || !fitsI32(sect)):
+		return c.errorf("ROPE: sections %v must be ≥ 0, not all of the first three 0, and sum to ≤ %d", p.Sections, a.Ne[0])
+	case !multi && p.Sections != [4]int{}:
+		return c.errorf("ROPE: sections %v need a multi mode (mrope, vision, imrope)", p.Sections)
+	case p.NOffs != 0 && (p.Mode == RopeVision || p.NOffs < 0 || p.NOffs%2 != 0 || int64(p.NOffs)+int64(p.NDims) > a.Ne[0]):
+		return c.errorf("ROPE: offset %d must be even, ≥ 0, leave n_dims %d inside %d and not be used with vision", p.NOffs, p.NDims, a.Ne[0])
 	}
-	if freqFactors != nil && (freqFactors.Type != TypeF32 || freqFactors.Ne[0] < int64(p.NDims/2)) {
-		return c.errorf("ROPE: freq factors %v must be f32 with ≥ %d elements", freqFactors, p.NDims/2)
+	if freqFactors != nil && (freqFactors.Type != TypeF32 || freqFactors.Ne[0] < ffNeed) {
+		return c.errorf("ROPE: freq factors %v must be f32 with ≥ %d elements", freqFactors, ffNeed)
 	}
-	t := c.newOp(OpRope, a.Type, a.Ne, a, pos, freqFactors)
+	var t *Tensor
+	if inplace {
+		t = c.inplaceOp(OpRope, a)
+		if t.Op != OpRope {
+			return t
+		}
+		t.Src[1], t.Src[2] = pos, freqFactors
+	} else {
+		t = c.newOp(OpRope, a.Type, a.Ne, a, pos, freqFactors)
+	}
 	t.Params[1] = int32(p.NDims)
 	t.Params[2] = int32(p.Mode)
 	t.Params[4] = int32(p.NCtxOrig)
@@ -208,6 +288,10 @@ func (c *Context) RopeExt(a, pos, freqFactors *Tensor, p RopeParams) *Tensor {
 	t.SetParamF32(8, p.AttnFactor)
 	t.SetParamF32(9, p.BetaFast)
 	t.SetParamF32(10, p.BetaSlow)
+	for i, v := range p.Sections {
+		t.Params[11+i] = int32(v)
+	}
+	t.Params[15] = int32(p.NOffs)
 	return t
 }
 
@@ -219,7 +303,9 @@ func RopeParamsOf(t *Tensor) RopeParams {
 	}
 	return RopeParams{NDims: int(t.Params[1]), Mode: int(t.Params[2]), NCtxOrig: int(t.Params[4]),
 		FreqBase: t.ParamF32(5), FreqScale: t.ParamF32(6), ExtFactor: t.ParamF32(7), AttnFactor: t.ParamF32(8),
-		BetaFast: t.ParamF32(9), BetaSlow: t.ParamF32(10)}
+		BetaFast: t.ParamF32(9), BetaSlow: t.ParamF32(10),
+		Sections: [4]int{int(t.Params[11]), int(t.Params[12]), int(t.Params[13]), int(t.Params[14])},
+		NOffs:    int(t.Params[15])}
 }
 
 // MulMatWeightTypes are the types MulMat accepts for its first operand.

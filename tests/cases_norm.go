@@ -178,5 +178,70 @@ func normCases() []Case {
 			})
 		}
 	}
+	// ggml_rope_multi's modes (positions 4 per token), the offset (ggml_rope_set_offset), their
+	// ROPE_BACK, and in-place rope on a strided view.
+	multi := func(c *core.Context, a *core.Tensor, ff bool, p core.RopeParams) (*core.Tensor, *core.Tensor, *core.Tensor) {
+		var f *core.Tensor
+		if ff {
+			n := int64(p.NDims / 2)
+			if p.Mode == core.RopeVision {
+				n = int64(p.NDims)
+			}
+			f = c.NewTensor1D(f32, n).SetName("ff")
+		}
+		pos := c.NewTensor1D(core.TypeI32, 4*a.Ne[2]).SetName("pos")
+		return c.RopeMulti(a, pos, f, p), pos, f
+	}
+	for _, typ := range []core.Type{f32, f16} {
+		for _, m := range []struct {
+			mode      int
+			ne0, dims int
+			sections  [4]int
+		}{
+			{core.RopeMrope, 128, 128, [4]int{16, 24, 24, 0}},
+			{core.RopeMrope, 36, 32, [4]int{8, 4, 4, 0}},
+			{core.RopeImrope, 128, 128, [4]int{24, 20, 20, 0}},
+			{core.RopeImrope, 40, 32, [4]int{6, 5, 5, 0}},
+			{core.RopeVision, 64, 32, [4]int{16, 16, 0, 0}},
+		} {
+			typ, m := typ, m
+			name := fmt.Sprintf("ROPE(%v,mode=%d,ne0=%d,n_dims=%d,sections=%v)", typ, m.mode, m.ne0, m.dims, m.sections)
+			p := plain(m.dims, m.mode)
+			p.Sections = m.sections
+			add(name, 0, 0, 3000, func(c *core.Context) *core.Tensor {
+				r, _, _ := multi(c, c.NewTensor(typ, int64(m.ne0), 3, 5), false, p)
+				return r
+			})
+			yp := yarn(m.dims, m.mode)
+			yp.Sections = m.sections
+			add(name+",yarn,freq factors", 0, 0, 3000, func(c *core.Context) *core.Tensor {
+				r, _, _ := multi(c, c.NewTensor(typ, int64(m.ne0), 2, 4), true, yp)
+				return r
+			})
+			add("ROPE_BACK"+name[4:], 0, 0, 3000, func(c *core.Context) *core.Tensor {
+				_, pos, _ := multi(c, c.NewTensor(typ, int64(m.ne0), 2, 4), false, p)
+				return c.RopeExtBack(c.NewTensor(typ, int64(m.ne0), 2, 4), pos, nil, p)
+			})
+		}
+		for _, mode := range []int{core.RopeNormal, core.RopeNeox} {
+			typ, mode := typ, mode
+			add(fmt.Sprintf("ROPE(%v,mode=%d,offset 4)", typ, mode), 0, 0, 200, func(c *core.Context) *core.Tensor {
+				return c.RopeSetOffset(rope(c, c.NewTensor(typ, 40, 3, 5), false, plain(32, mode)), 4)
+			})
+			add(fmt.Sprintf("ROPE(%v,mode=%d,in place,strided view)", typ, mode), 0, 0, 200, func(c *core.Context) *core.Tensor {
+				a := c.NewTensor(typ, 80, 6, 4)
+				v := c.View3D(a, 64, 3, 4, 2*a.Nb[1], a.Nb[2], 8*typ.Size())
+				return c.RopeExtInplace(v, c.NewTensor1D(core.TypeI32, 4).SetName("pos"), nil, plain(48, mode))
+			})
+		}
+		typ := typ
+		p := plain(32, core.RopeMrope)
+		p.Sections = [4]int{8, 4, 4, 0}
+		add(fmt.Sprintf("ROPE(%v,mode=8,in place,strided view)", typ), 0, 0, 3000, func(c *core.Context) *core.Tensor {
+			a := c.NewTensor(typ, 48, 6, 3)
+			v := c.View3D(a, 40, 3, 3, 2*a.Nb[1], a.Nb[2], 4*typ.Size())
+			return c.RopeExtInplace(v, c.NewTensor1D(core.TypeI32, 12).SetName("pos"), nil, p)
+		})
+	}
 	return cs
 }

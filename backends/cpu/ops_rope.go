@@ -6,7 +6,7 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// ROPE (modes NORMAL and NEOX, f32 and f16), after ggml_compute_forward_rope_flt, rotate_pairs,
+// ROPE (modes NORMAL, NEOX, MROPE, VISION and IMROPE, f32 and f16), after ggml_compute_forward_rope_flt, rotate_pairs,
 // ggml_rope_cache_init, rope_yarn and rope_yarn_ramp (ggml/src/ggml-cpu/ops.cpp) and
 // ggml_rope_yarn_corr_dims (ggml/src/ggml.c):
 //
@@ -19,6 +19,15 @@ import (
 //     d(b) = n_dims · ln(n_ctx_orig / (2π·b)) / (2 ln base);
 //   - NORMAL rotates (x[2k], x[2k+1]), NEOX rotates (x[k], x[k + n_dims/2]), by
 //     (x0·cos θ - x1·sin θ, x0·sin θ + x1·cos θ)·mscale; elements n_dims..ne0-1 are copied.
+//   - the multi modes (ggml_mrope_cache_init) read four positions per token, component c of token
+//     i2 at pos[c·ne2 + i2] (t, h, w, e). Pair k lies in sector k mod Σsections. MROPE gives the
+//     sector's section its component (t below s0, h below s0+s1, w below s0+s1+s2, else e), IMROPE
+//     interleaves them (sector%3 == 1 and < 3·s1 → h, == 2 and < 3·s2 → w, == 0 and < 3·s0 → t,
+//     else e); both keep θ's index k and NEOX pairing. VISION restarts each component's index at
+//     its section's first sector (ggml's reset chain: t at sector 0, else h at s0, else w at s0+s1,
+//     else e at s0+s1+s2) and rotates n_dims = ne0/2 pairs (x[k], x[k + n_dims]), copying nothing.
+//   - ggml_rope_set_offset's n_offs shifts the rotated dims to n_offs..n_offs+n_dims-1 (θ indices
+//     unchanged); the others are copied. ROPE_BACK keeps the offset (ggml's backward drops it).
 //
 // ggml builds θ by repeated float32 multiplication; here the per-token cache is built in float64
 // (then stored as float32 cos/sin), and the rotation is done in float64, which is at least as
@@ -43,19 +52,48 @@ func ropeSupports(dst *core.Tensor) bool {
 		return false
 	case pos.Type != core.TypeI32 || pos.Ne[0] < a.Ne[2]:
 		return false
-	case rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox:
+	case !ropeParamsOK(a.Ne, pos.Ne[0], rp):
 		return false
-	case rp.NDims <= 0 || rp.NDims%2 != 0 || int64(rp.NDims) > a.Ne[0]:
-		return false
-	case ff != nil && (ff.Type != core.TypeF32 || ff.Ne[0] < int64(rp.NDims/2)):
+	case ff != nil && (ff.Type != core.TypeF32 || ff.Ne[0] < ropePairs(rp)):
 		return false
 	}
 	return true
 }
 
-// ropeWork: one row plus the cos/sin cache (n_dims values) per worker.
+// ropeParamsOK checks the mode, n_dims, sections and offset against a's shape ne and the number
+// of positions.
+func ropeParamsOK(ne [4]int64, nPos int64, rp core.RopeParams) bool {
+	multi := core.RopeIsMulti(rp.Mode)
+	s := rp.Sections
+	switch {
+	case rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox && rp.Mode != core.RopeMrope &&
+		rp.Mode != core.RopeVision && rp.Mode != core.RopeImrope:
+		return false
+	case rp.NDims <= 0 || rp.NDims%2 != 0 || int64(rp.NDims) > ne[0]:
+		return false
+	case multi && (nPos < 4*ne[2] || s[0] < 0 || s[1] < 0 || s[2] < 0 || s[3] < 0 || s[0]+s[1]+s[2] <= 0):
+		return false
+	case !multi && nPos < ne[2]:
+		return false
+	case rp.Mode == core.RopeVision && (int64(rp.NDims) != ne[0]/2 || rp.NOffs != 0):
+		return false
+	case rp.NOffs < 0 || rp.NOffs%2 != 0 || int64(rp.NOffs)+int64(rp.NDims) > ne[0]:
+		return false
+	}
+	return true
+}
+
+// ropePairs is the number of rotated pairs: n_dims/2, n_dims for VISION.
+func ropePairs(rp core.RopeParams) int64 {
+	if rp.Mode == core.RopeVision {
+		return int64(rp.NDims)
+	}
+	return int64(rp.NDims / 2)
+}
+
+// ropeWork: one row plus the cos/sin cache (2 values per pair) per worker.
 func ropeWork(dst *core.Tensor, nTasks int) int64 {
-	return scratchBytes(dst.Ne[0]+int64(core.RopeParamsOf(dst).NDims), nTasks)
+	return scratchBytes(dst.Ne[0]+2*ropePairs(core.RopeParamsOf(dst)), nTasks)
 }
 
 // ropeCorrDims returns YaRN's [lo, hi] correction range (ggml_rope_yarn_corr_dims).
@@ -74,8 +112,9 @@ func ropeRamp(lo, hi float64, k int) float64 {
 	return 1 - math.Min(1, math.Max(0, y))
 }
 
-// ropeCache fills cache[2k], cache[2k+1] with mscale·cos θ_k and mscale·sin θ_k for position pos.
-func ropeCache(cache []float32, pos float64, rp *core.RopeParams, lo, hi float64, ff *core.Tensor, dff []byte) {
+// ropeCache fills cache[2k], cache[2k+1] with mscale·cos θ_k and mscale·sin θ_k for the token's
+// positions pos (one, or four components t, h, w, e for the multi modes).
+func ropeCache(cache []float32, pos [4]float64, rp *core.RopeParams, lo, hi float64, ff *core.Tensor, dff []byte) {
 	thetaScale := math.Pow(float64(rp.FreqBase), -2/float64(rp.NDims))
 	freqScale := float64(rp.FreqScale)
 	ext := float64(rp.ExtFactor)
@@ -83,20 +122,61 @@ func ropeCache(cache []float32, pos float64, rp *core.RopeParams, lo, hi float64
 	if ext != 0 {
 		mscale *= 1 + 0.1*math.Log(1/freqScale)
 	}
-	theta := pos
-	for k := 0; k < rp.NDims/2; k++ {
+	multi := core.RopeIsMulti(rp.Mode)
+	vision := rp.Mode == core.RopeVision
+	s := rp.Sections
+	sect := s[0] + s[1] + s[2] + s[3]
+	secW, secE := s[0]+s[1], s[0]+s[1]+s[2]
+	th := pos // θ of each component, advanced by thetaScale per pair as ggml's cache
+	for k := 0; k < int(ropePairs(*rp)); k++ {
+		comp := 0
+		if multi {
+			sector := k % sect
+			if vision {
+				// ggml's chain: one reset per pair, the first matching section start
+				switch sector {
+				case 0:
+					th[0] = pos[0]
+				case s[0]:
+					th[1] = pos[1]
+				case secW:
+					th[2] = pos[2]
+				case secE:
+					th[3] = pos[3]
+				}
+			}
+			switch {
+			case rp.Mode == core.RopeImrope && sector%3 == 1 && sector < 3*s[1]:
+				comp = 1
+			case rp.Mode == core.RopeImrope && sector%3 == 2 && sector < 3*s[2]:
+				comp = 2
+			case rp.Mode == core.RopeImrope && sector%3 == 0 && sector < 3*s[0]:
+				comp = 0
+			case rp.Mode == core.RopeImrope:
+				comp = 3
+			case sector >= s[0] && sector < secW:
+				comp = 1
+			case sector >= secW && sector < secE:
+				comp = 2
+			case sector >= secE:
+				comp = 3
+			}
+		}
+		theta := th[comp]
 		extrap := theta
 		if ff != nil {
 			extrap /= float64(getF32(dff, int64(k)*ff.Nb[0]))
 		}
-		th := freqScale * extrap
+		t := freqScale * extrap
 		if ext != 0 {
 			mix := ropeRamp(lo, hi, k) * ext
-			th = th*(1-mix) + extrap*mix
+			t = t*(1-mix) + extrap*mix
 		}
-		cache[2*k] = float32(math.Cos(th) * mscale)
-		cache[2*k+1] = float32(math.Sin(th) * mscale)
-		theta *= thetaScale
+		cache[2*k] = float32(math.Cos(t) * mscale)
+		cache[2*k+1] = float32(math.Sin(t) * mscale)
+		for c := range th {
+			th[c] *= thetaScale
+		}
 	}
 }
 
@@ -110,11 +190,17 @@ func computeRope(p *params, dst *core.Tensor) {
 	rp := core.RopeParamsOf(dst)
 	nDims := int64(rp.NDims)
 	ne0 := dst.Ne[0]
-	buf := scratch(p, ne0+nDims)
-	row, cache := buf[:ne0], buf[ne0:ne0+nDims]
+	np := ropePairs(rp)
+	buf := scratch(p, ne0+2*np)
+	row, cache := buf[:ne0], buf[ne0:ne0+2*np]
 	lo, hi := ropeCorrDims(rp.NDims, rp.NCtxOrig, rp.FreqBase, rp.BetaFast, rp.BetaSlow)
-	neox := rp.Mode == core.RopeNeox
-	half := nDims / 2
+	neox := rp.Mode != core.RopeNormal
+	half := nDims / 2 // the second element of a NEOX pair
+	if rp.Mode == core.RopeVision {
+		half = nDims
+	}
+	offs := int64(rp.NOffs)
+	multi := core.RopeIsMulti(rp.Mode)
 	sinSign := 1.0
 	if dst.Op == core.OpRopeBack {
 		sinSign = -1
@@ -124,14 +210,20 @@ func computeRope(p *params, dst *core.Tensor) {
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)
 		if i2 != cached {
-			ropeCache(cache, float64(i32s(dp[i2*pos.Nb[0]:])[0]), &rp, lo, hi, ff, dff)
+			var ps [4]float64
+			for c := range ps {
+				if c == 0 || multi {
+					ps[c] = float64(i32s(dp[(int64(c)*dst.Ne[2]+i2)*pos.Nb[0]:])[0])
+				}
+			}
+			ropeCache(cache, ps, &rp, lo, hi, ff, dff)
 			cached = i2
 		}
 		loadRow(a, da, i1, i2, i3, row)
-		for k := int64(0); k < half; k++ {
-			j0, j1 := 2*k, 2*k+1
+		for k := int64(0); k < np; k++ {
+			j0, j1 := offs+2*k, offs+2*k+1
 			if neox {
-				j0, j1 = k, k+half
+				j0, j1 = offs+k, offs+k+half
 			}
 			c, s := float64(cache[2*k]), sinSign*float64(cache[2*k+1])
 			x0, x1 := float64(row[j0]), float64(row[j1])

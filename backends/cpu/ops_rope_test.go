@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -194,4 +195,113 @@ func nnToF32s(v []float64) []float32 {
 		out[i] = float32(f)
 	}
 	return out
+}
+
+// TestNNRopeMultiHand checks ggml_rope_multi's modes, the offset and in-place rope on a strided view
+// by hand. rot(a, b, θ) is the rotation of the pair (a, b) by θ.
+func TestNNRopeMultiHand(t *testing.T) {
+	rot := func(a, b, th float64) (float64, float64) {
+		return a*math.Cos(th) - b*math.Sin(th), a*math.Sin(th) + b*math.Cos(th)
+	}
+	setPos := func(t *testing.T, ctx *core.Context, v ...int32) *core.Tensor {
+		pos := ctx.NewTensor1D(core.TypeI32, int64(len(v)))
+		if err := core.SetInt32s(pos, v); err != nil {
+			t.Fatal(err)
+		}
+		return pos
+	}
+	x := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+
+	// One token with positions t = 1, h = 2, w = 3, e = 4; ne0 = 6, n_dims = 6, sections [2, 1, 0, 0],
+	// base 10000: θ scale s = 10000^(-1/3). MROPE: pairs 0, 1 in t's section, pair 2 in h's, θ index k
+	// kept: θ = 1, s, 2s². IMROPE: sector 0 → t, 1 → h (1 < 3·1), 2 → e (2 ≥ 3·0): θ = 1, 2s, 4s².
+	// Both pair NEOX-style: (x0, x3), (x1, x4), (x2, x5).
+	s := math.Pow(10000, -1.0/3)
+	for _, c := range []struct {
+		mode int
+		th   [3]float64
+	}{{core.RopeMrope, [3]float64{1, s, 2 * s * s}}, {core.RopeImrope, [3]float64{1, 2 * s, 4 * s * s}}} {
+		want := make([]float64, 6)
+		for k := 0; k < 3; k++ {
+			want[k], want[k+3] = rot(float64(x[k]), float64(x[k+3]), c.th[k])
+		}
+		name := fmt.Sprintf("rope multi mode %d", c.mode)
+		got := nnRun(t, name, 1e-12, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+			a := ctx.NewTensor3D(core.TypeF32, 6, 1, 1)
+			nnSet(t, a, x[:6])
+			p := nnRopeDefaults(6, c.mode)
+			p.Sections = [4]int{2, 1, 0, 0}
+			return ctx.RopeMulti(a, setPos(t, ctx, 1, 2, 3, 4), nil, p), want
+		})
+		nnClose(t, name, got, want, 1e-6)
+
+		// ROPE_BACK undoes the rotation (attn_factor 1): back(rope(x)) = x.
+		name += " back"
+		got = nnRun(t, name, 1e-12, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+			a := ctx.NewTensor3D(core.TypeF32, 6, 1, 1)
+			nnSet(t, a, x[:6])
+			p := nnRopeDefaults(6, c.mode)
+			p.Sections = [4]int{2, 1, 0, 0}
+			pos := setPos(t, ctx, 1, 2, 3, 4)
+			return ctx.RopeExtBack(ctx.RopeMulti(a, pos, nil, p), pos, nil, p), []float64{1, 2, 3, 4, 5, 6}
+		})
+		nnClose(t, name, got, []float64{1, 2, 3, 4, 5, 6}, 1e-6)
+	}
+
+	// VISION: ne0 = 8, n_dims = 4, sections [2, 2, 0, 0], positions t = 3, h = 5: s = 10000^(-1/2) =
+	// 0.01; pairs (x_k, x_{k+4}), k < 4; pairs 0, 1 in t's section (θ = 3, 0.03), pairs 2, 3 in h's
+	// with its index restarted (θ = 5, 0.05).
+	th := []float64{3, 0.03, 5, 0.05}
+	want := make([]float64, 8)
+	for k := 0; k < 4; k++ {
+		want[k], want[k+4] = rot(float64(x[k]), float64(x[k+4]), th[k])
+	}
+	got := nnRun(t, "rope vision", 1e-12, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+		a := ctx.NewTensor3D(core.TypeF32, 8, 1, 1)
+		nnSet(t, a, x)
+		p := nnRopeDefaults(4, core.RopeVision)
+		p.Sections = [4]int{2, 2, 0, 0}
+		return ctx.RopeMulti(a, setPos(t, ctx, 3, 5, 0, 0), nil, p), want
+	})
+	nnClose(t, "rope vision", got, want, 1e-6)
+
+	// Offset 2 (ggml_rope_set_offset), NEOX, ne0 = 8, n_dims = 4, position 2: (x2, x4) by θ = 2,
+	// (x3, x5) by 0.02; x0, x1, x6, x7 copied.
+	want = []float64{1, 2, 0, 0, 0, 0, 7, 8}
+	want[2], want[4] = rot(3, 5, 2)
+	want[3], want[5] = rot(4, 6, 0.02)
+	got = nnRun(t, "rope offset", 1e-12, func(t *testing.T, ctx *core.Context) (*core.Tensor, []float64) {
+		a := ctx.NewTensor3D(core.TypeF32, 8, 1, 1)
+		nnSet(t, a, x)
+		return ctx.RopeSetOffset(ctx.Rope(a, setPos(t, ctx, 2), 4, core.RopeNeox), 2), want
+	})
+	nnClose(t, "rope offset", got, want, 1e-6)
+
+	// In place on a strided view: rows of 2 elements taken from every other 4-element row of a
+	// [4, 4, 1] tensor at column 1 (NORMAL, position 1 for the single token): viewed pairs
+	// (a[1], a[2]) of rows 0 and 2 rotate by θ = 1; every other element keeps its value.
+	ctx := nnCtx()
+	a := ctx.NewTensor3D(core.TypeF32, 4, 4, 1)
+	vals := make([]float32, 16)
+	for i := range vals {
+		vals[i] = float32(i + 1)
+	}
+	nnSet(t, a, vals)
+	v := ctx.View3D(a, 2, 2, 1, 2*a.Nb[1], 4*a.Nb[1], a.Nb[0])
+	r := ctx.RopeExtInplace(v, setPos(t, ctx, 1), nil, nnRopeDefaults(2, core.RopeNormal))
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	g := core.NewGraph(core.DefaultGraphSize)
+	g.BuildForwardExpand(r)
+	if err := cpu.Compute(g, 2); err != nil {
+		t.Fatal(err)
+	}
+	wantA := make([]float64, 16)
+	for i := range wantA {
+		wantA[i] = float64(i + 1)
+	}
+	wantA[1], wantA[2] = rot(2, 3, 1)
+	wantA[9], wantA[10] = rot(10, 11, 1)
+	nnClose(t, "rope in place strided", a.Float32s(), wantA, 1e-5)
 }

@@ -76,6 +76,25 @@ const (
 	ggmlOpFill              = 73
 )
 
+// ggml's ids of the training ops (the *_BACK ops, ACC, DIAG_MASK_ZERO, the losses and the
+// optimizer steps), same numbering as above.
+const (
+	ggmlOpAcc                  = 5
+	ggmlOpRepeatBack           = 21
+	ggmlOpSiluBack             = 23
+	ggmlOpRMSNormBack          = 26
+	ggmlOpGetRowsBack          = 41
+	ggmlOpDiagMaskZero         = 45
+	ggmlOpSoftMaxBack          = 47
+	ggmlOpRopeBack             = 49
+	ggmlOpIm2ColBack           = 53
+	ggmlOpPool2DBack           = 62
+	ggmlOpCrossEntropyLoss     = 96
+	ggmlOpCrossEntropyLossBack = 97
+	ggmlOpOptStepAdamW         = 98
+	ggmlOpOptStepSGD           = 99
+)
+
 // opInfo describes how one tandem op travels: ggml's id and the meaning of its op_params slots.
 type opInfo struct {
 	Op     core.Op
@@ -119,7 +138,7 @@ var opTable = []opInfo{
 	{core.OpSetRows, ggmlOpSetRows, "none; src0 rows, src1 ids, src2 destination"},
 	{core.OpDiagMaskInf, ggmlOpDiagMaskInf, "i[0] n_past"},
 	{core.OpSoftMax, ggmlOpSoftMax, "f[0] scale, f[1] max_bias; src a, mask, sinks"},
-	{core.OpRope, ggmlOpRope, "i[1] n_dims, i[2] mode, i[4] n_ctx_orig, f[5..10] freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow"},
+	{core.OpRope, ggmlOpRope, "i[1] n_dims, i[2] mode, i[4] n_ctx_orig, f[5..10] freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow, i[11..14] sections, i[15] n_offs"},
 	{core.OpClamp, ggmlOpClamp, "f[0] min, f[1] max"},
 	{core.OpIm2Col, ggmlOpIm2Col, "i[0..6] s0, s1, p0, p1, d0, d1, is_2D"},
 	{core.OpPool1D, ggmlOpPool1D, "i[0] op, i[1] k0, i[2] s0, i[3] p0"},
@@ -143,6 +162,21 @@ var opTable = []opInfo{
 	{core.OpTopK, ggmlOpTopK, "none; k is ne0 of the result"},
 	{core.OpTri, ggmlOpTri, "i[0] tri type"},
 	{core.OpFill, ggmlOpFill, "f[0] value"},
+	// Training ops: tandem's parameters are ggml's words, sources in ggml's order.
+	{core.OpAcc, ggmlOpAcc, "i[0..3] nb1, nb2, nb3, offset (bytes), i[4] inplace; src a, b"},
+	{core.OpRepeatBack, ggmlOpRepeatBack, "none; src0 only (the shape template is not sent)"},
+	{core.OpSiluBack, ggmlOpSiluBack, "none; src grad, x"},
+	{core.OpRMSNormBack, ggmlOpRMSNormBack, "f[0] eps; src grad, x"},
+	{core.OpGetRowsBack, ggmlOpGetRowsBack, "none; src grad, ids (the shape template is not sent)"},
+	{core.OpDiagMaskZero, ggmlOpDiagMaskZero, "i[0] n_past"},
+	{core.OpSoftMaxBack, ggmlOpSoftMaxBack, "f[0] scale, f[1] max_bias; src grad, y"},
+	{core.OpRopeBack, ggmlOpRopeBack, "as ROPE; src grad, positions, freq factors"},
+	{core.OpIm2ColBack, ggmlOpIm2ColBack, "i[0..6] s0, s1, p0, p1, d0, d1, is_2D (as IM2COL); src grad, kernel"},
+	{core.OpPool2DBack, ggmlOpPool2DBack, "i[0..6] op, k0, k1, s0, s1, p0, p1 (as POOL_2D); src grad, forward input"},
+	{core.OpCrossEntropyLoss, ggmlOpCrossEntropyLoss, "none; src logits, labels"},
+	{core.OpCrossEntropyLossBack, ggmlOpCrossEntropyLossBack, "none; src grad, logits, labels"},
+	{core.OpOptStepAdamW, ggmlOpOptStepAdamW, "none; src a, grad, m, v, adamw params f32[7]; a view of a"},
+	{core.OpOptStepSGD, ggmlOpOptStepSGD, "none; src a, grad, sgd params f32[2]; a view of a"},
 }
 
 var (

@@ -412,7 +412,11 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 	case core.OpRope:
 		t = c.RopeExt(s[0], s[1], s[2], core.RopeParams{NDims: int(p[1]), Mode: int(p[2]), NCtxOrig: int(p[4]),
 			FreqBase: f32(p[5]), FreqScale: f32(p[6]), ExtFactor: f32(p[7]), AttnFactor: f32(p[8]),
-			BetaFast: f32(p[9]), BetaSlow: f32(p[10])})
+			BetaFast: f32(p[9]), BetaSlow: f32(p[10]),
+			Sections: [4]int{int(p[11]), int(p[12]), int(p[13]), int(p[14])}})
+		if p[15] != 0 && t.Op == core.OpRope {
+			t = c.RopeSetOffset(t, int(p[15]))
+		}
 	case core.OpClamp:
 		t = c.Clamp(s[0], f32(p[0]), f32(p[1]))
 	case core.OpIm2Col:
@@ -508,6 +512,48 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.Tri(s[0], core.TriType(p[0]))
 	case core.OpFill:
 		t = c.Fill(s[0], f32(p[0])) // ggml_fill_inplace: the view source is attached below
+	case core.OpAcc:
+		if p[4] != 0 && p[4] != 1 {
+			return nil, fmt.Errorf("graph: ACC %q: inplace flag %d", w.name(), p[4])
+		}
+		t = c.Acc(s[0], s[1], int64(p[0]), int64(p[1]), int64(p[2]), int64(p[3]))
+		if c.Err() == nil && p[4] == 1 {
+			t.Params[4] = 1 // ggml_acc_inplace: dst is a view of a (attached below); the result is the same
+		}
+	case core.OpRepeatBack:
+		t = c.RepeatBack(s[0], c.NewTensor(core.TypeF32, ne[:]...))
+	case core.OpSiluBack:
+		t = c.SiluBack(s[0], s[1])
+	case core.OpRMSNormBack:
+		t = c.RMSNormBack(s[0], s[1], f32(p[0]))
+	case core.OpGetRowsBack:
+		t = c.GetRowsBack(s[0], s[1], c.NewTensor(core.TypeF32, ne[:]...))
+	case core.OpDiagMaskZero:
+		t = c.DiagMaskZero(s[0], int(p[0]))
+	case core.OpSoftMaxBack:
+		t = c.SoftMaxExtBack(s[0], s[1], f32(p[0]), f32(p[1]))
+	case core.OpRopeBack:
+		// ggml_rope_ext_back and ggml_rope_multi_back are ROPE nodes with the op changed, as
+		// tandem's RopeExtBack: rebuild the ROPE, then change its op.
+		r, err := b.construct(core.OpRope, w, typ, ne, s, cast)
+		if err != nil {
+			return nil, err
+		}
+		r.Op = core.OpRopeBack
+		t = r
+	case core.OpIm2ColBack:
+		t = c.Im2ColBack(s[0], s[1], ne, core.Im2ColParams{S0: int(p[0]), S1: int(p[1]), P0: int(p[2]), P1: int(p[3]),
+			D0: int(p[4]), D1: int(p[5]), Is2D: p[6] != 0})
+	case core.OpPool2DBack:
+		t = c.Pool2DBack(s[0], s[1], core.PoolOp(p[0]), int(p[1]), int(p[2]), int(p[3]), int(p[4]), int(p[5]), int(p[6]))
+	case core.OpCrossEntropyLoss:
+		t = c.CrossEntropyLoss(s[0], s[1])
+	case core.OpCrossEntropyLossBack:
+		t = c.CrossEntropyLossBack(s[0], s[1], s[2])
+	case core.OpOptStepAdamW:
+		t = c.OptStepAdamW(s[0], s[1], s[2], s[3], s[4])
+	case core.OpOptStepSGD:
+		t = c.OptStepSGD(s[0], s[1], s[2])
 	default:
 		return nil, fmt.Errorf("graph: op %v cannot be rebuilt", op)
 	}

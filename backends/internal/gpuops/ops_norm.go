@@ -202,7 +202,9 @@ func supportsRope(d *Device, t *core.Tensor) bool {
 	case pos.Type != core.TypeI32 || pos.Ne[0] < a.Ne[2] || !stridesIn(pos, 4):
 		return false
 	case rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox:
-		return false
+		return false // the multi modes (MROPE, VISION, IMROPE) run on the CPU for now
+	case rp.NOffs != 0:
+		return false // ggml_rope_set_offset: CPU only for now
 	case rp.NDims <= 0 || rp.NDims%2 != 0 || int64(rp.NDims) > a.Ne[0]:
 		return false
 	case ff != nil && (ff.Type != core.TypeF32 || ff.Ne[0] < int64(rp.NDims/2) || !stridesIn(ff, 4)):
