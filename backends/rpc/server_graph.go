@@ -410,7 +410,11 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 			t = c.SoftMaxAddSinks(t, s[2])
 		}
 	case core.OpRope:
-		t = c.RopeExt(s[0], s[1], s[2], core.RopeParams{NDims: int(p[1]), Mode: int(p[2]), NCtxOrig: int(p[4]),
+		rope := c.RopeExt
+		if w.ViewSrc != 0 {
+			rope = c.RopeExtInplace // ggml_rope_*_inplace: a view of src0 with its strides
+		}
+		t = rope(s[0], s[1], s[2], core.RopeParams{NDims: int(p[1]), Mode: int(p[2]), NCtxOrig: int(p[4]),
 			FreqBase: f32(p[5]), FreqScale: f32(p[6]), ExtFactor: f32(p[7]), AttnFactor: f32(p[8]),
 			BetaFast: f32(p[9]), BetaSlow: f32(p[10]),
 			Sections: [4]int{int(p[11]), int(p[12]), int(p[13]), int(p[14])}})
