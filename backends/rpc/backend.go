@@ -114,7 +114,17 @@ func (be *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error
 // serialize lays out g as ggml's client does: node ids in execution order, then every tensor
 // reachable from them through sources and view sources once, sources first.
 func (be *Backend) serialize(g *core.Graph) ([]byte, error) {
-	nodes := g.Nodes()
+	nodes := make([]*core.Tensor, 0, len(g.Nodes()))
+	for _, n := range g.Nodes() {
+		// A view computes nothing. A scheduler split may hold a view of memory on another
+		// device (a view of a host input whose consumer reads a copy): ggml's client sends it
+		// without a buffer and its server skips it; tandem leaves it out. A node of the graph
+		// that reads it still fails below.
+		if b, ok := n.Buffer.(*Buffer); n.Op.IsView() && (!ok || b.client() != be.d.c) {
+			continue
+		}
+		nodes = append(nodes, n)
+	}
 	ids := make(map[*core.Tensor]uint64, 2*len(nodes))
 	var order []*core.Tensor
 	var visit func(t *core.Tensor) error

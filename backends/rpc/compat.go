@@ -60,6 +60,87 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		if s0.Type != core.TypeF32 && (s0.Ne[2] != t.Src[1].Ne[2] || s0.Ne[3] != t.Src[1].Ne[3]) {
 			return false
 		}
+	default:
+		return ggmlCPUAcceptsTrain(t)
+	}
+	return true
+}
+
+// ggmlCPUAcceptsTrain holds the rules for the training ops (ggml-cpu's ops.cpp of the protocol's
+// commit): ggml's kernels index these as dense rows where tandem's follow every stride.
+func ggmlCPUAcceptsTrain(t *core.Tensor) bool {
+	s0, s1 := t.Src[0], t.Src[1]
+	rows := func(x *core.Tensor) bool { return x == nil || ggmlContiguousN(x, 1) }
+	contig := func(x *core.Tensor) bool { return x == nil || x.IsContiguous() }
+	switch t.Op {
+	case core.OpAcc:
+		// acc_f32 asserts nb10 == 4 and offset + extent < nbytes, the extent 0 for an empty b.
+		if s1.Nb[0] != 4 || s1.NElements() == 0 && int64(t.Params[3]) >= t.NBytes() {
+			return false
+		}
+		return contig(s0)
+	case core.OpRepeatBack:
+		return s0.Nb[0] == 4 // asserted; other strides are followed
+	case core.OpSiluBack, core.OpCrossEntropyLoss:
+		return rows(s0) && rows(s1) // row i at i·nb[1]
+	case core.OpRMSNormBack:
+		return s0.Nb[0] == 4 && s1.Nb[0] == 4
+	case core.OpSoftMaxBack:
+		return contig(s0) && contig(s1) && core.SoftMaxParamsOf(t).MaxBias == 0
+	case core.OpCrossEntropyLossBack, core.OpPool2DBack, core.OpIm2ColBack:
+		if t.Op == core.OpIm2ColBack && s1.Type != core.TypeF32 && s1.Type != core.TypeF16 {
+			return false // im2col_back_f32 asserts an f32 or f16 kernel
+		}
+		for _, s := range t.Src {
+			if !contig(s) {
+				return false
+			}
+		}
+	case core.OpGetRowsBack:
+		// ggml scatters the rows of a matrix by a flat index vector (ggml_get_rows_back asserts both).
+		return s0.Nb[0] == 4 && s0.Ne[2] == 1 && s0.Ne[3] == 1 && contig(s1)
+	case core.OpDiagMaskZero:
+		return contig(s0) && t.Params[0] >= 0
+	case core.OpRopeBack:
+		f := *t // ggml runs ROPE_BACK with ROPE's kernel: ROPE's rules hold
+		f.Op = core.OpRope
+		return ggmlCPUAccepts(&f)
+	case core.OpOptStepAdamW, core.OpOptStepSGD:
+		// Rows of a at a's strides; grad, m and v are read at a's offsets.
+		n := 1
+		if t.Op == core.OpOptStepAdamW {
+			n = 3
+		}
+		for _, s := range t.Src[1 : 1+n] {
+			if s.Nb != s0.Nb {
+				return false
+			}
+		}
+		return s0.Nb[0] == 4
+	}
+	return true
+}
+
+// ggmlContiguousN is ggml_is_contiguous_n: dimensions above n are packed, the first n (after
+// dimension 0, which is always packed) may have any stride.
+func ggmlContiguousN(t *core.Tensor, n int) bool {
+	next := t.Type.Size()
+	if t.Ne[0] != t.Type.BlockSize() && t.Nb[0] != next {
+		return false
+	}
+	next *= t.Ne[0] / t.Type.BlockSize()
+	for i := 1; i < 4; i++ {
+		if t.Ne[i] == 1 {
+			continue
+		}
+		if i > n {
+			if t.Nb[i] != next {
+				return false
+			}
+			next *= t.Ne[i]
+		} else {
+			next = t.Ne[i] * t.Nb[i]
+		}
 	}
 	return true
 }

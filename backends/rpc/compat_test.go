@@ -30,3 +30,43 @@ func TestGGMLCPUAcceptsQ8K(t *testing.T) {
 		}
 	}
 }
+
+// A GGMLCompat client refuses the training-op layouts ggml's CPU kernels assert on or index as
+// dense rows (ggml-cpu's ops.cpp), and keeps the plain ones.
+func TestGGMLCPUAcceptsTrain(t *testing.T) {
+	c := core.NewContext(core.ContextParams{NoAlloc: true})
+	f32 := core.TypeF32
+	a := c.NewTensor(f32, 8, 6)
+	b := c.NewTensor(f32, 8, 6)
+	tr := c.Transpose(c.NewTensor(f32, 6, 8))
+	hp := c.NewTensor(f32, core.AdamWNParams)
+	for _, tc := range []struct {
+		name string
+		n    *core.Tensor
+		want bool
+	}{
+		{"ACC", c.Acc(a, c.NewTensor(f32, 3, 2), a.Nb[1], a.Nb[2], a.Nb[3], 4), true},
+		{"ACC(transposed b)", c.Acc(a, c.Transpose(c.NewTensor(f32, 2, 3)), a.Nb[1], a.Nb[2], a.Nb[3], 4), false},
+		{"SILU_BACK", c.SiluBack(a, b), true},
+		{"SILU_BACK(transposed)", c.SiluBack(tr, b), false},
+		{"SOFT_MAX_BACK", c.SoftMaxExtBack(a, b, 1, 0), true},
+		{"SOFT_MAX_BACK(max_bias)", c.SoftMaxExtBack(a, b, 1, 8), false},
+		{"CROSS_ENTROPY_LOSS(permuted rows)", c.CrossEntropyLoss(c.NewTensor(f32, 8, 3, 2), c.Permute(c.NewTensor(f32, 8, 2, 3), 0, 2, 1, 3)), false},
+		{"CROSS_ENTROPY_LOSS", c.CrossEntropyLoss(a, b), true},
+		{"GET_ROWS_BACK", c.GetRowsBack(c.NewTensor(f32, 8, 4), c.NewTensor(core.TypeI32, 4), a), true},
+		{"GET_ROWS_BACK(batched)", c.GetRowsBack(c.NewTensor(f32, 8, 4, 2), c.NewTensor(core.TypeI32, 4, 2),
+			c.NewTensor(f32, 8, 6, 2)), false},
+		{"REPEAT_BACK(transposed)", c.RepeatBack(tr, c.NewTensor(f32, 4, 3)), false},
+		{"OPT_STEP_ADAMW", c.OptStepAdamW(a, b, c.NewTensor(f32, 8, 6), c.NewTensor(f32, 8, 6), hp), true},
+		{"OPT_STEP_ADAMW(transposed grad)", c.OptStepAdamW(a, c.Transpose(c.NewTensor(f32, 6, 8)), c.NewTensor(f32, 8, 6),
+			c.NewTensor(f32, 8, 6), hp), false},
+		{"DIAG_MASK_ZERO", c.DiagMaskZero(a, 1), true},
+	} {
+		if err := c.Err(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := ggmlCPUAccepts(tc.n); got != tc.want {
+			t.Errorf("%s: ggmlCPUAccepts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -116,6 +116,29 @@ func TestOpTable(t *testing.T) {
 		{"TOP_K", ctx.TopK(a, 3), want{70, nil, []string{"a"}}},
 		{"TRI", ctx.Tri(sq, core.TriLower), want{72, map[int]int32{0: 3}, []string{"sq"}}},
 		{"FILL", ctx.Fill(a, -2.5), want{73, map[int]int32{0: fbits(-2.5)}, []string{"a"}}},
+		// Training ops (ggml_acc_impl, ggml_*_back, ggml_cross_entropy_loss*, ggml_opt_step_*).
+		{"ACC", ctx.Acc(a, rows, 32, 64, 128, 8), want{5, map[int]int32{0: 32, 1: 64, 2: 128, 3: 8}, []string{"a", "rows"}}},
+		{"REPEAT_BACK", ctx.RepeatBack(x3, rows), want{21, nil, []string{"x3"}}}, // template not sent
+		{"SILU_BACK", ctx.SiluBack(a, b), want{23, nil, []string{"a", "b"}}},
+		{"RMS_NORM_BACK", ctx.RMSNormBack(a, b, 1e-6), want{26, map[int]int32{0: fbits(1e-6)}, []string{"a", "b"}}},
+		{"GET_ROWS_BACK", ctx.GetRowsBack(rows, ids, a), want{41, nil, []string{"rows", "ids"}}}, // template not sent
+		{"DIAG_MASK_ZERO", ctx.DiagMaskZero(a, 2), want{45, map[int]int32{0: 2}, []string{"a"}}},
+		{"SOFT_MAX_BACK", ctx.SoftMaxExtBack(a, b, 0.25, 0), want{47, map[int]int32{0: fbits(0.25)}, []string{"a", "b"}}},
+		{"ROPE_BACK", ctx.RopeExtBack(ctx.NewTensor3D(f32, 8, 2, 4).SetName("g"), pos, nil, core.RopeParams{NDims: 4,
+			Mode: core.RopeNeox, NCtxOrig: 4096, FreqBase: 500000, FreqScale: 0.25, ExtFactor: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}),
+			want{49, map[int]int32{1: 4, 2: 2, 4: 4096, 5: fbits(500000), 6: fbits(0.25), 7: fbits(1), 8: fbits(1), 9: fbits(32), 10: fbits(1)},
+				[]string{"g", "pos"}}},
+		{"IM2COL_BACK", ctx.Im2ColBack(ctx.NewTensor4D(f32, 18, 6, 2, 1).SetName("gim"), ker, img.Ne,
+			core.Im2ColParams{S0: 1, S1: 2, P0: 1, P1: 0, D0: 1, D1: 1, Is2D: true}),
+			want{53, map[int]int32{0: 1, 1: 2, 2: 1, 4: 1, 5: 1, 6: 1}, []string{"gim", "ker"}}},
+		{"POOL_2D_BACK", ctx.Pool2DBack(ctx.NewTensor4D(f32, 4, 6, 2, 1).SetName("gp"), img, core.PoolAvg, 2, 3, 2, 1, 1, 1),
+			want{62, map[int]int32{0: 1, 1: 2, 2: 3, 3: 2, 4: 1, 5: 1, 6: 1}, []string{"gp", "img"}}},
+		{"CROSS_ENTROPY_LOSS", ctx.CrossEntropyLoss(a, b), want{96, nil, []string{"a", "b"}}},
+		{"CROSS_ENTROPY_LOSS_BACK", ctx.CrossEntropyLossBack(one, a, b), want{97, nil, []string{"one", "a", "b"}}},
+		{"OPT_STEP_ADAMW", ctx.OptStepAdamW(a, b, ctx.NewTensor2D(f32, 8, 4).SetName("m"), ctx.NewTensor2D(f32, 8, 4).SetName("v"),
+			ctx.NewTensor1D(f32, core.AdamWNParams).SetName("hp")), want{98, nil, []string{"a", "b", "m", "v", "hp"}}},
+		{"OPT_STEP_SGD", ctx.OptStepSGD(a, b, ctx.NewTensor1D(f32, core.SGDNParams).SetName("hp2")),
+			want{99, nil, []string{"a", "b", "hp2"}}},
 	}
 	// Every unary kind tandem has, with ggml's number in op_params[0] (Appendix B.2).
 	ggmlUnary := map[core.UnaryOp]int32{core.UnaryAbs: 0, core.UnarySgn: 1, core.UnaryNeg: 2, core.UnaryStep: 3,
