@@ -34,6 +34,12 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		if t.Op == core.OpGLU && core.GLUParamsOf(t).Op == core.GLUSwigluOAI && s0.Type != core.TypeF32 {
 			return false // ggml_compute_forward_swiglu_oai has an f32 kernel only
 		}
+		switch t.Op {
+		case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv:
+			if !s0.Type.IsQuantized() && !ggmlBinaryTypes(s0.Type, t.Src[1].Type, t.Type) {
+				return false
+			}
+		}
 	case core.OpDiagMaskInf:
 		return contig(s0) && t.Params[0] >= 0
 	case core.OpCpy:
@@ -68,6 +74,19 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 
 // ggmlCPUAcceptsTrain holds the rules for the training ops (ggml-cpu's ops.cpp of the protocol's
 // commit): ggml's kernels index these as dense rows where tandem's follow every stride.
+// ggmlBinaryTypes reports whether ggml-cpu's binary ops (binary-ops.cpp) have a kernel for these
+// source and result types; any other mix aborts the server. tandem's kernels take every mix of
+// f32, f16 and bf16.
+func ggmlBinaryTypes(a, b, d core.Type) bool {
+	switch {
+	case a == b && b == d:
+		return a == core.TypeF32 || a == core.TypeF16 || a == core.TypeBF16
+	case (a == core.TypeF16 || a == core.TypeBF16) && b == core.TypeF32:
+		return d == a || d == core.TypeF32
+	}
+	return false
+}
+
 func ggmlCPUAcceptsTrain(t *core.Tensor) bool {
 	s0, s1 := t.Src[0], t.Src[1]
 	rows := func(x *core.Tensor) bool { return x == nil || ggmlContiguousN(x, 1) }

@@ -70,3 +70,31 @@ func TestGGMLCPUAcceptsTrain(t *testing.T) {
 		}
 	}
 }
+
+// A GGMLCompat client refuses the binary-op type mixes ggml-cpu has no kernel for (its server
+// aborts on ADD of f32 and f16) and keeps the ones binary-ops.cpp lists.
+func TestGGMLCPUAcceptsBinaryTypes(t *testing.T) {
+	c := core.NewContext(core.ContextParams{NoAlloc: true})
+	f32 := c.NewTensor(core.TypeF32, 8, 3)
+	f16 := c.NewTensor(core.TypeF16, 8, 3)
+	bf16 := c.NewTensor(core.TypeBF16, 8, 3)
+	for _, tc := range []struct {
+		name string
+		n    *core.Tensor
+		want bool
+	}{
+		{"ADD(f32,f32)", c.Add(f32, f32), true},
+		{"ADD(f16,f32)", c.Add(f16, f32), true},
+		{"MUL(bf16,f32)", c.Mul(bf16, f32), true},
+		{"SUB(f16,f16)", c.Sub(f16, f16), true},
+		{"ADD(f32,f16)", c.Add(f32, f16), false},
+		{"DIV(f16,bf16)", c.Div(f16, bf16), false},
+	} {
+		if err := c.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := ggmlCPUAccepts(tc.n); got != tc.want {
+			t.Errorf("%s: ggmlCPUAccepts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
