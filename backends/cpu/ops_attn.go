@@ -61,10 +61,11 @@ func faGroup(dst *core.Tensor, nth int) int64 {
 
 // faScratch is the per-worker scratch in floats for groups of g heads: a query row in f32, g
 // converted query rows (4·Dk bytes hold any vec-dot row), g accumulators, a V row in f32, g
-// blocks of scores and of mask values, and g running maxima, sums and slopes.
+// blocks of scores and of mask values, g running maxima, sums and slopes, and the g converted
+// query rows back in f32 (for the four-key dots of f16 and f32 keys).
 func faScratch(dst *core.Tensor, g int64) int64 {
 	dk, dv := dst.Src[1].Ne[0], dst.Src[2].Ne[0]
-	return dk + g*(dk+dv+2*faBlock+3) + dv
+	return dk + g*(dk+dv+2*faBlock+3) + dv + g*dk
 }
 
 func faWork(dst *core.Tensor, nTasks int) int64 {
@@ -78,6 +79,7 @@ func faWork(dst *core.Tensor, nTasks int) int64 {
 // faBufs are a worker's views of its scratch (see faScratch).
 type faBufs struct {
 	qf, acc, vrow, sc, mk, M, S, slope []float32
+	q32                                []float32 // g rows of Dk
 	qconv                              []byte // g rows of qstride bytes
 	qstride                            int64
 }
@@ -96,7 +98,8 @@ func (j *faJob) bufs(p *params, dst *core.Tensor, g int64) faBufs {
 	b.vrow, buf = buf[:dv], buf[dv:]
 	b.sc, buf = buf[:g*faBlock], buf[g*faBlock:]
 	b.mk, buf = buf[:g*faBlock], buf[g*faBlock:]
-	b.M, b.S, b.slope = buf[:g], buf[g:2*g], buf[2*g:3*g]
+	b.M, b.S, b.slope, buf = buf[:g], buf[g:2*g], buf[2*g:3*g], buf[3*g:]
+	b.q32 = buf[:g*dk]
 	return b
 }
 
@@ -291,6 +294,17 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 	nq, nh := j.q.Ne[1], j.q.Ne[2]
 	units := faRows(dst) / g
 	u0, u1 := rowRange(units, p.ith, p.nth)
+	// f16 and f32 keys: four keys per call against each query in f32 (kern.Dot4F16/F32)
+	k16 := j.k.Type == core.TypeF16 && j.k.Nb[1]%2 == 0
+	k32 := j.k.Type == core.TypeF32 && j.k.Nb[1]%4 == 0
+	var kh []uint16
+	var kf []float32
+	switch {
+	case k16:
+		kh = u16s(j.dk)
+	case k32:
+		kf = f32s(j.dk)
+	}
 	for u := u0; u < u1; u++ {
 		iq1 := u % nq
 		h0 := (u / nq) % (nh / g) * g
@@ -299,6 +313,12 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 			h := h0 + gi
 			loadRow(j.q, j.dq, iq1, h, iq3, b.qf)
 			convertActivations(j.vdt, b.qf, b.qconv[gi*b.qstride:gi*b.qstride+j.qrow])
+			switch {
+			case k16:
+				kern.F16ToF32Row(u16s(b.qconv[gi*b.qstride:])[:n], b.q32[gi*int64(n):(gi+1)*int64(n)])
+			case k32:
+				copy(b.q32[gi*int64(n):(gi+1)*int64(n)], b.qf)
+			}
 			b.slope[gi] = core.AlibiSlope(h, nh, j.maxBias)
 			b.M[gi], b.S[gi] = negInf, 0
 		}
@@ -324,7 +344,39 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 				}
 			}
 			// scores, key-major: each key row is read once for the g queries
-			for i := range nb {
+			i0 := int64(0)
+			if k16 || k32 {
+				for ; i0+4 <= nb; i0 += 4 {
+					ko := kb + (c0+i0)*j.k.Nb[1]
+					for gi := range g {
+						o := gi*faBlock + i0
+						m := b.mk[o : o+4]
+						if m[0] == negInf && m[1] == negInf && m[2] == negInf && m[3] == negInf {
+							b.sc[o], b.sc[o+1], b.sc[o+2], b.sc[o+3] = negInf, negInf, negInf, negInf
+							continue
+						}
+						var d4 [4]float32
+						q := b.q32[gi*int64(n) : (gi+1)*int64(n)]
+						if k16 {
+							kern.Dot4F16(kh, int(ko/2), int(j.k.Nb[1]/2), n, q, &d4)
+						} else {
+							kern.Dot4F32(kf, int(ko/4), int(j.k.Nb[1]/4), n, q, &d4)
+						}
+						for t, mv := range m {
+							if mv == negInf { // a masked key is skipped, whatever its dot
+								b.sc[o+int64(t)] = negInf
+								continue
+							}
+							x := d4[t] * j.scale
+							if j.softcap != 0 {
+								x = j.softcap * float32(math.Tanh(float64(x)))
+							}
+							b.sc[o+int64(t)] = x + mv
+						}
+					}
+				}
+			}
+			for i := i0; i < nb; i++ {
 				ko := kb + (c0+i)*j.k.Nb[1]
 				krow := j.dk[ko : ko+krs]
 				for gi := range g {

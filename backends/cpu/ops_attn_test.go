@@ -69,6 +69,9 @@ func faCases() []faCase {
 		}),
 		with(func(c *faCase) { c.nq, c.nkv, c.maxBias, c.nh, c.nhkv, c.m2, c.garbage = 17, 90, 8, 4, 4, 4, true }),
 		with(func(c *faCase) { c.nq, c.nkv, c.softcap, c.scale, c.mt = 12, 64, 2.5, 1, noMask }),
+		// generation (the row kernel, four keys per dot): NaN in unused cells, f32 keys
+		with(func(c *faCase) { c.nq, c.nkv, c.garbage, c.nh, c.nhkv = 1, 131, true, 8, 2 }),
+		with(func(c *faCase) { c.nq, c.nkv, c.kt, c.vt, c.garbage = 2, 70, core.TypeF32, core.TypeF32, true }),
 	}
 }
 

@@ -602,3 +602,21 @@ func packBFullGo(dst []float32, b bSource, off, kb int) int {
 	}
 	return k8
 }
+
+// Dot4F16 sets out[r] = Σ_{p<k} f32(a[off+r*lda+p])·x[p] for r < 4: four half-precision rows lda
+// apart against one float32 vector, the rows converted in registers (attention scores of four
+// keys). It panics when a row or x is shorter than k, or k < 1.
+func Dot4F16(a []uint16, off, lda, k int, x []float32, out *[4]float32) {
+	if k < 1 || off < 0 || lda < 0 || len(x) < k || off+3*lda+k > len(a) {
+		panic("kern.Dot4F16: bad sizes")
+	}
+	dot4(aSource{f16: a, lda: lda}, off, k, x, out)
+}
+
+// Dot4F32 is Dot4F16 for float32 rows.
+func Dot4F32(a []float32, off, lda, k int, x []float32, out *[4]float32) {
+	if k < 1 || off < 0 || lda < 0 || len(x) < k || off+3*lda+k > len(a) {
+		panic("kern.Dot4F32: bad sizes")
+	}
+	dot4(aSource{f32: a, lda: lda}, off, k, x, out)
+}
