@@ -80,7 +80,7 @@ func faWork(dst *core.Tensor, nTasks int) int64 {
 type faBufs struct {
 	qf, acc, vrow, sc, mk, M, S, slope []float32
 	q32                                []float32 // g rows of Dk
-	qconv                              []byte // g rows of qstride bytes
+	qconv                              []byte    // g rows of qstride bytes
 	qstride                            int64
 }
 
@@ -227,6 +227,30 @@ func (j *faJob) finish(dst *core.Tensor, dd []byte, acc []float32, M, S float32,
 	storeRow(dst, dd, h, iq1, iq3, acc)
 }
 
+// finiteUnattended reports whether every f16 value row among keys lo..hi-1 of the block at c0
+// that no head attends (all g weights 0) is finite, so a weighted sum over the range is exact.
+func (j *faJob) finiteUnattended(sc []float32, g, vb, c0, lo, hi int64) bool {
+	for i := lo; i < hi; i++ {
+		used := false
+		for gi := range g {
+			if sc[gi*faBlock+i] != 0 {
+				used = true
+				break
+			}
+		}
+		if used {
+			continue
+		}
+		vo := vb + (c0+i)*j.v.Nb[1]
+		for _, h := range u16s(j.dv[vo : vo+2*j.dv0]) {
+			if h&0x7c00 == 0x7c00 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func expf32(x float32) float32 { return float32(math.Exp(float64(x))) }
 
 // kOff is the byte offset of key row ic for query head h, batch iq3.
@@ -299,6 +323,12 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 	k32 := j.k.Type == core.TypeF32 && j.k.Nb[1]%4 == 0
 	var kh []uint16
 	var kf []float32
+	// f16 values: a weighted sum of a block's rows per head (kern.WeightedSumF16Rows)
+	v16 := j.v.Type == core.TypeF16 && j.v.Nb[1]%2 == 0
+	var vh []uint16
+	if v16 {
+		vh = u16s(j.dv)
+	}
 	switch {
 	case k16:
 		kh = u16s(j.dk)
@@ -410,6 +440,34 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 					b.M[gi] = bmax
 				}
 				b.S[gi] += kern.ExpSumF32(s, s, b.M[gi])
+			}
+			// values of f16: one weighted sum per head over the keys from the first to the last
+			// any head attends, unless a key between them that no head attends holds an Inf or
+			// NaN (its weight 0 would not keep it out)
+			if v16 {
+				lo, hi := int64(-1), int64(0)
+				for i := range nb {
+					for gi := range g {
+						if b.sc[gi*faBlock+i] != 0 {
+							if lo < 0 {
+								lo = i
+							}
+							hi = i + 1
+							break
+						}
+					}
+				}
+				if lo < 0 {
+					continue // nothing attended in this block
+				}
+				if j.finiteUnattended(b.sc, g, vb, c0, lo, hi) {
+					vo := (vb + (c0+lo)*j.v.Nb[1]) / 2
+					for gi := range g {
+						kern.WeightedSumF16Rows(int(hi-lo), vh[vo:], int(j.v.Nb[1]/2), b.sc[gi*faBlock+lo:gi*faBlock+hi],
+							b.acc[gi*dv:(gi+1)*dv])
+					}
+					continue
+				}
 			}
 			// values, key-major: each value row is read (and converted) once for the g heads
 			for i := range nb {

@@ -20,6 +20,12 @@ type faCase struct {
 	scale, maxBias, softcap  float32
 	sinks, cache, maskedRows bool // sinks; k and v as permuted views of a cache; all-masked query rows
 	causal, garbage          bool // causal mask; the last faGarbage keys masked for every row and NaN
+	mid                      bool // with garbage: also 3 keys in the middle
+}
+
+// faGarbageKey reports whether key j of c is masked for every row and filled with NaN.
+func (c faCase) faGarbageKey(j int64) bool {
+	return c.garbage && (j >= c.nkv-faGarbage || c.mid && j >= c.nkv/2 && j < c.nkv/2+3)
 }
 
 // faGarbage is how many keys a garbage case masks everywhere and fills with NaN (unused cells).
@@ -32,9 +38,9 @@ func (c faCase) String() string {
 	if c.mt != noMask {
 		m = fmt.Sprintf("mask%v_%dx%d", c.mt, c.m2, c.m3)
 	}
-	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v_causal%v_garbage%v",
+	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v_causal%v_garbage%v_mid%v",
 		c.kt, c.vt, c.dk, c.dv, c.nq, c.nkv, c.nh, c.nhkv, c.ne3, m, c.scale, c.maxBias, c.softcap, c.sinks, c.cache, c.maskedRows,
-		c.causal, c.garbage)
+		c.causal, c.garbage, c.mid)
 }
 
 // faCases covers odd sizes, GQA, masks (f16/f32, broadcast, -inf entries, fully masked rows),
@@ -72,6 +78,8 @@ func faCases() []faCase {
 		// generation (the row kernel, four keys per dot): NaN in unused cells, f32 keys
 		with(func(c *faCase) { c.nq, c.nkv, c.garbage, c.nh, c.nhkv = 1, 131, true, 8, 2 }),
 		with(func(c *faCase) { c.nq, c.nkv, c.kt, c.vt, c.garbage = 2, 70, core.TypeF32, core.TypeF32, true }),
+		with(func(c *faCase) { c.nq, c.nkv, c.dk, c.dv, c.garbage, c.mid = 1, 100, 64, 64, true, true }),
+		with(func(c *faCase) { c.nq, c.nkv, c.dk, c.dv, c.garbage = 1, 100, 64, 64, true }),
 	}
 }
 
@@ -101,7 +109,7 @@ func faBuild(t testing.TB, ctx *core.Context, c faCase, seed uint64) (out, q, k,
 					t.Fatal(err)
 				}
 				for row := int64(0); row < x.Ne[1]*x.Ne[2]*x.Ne[3]; row++ {
-					if row%x.Ne[1] >= c.nkv-faGarbage {
+					if c.faGarbageKey(row % x.Ne[1]) {
 						for d := int64(0); d < x.Ne[0]; d++ {
 							vals[row*x.Ne[0]+d] = float32(math.NaN())
 						}
@@ -134,7 +142,7 @@ func faBuild(t testing.TB, ctx *core.Context, c faCase, seed uint64) (out, q, k,
 					vals[i] = 0 // every row keeps at least its diagonal
 				}
 			}
-			if c.garbage && j >= c.nkv-faGarbage {
+			if c.faGarbageKey(j) {
 				vals[i] = ninf
 			}
 		}

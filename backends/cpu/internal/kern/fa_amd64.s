@@ -1,0 +1,50 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func faVAccF16AVX2(nk int, v *uint16, ldv int, w *float32, acc *float32, dv int)
+// acc[d] += Σ_{c<nk} w[c]·f32(v[c*ldv+d]) for d < dv (dv a multiple of 32, nk ≥ 1): 32 columns
+// of the accumulator at a time stay in Y0..Y3 while the value rows stream by.
+TEXT ·faVAccF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ nk+0(FP), CX
+	MOVQ v+8(FP), SI
+	MOVQ ldv+16(FP), BX
+	SHLQ $1, BX
+	MOVQ w+24(FP), DI
+	MOVQ acc+32(FP), DX
+	MOVQ dv+40(FP), R8
+
+fav_chunk:
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	MOVQ    SI, R9
+	MOVQ    DI, R10
+	MOVQ    CX, R11
+
+fav_key:
+	VBROADCASTSS (R10), Y4
+	VCVTPH2PS    (R9), Y5
+	VCVTPH2PS    16(R9), Y6
+	VFMADD231PS  Y5, Y4, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VCVTPH2PS    32(R9), Y7
+	VCVTPH2PS    48(R9), Y8
+	VFMADD231PS  Y7, Y4, Y2
+	VFMADD231PS  Y8, Y4, Y3
+	ADDQ         BX, R9
+	ADDQ         $4, R10
+	DECQ         R11
+	JNZ          fav_key
+
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	ADDQ    $128, DX
+	ADDQ    $64, SI
+	SUBQ    $32, R8
+	JNZ     fav_chunk
+	VZEROUPPER
+	RET
