@@ -210,7 +210,8 @@ func (c *Context) RopeExtInplace(a, pos, freqFactors *Tensor, p RopeParams) *Ten
 
 // RopeSetOffset makes the ROPE or ROPE_BACK node t rotate dims nOffs … nOffs+n_dims-1 (ggml_rope_set_offset):
 // nOffs even, ≥ 0, nOffs + n_dims ≤ ne0, not with VISION. The dims outside are copied. It returns t;
-// a bad offset or a t of another op records an error on the context and returns a placeholder.
+// a nil t, a bad offset or a t of another op records an error on the context and returns a
+// placeholder.
 func (c *Context) RopeSetOffset(t *Tensor, nOffs int) *Tensor {
 	if err := c.check("ROPE", t); err != nil {
 		return c.fail("ROPE", err)

@@ -182,7 +182,8 @@ func TestEltRowsBadInput(t *testing.T) {
 		ctx.GetRows(ctx.NewTensor3D(core.TypeF32, 5, 9, 2), ctx.NewTensor2D(core.TypeI32, 3, 3))
 	})
 	eltWantErr(t, "SET_ROWS", func(ctx *core.Context) {
-		ctx.SetRows(ctx.NewTensor2D(core.TypeF32, 5, 9), ctx.NewTensor2D(core.TypeF16, 5, 3), ctx.NewTensor1D(core.TypeI32, 3))
+		// source rows are f32 or f16 (ggml_set_rows); quantized ones are refused
+		ctx.SetRows(ctx.NewTensor2D(core.TypeF32, 64, 9), ctx.NewTensor2D(core.TypeQ8_0, 64, 3), ctx.NewTensor1D(core.TypeI32, 3))
 	})
 	eltWantErr(t, "SET_ROWS", func(ctx *core.Context) {
 		ctx.SetRows(ctx.NewTensor2D(core.TypeF32, 5, 9), ctx.NewTensor2D(core.TypeF32, 5, 3), ctx.NewTensor1D(core.TypeF32, 3))
