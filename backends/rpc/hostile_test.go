@@ -479,3 +479,24 @@ func TestHostileViewSource(t *testing.T) {
 	}
 	h.goodRun(h.raw(true))
 }
+
+// ggml's clients send a view's strides as ggml computed them, also where they address nothing (an
+// empty view, as test-backend-ops' SET_ROWS of zero rows builds, or a dimension of size 1): the
+// server compares only the strides that matter.
+func TestViewStridesThatAddressNothing(t *testing.T) {
+	h := newHostileRig(t)
+	for _, ne := range [][4]uint32{{4, 0, 2, 1}, {4, 1, 1, 1}} {
+		c := h.raw(true)
+		hd, base := c.alloc(256)
+		a := f32Tensor(1, hd, base, 4, 4)
+		v := f32Tensor(2, hd, base, ne[0], ne[1], ne[2], ne[3])
+		v.Nb = [4]uint32{4, 16, 999, 7}
+		v.Op, v.Src[0], v.ViewSrc, v.Flags = ggmlOpView, 1, 1, flagCompute
+		c.send(cmdGraphCompute, encodeGraph(0, []uint64{2}, []wireTensor{a, v}))
+		c.call(cmdDeviceCount)
+		if c.closed() {
+			t.Errorf("view %v with strides %v refused", ne, v.Nb)
+		}
+	}
+	h.goodRun(h.raw(true))
+}
