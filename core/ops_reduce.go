@@ -93,7 +93,9 @@ func (c *Context) Repeat(a, b *Tensor) *Tensor {
 	return c.newOp(OpRepeat, a.Type, b.Ne, a, b)
 }
 
-// Concat joins a and b along dimension dim; all other dimensions must match.
+// Concat joins a and b along dimension dim; all other dimensions must match. Quantized tensors
+// join as ggml's do, by whole blocks: their rows must be consecutive blocks (and along dimension
+// 0 both rows are whole blocks, as every quantized row is).
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Concat(a, b *Tensor, dim int) *Tensor {
 	if err := c.check("CONCAT", a, b); err != nil {
@@ -105,8 +107,9 @@ func (c *Context) Concat(a, b *Tensor, dim int) *Tensor {
 	if a.Type != b.Type {
 		return c.errorf("CONCAT: types differ: %v vs %v", a, b)
 	}
-	if a.Type.IsQuantized() {
-		return c.errorf("CONCAT: %v is quantized", a)
+	if a.Type.IsQuantized() && (a.Nb[0] != a.Type.Size() || b.Nb[0] != b.Type.Size()) {
+		// ggml_compute_forward_concat_any copies whole rows of blocks
+		return c.errorf("CONCAT: quantized %v and %v need rows of consecutive blocks", a, b)
 	}
 	ne := a.Ne
 	for d := 0; d < MaxDims; d++ {

@@ -346,6 +346,16 @@ func eltwiseCases() []Case {
 			return c.Concat(c.NewTensor(typ, 5, 3, 2), c.NewTensor(typ, 5, 4, 2), 1)
 		})
 	}
+	// CONCAT of quantized tensors: whole blocks, along rows (dim 0) and the other dimensions
+	add("CONCAT(q4_0,dim=0)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Concat(c.NewTensor(core.TypeQ4_0, 64, 3, 2), c.NewTensor(core.TypeQ4_0, 32, 3, 2), 0)
+	})
+	add("CONCAT(q8_0,dim=1)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Concat(c.NewTensor(core.TypeQ8_0, 32, 3, 2), c.NewTensor(core.TypeQ8_0, 32, 4, 2), 1)
+	})
+	add("CONCAT(q4_K,dim=2)", nmseExact, nil, func(c *core.Context) *core.Tensor {
+		return c.Concat(c.NewTensor(core.TypeQ4_K, 256, 2, 1, 2), c.NewTensor(core.TypeQ4_K, 256, 2, 3, 2), 2)
+	})
 	add("REPEAT(permuted,all dims)", nmseExact, nil, func(c *core.Context) *core.Tensor {
 		return c.Repeat(c.Permute(c.NewTensor(f32, 2, 3, 1, 2), 1, 0, 2, 3), c.NewTensor(f32, 9, 4, 2, 4))
 	})

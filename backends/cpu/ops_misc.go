@@ -45,8 +45,11 @@ func computeRepeat(p *params, dst *core.Tensor) {
 func concatSupports(dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
 	dim := core.ConcatDimOf(dst)
-	if a == nil || b == nil || a.Type != b.Type || a.Type != dst.Type || a.Type.IsQuantized() || a.Type.Size() == 0 ||
+	if a == nil || b == nil || a.Type != b.Type || a.Type != dst.Type || a.Type.Size() == 0 ||
 		dim < 0 || dim >= core.MaxDims {
+		return false
+	}
+	if q := a.Type.Size(); a.Type.IsQuantized() && (a.Nb[0] != q || b.Nb[0] != q || dst.Nb[0] != q) {
 		return false
 	}
 	for d := 0; d < core.MaxDims; d++ {
@@ -72,6 +75,26 @@ func computeConcat(p *params, dst *core.Tensor) {
 	dim := core.ConcatDimOf(dst)
 	es := a.Type.Size()
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
+	if a.Type.IsQuantized() {
+		// whole rows of blocks, as ggml_compute_forward_concat_any (concatSupports: rows dense)
+		ra, rb := a.Type.RowSize(a.Ne[0]), b.Type.RowSize(b.Ne[0])
+		for ir := r0; ir < r1; ir++ {
+			i1, i2, i3 := unravel(ir, dst.Ne)
+			doff := eltRowOff(dst, i1, i2, i3)
+			idx := [4]int64{0, i1, i2, i3}
+			switch {
+			case dim == 0:
+				copy(dd[doff:doff+ra], da[eltRowOff(a, i1, i2, i3):])
+				copy(dd[doff+ra:doff+ra+rb], db[eltRowOff(b, i1, i2, i3):])
+			case idx[dim] < a.Ne[dim]:
+				copy(dd[doff:doff+ra], da[eltRowOff(a, i1, i2, i3):])
+			default:
+				idx[dim] -= a.Ne[dim]
+				copy(dd[doff:doff+rb], db[eltRowOff(b, idx[1], idx[2], idx[3]):])
+			}
+		}
+		return
+	}
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)
 		doff := eltRowOff(dst, i1, i2, i3)

@@ -96,7 +96,10 @@ func init() {
 	add("quantized MUL_MAT with a block scale of ±Inf: ggml's integer dot sums the quants first and "+
 		"scales once (±Inf); tandem's float arithmetic on the dequantized weights meets Inf·0 = NaN for "+
 		"a zero quant (which blocks meet one depends on the case's random data)",
-		"numerics/MUL_MAT(q4_0,Inf weights,n=33)", "numerics/MUL_MAT(q4_1,Inf weights,n=33)",
+		"numerics/MUL_MAT(q4_0,Inf weights,n=1)", "numerics/MUL_MAT(q4_0,Inf weights,n=8)",
+		"numerics/MUL_MAT(q4_0,Inf weights,n=33)", "numerics/MUL_MAT(q4_1,Inf weights,n=1)",
+		"numerics/MUL_MAT(q4_1,Inf weights,n=8)", "numerics/MUL_MAT(q4_1,Inf weights,n=33)",
+		"numerics/MUL_MAT(q8_0,Inf weights,n=1)", "numerics/MUL_MAT(q8_0,Inf weights,n=8)",
 		"numerics/MUL_MAT(q8_0,Inf weights,n=33)")
 	add("f16 MUL_MAT with activations ~1e5: ggml converts the activations to f16 (vec_dot_type), where "+
 		"they overflow to ±Inf and the outputs become NaN; tandem recomputes non-finite outputs in "+
