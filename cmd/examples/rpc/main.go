@@ -4,9 +4,9 @@
 // weights in the remote device's memory, and lets a scheduler run the product there — the input
 // goes over the connection, the result comes back — checking it against the local CPU.
 //
-//	go run ./examples/rpc                          # an in-process loopback server
+//	go run ./cmd/examples/rpc                          # an in-process loopback server
 //	go run ./cmd/tandem-rpc-server -addr 127.0.0.1:50052 &
-//	go run ./examples/rpc -addr 127.0.0.1:50052
+//	go run ./cmd/examples/rpc -addr 127.0.0.1:50052
 package main
 
 import (

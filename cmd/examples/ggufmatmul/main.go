@@ -2,8 +2,8 @@
 // with a batch of vectors on the CPU backend, through a scheduler, checking the result against a
 // plain Go product.
 //
-//	go run ./examples/ggufmatmul                            # writes a seeded 256×64 f32 matrix to a temporary file first
-//	go run ./examples/ggufmatmul -f model.gguf -t output.weight
+//	go run ./cmd/examples/ggufmatmul                            # writes a seeded 256×64 f32 matrix to a temporary file first
+//	go run ./cmd/examples/ggufmatmul -f model.gguf -t output.weight
 //
 // With -f, the named tensor (f32, f16 or a quantized type) of an existing file is used; otherwise
 // the program writes a small GGUF file itself (gguf.WriteFile), the way a model converter would.

@@ -4,8 +4,8 @@
 // them and copies the activations across. Without a Vulkan device (no cgo, -tags novulkan, no
 // loader or driver) both layers run on the CPU, and the program says so.
 //
-//	go run ./examples/mlp                      # 100 epochs, 300 samples
-//	go run ./examples/mlp -epochs 20 -cpu      # the CPU alone
+//	go run ./cmd/examples/mlp                      # 100 epochs, 300 samples
+//	go run ./cmd/examples/mlp -epochs 20 -cpu      # the CPU alone
 //
 // It prints every tenth epoch's loss and accuracy, then where the layers ran, the scheduler's
 // splits and the final training and validation accuracy.
