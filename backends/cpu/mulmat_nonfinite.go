@@ -19,41 +19,62 @@ import "github.com/tandem-ml/tandem/core"
 func fixNonFiniteDots(p *params, dst *core.Tensor) {
 	p.barrier() // every worker's outputs are written
 	a, b := dst.Src[0], dst.Src[1]
-	da, db, dd := a.Data(), b.Data(), dst.Data()
+	db, dd := b.Data(), dst.Data()
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	k := a.Ne[0]
-	var w, x []float32
-	raw, rl, repacked := repackedOf(a)
-	var wrow []byte
+	f := newNonFiniteFixer(a)
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)
-		row := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])
-		loaded := false
-		for i0 := int64(0); i0 < dst.Ne[0]; i0++ {
-			if v := row[i0]; v-v == 0 { // finite
-				continue
-			}
-			if !loaded {
-				if x == nil {
-					w, x = make([]float32, k), make([]float32, k)
-				}
-				loadRow(b, db, i1, i2, i3, x)
-				loaded = true
-			}
-			if repacked {
-				if wrow == nil {
-					wrow = make([]byte, rl.rowBytes())
-				}
-				loadRepackedRow(a, raw, rl, i0, i2/r2, i3/r3, wrow, w)
-			} else {
-				loadRow(a, da, i0, i2/r2, i3/r3, w)
-			}
-			var s float32
-			for j := range w {
-				s += w[j] * x[j]
-			}
-			row[i0] = s
+		row := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:dst.Ne[0]]
+		f.fixRow(row, i2/r2, i3/r3, b, db, i1, i2, i3)
+	}
+}
+
+// nonFiniteFixer recomputes one worker's non-finite outputs against the weights a (repacked or
+// standard), its scratch rows made on first use (a non-finite output is rare).
+type nonFiniteFixer struct {
+	a        *core.Tensor
+	da, raw  []byte
+	rl       repackLayout
+	repacked bool
+	w, x     []float32
+	wrow     []byte
+}
+
+func newNonFiniteFixer(a *core.Tensor) *nonFiniteFixer {
+	f := &nonFiniteFixer{a: a, da: a.Data()}
+	f.raw, f.rl, f.repacked = repackedOf(a)
+	return f
+}
+
+// fixRow replaces each non-finite row[i0] by the float32 dot of weight row i0 of a's slice
+// (a2, a3) with the activation row (j1, j2, j3) of b.
+func (f *nonFiniteFixer) fixRow(row []float32, a2, a3 int64, b *core.Tensor, db []byte, j1, j2, j3 int64) {
+	k := f.a.Ne[0]
+	loaded := false
+	for i0, v := range row {
+		if v-v == 0 { // finite
+			continue
 		}
+		if !loaded {
+			if f.x == nil {
+				f.w, f.x = make([]float32, k), make([]float32, k)
+			}
+			loadRow(b, db, j1, j2, j3, f.x)
+			loaded = true
+		}
+		if f.repacked {
+			if f.wrow == nil {
+				f.wrow = make([]byte, f.rl.rowBytes())
+			}
+			loadRepackedRow(f.a, f.raw, f.rl, int64(i0), a2, a3, f.wrow, f.w)
+		} else {
+			loadRow(f.a, f.da, int64(i0), a2, a3, f.w)
+		}
+		var s float32
+		for j := range f.w {
+			s += f.w[j] * f.x[j]
+		}
+		row[i0] = s
 	}
 }

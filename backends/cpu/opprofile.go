@@ -23,23 +23,26 @@ type opProfile struct {
 }
 
 type opKey struct {
-	op   core.Op
-	typ  core.Type
-	vec  bool
-	uses bool // typ is meaningful
+	op  core.Op
+	typ core.Type // src0's type for the ops named with it (typed), else 0
+	vec bool
+}
+
+// typed reports whether op's profile entries are kept per src0 type.
+func typed(op core.Op) bool {
+	return op == core.OpMulMat || op == core.OpMulMatID || op == core.OpGetRows
 }
 
 func (p *opProfile) add(n *core.Tensor, d time.Duration) {
 	k := opKey{op: n.Op}
-	switch n.Op {
-	case core.OpMulMat, core.OpMulMatID, core.OpGetRows:
-		k.typ, k.uses = n.Src[0].Type, true
+	if typed(n.Op) {
+		k.typ = n.Src[0].Type
 		k.vec = n.Op != core.OpGetRows && n.Src[1] != nil && n.Src[1].Ne[1]*n.Src[1].Ne[2]*n.Src[1].Ne[3] == 1
 	}
 	i, ok := p.idx[k]
 	if !ok {
 		name := n.Op.String()
-		if k.uses {
+		if typed(k.op) {
 			name += " " + k.typ.String()
 		}
 		if k.vec {

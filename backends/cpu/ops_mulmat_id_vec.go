@@ -86,41 +86,12 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 func fixNonFiniteIDDots(p *params, dst *core.Tensor) {
 	p.barrier() // every worker's outputs are written
 	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
-	da, db, di, dd := as.Data(), b.Data(), ids.Data(), dst.Data()
-	k := as.Ne[0]
-	raw, rl, repacked := repackedOf(as)
-	var w, x []float32
-	var wrow []byte
+	db, di, dd := b.Data(), ids.Data(), dst.Data()
+	f := newNonFiniteFixer(as)
 	r0, r1 := rowRange(dst.Ne[1]*dst.Ne[2], p.ith, p.nth)
 	for r := r0; r < r1; r++ {
 		s, t := r%dst.Ne[1], r/dst.Ne[1]
 		row := f32s(dd[s*dst.Nb[1]+t*dst.Nb[2]:])[:dst.Ne[0]]
-		loaded := false
-		for i0, v := range row {
-			if v-v == 0 { // finite
-				continue
-			}
-			e := mulMatIDExpert(ids, di, s, t)
-			if !loaded {
-				if x == nil {
-					w, x = make([]float32, k), make([]float32, k)
-				}
-				loadRow(b, db, s%b.Ne[1], t, 0, x)
-				loaded = true
-			}
-			if repacked {
-				if wrow == nil {
-					wrow = make([]byte, rl.rowBytes())
-				}
-				loadRepackedRow(as, raw, rl, int64(i0), e, 0, wrow, w)
-			} else {
-				loadRow(as, da, int64(i0), e, 0, w)
-			}
-			var sum float32
-			for j := range w {
-				sum += w[j] * x[j]
-			}
-			row[i0] = sum
-		}
+		f.fixRow(row, mulMatIDExpert(ids, di, s, t), 0, b, db, s%b.Ne[1], t, 0)
 	}
 }

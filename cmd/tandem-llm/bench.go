@@ -307,18 +307,22 @@ func printMDRow(w io.Writer, r benchResult) {
 	if r.ModelParams >= 1e9 {
 		params = fmt.Sprintf("%.2f B", float64(r.ModelParams)/1e9)
 	}
-	test := fmt.Sprintf("pp%d", r.NPrompt)
-	if r.NGen > 0 {
-		test = fmt.Sprintf("tg%d", r.NGen)
-	}
 	fmt.Fprintf(w, "| %-30s | %10s | %10s | %-10s | %7d | %3d | %2d | %15s | %20s |\n", r.ModelType, size, params, r.backendLabel,
-		r.NThreads, r.NGPULayers, r.FlashAttn, test, fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs))
+		r.NThreads, r.NGPULayers, r.FlashAttn, r.testName(), fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs))
+}
+
+// testName is llama-bench's name of the row's test: pp<n> or tg<n>.
+func (r benchResult) testName() string {
+	if r.NGen > 0 {
+		return fmt.Sprintf("tg%d", r.NGen)
+	}
+	return fmt.Sprintf("pp%d", r.NPrompt)
 }
 
 // printExtras writes tandem's own figures of a row (stderr, so the table stays llama-bench's).
 func printExtras(w io.Writer, r benchResult) {
 	fmt.Fprintf(w, "  %s: load %.0f ms, compute buffers %.1f MiB, KV %.1f MiB, %.2g plans and %.2g graph builds per 128 tokens, %d copies per graph\n",
-		map[bool]string{true: fmt.Sprintf("tg%d", r.NGen), false: fmt.Sprintf("pp%d", r.NPrompt)}[r.NGen > 0],
+		r.testName(),
 		r.LoadMs, float64(r.ComputeBytes)/(1<<20), float64(r.KVBytes)/(1<<20), r.PlansPer128, r.BuildsPer128, r.CopiesPerGraph)
 }
 

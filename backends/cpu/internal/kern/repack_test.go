@@ -298,3 +298,36 @@ func BenchmarkGemmRepacked(b *testing.B) {
 		}
 	}
 }
+
+// RepackGroups (the assembly group repacker where the kernel set has it) writes the same bytes as
+// RepackRow row by row, for groups starting past the first and a slice with a partial last group.
+func TestRepackGroupsMatchesRows(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, rt := range repackTypes {
+				q := rpDot(rt)
+				r := newRand(uint64(rt) + 40)
+				m, k := 53, 96
+				nb := k / QK
+				lda := nb * q.xs
+				std := make([]byte, m*lda)
+				for i := 0; i < m; i++ {
+					copy(std[i*lda:], q.genX(r, nb, func() uint16 { return f32ToF16Go(float32(r.Float64() + 0.1)) }))
+				}
+				size := RepackedSize(rt, m, k)
+				want, got := make([]byte, size), make([]byte, size)
+				for i := 0; i < m; i++ {
+					RepackRow(rt, want, k, i, std[i*lda:(i+1)*lda])
+					if i >= 3*RepackRows { // the partial last group goes row by row in both
+						RepackRow(rt, got, k, i, std[i*lda:(i+1)*lda])
+					}
+				}
+				RepackGroups(rt, got, k, 0, 1, std)
+				RepackGroups(rt, got, k, RepackRows, 2, std[RepackRows*lda:])
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%v %v: RepackGroups differs from RepackRow", s, rt)
+				}
+			}
+		})
+	}
+}
