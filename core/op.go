@@ -77,6 +77,13 @@ const (
 	OpPad
 	OpPadReflect1D
 	OpTimestepEmbedding
+	OpSSMConv
+	OpSSMScan
+	OpRWKVWKV6
+	OpGatedLinearAttn
+	OpRWKVWKV7
+	OpSolveTri
+	OpGatedDeltaNet
 	OpCount
 )
 
@@ -97,6 +104,8 @@ var opNames = [OpCount]string{
 	OpAddID: "ADD_ID", OpL2Norm: "L2_NORM", OpCountEqual: "COUNT_EQUAL", OpSet: "SET", OpTopK: "TOP_K",
 	OpArange: "ARANGE", OpFill: "FILL", OpTri: "TRI", OpDiag: "DIAG", OpCumsum: "CUMSUM", OpRoll: "ROLL",
 	OpPad: "PAD", OpPadReflect1D: "PAD_REFLECT_1D", OpTimestepEmbedding: "TIMESTEP_EMBEDDING",
+	OpSSMConv: "SSM_CONV", OpSSMScan: "SSM_SCAN", OpRWKVWKV6: "RWKV_WKV6", OpGatedLinearAttn: "GATED_LINEAR_ATTN",
+	OpRWKVWKV7: "RWKV_WKV7", OpSolveTri: "SOLVE_TRI", OpGatedDeltaNet: "GATED_DELTA_NET",
 }
 
 // String returns ggml's name of the op ("MUL_MAT", ...).

@@ -154,6 +154,12 @@ var fzUnary = []func(*core.Context, *core.Tensor) *core.Tensor{
 	},
 	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.PadReflect1D(a, 1, 1) },
 	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.TopK(a, 1) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.SolveTri(c.Tri(a, core.TriLowerDiag), a, true, true, false)
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.SSMConv(a, c.View2D(a, 2, a.Ne[1], a.Nb[1], 0))
+	},
 }
 
 // step appends one op (or leaf) chosen by the bytes to the pool.

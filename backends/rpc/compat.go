@@ -66,6 +66,8 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		if s0.Type != core.TypeF32 && (s0.Ne[2] != t.Src[1].Ne[2] || s0.Ne[3] != t.Src[1].Ne[3]) {
 			return false
 		}
+	case core.OpSSMConv, core.OpSSMScan:
+		return ggmlCPUAcceptsSSM(t)
 	default:
 		return ggmlCPUAcceptsTrain(t)
 	}

@@ -76,6 +76,17 @@ const (
 	ggmlOpFill              = 73
 )
 
+// ggml's ids of the state-space and linear-attention ops, same numbering as above.
+const (
+	ggmlOpSSMConv         = 76
+	ggmlOpSSMScan         = 77
+	ggmlOpRWKVWKV6        = 82
+	ggmlOpGatedLinearAttn = 83
+	ggmlOpRWKVWKV7        = 84
+	ggmlOpSolveTri        = 85
+	ggmlOpGatedDeltaNet   = 86
+)
+
 // ggml's ids of the training ops (the *_BACK ops, ACC, DIAG_MASK_ZERO, the losses and the
 // optimizer steps), same numbering as above.
 const (
@@ -162,6 +173,14 @@ var opTable = []opInfo{
 	{core.OpTopK, ggmlOpTopK, "none; k is ne0 of the result"},
 	{core.OpTri, ggmlOpTri, "i[0] tri type"},
 	{core.OpFill, ggmlOpFill, "f[0] value"},
+	// State-space and linear-attention ops (ggml_ssm_conv … ggml_gated_delta_net), sources in ggml's order.
+	{core.OpSSMConv, ggmlOpSSMConv, "none; src sx, c"},
+	{core.OpSSMScan, ggmlOpSSMScan, "i[0] K (snapshot slots); src s, x, dt, A, B, C, ids"},
+	{core.OpRWKVWKV6, ggmlOpRWKVWKV6, "none; src k, v, r, tf, td, state"},
+	{core.OpGatedLinearAttn, ggmlOpGatedLinearAttn, "f[0] scale; src k, v, q, g, state"},
+	{core.OpRWKVWKV7, ggmlOpRWKVWKV7, "none; src r, w, k, v, a, b, state"},
+	{core.OpSolveTri, ggmlOpSolveTri, "none (left, lower, non-unit is the only variant); src a, b"},
+	{core.OpGatedDeltaNet, ggmlOpGatedDeltaNet, "i[0] K (snapshot slots); src q, k, v, g, beta, state"},
 	// Training ops: tandem's parameters are ggml's words, sources in ggml's order.
 	{core.OpAcc, ggmlOpAcc, "i[0..3] nb1, nb2, nb3, offset (bytes), i[4] inplace; src a, b"},
 	{core.OpRepeatBack, ggmlOpRepeatBack, "none; src0 only (the shape template is not sent)"},

@@ -116,6 +116,23 @@ func TestOpTable(t *testing.T) {
 		{"TOP_K", ctx.TopK(a, 3), want{70, nil, []string{"a"}}},
 		{"TRI", ctx.Tri(sq, core.TriLower), want{72, map[int]int32{0: 3}, []string{"sq"}}},
 		{"FILL", ctx.Fill(a, -2.5), want{73, map[int]int32{0: fbits(-2.5)}, []string{"a"}}},
+		// State-space and linear attention (ggml_ssm_conv … ggml_gated_delta_net).
+		{"SSM_CONV", ctx.SSMConv(ctx.NewTensor3D(f32, 6, 5, 2).SetName("sx"), ctx.NewTensor2D(f32, 4, 5).SetName("cw")),
+			want{76, nil, []string{"sx", "cw"}}},
+		{"SSM_SCAN", ctx.SSMScan(ctx.NewTensor4D(f32, 4, 3, 2, 2).SetName("ss"), ctx.NewTensor4D(f32, 3, 2, 5, 2).SetName("sx4"),
+			ctx.NewTensor3D(f32, 2, 5, 2).SetName("dt"), ctx.NewTensor2D(f32, 1, 2).SetName("sa"),
+			ctx.NewTensor4D(f32, 4, 1, 5, 2).SetName("sb"), ctx.NewTensor4D(f32, 4, 1, 5, 2).SetName("sc"), ids, 3),
+			want{77, map[int]int32{0: 3}, []string{"ss", "sx4", "dt", "sa", "sb", "sc", "ids"}}},
+		{"RWKV_WKV6", ctx.RWKVWKV6(x3, x3, x3, ctx.NewTensor2D(f32, 8, 2).SetName("tf"), x3, ctx.NewTensor2D(f32, 128, 2).SetName("st")),
+			want{82, nil, []string{"x3", "x3", "x3", "tf", "x3", "st"}}},
+		{"GATED_LINEAR_ATTN", ctx.GatedLinearAttn(x3, x3, x3, x3, ctx.NewTensor2D(f32, 128, 1).SetName("st1"), 0.125),
+			want{83, map[int]int32{0: fbits(0.125)}, []string{"x3", "x3", "x3", "x3", "st1"}}},
+		{"RWKV_WKV7", ctx.RWKVWKV7(x3, x3, x3, x3, x3, x3, ctx.NewTensor2D(f32, 128, 4).SetName("st4")),
+			want{84, nil, []string{"x3", "x3", "x3", "x3", "x3", "x3", "st4"}}},
+		{"SOLVE_TRI", ctx.SolveTri(sq, ctx.NewTensor2D(f32, 3, 4).SetName("rhs"), true, true, false), want{85, nil, []string{"sq", "rhs"}}},
+		{"GATED_DELTA_NET", ctx.GatedDeltaNet(x3, x3, ctx.NewTensor4D(f32, 8, 2, 4, 1).SetName("gv"), ctx.NewTensor4D(f32, 1, 2, 4, 1).SetName("gg"),
+			ctx.NewTensor4D(f32, 1, 2, 4, 1).SetName("gb"), ctx.NewTensor4D(f32, 8, 8, 2, 1).SetName("gs"), 2),
+			want{86, map[int]int32{0: 2}, []string{"x3", "x3", "gv", "gg", "gb", "gs"}}},
 		// Training ops (ggml_acc_impl, ggml_*_back, ggml_cross_entropy_loss*, ggml_opt_step_*).
 		{"ACC", ctx.Acc(a, rows, 32, 64, 128, 8), want{5, map[int]int32{0: 32, 1: 64, 2: 128, 3: 8}, []string{"a", "rows"}}},
 		{"REPEAT_BACK", ctx.RepeatBack(x3, rows), want{21, nil, []string{"x3"}}}, // template not sent

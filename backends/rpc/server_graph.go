@@ -518,6 +518,20 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.Tri(s[0], core.TriType(p[0]))
 	case core.OpFill:
 		t = c.Fill(s[0], f32(p[0])) // ggml_fill_inplace: the view source is attached below
+	case core.OpSSMConv:
+		t = c.SSMConv(s[0], s[1])
+	case core.OpSSMScan:
+		t = c.SSMScan(s[0], s[1], s[2], s[3], s[4], s[5], s[6], int(p[0]))
+	case core.OpRWKVWKV6:
+		t = c.RWKVWKV6(s[0], s[1], s[2], s[3], s[4], s[5])
+	case core.OpGatedLinearAttn:
+		t = c.GatedLinearAttn(s[0], s[1], s[2], s[3], s[4], f32(p[0]))
+	case core.OpRWKVWKV7:
+		t = c.RWKVWKV7(s[0], s[1], s[2], s[3], s[4], s[5], s[6])
+	case core.OpSolveTri:
+		t = c.SolveTri(s[0], s[1], true, true, false)
+	case core.OpGatedDeltaNet:
+		t = c.GatedDeltaNet(s[0], s[1], s[2], s[3], s[4], s[5], int(p[0]))
 	case core.OpAcc:
 		if p[4] != 0 && p[4] != 1 {
 			return nil, fmt.Errorf("graph: ACC %q: inplace flag %d", w.name(), p[4])
