@@ -84,6 +84,23 @@ const (
 	OpRWKVWKV7
 	OpSolveTri
 	OpGatedDeltaNet
+	OpGroupNorm
+	OpUpscale
+	OpWinPart
+	OpWinUnpart
+	OpGetRelPos
+	OpAddRelPos
+	OpMapCustom1
+	OpMapCustom2
+	OpMapCustom3
+	OpCustom
+	OpConvTranspose1D
+	OpIm2Col3D
+	OpCol2Im1D
+	OpConv2D
+	OpConv3D
+	OpConv2DDw
+	OpConvTranspose2D
 	OpCount
 )
 
@@ -106,6 +123,11 @@ var opNames = [OpCount]string{
 	OpPad: "PAD", OpPadReflect1D: "PAD_REFLECT_1D", OpTimestepEmbedding: "TIMESTEP_EMBEDDING",
 	OpSSMConv: "SSM_CONV", OpSSMScan: "SSM_SCAN", OpRWKVWKV6: "RWKV_WKV6", OpGatedLinearAttn: "GATED_LINEAR_ATTN",
 	OpRWKVWKV7: "RWKV_WKV7", OpSolveTri: "SOLVE_TRI", OpGatedDeltaNet: "GATED_DELTA_NET",
+	OpGroupNorm: "GROUP_NORM", OpUpscale: "UPSCALE", OpWinPart: "WIN_PART", OpWinUnpart: "WIN_UNPART",
+	OpGetRelPos: "GET_REL_POS", OpAddRelPos: "ADD_REL_POS", OpMapCustom1: "MAP_CUSTOM1", OpMapCustom2: "MAP_CUSTOM2",
+	OpMapCustom3: "MAP_CUSTOM3", OpCustom: "CUSTOM",
+	OpConvTranspose1D: "CONV_TRANSPOSE_1D", OpIm2Col3D: "IM2COL_3D", OpCol2Im1D: "COL2IM_1D", OpConv2D: "CONV_2D",
+	OpConv3D: "CONV_3D", OpConv2DDw: "CONV_2D_DW", OpConvTranspose2D: "CONV_TRANSPOSE_2D",
 }
 
 // String returns ggml's name of the op ("MUL_MAT", ...).

@@ -57,6 +57,11 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		return t.Ne[0]%2 == 0 // ggml's rope walks pairs past an odd row end
 	case core.OpFlashAttnExt:
 		return t.Src[3] == nil || t.Src[3].Type == core.TypeF16 // ggml reads the mask as f16 whatever its type
+	case core.OpGroupNorm, core.OpUpscale, core.OpWinPart, core.OpWinUnpart, core.OpGetRelPos, core.OpAddRelPos:
+		// tandem's constructors already demand what ggml's kernels assume (f32 unit-stride rows for
+		// GROUP_NORM, dense sources for the window and relative-position ops); UPSCALE follows
+		// every stride in both.
+		return true
 	case core.OpTopK, core.OpTimestepEmbedding:
 		return contig(s0) // ggml reads these as dense rows (src row i at i·nb01)
 	case core.OpCountEqual:
@@ -68,6 +73,8 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		}
 	case core.OpSSMConv, core.OpSSMScan:
 		return ggmlCPUAcceptsSSM(t)
+	case core.OpConvTranspose1D, core.OpIm2Col3D, core.OpCol2Im1D, core.OpConv2D, core.OpConv3D, core.OpConv2DDw, core.OpConvTranspose2D:
+		return ggmlCPUAcceptsConv(t)
 	default:
 		return ggmlCPUAcceptsTrain(t)
 	}

@@ -87,6 +87,29 @@ const (
 	ggmlOpGatedDeltaNet   = 86
 )
 
+// ggml's ids of the image and vision-transformer ops, same numbering as above. The custom ops
+// (MAP_CUSTOM1..3 = 92..94, CUSTOM = 95) are not in the table: their Go function cannot travel,
+// as ggml's RPC cannot send its function pointers, so no RPC device supports them.
+const (
+	ggmlOpGroupNorm = 27
+	ggmlOpUpscale   = 63
+	ggmlOpWinPart   = 78
+	ggmlOpWinUnpart = 79
+	ggmlOpGetRelPos = 80
+	ggmlOpAddRelPos = 81
+)
+
+// ggml's ids of the convolution nodes, same numbering as above.
+const (
+	ggmlOpConvTranspose1D = 51
+	ggmlOpIm2Col3D        = 54
+	ggmlOpCol2Im1D        = 55
+	ggmlOpConv2D          = 56
+	ggmlOpConv3D          = 57
+	ggmlOpConv2DDw        = 58
+	ggmlOpConvTranspose2D = 59
+)
+
 // ggml's ids of the training ops (the *_BACK ops, ACC, DIAG_MASK_ZERO, the losses and the
 // optimizer steps), same numbering as above.
 const (
@@ -181,6 +204,21 @@ var opTable = []opInfo{
 	{core.OpRWKVWKV7, ggmlOpRWKVWKV7, "none; src r, w, k, v, a, b, state"},
 	{core.OpSolveTri, ggmlOpSolveTri, "none (left, lower, non-unit is the only variant); src a, b"},
 	{core.OpGatedDeltaNet, ggmlOpGatedDeltaNet, "i[0] K (snapshot slots); src q, k, v, g, beta, state"},
+	// Image and vision-transformer ops (ggml_group_norm, ggml_interpolate, SAM's window and relative-position ops).
+	{core.OpGroupNorm, ggmlOpGroupNorm, "i[0] n_groups, f[1] eps"},
+	{core.OpUpscale, ggmlOpUpscale, "i[0] mode | flags (align corners 0x100, antialias 0x200)"},
+	{core.OpWinPart, ggmlOpWinPart, "i[0] npx, i[1] npy, i[2] w"},
+	{core.OpWinUnpart, ggmlOpWinUnpart, "i[0] w"},
+	{core.OpGetRelPos, ggmlOpGetRelPos, "none; qh = kh = ne2 of the result"},
+	{core.OpAddRelPos, ggmlOpAddRelPos, "i[0] inplace; src a, pw, ph"},
+	// Convolution nodes (ggml_conv_transpose_1d … ggml_conv_transpose_2d_p0): src kernel, input.
+	{core.OpConvTranspose1D, ggmlOpConvTranspose1D, "i[0] s0, i[1] p0, i[2] d0"},
+	{core.OpIm2Col3D, ggmlOpIm2Col3D, "i[0..8] s0, s1, s2, p0, p1, p2, d0, d1, d2, i[9] IC"},
+	{core.OpCol2Im1D, ggmlOpCol2Im1D, "i[0] s0, i[1] oc, i[2] p0; src columns"},
+	{core.OpConv2D, ggmlOpConv2D, "i[0..5] s0, s1, p0, p1, d0, d1"},
+	{core.OpConv3D, ggmlOpConv3D, "i[0..8] s0, s1, s2, p0, p1, p2, d0, d1, d2, i[9] c, i[10] n, i[11] oc"},
+	{core.OpConv2DDw, ggmlOpConv2DDw, "i[0..5] s0, s1, p0, p1, d0, d1"},
+	{core.OpConvTranspose2D, ggmlOpConvTranspose2D, "i[0] stride"},
 	// Training ops: tandem's parameters are ggml's words, sources in ggml's order.
 	{core.OpAcc, ggmlOpAcc, "i[0..3] nb1, nb2, nb3, offset (bytes), i[4] inplace; src a, b"},
 	{core.OpRepeatBack, ggmlOpRepeatBack, "none; src0 only (the shape template is not sent)"},

@@ -432,6 +432,8 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.Pool1D(s[0], core.PoolOp(p[0]), int(p[1]), int(p[2]), int(p[3]))
 	case core.OpPool2D:
 		t = c.Pool2D(s[0], core.PoolOp(p[0]), int(p[1]), int(p[2]), int(p[3]), int(p[4]), int(p[5]), int(p[6]))
+	case core.OpConvTranspose1D, core.OpIm2Col3D, core.OpCol2Im1D, core.OpConv2D, core.OpConv3D, core.OpConv2DDw, core.OpConvTranspose2D:
+		t = constructConv(c, op, typ, s, p)
 	case core.OpArgsort:
 		t = c.Argsort(s[0], core.SortOrder(p[0]))
 	case core.OpLeakyRelu:
@@ -518,6 +520,25 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.Tri(s[0], core.TriType(p[0]))
 	case core.OpFill:
 		t = c.Fill(s[0], f32(p[0])) // ggml_fill_inplace: the view source is attached below
+	case core.OpGroupNorm:
+		t = c.GroupNorm(s[0], int(p[0]), f32(p[1])) // ggml_group_norm_inplace: the view source is attached below
+	case core.OpUpscale:
+		t = c.Interpolate(s[0], ne[0], ne[1], ne[2], ne[3], core.ScaleMode(uint32(p[0])))
+	case core.OpWinPart:
+		t = c.WinPart(s[0], int(p[2])) // npx and npy are checked against the rebuilt node's
+	case core.OpWinUnpart:
+		t = c.WinUnpart(s[0], int(ne[1]), int(ne[2]), int(p[0]))
+	case core.OpGetRelPos:
+		t = c.GetRelPos(s[0], int(ne[2]), int(ne[1]))
+	case core.OpAddRelPos:
+		switch p[0] {
+		case 0:
+			t = c.AddRelPos(s[0], s[1], s[2])
+		case 1:
+			t = c.AddRelPosInplace(s[0], s[1], s[2])
+		default:
+			return nil, fmt.Errorf("graph: ADD_REL_POS %q: inplace flag %d", w.name(), p[0])
+		}
 	case core.OpSSMConv:
 		t = c.SSMConv(s[0], s[1])
 	case core.OpSSMScan:
