@@ -14,7 +14,7 @@ var kquantTypes = []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.
 	core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_NL, core.TypeIQ4_XS}
 
 // TestKQuantMulMat multiplies weights of every new type (mat-vec and matrix shapes, odd row
-// counts, broadcast batches) with f32 activations and compares with a float64 product of the
+// counts, broadcast batches, enough rows for the routes of many activation rows) with f32 activations and compares with a float64 product of the
 // dequantized weights; results are identical at 1, 2 and 3 threads.
 func TestKQuantMulMat(t *testing.T) {
 	shapes := []struct{ k, m, n, a2, a3, b2, b3 int64 }{
@@ -22,6 +22,8 @@ func TestKQuantMulMat(t *testing.T) {
 		{512, 17, 7, 1, 1, 1, 1},
 		{256, 33, 9, 2, 1, 6, 1},
 		{768, 3, 4, 1, 2, 3, 4},
+		{4608, 35, 37, 1, 1, 1, 1}, // Q4_K's GemmQ4_KStd on avx2: partial group and quad, k past its chunk
+		{256, 48, 64, 2, 1, 4, 1},
 	}
 	for _, typ := range kquantTypes {
 		for _, s := range shapes {

@@ -24,10 +24,11 @@ const (
 	routeQgemm                   // quantized integer GEMM on Q4_0 and Q8_0 weights (kern.GemmQ4_0Q8_0, GemmQ8_0Q8_0)
 	routeGemmStd                 // kern.GemmStd: repacked micro-kernels on standard-layout Q4_0, Q4_1, Q8_0 weights
 	routeRepacked                // kern.GemmRepacked on weights stored in a CPU_REPACK buffer
+	routeKStd                    // kern.GemmQ4_KStd: Q4_K weights repacked on the fly for the team GEMM
 )
 
 var routeNames = [...]string{routeNone: "none", routeRef: "ref", routeDot: "dot", routeKTile: "ktile",
-	routeGemm: "gemm", routeQgemm: "qgemm", routeGemmStd: "gemmstd", routeRepacked: "repacked"}
+	routeGemm: "gemm", routeQgemm: "qgemm", routeGemmStd: "gemmstd", routeRepacked: "repacked", routeKStd: "kstd"}
 
 // String is the route's short name, as the route table test spells it.
 func (r mmRoute) String() string {
@@ -40,7 +41,7 @@ func (r mmRoute) String() string {
 // team reports whether the route runs as one GEMM per batch on the whole team (its scratch
 // follows the converted activations in the work buffer).
 func (r mmRoute) team() bool {
-	return r == routeGemm || r == routeQgemm || r == routeGemmStd || r == routeRepacked
+	return r == routeGemm || r == routeQgemm || r == routeGemmStd || r == routeRepacked || r == routeKStd
 }
 
 // actType is the type in which the route reads the activations of weights of type w: F32 for the
@@ -58,11 +59,12 @@ func (r mmRoute) actType(w core.Type) core.Type {
 type mmKernels struct {
 	repack    bool // repacked micro-kernels in assembly (kern.HasRepackKernels): GemmStd is fast from qstdMinN rows
 	stdMatVec bool // GemmStd's mat-vec kernels for at most kern.StdMatVecMaxN rows (kern.HasStdMatVec)
+	q4kStd    bool // GemmQ4_KStd's micro-kernel in assembly (kern.HasQ4_KStd): fast from kstdMinN rows
 }
 
 // activeMMKernels is what the active kernel set offers.
 func activeMMKernels() mmKernels {
-	return mmKernels{repack: kern.HasRepackKernels(), stdMatVec: kern.HasStdMatVec()}
+	return mmKernels{repack: kern.HasRepackKernels(), stdMatVec: kern.HasStdMatVec(), q4kStd: kern.HasQ4_KStd()}
 }
 
 // gemmStd reports whether n activation rows per batch take kern.GemmStd on standard-layout
@@ -84,6 +86,8 @@ func (ks mmKernels) gemmStd(n int64) bool {
 //   - the same types in the standard layout with whole-block, non-overlapping rows, dense dst rows
 //     and a row count ks.gemmStd accepts: routeGemmStd.
 //   - Q4_0 or Q8_0 weights, dense dst rows: routeQgemm.
+//   - Q4_K weights with rows apart, dense dst rows, at least kstdMinN activation rows per batch,
+//     where the kernel set has GemmQ4_KStd's micro-kernel: routeKStd.
 //   - K-quant or IQ4 weights with a tiled dot, non-overlapping weight and activation rows, dense
 //     dst rows: routeKTile.
 //   - anything else: routeDot.
@@ -105,6 +109,9 @@ func mulMatRouteOf(dst *core.Tensor, ref bool, ks mmKernels) mmRoute {
 	}
 	if (a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0) && denseDst {
 		return routeQgemm
+	}
+	if a.Type == core.TypeQ4_K && ks.q4kStd && b.Ne[1] >= kstdMinN && denseDst && rowsApart {
+		return routeKStd
 	}
 	if tileDotK(a.Type) != nil && denseDst && rowsApart {
 		// Activations of another type are converted into dense rows; their own rows must not overlap.
@@ -164,6 +171,8 @@ func mulMatRouteWork(dst *core.Tensor, route mmRoute, nTasks int) int64 {
 	case routeRepacked:
 		_, l, _ := repackedOf(a)
 		floats = kern.GemmRepackedWorkSize(l.rt, l.m, n, l.k, nTasks)
+	case routeKStd:
+		floats = kern.GemmQ4_KStdWorkSize(m, n, k, nTasks)
 	default:
 		return conv
 	}

@@ -24,7 +24,7 @@ type routeSet struct {
 // and Cooper Lake do not), so the two widest sets appear with and without VBMI.
 var routeSets = []routeSet{
 	{"generic", kern.SetGeneric, false, mmKernels{}},
-	{"avx2", kern.SetAVX2, false, mmKernels{repack: true}},
+	{"avx2", kern.SetAVX2, false, mmKernels{repack: true, q4kStd: true}},
 	{"avxvnni", kern.SetAVXVNNI, false, mmKernels{repack: true}},
 	{"avx512", kern.SetAVX512, false, mmKernels{repack: true}},
 	{"avx512vnni", kern.SetAVX512VNNI, false, mmKernels{repack: true}},
@@ -99,8 +99,11 @@ var mulMatRouteTable = []struct {
 	{core.TypeQ3_K, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 
 	// K-quants and IQ4 with tiled dots.
-	{core.TypeQ4_K, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ4_K, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
+	// Q4_K: weights repacked on the fly from kstdMinN rows where the set has that kernel (avx2).
+	{core.TypeQ4_K, layoutStd, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ4_K, layoutStd, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
+	{core.TypeQ4_K, layoutRepack, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ4_K, layoutRepack, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
 	{core.TypeQ5_K, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ5_K, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ6_K, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
@@ -373,7 +376,7 @@ func TestMMRouteString(t *testing.T) {
 	for r := range mmRoute(len(routeNames) + 1) {
 		got = append(got, r.String())
 	}
-	want := "none ref dot ktile gemm qgemm gemmstd repacked mmRoute(8)"
+	want := "none ref dot ktile gemm qgemm gemmstd repacked kstd mmRoute(9)"
 	if s := strings.Join(got, " "); s != want {
 		t.Fatalf("routes %q, want %q", s, want)
 	}

@@ -280,6 +280,8 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
 			computeMulMatGemm(p, dst, yData, conv, ynb1, ynb2, ynb3)
 		case routeGemmStd:
 			computeMulMatQstd(p, dst, yData, conv, ynb1, ynb2, ynb3) // ops_mulmat_qstd.go
+		case routeKStd:
+			computeMulMatKStd(p, dst, yData, conv, ynb1, ynb2, ynb3) // ops_mulmat_qstd.go
 		default:
 			computeMulMatQgemm(p, dst, yData, conv, ynb1, ynb2, ynb3)
 		}

@@ -29,3 +29,27 @@ func computeMulMatQstd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb
 			yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
 	})
 }
+
+// kstdMinN is the fewest activation rows per batch for which Q4_K weights take kern.GemmQ4_KStd
+// (weights repacked on the fly, 8 rows per register) rather than the K-quant tiles, where the
+// kernel set has its micro-kernel: the repacking is paid once per task, so it pays from a few
+// dozen rows (thread CPU time on Zen 3, m = k = 2048: n = 32 121-131 vs 112-113 GFLOPS per core,
+// n = 256 125-180 vs 90-101; n = 16 73-84 vs 100-168).
+const kstdMinN = 32
+
+// computeMulMatKStd runs kern.GemmQ4_KStd per (i12, i13) batch on Q8_K activations (yData with
+// byte strides ynb1..3); its scratch follows the converted activations.
+func computeMulMatKStd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
+	a, b := dst.Src[0], dst.Src[1]
+	da, dd := a.Data(), dst.Data()
+	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
+	wf := teamScratch(p, convBytes)
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	forEachBatch(p, dst, func(i12, i13 int64) {
+		aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
+		boff := i12*ynb2 + i13*ynb3
+		doff := i12*dst.Nb[2] + i13*dst.Nb[3]
+		kern.GemmQ4_KStd(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
+			yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
+	})
+}

@@ -33,30 +33,42 @@ func capture(t *testing.T, f func() error) string {
 	return out
 }
 
-// run -op-profile prints the CPU nodes' table of the generated tokens on stderr.
+// run -op-profile prints the CPU nodes' table of the generated tokens on stderr, and
+// -op-profile-prompt the prompt's (the prompt's matrix products take more than one row).
 func TestRunOpProfile(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "tiny.gguf")
 	capture(t, func() error { return genCmd([]string{"-o", model, "-shape", "tiny-llama", "-type", "q8_0"}) })
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stderr
-	os.Stderr = w
-	done := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- string(b)
-	}()
-	capture(t, func() error {
-		return runCmd([]string{"-m", model, "-p", "Once upon a time", "-n", "6", "-t", "2", "--temp", "0", "--ignore-eos", "-op-profile"})
-	})
-	w.Close()
-	os.Stderr = old
-	out := <-done
-	for _, want := range []string{"CPU nodes of the 5 generated tokens", "MUL_MAT q8_0 1-row", "outside the CPU nodes"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("run -op-profile: no %q in\n%s", want, out)
+	for _, tc := range []struct {
+		flag  string
+		wants []string
+	}{
+		{"-op-profile", []string{"CPU nodes of the 5 generated tokens", "MUL_MAT q8_0 1-row", "outside the CPU nodes", "of the generated tokens' time"}},
+		{"-op-profile-prompt", []string{"prompt tokens (µs per token)", "MUL_MAT q8_0 ", "outside the CPU nodes", "of the prompt tokens' time"}},
+	} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := os.Stderr
+		os.Stderr = w
+		done := make(chan string)
+		go func() {
+			b, _ := io.ReadAll(r)
+			done <- string(b)
+		}()
+		capture(t, func() error {
+			return runCmd([]string{"-m", model, "-p", "Once upon a time", "-n", "6", "-t", "2", "--temp", "0", "--ignore-eos", tc.flag})
+		})
+		w.Close()
+		os.Stderr = old
+		out := <-done
+		for _, want := range tc.wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("run %s: no %q in\n%s", tc.flag, want, out)
+			}
+		}
+		if tc.flag == "-op-profile-prompt" && strings.Contains(out, "generated tokens (") {
+			t.Errorf("run -op-profile-prompt printed the generated tokens' table too:\n%s", out)
 		}
 	}
 }

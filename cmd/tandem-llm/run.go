@@ -80,6 +80,7 @@ func runCmd(args []string) error {
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS to the prompt")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generation to this file")
 	opProfile := fs.Bool("op-profile", false, "time the CPU backend's nodes while generating: a table per op, and the time outside the nodes")
+	opProfilePrompt := fs.Bool("op-profile-prompt", false, "time the CPU backend's nodes while evaluating the prompt (as -op-profile does for the generated tokens)")
 	randomPrompt := fs.Int("prompt-tokens", 0, "use this many seeded random token ids as the prompt instead of -p (as llama-bench does)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -152,18 +153,23 @@ func runCmd(args []string) error {
 	}
 	var cpus []*cpu.Backend
 	for _, be := range m.Backends() {
-		if c, ok := be.(*cpu.Backend); ok && *opProfile {
+		if c, ok := be.(*cpu.Backend); ok && (*opProfile || *opProfilePrompt) {
 			cpus = append(cpus, c)
+			c.SetOpProfile(*opProfilePrompt)
 		}
 	}
 	fmt.Print(*prompt)
 	first := true
+	var promptOps []cpu.OpTime // the prompt's profile, taken when the first token arrives
 	out, genErr := s.Generate(ctx, ids, llm.GenerateOptions{MaxTokens: *n, Sampler: sampler, IgnoreEOG: *ignoreEOS,
 		OnToken: func(_ int32, text string) error {
-			if first { // the prompt is done: profile the generated tokens only
+			if first { // the prompt is done: profile the generated tokens only, or stop
 				first = false
 				for _, c := range cpus {
-					c.SetOpProfile(true)
+					if *opProfilePrompt {
+						promptOps = append(promptOps, c.OpProfile()...)
+					}
+					c.SetOpProfile(*opProfile)
 				}
 			}
 			fmt.Print(text)
@@ -171,32 +177,38 @@ func runCmd(args []string) error {
 		}})
 	fmt.Println()
 	printTimings(m, s, len(out), rssLoad)
+	t := s.LastTimings()
+	if *opProfilePrompt {
+		printOpProfile(os.Stderr, "prompt", promptOps, t.PromptTokens, t.PromptDuration)
+	}
 	for _, c := range cpus {
-		printOpProfile(os.Stderr, c.OpProfile(), s.LastTimings())
+		if *opProfile {
+			printOpProfile(os.Stderr, "generated", c.OpProfile(), t.GenTokens, t.GenDuration)
+		}
 		c.SetOpProfile(false)
 	}
 	return genErr
 }
 
-// printOpProfile writes the CPU backend's per-op times of the generated tokens, and how much of
-// the generation time was spent outside its nodes (building, planning and launching graphs,
-// sampling, other devices).
-func printOpProfile(w io.Writer, ops []cpu.OpTime, t llm.Timings) {
+// printOpProfile writes the CPU backend's per-op times of tokens (the prompt's or the generated
+// ones, which took total), and how much of that time was spent outside its nodes (building,
+// planning and launching graphs, sampling, other devices).
+func printOpProfile(w io.Writer, what string, ops []cpu.OpTime, tokens int, total time.Duration) {
 	var sum time.Duration
 	for _, o := range ops {
 		sum += o.Time
 	}
-	if sum <= 0 || t.GenTokens == 0 {
+	if sum <= 0 || tokens == 0 {
 		return
 	}
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(t.GenTokens) }
-	fmt.Fprintf(w, "\nCPU nodes of the %d generated tokens (µs per token):\n", t.GenTokens)
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(tokens) }
+	fmt.Fprintf(w, "\nCPU nodes of the %d %s tokens (µs per token):\n", tokens, what)
 	for _, o := range ops {
 		fmt.Fprintf(w, "  %-28s %6d nodes %10.1f µs %5.1f%%\n", o.Op, o.Nodes, per(o.Time), 100*float64(o.Time)/float64(sum))
 	}
-	out := t.GenDuration - sum
-	fmt.Fprintf(w, "  %-28s %17.1f µs %5.1f%% of the generation time\n", "outside the CPU nodes", per(out),
-		100*float64(out)/float64(t.GenDuration))
+	out := total - sum
+	fmt.Fprintf(w, "  %-28s %17.1f µs %5.1f%% of the %s tokens' time\n", "outside the CPU nodes", per(out),
+		100*float64(out)/float64(total), what)
 }
 
 // printTimings writes llama.cpp-style timings and the layer placement to stderr.

@@ -1,0 +1,306 @@
+package kern
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+)
+
+// GemmQ4_KStd: MUL_MAT of Q4_K weights in the standard layout by Q8_K activations, the weights
+// repacked on the fly into groups of 16 interleaved rows so that one 256-bit register holds a
+// 4-byte slice of 8 rows and every activation broadcast feeds 8 weight rows (the K-quant tile
+// kernels unpack one row at a time for 4 activation rows).
+//
+// A repacked group holds, per super-block of 256 elements, kstdSuper bytes:
+//
+//	0    d[16]     f16 super-block scales, row r at 2r
+//	32   dmin[16]  f16 super-block min scales
+//	64   sc[8][16] 6-bit sub-block scales, sub-block s of row r at 64+16s+r
+//	192  mn[4][16] pairs of sub-block mins: (mn[2q], mn[2q+1]) of row r at 192+32q+2r
+//	320  qs        4 pairs of sub-blocks x 8 slices: row r's qs[32p+4c:32p+4c+4] at
+//	               320+64(8p+c)+4r (low nibbles: sub-block 2p, high nibbles: sub-block 2p+1)
+//
+// Per 32 elements of a sub-block the micro-kernel sums the VPMADDUBSW pair products of 8 slices
+// in int16 (exact: |15·128·2·8| < 2^15), multiplies by the sub-block scale with VPMADDWD, and
+// adds the int32 results of a super-block; the mins meet the activations' sub-block sums
+// (prepared once per activation row, kstdPairs) in one VPMADDWD per pair of sub-blocks. Per
+// super-block the row results are d·isum − dmin·Σmin·bsum in float32, scaled by the activation's
+// d and added to C.
+
+const (
+	kstdSuper = 2368 // bytes of a repacked super-block of 16 rows
+	kstdPairs = 16   // bytes per activation row and super-block of prepared sub-block sum pairs
+	kstdKC    = 16   // super-blocks per chunk of k: 4 activation rows of 16 Q8_K blocks (18.7 KB) stay in L1
+	kstdTaskM = 8    // groups of 16 weight rows per task
+)
+
+// HasQ4_KStd reports whether the active kernel set runs GemmQ4_KStd in assembly (the avx2 set;
+// wider sets keep their VNNI tile kernels).
+func HasQ4_KStd() bool { return q4kStdKernel() != nil }
+
+// q4kStdThreadBytes is one worker's scratch: the repacked weights of a task's chunk (or of one
+// group over all of k) and a 4x16 result tile for edges.
+func q4kStdThreadBytes(nb int) int {
+	w := max(kstdTaskM*min(kstdKC, nb), nb) * kstdSuper
+	return (w + 4*RepackRows*4 + 63) &^ 63
+}
+
+// GemmQ4_KStdWorkSize returns the float32 elements of shared scratch GemmQ4_KStd needs for m
+// weight rows, n activation rows of k elements and nth workers.
+func GemmQ4_KStdWorkSize(m, n, k, nth int) int {
+	if m <= 0 || n <= 0 || k <= 0 || nth <= 0 {
+		return 0
+	}
+	nb := k / qkK
+	pp := (n*nb*kstdPairs + 63) &^ 63
+	return (pp+nth*q4kStdThreadBytes(nb))/4 + gemmAlign
+}
+
+// GemmQ4_KStd computes C[j*ldc+i] = dot(weight row i, activation row j) for i < m, j < n over k
+// elements (a multiple of 256): a holds m rows of Q4_K blocks lda bytes apart, b n rows of Q8_K
+// blocks ldb bytes apart. The result equals DotQ4_KQ8_K's up to float32 rounding (the integer
+// sums of each super-block are exact). The team protocol is GemmStd's: every worker of nth calls
+// it with its ith and the same other arguments; *counter is 0 before the first worker enters;
+// barrier() is called exactly once by every worker when nth > 1 and m, n, k are positive; work
+// is shared scratch of GemmQ4_KStdWorkSize floats. It panics on sizes or slices that do not fit
+// (programmer errors).
+func GemmQ4_KStd(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
+	nb := k / qkK
+	switch {
+	case nth < 1 || ith < 0 || ith >= nth:
+		panic("kern.GemmQ4_KStd: bad worker index")
+	case m < 0 || n < 0 || k < 0 || k%qkK != 0:
+		panic("kern.GemmQ4_KStd: bad sizes")
+	case m == 0 || n == 0:
+		return
+	case lda < nb*blockQ4_K || ldb < nb*blockQ8_K || ldc < m:
+		panic("kern.GemmQ4_KStd: leading dimension too small")
+	case len(a) < (m-1)*lda+nb*blockQ4_K || len(b) < (n-1)*ldb+nb*blockQ8_K || len(c) < (n-1)*ldc+m:
+		panic("kern.GemmQ4_KStd: operand too short")
+	}
+	if k == 0 {
+		clearTeamRows(ith, nth, n, m, c, ldc)
+		return
+	}
+	if len(work) < GemmQ4_KStdWorkSize(m, n, k, nth) {
+		panic("kern.GemmQ4_KStd: work shorter than GemmQ4_KStdWorkSize")
+	}
+	off := alignOff(work)
+	// Viewing the float32 scratch as bytes is safe: the slice stays live for the whole call,
+	// and bytes have no alignment requirement.
+	wb := unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)
+	ldp := nb * kstdPairs
+	pp := wb[:n*ldp]
+	per := q4kStdThreadBytes(nb)
+	mine := wb[(n*ldp+63)&^63+ith*per:][:per]
+	wsize := max(kstdTaskM*min(kstdKC, nb), nb) * kstdSuper
+	wscr := mine[:wsize]
+	// The edge tile: per is a multiple of 64 and wsize of 4, so it is 4-byte aligned inside the
+	// live, 64-byte aligned scratch.
+	edge := unsafe.Slice((*float32)(unsafe.Pointer(&mine[wsize])), 4*RepackRows)
+
+	// Phase 1: the activations' sub-block sum pairs, 16 rows per task.
+	const prepRows = 16
+	nprep := int64((n + prepRows - 1) / prepRows)
+	for {
+		t := counter.Add(1) - 1
+		if t >= nprep {
+			break
+		}
+		for j := int(t) * prepRows; j < min(n, int(t+1)*prepRows); j++ {
+			kstdPrepPairs(nb, b[j*ldb:], pp[j*ldp:(j+1)*ldp])
+		}
+	}
+	base := nprep + int64(nth)
+	if nth > 1 {
+		barrier()
+	}
+
+	// Phase 2: tasks of tm groups x tn quads of activation rows.
+	ngroups := (m + RepackRows - 1) / RepackRows
+	nquads := (n + 3) / 4
+	tm, tn := stdSplit(ngroups, nquads, nth)
+	tm = min(tm, kstdTaskM)
+	mt := (ngroups + tm - 1) / tm
+	nt := (nquads + tn - 1) / tn
+	ntasks := int64(mt * nt)
+	for {
+		t := counter.Add(1) - 1 - base
+		if t >= ntasks {
+			return
+		}
+		g0 := int(t) / nt * tm
+		q0 := int(t) % nt * tn
+		g1, q1 := min(ngroups, g0+tm), min(nquads, q0+tn)
+		gf := min(g1, m/RepackRows) // groups below gf are full
+		for kb := 0; gf > g0 && kb < nb; kb += kstdKC {
+			kn := min(kstdKC, nb-kb)
+			gs := kn * kstdSuper
+			for g := g0; g < gf; g++ {
+				repackQ4KGroup(wscr[(g-g0)*gs:(g-g0+1)*gs], a[g*RepackRows*lda:], lda, RepackRows, kb, kn)
+			}
+			for q := q0; q < q1; q++ {
+				for g := g0; g < gf; g++ {
+					kstdQuad(kn, wscr[(g-g0)*gs:(g-g0+1)*gs], b, ldb, pp, ldp, kb, q, n, c, ldc, g*RepackRows, RepackRows, edge, kb > 0)
+				}
+			}
+		}
+		if gf < g1 { // the partial group: over all of k
+			g := gf
+			w := wscr[:nb*kstdSuper]
+			repackQ4KGroup(w, a[g*RepackRows*lda:], lda, m-g*RepackRows, 0, nb)
+			for q := q0; q < q1; q++ {
+				kstdQuad(nb, w, b, ldb, pp, ldp, 0, q, n, c, ldc, g*RepackRows, m-g*RepackRows, edge, false)
+			}
+		}
+	}
+}
+
+// kstdQuad runs the micro-kernel on activation rows 4q..4q+3 (those below n) and the 16 weight
+// rows of the repacked group w (kn super-blocks from kb), writing the results for weight rows
+// i0..i0+rows-1 into C (added when accum). A quad of fewer than 4 rows, or a group of fewer than
+// 16, goes row by row through the edge tile (4x16 floats).
+func kstdQuad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n int, c []float32, ldc, i0, rows int, edge []float32, accum bool) {
+	j0 := 4 * q
+	if j0+4 <= n && rows == RepackRows {
+		y := b[j0*ldb+kb*blockQ8_K:]
+		p := pp[j0*ldp+kb*kstdPairs:]
+		for h := 0; h < 2; h++ {
+			q4kStdR4(kn, w, h, y, ldb, p, ldp, c[j0*ldc+i0+8*h:], ldc, accum)
+		}
+		return
+	}
+	for j := j0; j < min(n, j0+4); j++ {
+		// one row at a time: the kernel's four rows all read row j (strides 0) and write the
+		// edge tile's four rows; row 0 is kept
+		y := b[j*ldb+kb*blockQ8_K:]
+		p := pp[j*ldp+kb*kstdPairs:]
+		for h := 0; h < 2; h++ {
+			q4kStdR4(kn, w, h, y, 0, p, 0, edge[8*h:], RepackRows, false)
+		}
+		dst := c[j*ldc+i0 : j*ldc+i0+rows]
+		if !accum {
+			copy(dst, edge[:rows])
+			continue
+		}
+		for i := range dst {
+			dst[i] += edge[i]
+		}
+	}
+}
+
+// q4kStdR4 runs the active micro-kernel (or its Go twin): weight rows 8h..8h+7 of the repacked
+// group w times activation rows y, y+ldy, y+2ldy, y+3ldy (Q8_K, nb blocks) with their prepared
+// pairs p (ldp apart): c[j*ldc+r] (+)= the dots, r < 8.
+func q4kStdR4(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool) {
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	_ = w[nb*kstdSuper-1]
+	_ = y[3*ldy+nb*blockQ8_K-1]
+	_ = p[3*ldp+nb*kstdPairs-1]
+	_ = c[3*ldc+7]
+	if k := q4kStdKernel(); k != nil {
+		acc := 0
+		if accum {
+			acc = 1
+		}
+		k(nb, &w[0], h, &y[0], ldy, &p[0], ldp, &c[0], ldc, acc)
+		return
+	}
+	q4kStdR4Go(nb, w, h, y, ldy, p, ldp, c, ldc, accum)
+}
+
+// q4kStdR4Go is the micro-kernel's pure-Go twin, the same integer sums and float operations.
+func q4kStdR4Go(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool) {
+	if !accum {
+		for j := 0; j < 4; j++ {
+			clear(c[j*ldc : j*ldc+8])
+		}
+	}
+	for sb := 0; sb < nb; sb++ {
+		ws := w[sb*kstdSuper : (sb+1)*kstdSuper]
+		for j := 0; j < 4; j++ {
+			ys := y[j*ldy+sb*blockQ8_K:]
+			ps := p[j*ldp+sb*kstdPairs:]
+			dy := kQ8KD(ys)
+			for r8 := 0; r8 < 8; r8++ {
+				r := 8*h + r8
+				var isum, msum int32
+				for s := 0; s < 8; s++ {
+					pr, hi := s/2, s%2
+					var sumi int32
+					for ch := 0; ch < 8; ch++ {
+						x := ws[320+64*(8*pr+ch)+4*r:]
+						for t := 0; t < 4; t++ {
+							v := int32(x[t] & 15)
+							if hi == 1 {
+								v = int32(x[t] >> 4)
+							}
+							sumi += v * int32(int8(ys[4+32*s+4*ch+t]))
+						}
+					}
+					isum += int32(ws[64+16*s+r]) * sumi
+				}
+				for q := 0; q < 4; q++ {
+					b0 := int32(int16(binary.LittleEndian.Uint16(ps[4*q:])))
+					b1 := int32(int16(binary.LittleEndian.Uint16(ps[4*q+2:])))
+					msum += int32(ws[192+32*q+2*r])*b0 + int32(ws[192+32*q+2*r+1])*b1
+				}
+				d := kF16(ws[2*r:])
+				dmin := kF16(ws[32+2*r:])
+				v := float32(float32(isum)*d) - float32(dmin*float32(msum))
+				c[j*ldc+r8] += v * dy
+			}
+		}
+	}
+}
+
+// kstdPrepPairs writes the prepared pairs of one Q8_K activation row (nb blocks): per block,
+// the int16 sums of its eight 32-element sub-blocks (bsums[2s]+bsums[2s+1]) in order.
+func kstdPrepPairs(nb int, y, pp []byte) {
+	_ = pp[nb*kstdPairs-1]
+	for sb := 0; sb < nb; sb++ {
+		bs := y[sb*blockQ8_K+260 : sb*blockQ8_K+292]
+		d := pp[sb*kstdPairs : (sb+1)*kstdPairs]
+		for s := 0; s < 8; s++ {
+			v := int16(binary.LittleEndian.Uint16(bs[4*s:])) + int16(binary.LittleEndian.Uint16(bs[4*s+2:]))
+			binary.LittleEndian.PutUint16(d[2*s:], uint16(v))
+		}
+	}
+}
+
+// repackQ4KGroup writes super-blocks kb..kb+kn-1 of the Q4_K rows a[r*lda:] (r < rows ≤ 16) as kn
+// repacked super-blocks of one group (dst: kn*kstdSuper bytes); rows from rows to 15 are zero.
+func repackQ4KGroup(dst, a []byte, lda, rows, kb, kn int) {
+	_ = dst[kn*kstdSuper-1]
+	if rows < RepackRows {
+		clear(dst[:kn*kstdSuper])
+	}
+	for r := 0; r < rows; r++ {
+		row := a[r*lda+kb*blockQ4_K : r*lda+(kb+kn)*blockQ4_K]
+		for sb := 0; sb < kn; sb++ {
+			src := row[sb*blockQ4_K : (sb+1)*blockQ4_K]
+			d := dst[sb*kstdSuper : (sb+1)*kstdSuper]
+			d[2*r], d[2*r+1] = src[0], src[1]
+			d[32+2*r], d[32+2*r+1] = src[2], src[3]
+			s0 := binary.LittleEndian.Uint32(src[4:])
+			s1 := binary.LittleEndian.Uint32(src[8:])
+			s2 := binary.LittleEndian.Uint32(src[12:])
+			scLo, scHi := s0&0x3f3f3f3f, (s2&0x0f0f0f0f)|((s0>>6)&0x03030303)<<4
+			mnLo, mnHi := s1&0x3f3f3f3f, ((s2>>4)&0x0f0f0f0f)|((s1>>6)&0x03030303)<<4
+			for j := 0; j < 4; j++ {
+				d[64+16*j+r] = byte(scLo >> (8 * j))
+				d[64+16*(j+4)+r] = byte(scHi >> (8 * j))
+			}
+			// mins 0..3 are mnLo's bytes, 4..7 mnHi's; pair q holds mins 2q and 2q+1
+			d[192+2*r], d[192+2*r+1] = byte(mnLo), byte(mnLo>>8)
+			d[192+32+2*r], d[192+32+2*r+1] = byte(mnLo>>16), byte(mnLo>>24)
+			d[192+64+2*r], d[192+64+2*r+1] = byte(mnHi), byte(mnHi>>8)
+			d[192+96+2*r], d[192+96+2*r+1] = byte(mnHi>>16), byte(mnHi>>24)
+			qs := src[16:144]
+			qd := d[320+4*r:]
+			for i := 0; i < 32; i++ {
+				binary.LittleEndian.PutUint32(qd[64*i:], binary.LittleEndian.Uint32(qs[4*i:]))
+			}
+		}
+	}
+}
