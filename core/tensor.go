@@ -44,10 +44,11 @@ type Tensor struct {
 	Buffer Buffer
 	Offset int64
 
-	ctx   *Context
-	id    int
-	err   error // set on placeholders: the construction error they stand for
-	unset bool  // ExpectWrite: placed where other bytes were, not written since
+	ctx    *Context
+	id     int
+	err    error     // set on placeholders: the construction error they stand for
+	unset  bool      // ExpectWrite: placed where other bytes were, not written since
+	custom *customOp // the Go function of a MAP_CUSTOM1..3 or CUSTOM node (ops_custom.go)
 }
 
 // Err returns the construction error a placeholder tensor stands for (nil for a real tensor; for a

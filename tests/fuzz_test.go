@@ -160,6 +160,12 @@ var fzUnary = []func(*core.Context, *core.Tensor) *core.Tensor{
 	func(c *core.Context, a *core.Tensor) *core.Tensor {
 		return c.SSMConv(a, c.View2D(a, 2, a.Ne[1], a.Nb[1], 0))
 	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.GroupNorm(a, 2, 1e-5) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Upscale(a, 2, core.ScaleBilinear) },
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.Interpolate(a, a.Ne[0]+1, max(a.Ne[1]-1, 1), a.Ne[2], a.Ne[3], core.ScaleBicubic|core.ScaleAlignCorners)
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.WinPart(a, 2) },
 }
 
 // step appends one op (or leaf) chosen by the bytes to the pool.
