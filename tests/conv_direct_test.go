@@ -7,14 +7,6 @@ import (
 	"github.com/tandem-ml/tandem/backends/cpu"
 )
 
-// The GPU backends (Vulkan, GL) do not run the direct convolution nodes yet: the scheduler
-// places them on the CPU.
-func init() {
-	for _, c := range convCases() {
-		gpuUnsupported[c.Name] = "the direct convolution nodes (CONV_2D, CONV_3D, CONV_2D_DW, CONV_TRANSPOSE_*, IM2COL_3D, COL2IM_1D) are CPU only for now"
-	}
-}
-
 // convCases are the table's conv/ family (cases_conv_direct.go).
 func convCases() []Case {
 	var out []Case

@@ -39,6 +39,9 @@ var expectedOps = map[string][]core.Op{
 		core.OpFlashAttnExt, core.OpAddID, core.OpL2Norm, core.OpCountEqual, core.OpSet, core.OpTopK,
 		core.OpArange, core.OpFill, core.OpTri, core.OpDiag, core.OpCumsum, core.OpRoll, core.OpPad,
 		core.OpPadReflect1D, core.OpTimestepEmbedding,
+		// convolution nodes
+		core.OpConvTranspose1D, core.OpIm2Col3D, core.OpCol2Im1D, core.OpConv2D, core.OpConv3D, core.OpConv2DDw,
+		core.OpConvTranspose2D,
 		// training
 		core.OpSiluBack, core.OpRMSNormBack, core.OpSoftMaxBack, core.OpRopeBack, core.OpGetRowsBack,
 		core.OpRepeatBack, core.OpDiagMaskZero, core.OpCrossEntropyLoss, core.OpCrossEntropyLossBack,
