@@ -229,6 +229,29 @@ func WinParams(t *Tensor) (npx, npy, w int) {
 	return 0, 0, 0
 }
 
+// WinShapesAgree reports whether a WIN_PART or WIN_UNPART node's parameters fit its shape and its
+// source's as the constructors make them (backends check it before trusting a node built by
+// hand); false for a nil t, another op or a missing source.
+func WinShapesAgree(t *Tensor) bool {
+	if t == nil || t.Src[0] == nil {
+		return false
+	}
+	a := t.Src[0]
+	npx, npy, w := WinParams(t)
+	if w < 1 || npx < 1 || npy < 1 || a.Ne[0] != t.Ne[0] {
+		return false
+	}
+	w64, np := int64(w), int64(npx)*int64(npy)
+	switch t.Op {
+	case OpWinPart:
+		return t.Ne[1] == w64 && t.Ne[2] == w64 && t.Ne[3] == np && a.Ne[3] == 1 &&
+			(a.Ne[1]+w64-1)/w64 == int64(npx) && (a.Ne[2]+w64-1)/w64 == int64(npy)
+	case OpWinUnpart:
+		return a.Ne[1] == w64 && a.Ne[2] == w64 && a.Ne[3] >= np && t.Ne[3] == 1
+	}
+	return false
+}
+
 // GetRelPos gathers SAM's relative position embeddings (ggml_get_rel_pos): a [C, 2·qh-1] f16
 // table gives the f16 result [C, kh, qh] whose row (k, q) is a's row (kh-1-k) + q. qh must equal
 // kh and a's ne1 be 2·qh-1; a must be contiguous f16 (ggml reads its first plane as dense rows).

@@ -116,7 +116,7 @@ func centerSquares(y, x []float32, mean float32) float64 {
 func upscaleSupports(dst *core.Tensor) bool {
 	a := dst.Src[0]
 	m := core.ScaleModeOf(dst)
-	return a != nil && a.Type == core.TypeF32 && f32Dst(dst, dst.Ne) && m.Mode() <= core.ScaleBicubic &&
+	return a != nil && a.Type == core.TypeF32 && !a.IsEmpty() && f32Dst(dst, dst.Ne) && m.Mode() <= core.ScaleBicubic &&
 		(m&core.ScaleAntialias == 0 || m.Mode() == core.ScaleBilinear)
 }
 
@@ -327,8 +327,7 @@ func computeUpscale(p *params, dst *core.Tensor) {
 
 func winSupports(dst *core.Tensor) bool {
 	a := dst.Src[0]
-	_, _, w := core.WinParams(dst)
-	return a != nil && a.Type == core.TypeF32 && a.Nb[0] == 4 && f32Dst(dst, dst.Ne) && a.Ne[0] == dst.Ne[0] && w >= 1
+	return a != nil && a.Type == core.TypeF32 && a.Nb[0] == 4 && f32Dst(dst, dst.Ne) && core.WinShapesAgree(dst)
 }
 
 // computeWinPart: dst row (i1, i2) of window i3 = py·npx + px is a's row (px·w + i1, py·w + i2),
