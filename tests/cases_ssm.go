@@ -140,6 +140,10 @@ func ssmCases() []Case {
 			return c.RWKVWKV7(tok(c), tok(c), tok(c), tok(c), a, b, state(c))
 		})
 	}
+	add("RWKV_WKV7(S=64,one head,2 sequences)", func(c *core.Context) *core.Tensor {
+		t := func() *core.Tensor { return c.NewTensor(f32, 64, 1, 6) }
+		return c.RWKVWKV7(t(), t(), t(), t(), c.L2Norm(t(), 1e-7), c.L2Norm(t(), 1e-7), c.NewTensor(f32, 64*64, 2))
+	})
 	add("RWKV_WKV6(S=64,one head)", func(c *core.Context) *core.Tensor {
 		t := func() *core.Tensor { return c.NewTensor(f32, 64, 1, 6) }
 		return c.RWKVWKV6(t(), t(), t(), c.NewTensor(f32, 64, 1), t(), c.NewTensor(f32, 64*64, 2))

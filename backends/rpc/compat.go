@@ -71,7 +71,7 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		if s0.Type != core.TypeF32 && (s0.Ne[2] != t.Src[1].Ne[2] || s0.Ne[3] != t.Src[1].Ne[3]) {
 			return false
 		}
-	case core.OpSSMConv, core.OpSSMScan:
+	case core.OpSSMConv, core.OpSSMScan, core.OpRWKVWKV7:
 		return ggmlCPUAcceptsSSM(t)
 	case core.OpConvTranspose1D, core.OpIm2Col3D, core.OpCol2Im1D, core.OpConv2D, core.OpConv3D, core.OpConv2DDw, core.OpConvTranspose2D:
 		return ggmlCPUAcceptsConv(t)
