@@ -22,8 +22,8 @@ func TestKQuantMulMat(t *testing.T) {
 		{512, 17, 7, 1, 1, 1, 1},
 		{256, 33, 9, 2, 1, 6, 1},
 		{768, 3, 4, 1, 2, 3, 4},
-		{4608, 35, 37, 1, 1, 1, 1}, // Q4_K's GemmQ4_KStd on avx2: partial group and quad, k past its chunk
-		{256, 48, 64, 2, 1, 4, 1},
+		{4608, 35, 133, 1, 1, 1, 1}, // Q4_K's, Q6_K's on-the-fly repacked GEMM on avx2: partial group and quad, k past its chunk
+		{256, 48, 128, 2, 1, 2, 1},
 	}
 	for _, typ := range kquantTypes {
 		for _, s := range shapes {

@@ -24,7 +24,7 @@ const (
 	routeQgemm                   // quantized integer GEMM on Q4_0 and Q8_0 weights (kern.GemmQ4_0Q8_0, GemmQ8_0Q8_0)
 	routeGemmStd                 // kern.GemmStd: repacked micro-kernels on standard-layout Q4_0, Q4_1, Q8_0 weights
 	routeRepacked                // kern.GemmRepacked on weights stored in a CPU_REPACK buffer
-	routeKStd                    // kern.GemmQ4_KStd: Q4_K weights repacked on the fly for the team GEMM
+	routeKStd                    // kern.GemmQ4_KStd, GemmQ6_KStd: Q4_K and Q6_K weights repacked on the fly for the team GEMM
 )
 
 var routeNames = [...]string{routeNone: "none", routeRef: "ref", routeDot: "dot", routeKTile: "ktile",
@@ -59,12 +59,12 @@ func (r mmRoute) actType(w core.Type) core.Type {
 type mmKernels struct {
 	repack    bool // repacked micro-kernels in assembly (kern.HasRepackKernels): GemmStd is fast from qstdMinN rows
 	stdMatVec bool // GemmStd's mat-vec kernels for at most kern.StdMatVecMaxN rows (kern.HasStdMatVec)
-	q4kStd    bool // GemmQ4_KStd's micro-kernel in assembly (kern.HasQ4_KStd): fast from kstdMinN rows
+	kStd      bool // GemmQ4_KStd's and GemmQ6_KStd's micro-kernels in assembly (kern.HasQ4_KStd, HasQ6_KStd): fast from kstdMinN rows
 }
 
 // activeMMKernels is what the active kernel set offers.
 func activeMMKernels() mmKernels {
-	return mmKernels{repack: kern.HasRepackKernels(), stdMatVec: kern.HasStdMatVec(), q4kStd: kern.HasQ4_KStd()}
+	return mmKernels{repack: kern.HasRepackKernels(), stdMatVec: kern.HasStdMatVec(), kStd: kern.HasQ4_KStd() && kern.HasQ6_KStd()}
 }
 
 // gemmStd reports whether n activation rows per batch take kern.GemmStd on standard-layout
@@ -86,8 +86,8 @@ func (ks mmKernels) gemmStd(n int64) bool {
 //   - the same types in the standard layout with whole-block, non-overlapping rows, dense dst rows
 //     and a row count ks.gemmStd accepts: routeGemmStd.
 //   - Q4_0 or Q8_0 weights, dense dst rows: routeQgemm.
-//   - Q4_K weights with rows apart, dense dst rows, at least kstdMinN activation rows per batch,
-//     where the kernel set has GemmQ4_KStd's micro-kernel: routeKStd.
+//   - Q4_K or Q6_K weights with rows apart, dense dst rows, at least kstdMinN activation rows per
+//     batch, where the kernel set has the micro-kernels of GemmQ4_KStd and GemmQ6_KStd: routeKStd.
 //   - K-quant or IQ4 weights with a tiled dot, non-overlapping weight and activation rows, dense
 //     dst rows: routeKTile.
 //   - anything else: routeDot.
@@ -110,7 +110,7 @@ func mulMatRouteOf(dst *core.Tensor, ref bool, ks mmKernels) mmRoute {
 	if (a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0) && denseDst {
 		return routeQgemm
 	}
-	if a.Type == core.TypeQ4_K && ks.q4kStd && b.Ne[1] >= kstdMinN && denseDst && rowsApart {
+	if kstdOf(a.Type) != nil && ks.kStd && b.Ne[1] >= kstdMinN && denseDst && rowsApart {
 		return routeKStd
 	}
 	if tileDotK(a.Type) != nil && denseDst && rowsApart {
@@ -172,7 +172,7 @@ func mulMatRouteWork(dst *core.Tensor, route mmRoute, nTasks int) int64 {
 		_, l, _ := repackedOf(a)
 		floats = kern.GemmRepackedWorkSize(l.rt, l.m, n, l.k, nTasks)
 	case routeKStd:
-		floats = kern.GemmQ4_KStdWorkSize(m, n, k, nTasks)
+		floats = kstdOf(a.Type).work(m, n, k, nTasks)
 	default:
 		return conv
 	}

@@ -24,7 +24,7 @@ type routeSet struct {
 // and Cooper Lake do not), so the two widest sets appear with and without VBMI.
 var routeSets = []routeSet{
 	{"generic", kern.SetGeneric, false, mmKernels{}},
-	{"avx2", kern.SetAVX2, false, mmKernels{repack: true, q4kStd: true}},
+	{"avx2", kern.SetAVX2, false, mmKernels{repack: true, kStd: true}},
 	{"avxvnni", kern.SetAVXVNNI, false, mmKernels{repack: true}},
 	{"avx512", kern.SetAVX512, false, mmKernels{repack: true}},
 	{"avx512vnni", kern.SetAVX512VNNI, false, mmKernels{repack: true}},
@@ -99,15 +99,17 @@ var mulMatRouteTable = []struct {
 	{core.TypeQ3_K, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 
 	// K-quants and IQ4 with tiled dots.
-	// Q4_K: weights repacked on the fly from kstdMinN rows where the set has that kernel (avx2).
+	// Q4_K, Q6_K: weights repacked on the fly from kstdMinN rows where the set has their kernels (avx2).
 	{core.TypeQ4_K, layoutStd, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ4_K, layoutStd, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
 	{core.TypeQ4_K, layoutRepack, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ4_K, layoutRepack, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
 	{core.TypeQ5_K, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ5_K, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ6_K, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ6_K, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ6_K, layoutStd, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ6_K, layoutStd, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
+	{core.TypeQ6_K, layoutRepack, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ6_K, layoutRepack, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
 	{core.TypeIQ4_NL, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeIQ4_NL, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeIQ4_XS, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"sync/atomic"
+
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 )
@@ -30,17 +32,35 @@ func computeMulMatQstd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb
 	})
 }
 
-// kstdMinN is the fewest activation rows per batch for which Q4_K weights take kern.GemmQ4_KStd
-// (weights repacked on the fly, 8 rows per register) rather than the K-quant tiles, where the
-// kernel set has its micro-kernel: the repacking is paid once per task, so it pays from a few
-// dozen rows (thread CPU time on Zen 3, m = k = 2048: n = 32 121-131 vs 112-113 GFLOPS per core,
-// n = 256 125-180 vs 90-101; n = 16 73-84 vs 100-168).
-const kstdMinN = 32
+// kstdMinN is the fewest activation rows per batch for which Q4_K and Q6_K weights take
+// kern.GemmQ4_KStd / GemmQ6_KStd (weights repacked on the fly, 8 rows per register) rather than
+// the K-quant tiles, where the kernel set has their micro-kernels. The repacking is paid once per
+// task, O(m·k) against the GEMM's O(m·n·k): on Zen 3 it takes 1.3 ms (Q4_K) and 4.1 ms (Q6_K) per
+// 2048x2048 weights, 3% and 10% of a 512-row product, half of a 32-row one.
+const kstdMinN = 128
 
-// computeMulMatKStd runs kern.GemmQ4_KStd per (i12, i13) batch on Q8_K activations (yData with
-// byte strides ynb1..3); its scratch follows the converted activations.
+// kstdGemm is an on-the-fly repacked K-quant GEMM and its work size.
+type kstdGemm struct {
+	gemm func(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int)
+	work func(m, n, k, nth int) int
+}
+
+// kstdOf is the on-the-fly repacked GEMM of weight type t, or nil.
+func kstdOf(t core.Type) *kstdGemm {
+	switch t {
+	case core.TypeQ4_K:
+		return &kstdGemm{kern.GemmQ4_KStd, kern.GemmQ4_KStdWorkSize}
+	case core.TypeQ6_K:
+		return &kstdGemm{kern.GemmQ6_KStd, kern.GemmQ6_KStdWorkSize}
+	}
+	return nil
+}
+
+// computeMulMatKStd runs the weight type's kstdGemm per (i12, i13) batch on Q8_K activations
+// (yData with byte strides ynb1..3); its scratch follows the converted activations.
 func computeMulMatKStd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
 	a, b := dst.Src[0], dst.Src[1]
+	ks := kstdOf(a.Type)
 	da, dd := a.Data(), dst.Data()
 	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
 	wf := teamScratch(p, convBytes)
@@ -49,7 +69,7 @@ func computeMulMatKStd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb
 		aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
 		boff := i12*ynb2 + i13*ynb3
 		doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-		kern.GemmQ4_KStd(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
+		ks.gemm(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
 			yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
 	})
 }

@@ -28,33 +28,68 @@ import (
 // d and added to C.
 
 const (
-	kstdSuper = 2368 // bytes of a repacked super-block of 16 rows
+	kstdSuper = 2368 // bytes of a repacked Q4_K super-block of 16 rows
 	kstdPairs = 16   // bytes per activation row and super-block of prepared sub-block sum pairs
 	kstdKC    = 16   // super-blocks per chunk of k: 4 activation rows of 16 Q8_K blocks (18.7 KB) stay in L1
-	kstdTaskM = 8    // groups of 16 weight rows per task
+	kstdTaskM = 8    // groups of 16 weight rows per task (Q4_K; 4 for Q6_K's larger repacked blocks)
+)
+
+// kstdKernelFunc is a micro-kernel's signature: nb super-blocks of the repacked group at w,
+// weight rows 8h..8h+7, times the Q8_K activation rows y+j*ldy with their prepared pairs
+// p+j*ldp (j < 4; Q4_K only); c[j*ldc+r] for r < 8 are written (added to when accum != 0).
+type kstdKernelFunc func(nb int, w *byte, h int, y *byte, ldy int, p *byte, ldp int, c *float32, ldc, accum int)
+
+// kstdSpec is one weight type of the on-the-fly repacked K-quant GEMM.
+type kstdSpec struct {
+	op     string
+	xb     int  // bytes of a standard weight block
+	super  int  // bytes of a repacked super-block of 16 rows
+	taskM  int  // groups per task: the task's repacked chunk (taskM·kstdKC·super) stays in L2
+	pairs  bool // the kernel reads prepared sub-block sum pairs (kstdPrepPairs)
+	repack func(dst, a []byte, lda, rows, kb, kn int)
+	kernel func() kstdKernelFunc // the active set's assembly kernel, or nil
+	twin   func(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool)
+}
+
+var (
+	q4kStd = &kstdSpec{op: "GemmQ4_KStd", xb: blockQ4_K, super: kstdSuper, taskM: kstdTaskM, pairs: true,
+		repack: repackQ4KGroup, kernel: q4kStdKernel, twin: q4kStdR4Go}
+	q6kStd = &kstdSpec{op: "GemmQ6_KStd", xb: blockQ6_K, super: kstd6Super, taskM: 4,
+		repack: repackQ6KGroup, kernel: q6kStdKernel, twin: q6kStdR4Go}
 )
 
 // HasQ4_KStd reports whether the active kernel set runs GemmQ4_KStd in assembly (the avx2 set;
 // wider sets keep their VNNI tile kernels).
 func HasQ4_KStd() bool { return q4kStdKernel() != nil }
 
-// q4kStdThreadBytes is one worker's scratch: the repacked weights of a task's chunk (or of one
-// group over all of k) and a 4x16 result tile for edges.
-func q4kStdThreadBytes(nb int) int {
-	w := max(kstdTaskM*min(kstdKC, nb), nb) * kstdSuper
+// HasQ6_KStd reports whether the active kernel set runs GemmQ6_KStd in assembly (as HasQ4_KStd).
+func HasQ6_KStd() bool { return q6kStdKernel() != nil }
+
+// threadBytes is one worker's scratch: the repacked weights of a task's chunk (or of one group
+// over all of k) and a 4x16 result tile for edges.
+func (s *kstdSpec) threadBytes(nb int) int {
+	w := max(s.taskM*min(kstdKC, nb), nb) * s.super
 	return (w + 4*RepackRows*4 + 63) &^ 63
 }
 
-// GemmQ4_KStdWorkSize returns the float32 elements of shared scratch GemmQ4_KStd needs for m
-// weight rows, n activation rows of k elements and nth workers.
-func GemmQ4_KStdWorkSize(m, n, k, nth int) int {
+func (s *kstdSpec) workSize(m, n, k, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 || nth <= 0 {
 		return 0
 	}
 	nb := k / qkK
-	pp := (n*nb*kstdPairs + 63) &^ 63
-	return (pp+nth*q4kStdThreadBytes(nb))/4 + gemmAlign
+	pp := 0
+	if s.pairs {
+		pp = (n*nb*kstdPairs + 63) &^ 63
+	}
+	return (pp+nth*s.threadBytes(nb))/4 + gemmAlign
 }
+
+// GemmQ4_KStdWorkSize returns the float32 elements of shared scratch GemmQ4_KStd needs for m
+// weight rows, n activation rows of k elements and nth workers.
+func GemmQ4_KStdWorkSize(m, n, k, nth int) int { return q4kStd.workSize(m, n, k, nth) }
+
+// GemmQ6_KStdWorkSize returns the float32 elements of shared scratch GemmQ6_KStd needs.
+func GemmQ6_KStdWorkSize(m, n, k, nth int) int { return q6kStd.workSize(m, n, k, nth) }
 
 // GemmQ4_KStd computes C[j*ldc+i] = dot(weight row i, activation row j) for i < m, j < n over k
 // elements (a multiple of 256): a holds m rows of Q4_K blocks lda bytes apart, b n rows of Q8_K
@@ -65,35 +100,48 @@ func GemmQ4_KStdWorkSize(m, n, k, nth int) int {
 // is shared scratch of GemmQ4_KStdWorkSize floats. It panics on sizes or slices that do not fit
 // (programmer errors).
 func GemmQ4_KStd(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
+	q4kStd.gemm(ith, nth, barrier, counter, work, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+// GemmQ6_KStd is GemmQ4_KStd for Q6_K weights (DotQ6_KQ8_K's results up to float32 rounding),
+// with work of GemmQ6_KStdWorkSize floats.
+func GemmQ6_KStd(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
+	q6kStd.gemm(ith, nth, barrier, counter, work, m, n, k, a, lda, b, ldb, c, ldc)
+}
+
+func (s *kstdSpec) gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
 	nb := k / qkK
 	switch {
 	case nth < 1 || ith < 0 || ith >= nth:
-		panic("kern.GemmQ4_KStd: bad worker index")
+		panic("kern." + s.op + ": bad worker index")
 	case m < 0 || n < 0 || k < 0 || k%qkK != 0:
-		panic("kern.GemmQ4_KStd: bad sizes")
+		panic("kern." + s.op + ": bad sizes")
 	case m == 0 || n == 0:
 		return
-	case lda < nb*blockQ4_K || ldb < nb*blockQ8_K || ldc < m:
-		panic("kern.GemmQ4_KStd: leading dimension too small")
-	case len(a) < (m-1)*lda+nb*blockQ4_K || len(b) < (n-1)*ldb+nb*blockQ8_K || len(c) < (n-1)*ldc+m:
-		panic("kern.GemmQ4_KStd: operand too short")
+	case lda < nb*s.xb || ldb < nb*blockQ8_K || ldc < m:
+		panic("kern." + s.op + ": leading dimension too small")
+	case len(a) < (m-1)*lda+nb*s.xb || len(b) < (n-1)*ldb+nb*blockQ8_K || len(c) < (n-1)*ldc+m:
+		panic("kern." + s.op + ": operand too short")
 	}
 	if k == 0 {
 		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
-	if len(work) < GemmQ4_KStdWorkSize(m, n, k, nth) {
-		panic("kern.GemmQ4_KStd: work shorter than GemmQ4_KStdWorkSize")
+	if len(work) < s.workSize(m, n, k, nth) {
+		panic("kern." + s.op + ": work shorter than its work size")
 	}
 	off := alignOff(work)
 	// Viewing the float32 scratch as bytes is safe: the slice stays live for the whole call,
 	// and bytes have no alignment requirement.
 	wb := unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)
-	ldp := nb * kstdPairs
-	pp := wb[:n*ldp]
-	per := q4kStdThreadBytes(nb)
+	ldp := 0
+	if s.pairs {
+		ldp = nb * kstdPairs
+	}
+	pp := wb[:max(n*ldp, 1)] // one byte the kernels never read when there are no pairs
+	per := s.threadBytes(nb)
 	mine := wb[(n*ldp+63)&^63+ith*per:][:per]
-	wsize := max(kstdTaskM*min(kstdKC, nb), nb) * kstdSuper
+	wsize := max(s.taskM*min(kstdKC, nb), nb) * s.super
 	wscr := mine[:wsize]
 	// The edge tile: per is a multiple of 64 and wsize of 4, so it is 4-byte aligned inside the
 	// live, 64-byte aligned scratch.
@@ -102,6 +150,9 @@ func GemmQ4_KStd(ith, nth int, barrier func(), counter *atomic.Int64, work []flo
 	// Phase 1: the activations' sub-block sum pairs, 16 rows per task.
 	const prepRows = 16
 	nprep := int64((n + prepRows - 1) / prepRows)
+	if !s.pairs {
+		nprep = 0
+	}
 	for {
 		t := counter.Add(1) - 1
 		if t >= nprep {
@@ -120,7 +171,7 @@ func GemmQ4_KStd(ith, nth int, barrier func(), counter *atomic.Int64, work []flo
 	ngroups := (m + RepackRows - 1) / RepackRows
 	nquads := (n + 3) / 4
 	tm, tn := stdSplit(ngroups, nquads, nth)
-	tm = min(tm, kstdTaskM)
+	tm = min(tm, s.taskM)
 	mt := (ngroups + tm - 1) / tm
 	nt := (nquads + tn - 1) / tn
 	ntasks := int64(mt * nt)
@@ -135,38 +186,42 @@ func GemmQ4_KStd(ith, nth int, barrier func(), counter *atomic.Int64, work []flo
 		gf := min(g1, m/RepackRows) // groups below gf are full
 		for kb := 0; gf > g0 && kb < nb; kb += kstdKC {
 			kn := min(kstdKC, nb-kb)
-			gs := kn * kstdSuper
+			gs := kn * s.super
 			for g := g0; g < gf; g++ {
-				repackQ4KGroup(wscr[(g-g0)*gs:(g-g0+1)*gs], a[g*RepackRows*lda:], lda, RepackRows, kb, kn)
+				s.repack(wscr[(g-g0)*gs:(g-g0+1)*gs], a[g*RepackRows*lda:], lda, RepackRows, kb, kn)
 			}
 			for q := q0; q < q1; q++ {
 				for g := g0; g < gf; g++ {
-					kstdQuad(kn, wscr[(g-g0)*gs:(g-g0+1)*gs], b, ldb, pp, ldp, kb, q, n, c, ldc, g*RepackRows, RepackRows, edge, kb > 0)
+					s.quad(kn, wscr[(g-g0)*gs:(g-g0+1)*gs], b, ldb, pp, ldp, kb, q, n, c, ldc, g*RepackRows, RepackRows, edge, kb > 0)
 				}
 			}
 		}
 		if gf < g1 { // the partial group: over all of k
 			g := gf
-			w := wscr[:nb*kstdSuper]
-			repackQ4KGroup(w, a[g*RepackRows*lda:], lda, m-g*RepackRows, 0, nb)
+			w := wscr[:nb*s.super]
+			s.repack(w, a[g*RepackRows*lda:], lda, m-g*RepackRows, 0, nb)
 			for q := q0; q < q1; q++ {
-				kstdQuad(nb, w, b, ldb, pp, ldp, 0, q, n, c, ldc, g*RepackRows, m-g*RepackRows, edge, false)
+				s.quad(nb, w, b, ldb, pp, ldp, 0, q, n, c, ldc, g*RepackRows, m-g*RepackRows, edge, false)
 			}
 		}
 	}
 }
 
-// kstdQuad runs the micro-kernel on activation rows 4q..4q+3 (those below n) and the 16 weight
+// quad runs the micro-kernel on activation rows 4q..4q+3 (those below n) and the 16 weight
 // rows of the repacked group w (kn super-blocks from kb), writing the results for weight rows
 // i0..i0+rows-1 into C (added when accum). A quad of fewer than 4 rows, or a group of fewer than
 // 16, goes row by row through the edge tile (4x16 floats).
-func kstdQuad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n int, c []float32, ldc, i0, rows int, edge []float32, accum bool) {
+func (s *kstdSpec) quad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n int, c []float32, ldc, i0, rows int, edge []float32, accum bool) {
 	j0 := 4 * q
+	pk := 0
+	if s.pairs {
+		pk = kb * kstdPairs
+	}
 	if j0+4 <= n && rows == RepackRows {
 		y := b[j0*ldb+kb*blockQ8_K:]
-		p := pp[j0*ldp+kb*kstdPairs:]
+		p := pp[j0*ldp+pk:]
 		for h := 0; h < 2; h++ {
-			q4kStdR4(kn, w, h, y, ldb, p, ldp, c[j0*ldc+i0+8*h:], ldc, accum)
+			s.r4(kn, w, h, y, ldb, p, ldp, c[j0*ldc+i0+8*h:], ldc, accum)
 		}
 		return
 	}
@@ -174,9 +229,9 @@ func kstdQuad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n int, c []fl
 		// one row at a time: the kernel's four rows all read row j (strides 0) and write the
 		// edge tile's four rows; row 0 is kept
 		y := b[j*ldb+kb*blockQ8_K:]
-		p := pp[j*ldp+kb*kstdPairs:]
+		p := pp[j*ldp+pk:]
 		for h := 0; h < 2; h++ {
-			q4kStdR4(kn, w, h, y, 0, p, 0, edge[8*h:], RepackRows, false)
+			s.r4(kn, w, h, y, 0, p, 0, edge[8*h:], RepackRows, false)
 		}
 		dst := c[j*ldc+i0 : j*ldc+i0+rows]
 		if !accum {
@@ -189,16 +244,18 @@ func kstdQuad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n int, c []fl
 	}
 }
 
-// q4kStdR4 runs the active micro-kernel (or its Go twin): weight rows 8h..8h+7 of the repacked
-// group w times activation rows y, y+ldy, y+2ldy, y+3ldy (Q8_K, nb blocks) with their prepared
-// pairs p (ldp apart): c[j*ldc+r] (+)= the dots, r < 8.
-func q4kStdR4(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool) {
+// r4 runs the active micro-kernel (or its Go twin): weight rows 8h..8h+7 of the repacked group
+// w times activation rows y, y+ldy, y+2ldy, y+3ldy (Q8_K, nb blocks) with their prepared pairs
+// p (ldp apart, Q4_K): c[j*ldc+r] (+)= the dots, r < 8.
+func (s *kstdSpec) r4(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool) {
 	// Bounds checks standing in for the assembly's unchecked accesses.
-	_ = w[nb*kstdSuper-1]
+	_ = w[nb*s.super-1]
 	_ = y[3*ldy+nb*blockQ8_K-1]
-	_ = p[3*ldp+nb*kstdPairs-1]
+	if s.pairs {
+		_ = p[3*ldp+nb*kstdPairs-1]
+	}
 	_ = c[3*ldc+7]
-	if k := q4kStdKernel(); k != nil {
+	if k := s.kernel(); k != nil {
 		acc := 0
 		if accum {
 			acc = 1
@@ -206,7 +263,7 @@ func q4kStdR4(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c [
 		k(nb, &w[0], h, &y[0], ldy, &p[0], ldp, &c[0], ldc, acc)
 		return
 	}
-	q4kStdR4Go(nb, w, h, y, ldy, p, ldp, c, ldc, accum)
+	s.twin(nb, w, h, y, ldy, p, ldp, c, ldc, accum)
 }
 
 // q4kStdR4Go is the micro-kernel's pure-Go twin, the same integer sums and float operations.

@@ -2,8 +2,7 @@
 
 package kern
 
-// q4kStdKernelFunc is the micro-kernel's signature (kstd_amd64.s).
-type q4kStdKernelFunc func(nb int, w *byte, h int, y *byte, ldy int, p *byte, ldp int, c *float32, ldc, accum int)
+// q4kStdKernel and q6kStdKernel: no assembly in this build (the GEMMs run the Go twins).
+func q4kStdKernel() kstdKernelFunc { return nil }
 
-// q4kStdKernel: no assembly in this build (GemmQ4_KStd runs the Go twin).
-func q4kStdKernel() q4kStdKernelFunc { return nil }
+func q6kStdKernel() kstdKernelFunc { return nil }
