@@ -304,3 +304,35 @@ func (c *Context) GatedDeltaNet(q, k, v, g, beta, state *Tensor, K int) *Tensor 
 	t.Params[0] = int32(K)
 	return t
 }
+
+// StateSpaceNodeValid reports whether t, a node of one of this file's ops, is what its
+// constructor would build from its sources and parameters: the sources pass the constructor's
+// checks and the result has t's shape and type. Backends use it to refuse hand-assembled nodes
+// whose shapes disagree (false for a nil t or another op).
+func StateSpaceNodeValid(t *Tensor) bool {
+	if t == nil {
+		return false
+	}
+	c := NewContext(ContextParams{NoAlloc: true})
+	s := t.Src
+	var r *Tensor
+	switch t.Op {
+	case OpSSMConv:
+		r = c.SSMConv(s[0], s[1])
+	case OpSSMScan:
+		r = c.SSMScan(s[0], s[1], s[2], s[3], s[4], s[5], s[6], int(t.Params[0]))
+	case OpRWKVWKV6:
+		r = c.RWKVWKV6(s[0], s[1], s[2], s[3], s[4], s[5])
+	case OpGatedLinearAttn:
+		r = c.GatedLinearAttn(s[0], s[1], s[2], s[3], s[4], t.ParamF32(0))
+	case OpRWKVWKV7:
+		r = c.RWKVWKV7(s[0], s[1], s[2], s[3], s[4], s[5], s[6])
+	case OpSolveTri:
+		r = c.SolveTri(s[0], s[1], true, true, false)
+	case OpGatedDeltaNet:
+		r = c.GatedDeltaNet(s[0], s[1], s[2], s[3], s[4], s[5], int(t.Params[0]))
+	default:
+		return false
+	}
+	return c.Err() == nil && r.Ne == t.Ne && r.Type == t.Type
+}

@@ -89,6 +89,9 @@ func f32sAt(data []byte, off, n int64) []float32 { return f32s(data[off:])[:n] }
 // ---- SSM_CONV ----
 
 func ssmConvSupports(dst *core.Tensor) bool {
+	if !core.StateSpaceNodeValid(dst) {
+		return false
+	}
 	sx, c := dst.Src[0], dst.Src[1]
 	return sx != nil && c != nil && sx.Type == core.TypeF32 && c.Type == core.TypeF32 &&
 		dst.Type == core.TypeF32 && dst.IsContiguous() && dst.Ne[0] == c.Ne[1] && sx.Ne[1] == c.Ne[1] &&
@@ -123,6 +126,9 @@ func computeSSMConv(p *params, dst *core.Tensor) {
 // ---- SSM_SCAN ----
 
 func ssmScanSupports(dst *core.Tensor) bool {
+	if !core.StateSpaceNodeValid(dst) {
+		return false
+	}
 	for _, s := range dst.Src[:6] {
 		if s == nil || s.Type != core.TypeF32 {
 			return false
@@ -225,6 +231,9 @@ func linAttnStateSrc(op core.Op) int {
 }
 
 func linAttnSupports(dst *core.Tensor) bool {
+	if !core.StateSpaceNodeValid(dst) {
+		return false
+	}
 	n := linAttnStateSrc(dst.Op) + 1
 	for _, s := range dst.Src[:n] {
 		if s == nil || s.Type != core.TypeF32 || !s.IsContiguous() {
@@ -335,6 +344,9 @@ func computeWKV7(p *params, dst *core.Tensor) {
 // ---- SOLVE_TRI ----
 
 func solveTriSupports(dst *core.Tensor) bool {
+	if !core.StateSpaceNodeValid(dst) {
+		return false
+	}
 	a, b := dst.Src[0], dst.Src[1]
 	return a != nil && b != nil && a.Type == core.TypeF32 && b.Type == core.TypeF32 && a.IsContiguous() &&
 		b.IsContiguous() && dst.Type == core.TypeF32 && dst.IsContiguous() && dst.Ne == b.Ne && a.Ne[0] == a.Ne[1] &&
@@ -386,6 +398,9 @@ func computeSolveTri(p *params, dst *core.Tensor) {
 // ---- GATED_DELTA_NET ----
 
 func gdnSupports(dst *core.Tensor) bool {
+	if !core.StateSpaceNodeValid(dst) {
+		return false
+	}
 	for _, s := range dst.Src[:6] {
 		if s == nil || s.Type != core.TypeF32 {
 			return false

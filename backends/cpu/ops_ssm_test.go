@@ -251,3 +251,32 @@ func TestSSMFastVsReference(t *testing.T) {
 		})
 	}
 }
+
+// TestSSMHandMadeNodes: nodes whose sources were swapped after construction for tensors of other
+// shapes are refused (an error, no panic), for every op of the family.
+func TestSSMHandMadeNodes(t *testing.T) {
+	ctx := eltCtx()
+	f := func(ne ...int64) *core.Tensor { return ctx.NewTensor(core.TypeF32, ne...) }
+	ids := ctx.NewTensor(core.TypeI32, 2)
+	tok := func() *core.Tensor { return f(4, 2, 6) }
+	nodes := []*core.Tensor{
+		ctx.SSMConv(f(5, 3, 2), f(3, 3)),
+		ctx.SSMScan(f(4, 3, 2, 2), f(3, 2, 5, 2), f(2, 5, 2), f(1, 2), f(4, 1, 5, 2), f(4, 1, 5, 2), ids, 2),
+		ctx.RWKVWKV6(tok(), tok(), tok(), f(4, 2), tok(), f(32, 2)),
+		ctx.GatedLinearAttn(tok(), tok(), tok(), tok(), f(32, 2), 0.5),
+		ctx.RWKVWKV7(tok(), tok(), tok(), tok(), tok(), tok(), f(32, 2)),
+		ctx.SolveTri(f(3, 3), f(2, 3), true, true, false),
+		ctx.GatedDeltaNet(f(4, 2, 3, 1), f(4, 2, 3, 1), f(4, 2, 3, 1), f(1, 2, 3, 1), f(1, 2, 3, 1), f(4, 4, 2, 1), 1),
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		n.Src[1] = f(7, 1, 1)
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(n)
+		if err := cpu.Compute(g, 2); err == nil {
+			t.Errorf("%v with a source of the wrong shape: no error", n.Op)
+		}
+	}
+}

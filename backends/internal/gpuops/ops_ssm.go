@@ -45,7 +45,7 @@ func ssmSources(op core.Op) int {
 }
 
 func supportsSSM(_ *Device, t *core.Tensor) bool {
-	if t.Type != core.TypeF32 || !t.IsContiguous() || !eltAddressable(t, 4) {
+	if t.Type != core.TypeF32 || !t.IsContiguous() || !eltAddressable(t, 4) || !core.StateSpaceNodeValid(t) {
 		return false
 	}
 	for i, s := range t.Src[:ssmSources(t.Op)] {
