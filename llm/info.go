@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/core/gguf"
@@ -18,23 +19,41 @@ var fileTypeNames = map[uint64]string{
 
 // ModelInfo describes a loaded model as llama-bench does.
 type ModelInfo struct {
-	Desc    string // "llama 1B Q4_0": architecture, size, file type
-	Params  int64  // weights' elements
-	Bytes   int64  // weights' bytes
-	NLayer  int
-	NVocab  int
-	FileTyp string
+	Desc   string // "llama 1B Q4_0": architecture, size, file type
+	Params int64  // weights' elements
+	Bytes  int64  // weights' bytes
+	// TokenBytes is the weight bytes one generated token reads: every tensor but the token
+	// embedding (one row of it; all of it where it doubles as the output matrix), the expert
+	// tensors of an MoE model in the proportion of experts used per token.
+	TokenBytes int64
+	NLayer     int
+	NVocab     int
+	FileTyp    string
 }
 
 // fileInfo computes the model's description from its file.
 func fileInfo(f *gguf.File, h *HParams) ModelInfo {
 	info := ModelInfo{NLayer: h.NLayer, NVocab: h.NVocab}
 	byType := map[core.Type]int64{}
+	tied := true
+	for _, t := range f.Tensors {
+		if t.Name == "output.weight" {
+			tied = false
+		}
+	}
 	for _, t := range f.Tensors {
 		info.Params += t.NElements()
 		info.Bytes += t.Size
 		if t.NDims >= 2 {
 			byType[t.Type] += t.Size
+		}
+		switch {
+		case t.Name == "token_embd.weight" && !tied:
+			info.TokenBytes += t.Size / max(t.Ne[1], 1)
+		case strings.HasSuffix(t.Name, "_exps.weight") && h.NExpert > 0:
+			info.TokenBytes += t.Size * int64(h.NExpertUsed) / int64(h.NExpert)
+		default:
+			info.TokenBytes += t.Size
 		}
 	}
 	if ft, err := f.GetUint("general.file_type"); err == nil {

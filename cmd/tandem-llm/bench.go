@@ -15,8 +15,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/llm"
 )
+
+// benchReadBytes is the buffer cpu.ReadBandwidth streams (far larger than the caches; tests
+// shrink it).
+var benchReadBytes int64 = 512 << 20
 
 // benchResult is one row of llama-bench's output, with its JSON field names.
 type benchResult struct {
@@ -54,7 +59,13 @@ type benchResult struct {
 	PlansPer128    float64 `json:"tandem_plans_per_128"`    // scheduler plans per 128 tokens in the timed runs
 	BuildsPer128   float64 `json:"tandem_builds_per_128"`   // graph builds per 128 tokens in the timed runs
 	CopiesPerGraph int     `json:"tandem_copies_per_graph"` // cross-device copies per graph run
-	backendLabel   string
+	// generation (tg) rows: weight bytes read per token, their rate, and the CPU's memory read
+	// rate measured in the same run with the same threads (cpu.ReadBandwidth; -bw)
+	TokenBytes   int64   `json:"tandem_token_bytes,omitempty"`
+	WeightsGBs   float64 `json:"tandem_weights_gbs,omitempty"`
+	ReadGBs      float64 `json:"tandem_read_gbs,omitempty"`
+	BandwidthUse float64 `json:"tandem_bandwidth_fraction,omitempty"`
+	backendLabel string
 }
 
 func intList(s, flagName string) ([]int, error) {
@@ -84,6 +95,7 @@ func benchCmd(args []string) error {
 	fa := fs.Int("fa", -1, "flash attention: 1 on, 0 off, -1 auto")
 	batch := fs.Int("b", llm.DefaultBatchSize, "micro-batch size")
 	rpcs := fs.String("rpc", "", "RPC servers (comma-separated)")
+	bw := fs.Bool("bw", true, "measure the CPU's memory read bandwidth per thread count and set generation's weight reads against it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -129,6 +141,11 @@ func benchCmd(args []string) error {
 	if md {
 		printMDHeader(os.Stdout)
 	}
+	readBW := map[int]float64{} // per thread count, measured once
+	hasTG := false
+	for _, n := range tgs {
+		hasTG = hasTG || n > 0
+	}
 	for _, path := range strings.Split(*models, ",") {
 		for _, ngl := range nglList {
 			for _, t := range thr {
@@ -138,6 +155,14 @@ func benchCmd(args []string) error {
 					return err
 				}
 				loadMs := float64(time.Since(start).Microseconds()) / 1e3
+				if _, done := readBW[t]; *bw && hasTG && !done {
+					v, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
+					if err != nil {
+						m.Close()
+						return err
+					}
+					readBW[t] = v
+				}
 				base := benchResult{ModelFile: path, ModelType: m.Info().Desc, ModelSize: m.Info().Bytes,
 					ModelParams: m.Info().Params, NBatch: *batch, NUBatch: *batch, NThreads: t, TypeK: kv.String(),
 					TypeV: kv.String(), NGPULayers: ngl, UseMmap: true, CPUInfo: cpuName(), Backends: backendNames(m),
@@ -160,6 +185,14 @@ func benchCmd(args []string) error {
 					if err != nil {
 						m.Close()
 						return err
+					}
+					if tc[1] > 0 {
+						r.TokenBytes = m.Info().TokenBytes
+						r.WeightsGBs = float64(r.TokenBytes) * r.AvgTs / 1e9
+						if v := readBW[t]; v > 0 {
+							r.ReadGBs = v / 1e9
+							r.BandwidthUse = r.WeightsGBs / r.ReadGBs
+						}
 					}
 					results = append(results, r)
 					if md {
@@ -324,6 +357,13 @@ func printExtras(w io.Writer, r benchResult) {
 	fmt.Fprintf(w, "  %s: load %.0f ms, compute buffers %.1f MiB, KV %.1f MiB, %.2g plans and %.2g graph builds per 128 tokens, %d copies per graph\n",
 		r.testName(),
 		r.LoadMs, float64(r.ComputeBytes)/(1<<20), float64(r.KVBytes)/(1<<20), r.PlansPer128, r.BuildsPer128, r.CopiesPerGraph)
+	if r.TokenBytes > 0 {
+		fmt.Fprintf(w, "  %s: weights %.3f GB per token, read at %.2f GB/s", r.testName(), float64(r.TokenBytes)/1e9, r.WeightsGBs)
+		if r.ReadGBs > 0 {
+			fmt.Fprintf(w, ": %.0f%% of the CPU's %.2f GB/s memory read with %d threads", 100*r.BandwidthUse, r.ReadGBs, r.NThreads)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func writeCSV(w io.Writer, rs []benchResult) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,8 @@ func TestRunOpProfile(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
+	defer func(n int64) { benchReadBytes = n }(benchReadBytes)
+	benchReadBytes = 8 << 20
 	model := filepath.Join(t.TempDir(), "tiny.gguf")
 	capture(t, func() error { return genCmd([]string{"-o", model, "-shape", "tiny-llama", "-type", "q8_0"}) })
 
@@ -115,6 +118,22 @@ func TestCommands(t *testing.T) {
 	}
 	if lm, _ := rows[0]["tandem_load_ms"].(float64); lm <= 0 {
 		t.Errorf("tandem_load_ms %v", rows[0]["tandem_load_ms"])
+	}
+	// the generation row's weight reads against the memory read measured in the same run
+	tb, _ := rows[1]["tandem_token_bytes"].(float64)
+	size, _ := rows[1]["model_size"].(float64)
+	if tb <= 0 || tb >= size {
+		t.Errorf("tg tandem_token_bytes %v of a %v-byte model", tb, size)
+	}
+	ts, _ := rows[1]["avg_ts"].(float64)
+	if w, _ := rows[1]["tandem_weights_gbs"].(float64); math.Abs(w-tb*ts/1e9) > 1e-9*w {
+		t.Errorf("tg tandem_weights_gbs %v, want token bytes x t/s = %v", w, tb*ts/1e9)
+	}
+	if rd, _ := rows[1]["tandem_read_gbs"].(float64); rd <= 0 {
+		t.Errorf("tg tandem_read_gbs %v", rows[1]["tandem_read_gbs"])
+	}
+	if _, ok := rows[0]["tandem_token_bytes"]; ok {
+		t.Errorf("the pp row has tandem_token_bytes")
 	}
 	md := capture(t, func() error { return benchCmd([]string{"-m", model, "-p", "8", "-n", "0", "-r", "1", "-t", "1"}) })
 	if !strings.Contains(md, "| model ") || !strings.Contains(md, "pp8") {
