@@ -16,7 +16,7 @@ import (
 
 func init() {
 	register(core.OpSSMConv, opImpl{compute: computeSSMConv, tasks: ssmConvTasks, supports: ssmConvSupports})
-	register(core.OpSSMScan, opImpl{compute: computeSSMScan, tasks: ssmScanTasks, supports: ssmScanSupports})
+	register(core.OpSSMScan, opImpl{compute: computeSSMScan, tasks: ssmScanTasks, work: ssmScanWork, supports: ssmScanSupports})
 	register(core.OpRWKVWKV6, opImpl{compute: computeWKV6, tasks: linAttnTasks, supports: linAttnSupports})
 	register(core.OpGatedLinearAttn, opImpl{compute: computeGLA, tasks: linAttnTasks, supports: linAttnSupports})
 	register(core.OpRWKVWKV7, opImpl{compute: computeWKV7, tasks: linAttnTasks, supports: linAttnSupports})
@@ -70,6 +70,17 @@ func (v vec) mul(dst, a, b []float32) {
 	}
 	for i := range dst {
 		dst[i] = a[i] * b[i]
+	}
+}
+
+// exp: dst = exp(src) elementwise (kern.ExpF32 within 1 ulp, or math.Exp rounded).
+func (v vec) exp(dst, src []float32) {
+	if !v.ref {
+		kern.ExpF32(dst, src)
+		return
+	}
+	for i, x := range src {
+		dst[i] = expf(x)
 	}
 }
 
@@ -142,6 +153,9 @@ func ssmScanTasks(dst *core.Tensor, nth int) int {
 	return int(max(1, min(int64(nth), dst.Src[1].Ne[1])))
 }
 
+// ssmScanWork: per worker, Mamba-1's decays exp(Δ·A) of one head (d_state floats).
+func ssmScanWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.Src[0].Ne[0], nTasks) }
+
 // computeSSMScan: each worker scans its range of heads through every sequence and token. The
 // running state of a sequence lives in its slot-0 rows of dst (the first token reads the initial
 // state s[ids[seq]]); with K > 1 slots the state after token n_t-1-k is also copied to slot k.
@@ -156,6 +170,8 @@ func computeSSMScan(p *params, dst *core.Tensor) {
 	sOff := x.NElements()
 	h0, h1 := rowRange(nh, p.ith, p.nth)
 	hpg := nh / ng // heads per group
+	stride := (nc*4 + 63) / 64 * 64
+	decay := f32s(p.work[int64(p.ith)*stride:])[:nc]
 	mamba2 := a.Ne[0] == 1
 	for i3 := int64(0); i3 < ns; i3++ {
 		id := int64(i32s(dI[i3*ids.Nb[0]:])[0])
@@ -190,8 +206,12 @@ func computeSSMScan(p *params, dst *core.Tensor) {
 					}
 					continue
 				}
-				// Mamba-1: a decay per state element, exp in the loop.
+				// Mamba-1: a decay per state element, exp(Δ·A[h]) once per head and token.
 				ah := dA[h*nc : (h+1)*nc]
+				for i0, a := range ah {
+					decay[i0] = dtsp * a
+				}
+				v.exp(decay, decay)
 				for i1 := int64(0); i1 < nr; i1++ {
 					ii := i1 + h*nr
 					row := st[ii*nc : (ii+1)*nc]
@@ -199,14 +219,9 @@ func computeSSMScan(p *params, dst *core.Tensor) {
 					if i2 == 0 {
 						prev = s0[ii*nc : (ii+1)*nc]
 					}
-					xdt := xr[ii] * dtsp
-					var sum float32
-					for i0 := range row {
-						val := prev[i0]*expf(dtsp*ah[i0]) + bg[i0]*xdt
-						sum += val * cg[i0]
-						row[i0] = val
-					}
-					y[ii] = sum
+					v.mul(row, prev, decay)
+					v.axpy(xr[ii]*dtsp, bg, row)
+					y[ii] = v.dot(row, cg)
 				}
 			}
 			if slot := nt - 1 - i2; K > 1 && slot > 0 && slot < K {
@@ -462,10 +477,7 @@ func computeGDN(p *params, dst *core.Tensor) {
 			tok := (seq*T+t)*H + h
 			beta := db[tok]
 			if kda {
-				gd := dg[tok*S : (tok+1)*S]
-				for i := range delta {
-					delta[i] = expf(gd[i])
-				}
+				v.exp(delta, dg[tok*S:(tok+1)*S])
 				for j := int64(0); j < S; j++ {
 					v.mul(M[j*S:(j+1)*S], M[j*S:(j+1)*S], delta)
 				}
