@@ -135,3 +135,33 @@ func TestRunCustomRefusesHandMadeNodes(t *testing.T) {
 		t.Error("RunCustom(nil) succeeded")
 	}
 }
+
+// TestVisionOpsHaveNoGradient: ggml's backward has no case for GROUP_NORM, UPSCALE, GET_REL_POS,
+// ADD_REL_POS or the custom ops (and WIN_PART/WIN_UNPART fall through into UNARY's case, no
+// gradient either): BuildBackward says so, naming the op.
+func TestVisionOpsHaveNoGradient(t *testing.T) {
+	for _, b := range []struct {
+		op    string
+		build func(c *core.Context, w *core.Tensor) *core.Tensor
+	}{
+		{"GROUP_NORM", func(c *core.Context, w *core.Tensor) *core.Tensor { return c.GroupNorm(w, 2, 1e-5) }},
+		{"UPSCALE", func(c *core.Context, w *core.Tensor) *core.Tensor { return c.Upscale(w, 2, core.ScaleBilinear) }},
+		{"WIN_PART", func(c *core.Context, w *core.Tensor) *core.Tensor { return c.WinPart(w, 2) }},
+		{"MAP_CUSTOM1", func(c *core.Context, w *core.Tensor) *core.Tensor {
+			return c.MapCustom1(w, func(dst, a *core.Tensor, ith, nth int) {}, 1)
+		}},
+	} {
+		c := core.NewContext(core.ContextParams{NoAlloc: true})
+		w := c.NewTensor(f32, 4, 4, 4).SetParam()
+		loss := c.Sum(b.build(c, w))
+		c.SetLoss(loss)
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(loss)
+		if err := c.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := core.BuildBackward(c, g); err == nil || !strings.Contains(err.Error(), "no gradient for "+b.op) {
+			t.Errorf("%s: BuildBackward error %v, want no gradient for %s", b.op, err, b.op)
+		}
+	}
+}

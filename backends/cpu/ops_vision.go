@@ -211,8 +211,6 @@ func computeUpscale(p *params, dst *core.Tensor) {
 	if r0 >= r1 {
 		return
 	}
-	// src returns a's element at (i0, i1) of plane base.
-	src := func(base, i0, i1 int64) float32 { return getF32(da, base+i0*nb00+i1*a.Nb[1]) }
 	plane := func(i2, i3 int64) int64 {
 		return nearestIndex(i2, g.sf[2], a.Ne[2])*a.Nb[2] + nearestIndex(i3, g.sf[3], a.Ne[3])*a.Nb[3]
 	}
@@ -248,22 +246,30 @@ func computeUpscale(p *params, dst *core.Tensor) {
 			cols[i0] = tap{lo, hi, w}
 		}
 		var wy []float32
+		var rows, bufs [][]float32 // the source rows of the output row's window
 		for ir := r0; ir < r1; ir++ {
 			i1, i2, i3 := unravel(ir, dst.Ne)
 			base := plane(i2, i3)
 			var ylo, yhi int64
 			ylo, yhi, wy = aaTap(i1, g.sf[1], g.offset, a.Ne[1], wy)
+			for len(bufs) < int(yhi-ylo) {
+				bufs = append(bufs, nil)
+			}
+			rows = rows[:0]
+			for sy := ylo; sy < yhi; sy++ {
+				rows = append(rows, upscaleSrcRow(a, da, base, sy, &bufs[sy-ylo]))
+			}
 			y := rowOf(dst, dd, i1, i2, i3)
 			for i0, c := range cols {
 				var val, total float32
-				for sy := ylo; sy < yhi; sy++ {
-					wyv := wy[sy-ylo]
-					for sx := c.lo; sx < c.hi; sx++ {
-						w := c.w[sx-c.lo] * wyv
+				for k, row := range rows {
+					wyv := wy[k]
+					for j, wx := range c.w {
+						w := wx * wyv
 						if w <= 0 {
 							continue
 						}
-						val += src(base, sx, sy) * w
+						val += row[c.lo+int64(j)] * w
 						total += w
 					}
 				}
@@ -274,54 +280,86 @@ func computeUpscale(p *params, dst *core.Tensor) {
 			}
 		}
 	case mode == core.ScaleBilinear:
-		x0s, x1s := make([]int64, ne0), make([]int64, ne0)
+		x0s, x1s := make([]int32, ne0), make([]int32, ne0)
 		dxs, ex := make([]float32, ne0), make([]float32, ne0) // dx and 1 - dx
 		for i0 := range x0s {
 			c0, c1, d := bilinearTap(int64(i0), g.sf[0], g.offset, a.Ne[0])
-			x0s[i0], x1s[i0], dxs[i0], ex[i0] = c0*nb00, c1*nb00, d, 1-d
+			x0s[i0], x1s[i0], dxs[i0], ex[i0] = int32(c0), int32(c1), d, 1-d
 		}
+		var bufs [2][]float32
 		for ir := r0; ir < r1; ir++ {
 			i1, i2, i3 := unravel(ir, dst.Ne)
 			base := plane(i2, i3)
 			y0, y1, dy := bilinearTap(i1, g.sf[1], g.offset, a.Ne[1])
-			ey := 1 - dy
-			b0, b1 := base+y0*a.Nb[1], base+y1*a.Nb[1]
-			y := rowOf(dst, dd, i1, i2, i3)
-			for i0 := range y {
-				va, vb := getF32(da, b0+x0s[i0]), getF32(da, b0+x1s[i0])
-				vc, vd := getF32(da, b1+x0s[i0]), getF32(da, b1+x1s[i0])
-				dx, e := dxs[i0], ex[i0]
-				y[i0] = va*e*ey + vb*dx*ey + vc*e*dy + vd*dx*dy
-			}
+			bilinearRow(rowOf(dst, dd, i1, i2, i3), upscaleSrcRow(a, da, base, y0, &bufs[0]), upscaleSrcRow(a, da, base, y1, &bufs[1]),
+				x0s, x1s, dxs, ex, dy)
 		}
 	default: // bicubic
-		xs := make([][4]int64, ne0)
+		xs := make([][4]int32, ne0)
 		wxs := make([][4]float32, ne0)
 		for i0 := range xs {
 			idx, w := bicubicTap(int64(i0), g.sf[0], g.offset, a.Ne[0])
 			for k := range idx {
-				idx[k] *= nb00
+				xs[i0][k] = int32(idx[k])
 			}
-			xs[i0], wxs[i0] = idx, w
+			wxs[i0] = w
 		}
+		var bufs [4][]float32
+		var rows [4][]float32
 		for ir := r0; ir < r1; ir++ {
 			i1, i2, i3 := unravel(ir, dst.Ne)
 			base := plane(i2, i3)
 			ys, wy := bicubicTap(i1, g.sf[1], g.offset, a.Ne[1])
-			var rows [4]int64
 			for k := range rows {
-				rows[k] = base + ys[k]*a.Nb[1]
+				rows[k] = upscaleSrcRow(a, da, base, ys[k], &bufs[k])
 			}
-			y := rowOf(dst, dd, i1, i2, i3)
-			for i0 := range y {
-				c, w := &xs[i0], &wxs[i0]
-				var h [4]float32
-				for k, rb := range rows {
-					h[k] = getF32(da, rb+c[0])*w[0] + getF32(da, rb+c[1])*w[1] + getF32(da, rb+c[2])*w[2] + getF32(da, rb+c[3])*w[3]
-				}
-				y[i0] = h[0]*wy[0] + h[1]*wy[1] + h[2]*wy[2] + h[3]*wy[3]
-			}
+			bicubicRow(rowOf(dst, dd, i1, i2, i3), &rows, xs, wxs, &wy)
 		}
+	}
+}
+
+// upscaleSrcRow returns row i1 of a's plane at byte offset base as ne00 contiguous values: a's
+// own memory for unit-stride rows, else gathered into *buf.
+func upscaleSrcRow(a *core.Tensor, da []byte, base, i1 int64, buf *[]float32) []float32 {
+	off := base + i1*a.Nb[1]
+	if a.Nb[0] == 4 {
+		return f32s(da[off:])[:a.Ne[0]]
+	}
+	if *buf == nil {
+		*buf = make([]float32, a.Ne[0])
+	}
+	b := *buf
+	for i := range b {
+		b[i] = getF32(da, off+int64(i)*a.Nb[0])
+	}
+	return b
+}
+
+// bilinearRow writes a bilinear dst row from source rows r0 (tap y0) and r1 (y1) with the
+// per-column taps x0, x1 and weights dx, ex = 1 - dx, and the row weight dy, in ggml's order:
+// a(1-dx)(1-dy) + b·dx(1-dy) + c(1-dx)dy + d·dx·dy.
+func bilinearRow(y, r0, r1 []float32, x0, x1 []int32, dx, ex []float32, dy float32) {
+	ey := 1 - dy
+	x0, x1, dx, ex = x0[:len(y)], x1[:len(y)], dx[:len(y)], ex[:len(y)]
+	for i := range y {
+		c0, c1 := x0[i], x1[i]
+		d, e := dx[i], ex[i]
+		y[i] = r0[c0]*e*ey + r0[c1]*d*ey + r1[c0]*e*dy + r1[c1]*d*dy
+	}
+}
+
+// bicubicRow writes a bicubic dst row from the four source rows with the per-column taps xs and
+// weights wxs, and the row weights wy: each row's cubic along x, then the cubic of those along y.
+func bicubicRow(y []float32, rows *[4][]float32, xs [][4]int32, wxs [][4]float32, wy *[4]float32) {
+	r0, r1, r2, r3 := rows[0], rows[1], rows[2], rows[3]
+	xs, wxs = xs[:len(y)], wxs[:len(y)]
+	for i := range y {
+		c, w := &xs[i], &wxs[i]
+		h0 := r0[c[0]]*w[0] + r0[c[1]]*w[1] + r0[c[2]]*w[2] + r0[c[3]]*w[3]
+		h1 := r1[c[0]]*w[0] + r1[c[1]]*w[1] + r1[c[2]]*w[2] + r1[c[3]]*w[3]
+		h2 := r2[c[0]]*w[0] + r2[c[1]]*w[1] + r2[c[2]]*w[2] + r2[c[3]]*w[3]
+		h3 := r3[c[0]]*w[0] + r3[c[1]]*w[1] + r3[c[2]]*w[2] + r3[c[3]]*w[3]
+		y[i] = h0*wy[0] + h1*wy[1] + h2*wy[2] + h3*wy[3]
 	}
 }
 

@@ -60,7 +60,8 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 	case core.OpGroupNorm, core.OpUpscale, core.OpWinPart, core.OpWinUnpart, core.OpGetRelPos, core.OpAddRelPos:
 		// tandem's constructors already demand what ggml's kernels assume (f32 unit-stride rows for
 		// GROUP_NORM, dense sources for the window and relative-position ops); UPSCALE follows
-		// every stride in both.
+		// every stride in both. Every harness case of these ops matches ggml d99724f2's server
+		// bit for bit. (The custom ops never get here: they have no wire id, see ops.go.)
 		return true
 	case core.OpTopK, core.OpTimestepEmbedding:
 		return contig(s0) // ggml reads these as dense rows (src row i at i·nb01)

@@ -17,7 +17,9 @@
 // Client.Sync) fail with an error wrapping ErrConnectionLost that names the graph; that wait is
 // bounded by the call's context or Client.Timeout, never a hang when one is set. Set
 // Client.GGMLCompat when the server is ggml's: SupportsOp then refuses the layouts ggml's CPU
-// backend asserts on.
+// backend asserts on. Custom ops (MAP_CUSTOM1..3, CUSTOM: a Go function) are never sent: a
+// function cannot travel (ggml's RPC cannot send its function pointers either), so SupportsOp
+// refuses them and a scheduler runs them on a local CPU backend.
 //
 // Server:
 //
