@@ -108,9 +108,10 @@ func convTile(k int64) int64 {
 
 // convGemmLayout is the work buffer of CONV_2D / CONV_3D: the packed kernel (only when it is not
 // dense; K·OC elements of its type), then per worker the patches (tile·K floats), the GEMM
-// result (tile·OC floats) and the GEMM's scratch, each part 64-byte aligned.
+// result (tile·OC floats), the GEMM's scratch and (f16 kernels) one patch of halves, each part
+// 64-byte aligned.
 type convGemmLayout struct {
-	tile, packBytes, patches, out, gemm, perWorker int64
+	tile, packBytes, patches, out, gemm, half, perWorker int64
 }
 
 func convGemmLayoutOf(dst *core.Tensor) convGemmLayout {
@@ -124,7 +125,10 @@ func convGemmLayoutOf(dst *core.Tensor) convGemmLayout {
 	l.patches = core.AlignUp(l.tile*k*4, 64)
 	l.out = core.AlignUp(l.tile*g.oc*4, 64)
 	l.gemm = core.AlignUp(int64(kern.SgemmWorkSize(int(g.oc), int(l.tile), int(k), 1))*4, 64)
-	l.perWorker = l.patches + l.out + l.gemm
+	if dst.Src[0].Type == core.TypeF16 {
+		l.half = core.AlignUp(k*2, 64) // one patch as f16, for rounding
+	}
+	l.perWorker = l.patches + l.out + l.gemm + l.half
 	return l
 }
 
@@ -136,6 +140,10 @@ func convGemmWork(dst *core.Tensor, nTasks int) int64 {
 func computeConvGemm(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
 	g := convGeomOf(dst)
+	if p.ref {
+		convRef(p, dst, &g)
+		return
+	}
 	l := convGemmLayoutOf(dst)
 	k := g.k()
 	work := p.work[core.AlignUp(int64(uintptrOf(p.work)), 64)-int64(uintptrOf(p.work)):]
@@ -169,6 +177,10 @@ func computeConvGemm(p *params, dst *core.Tensor) {
 	patches := f32s(ws[:l.patches])
 	out := f32s(ws[l.patches : l.patches+l.out])
 	gw := f32s(ws[l.patches+l.out : l.patches+l.out+l.gemm])
+	var half []uint16
+	if f16 {
+		half = u16s(ws[l.patches+l.out+l.gemm : l.patches+l.out+l.gemm+l.half])[:k]
+	}
 	bd, dd := f32s(b.Data()), f32s(dst.Data())
 	total := g.n * g.od * g.oh * g.ow
 	tiles := (total + l.tile - 1) / l.tile
@@ -179,10 +191,9 @@ func computeConvGemm(p *params, dst *core.Tensor) {
 		for j := int64(0); j < cnt; j++ {
 			row := patches[j*k : (j+1)*k]
 			unfoldPatch(&g, bd, q0+j, row)
-			if f16 {
-				for i, v := range row {
-					row[i] = roundF16(v)
-				}
+			if f16 { // round to f16 as ggml converts the patches to the kernel's type
+				kern.F32ToF16Row(row, half)
+				kern.F16ToF32Row(half, row)
 			}
 		}
 		var ctr atomic.Int64
@@ -199,6 +210,58 @@ func computeConvGemm(p *params, dst *core.Tensor) {
 				dd[base+int64(o)*g.dc] = v
 			}
 		}
+	}
+}
+
+// kernelReader returns a reader of the kernel's elements (by element offset) as f32.
+func kernelReader(a *core.Tensor) func(off int64) float32 {
+	if a.Type == core.TypeF16 {
+		k := u16s(a.Data())
+		return func(off int64) float32 { return quant.FP16ToFP32(k[off]) }
+	}
+	k := f32s(a.Data())
+	return func(off int64) float32 { return k[off] }
+}
+
+// convRef is the reference CONV_2D / CONV_3D: each dst element summed directly in f32 over
+// (c, kz, ky, kx), the input rounded to f16 for an f16 kernel; workers split the elements.
+func convRef(p *params, dst *core.Tensor, g *convGeom) {
+	a, b := dst.Src[0], dst.Src[1]
+	kat := kernelReader(a)
+	bd, dd := f32s(b.Data()), f32s(dst.Data())
+	f16 := a.Type == core.TypeF16
+	total := g.n * g.od * g.oh * g.ow
+	q0, q1 := rowRange(total*g.oc, p.ith, p.nth)
+	for e := q0; e < q1; e++ {
+		o, q := e/total, e%total
+		x, y, z, n := convPos(g, q)
+		sum := float32(0)
+		for c := int64(0); c < g.ic; c++ {
+			for kz := int64(0); kz < g.kd; kz++ {
+				iz := z*g.s2 + kz*g.d2 - g.p2
+				if iz < 0 || iz >= g.id {
+					continue
+				}
+				for ky := int64(0); ky < g.kh; ky++ {
+					iy := y*g.s1 + ky*g.d1 - g.p1
+					if iy < 0 || iy >= g.ih {
+						continue
+					}
+					for kx := int64(0); kx < g.kw; kx++ {
+						ix := x*g.s0 + kx*g.d0 - g.p0
+						if ix < 0 || ix >= g.iw {
+							continue
+						}
+						v := bd[n*g.bn+c*g.bc+iz*g.bz+iy*g.by+ix*g.bx]
+						if f16 {
+							v = roundF16(v)
+						}
+						sum += kat(o*g.ao+c*g.ac+kz*g.az+ky*g.ay+kx*g.ax) * v
+					}
+				}
+			}
+		}
+		dd[x*g.dx+y*g.dy+z*g.dz+o*g.dc+n*g.dn] = sum
 	}
 }
 
@@ -247,6 +310,18 @@ func unfoldPatch(g *convGeom, bd []float32, q int64, row []float32) {
 				}
 				rb := cb + iz*g.bz + iy*g.by
 				ix := ox*g.s0 - g.p0
+				if g.d0 == 1 && g.bx == 1 && ix >= 0 && ix+g.kw <= g.iw {
+					// The common case: a dense run of the input row (short runs copied in line).
+					src := bd[rb+ix : rb+ix+g.kw]
+					if len(src) > 8 {
+						copy(seg, src)
+					} else {
+						for kx, v := range src {
+							seg[kx] = v
+						}
+					}
+					continue
+				}
 				for kx := range seg {
 					if ix >= 0 && ix < g.iw {
 						seg[kx] = bd[rb+ix*g.bx]
@@ -285,9 +360,10 @@ func convTGeomOf(dst *core.Tensor) convTGeom {
 	return g
 }
 
-// convTLayout: the packed kernel (m = Cout·KH·KW rows of Cin, the kernel's type), the packed
-// input (N·H·W rows of Cin floats), the GEMM result (N·H·W rows of m floats) and the team GEMM's
-// scratch, then per worker one dst row of floats, each 64-byte aligned.
+// convTLayout: the packed kernel (m = Cout·KH·KW rows of Cin floats), the packed input
+// (N·H·W rows of Cin floats), the GEMM result (m rows of N·H·W floats: tap (co, ky, kx) of every
+// input position, so the gather reads runs along x) and the team GEMM's scratch, then per worker
+// one dst row of floats, each 64-byte aligned.
 type convTLayout struct {
 	m, rows, kernel, input, out, gemm, row int64
 }
@@ -296,10 +372,10 @@ func convTLayoutOf(dst *core.Tensor, nTasks int) convTLayout {
 	g := convTGeomOf(dst)
 	var l convTLayout
 	l.m, l.rows = g.cout*g.kh*g.kw, g.n*g.h*g.w
-	l.kernel = core.AlignUp(l.m*g.cin*dst.Src[0].Type.Size(), 64)
+	l.kernel = core.AlignUp(l.m*g.cin*4, 64)
 	l.input = core.AlignUp(l.rows*g.cin*4, 64)
 	l.out = core.AlignUp(l.rows*l.m*4, 64)
-	l.gemm = core.AlignUp(int64(kern.SgemmWorkSize(int(l.m), int(l.rows), int(g.cin), nTasks))*4, 64)
+	l.gemm = core.AlignUp(int64(kern.SgemmWorkSize(int(l.rows), int(l.m), int(g.cin), nTasks))*4, 64)
 	l.row = core.AlignUp(dst.Ne[0]*4, 64)
 	return l
 }
@@ -312,36 +388,35 @@ func convTransposeWork(dst *core.Tensor, nTasks int) int64 {
 func computeConvTranspose(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
 	g := convTGeomOf(dst)
+	if p.ref {
+		convTransposeRef(p, dst, &g)
+		return
+	}
 	l := convTLayoutOf(dst, p.nth)
 	work := p.work[core.AlignUp(int64(uintptrOf(p.work)), 64)-int64(uintptrOf(p.work)):]
 	f16 := a.Type == core.TypeF16
-	kb := work[:l.kernel]
+	kb := f32s(work[:l.kernel])
 	in := f32s(work[l.kernel : l.kernel+l.input])
 	out := f32s(work[l.kernel+l.input : l.kernel+l.input+l.out])
 	gw := f32s(work[l.kernel+l.input+l.out : l.kernel+l.input+l.out+l.gemm])
 	cin := g.cin
 
-	// Pack: kernel row r = (co·KH + ky)·KW + kx over ci; input row (n·H + y)·W + x over ci.
+	// Pack: kernel row r = (co·KH + ky)·KW + kx over ci (f16 widened, exactly); input row
+	// (n·H + y)·W + x over ci (rounded to f16 for an f16 kernel, as ggml converts it).
 	if p.ith == 0 {
 		p.pool.chunk.Store(0) // nobody claims from it before the barrier below
 	}
-	ad, bd := a.Data(), f32s(b.Data())
+	kat := kernelReader(a)
+	bd := f32s(b.Data())
 	r0, r1 := rowRange(l.m, p.ith, p.nth)
 	for r := r0; r < r1; r++ {
 		kx := r % g.kw
 		ky := r / g.kw % g.kh
 		co := r / (g.kw * g.kh)
 		base := kx*g.ax + ky*g.ay + co*g.aco
-		if f16 {
-			src, d := u16s(ad), u16s(kb)[r*cin:(r+1)*cin]
-			for ci := range d {
-				d[ci] = src[base+int64(ci)*g.aci]
-			}
-		} else {
-			src, d := f32s(ad), f32s(kb)[r*cin:(r+1)*cin]
-			for ci := range d {
-				d[ci] = src[base+int64(ci)*g.aci]
-			}
+		d := kb[r*cin : (r+1)*cin]
+		for ci := range d {
+			d[ci] = kat(base + int64(ci)*g.aci)
 		}
 	}
 	r0, r1 = rowRange(l.rows, p.ith, p.nth)
@@ -360,15 +435,13 @@ func computeConvTranspose(p *params, dst *core.Tensor) {
 		}
 	}
 	p.barrier()
+	// out[r·rows + q] = Σ_ci kernel row r · input row q (the input rows in the GEMM's weight role).
 	m, rows := int(l.m), int(l.rows)
-	if f16 {
-		kern.SgemmF16A(p.ith, p.nth, p.barrier, &p.pool.chunk, gw, m, rows, int(cin), u16s(kb), int(cin), in, int(cin), out, m)
-	} else {
-		kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, gw, m, rows, int(cin), f32s(kb), int(cin), in, int(cin), out, m)
-	}
+	kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, gw, rows, m, int(cin), in, int(cin), kb, int(cin), out, rows)
 	p.barrier()
 
-	// Gather: dst[ox, oy, co, n] = Σ out[(n, y, x)][(co, ky, kx)] over x·s + kx = ox, y·s + ky = oy.
+	// Gather: dst[ox, oy, co, n] = Σ_{y, kx} out[(co, ky, kx)][(n, y, x)] with x·s + kx = ox and
+	// y·s + ky = oy: each tap adds a run of W inputs to every s-th output of the row.
 	dd := dst.Data()
 	rb := l.kernel + l.input + l.out + l.gemm + int64(p.ith)*l.row
 	row := f32s(work[rb : rb+l.row])[:dst.Ne[0]]
@@ -379,25 +452,65 @@ func computeConvTranspose(p *params, dst *core.Tensor) {
 			oy, co, n = 0, ir%g.cout, 0
 		}
 		clear(row)
-		for y := max(0, (oy-g.kh+g.s)/g.s); y <= oy/g.s && y < g.h; y++ {
+		for y := int64(0); y < g.h; y++ {
 			ky := oy - y*g.s
-			if ky >= g.kh {
+			if ky < 0 || ky >= g.kh {
 				continue
 			}
-			for ox := range row {
-				o := int64(ox)
-				sum := float32(0)
-				for x := max(0, (o-g.kw+g.s)/g.s); x <= o/g.s && x < g.w; x++ {
-					kx := o - x*g.s
-					if kx < g.kw {
-						sum += out[((n*g.h+y)*g.w+x)*l.m+(co*g.kh+ky)*g.kw+kx]
-					}
+			for kx := int64(0); kx < g.kw; kx++ {
+				src := out[((co*g.kh+ky)*g.kw+kx)*l.rows+(n*g.h+y)*g.w:][:g.w]
+				if g.s == 1 {
+					d := row[kx : kx+g.w]
+					kern.AddF32(d, d, src)
+					continue
 				}
-				row[ox] += sum
+				for x, v := range src {
+					row[int64(x)*g.s+kx] += v
+				}
 			}
 		}
 		i1, i2, i3 := unravel(ir, dst.Ne)
 		storeRow(dst, dd, i1, i2, i3, row)
+	}
+}
+
+// convTransposeRef is the reference transposed convolution: each dst element gathered directly
+// in f32 over the input positions (y, x) whose taps land on it, then the input channels; the
+// input rounded to f16 for an f16 kernel.
+func convTransposeRef(p *params, dst *core.Tensor, g *convTGeom) {
+	a, b := dst.Src[0], dst.Src[1]
+	kat := kernelReader(a)
+	bd, dd := f32s(b.Data()), f32s(dst.Data())
+	f16 := a.Type == core.TypeF16
+	ow, oh := dst.Ne[0], int64(1)
+	if dst.Op == core.OpConvTranspose2D {
+		oh = dst.Ne[1]
+	}
+	e0, e1 := rowRange(dst.NElements(), p.ith, p.nth)
+	for e := e0; e < e1; e++ {
+		ox, oy, r := e%ow, e/ow%oh, e/(ow*oh)
+		co, n := r%g.cout, r/g.cout
+		sum := float32(0)
+		for y := int64(0); y < g.h; y++ {
+			ky := oy - y*g.s
+			if ky < 0 || ky >= g.kh {
+				continue
+			}
+			for x := int64(0); x < g.w; x++ {
+				kx := ox - x*g.s
+				if kx < 0 || kx >= g.kw {
+					continue
+				}
+				for ci := int64(0); ci < g.cin; ci++ {
+					v := bd[n*g.bn+y*g.by+x*g.bx+ci*g.bc]
+					if f16 {
+						v = roundF16(v)
+					}
+					sum += kat(co*g.aco+ky*g.ay+kx*g.ax+ci*g.aci) * v
+				}
+			}
+		}
+		dd[e] = sum
 	}
 }
 
@@ -458,7 +571,7 @@ func computeConv2DDw(p *params, dst *core.Tensor) {
 				if lo > hi {
 					continue
 				}
-				if s0 == 1 && bx == 1 {
+				if s0 == 1 && bx == 1 && !p.ref {
 					kern.AxpyF32(w, bd[rb+lo+off:rb+hi+off+1], row[lo:hi+1])
 					continue
 				}
