@@ -34,6 +34,12 @@ const (
 	TypeI32    Type = 26
 	TypeI64    Type = 27
 	TypeBF16   Type = 30
+	// TypeMXFP4 is ggml's OCP microscaling FP4: E2M1 codes with one E8M0 scale per 32 values.
+	TypeMXFP4 Type = 39
+	// TypeNVFP4 is ggml's NVFP4: E2M1 codes with one UE4M3 scale per 16 values (blocks of 64).
+	TypeNVFP4 Type = 40
+	// TypeQ1_0 is ggml's 1-bit type: a sign bit per value and one f16 magnitude per 128 values.
+	TypeQ1_0 Type = 41
 )
 
 // typeTraits describes the storage of one type.
@@ -81,6 +87,12 @@ func init() {
 		toFloat: quant.DequantizeRowIQ4_NL, fromFloat: quant.QuantizeRowIQ4_NL}
 	traitTable[TypeIQ4_XS] = &typeTraits{name: "iq4_xs", blockSize: quant.QK_K, typeSize: quant.BlockIQ4_XSSize, quantized: true,
 		toFloat: quant.DequantizeRowIQ4_XS, fromFloat: quant.QuantizeRowIQ4_XS}
+	traitTable[TypeMXFP4] = &typeTraits{name: "mxfp4", blockSize: quant.QK_MXFP4, typeSize: quant.BlockMXFP4Size, quantized: true,
+		toFloat: quant.DequantizeRowMXFP4, fromFloat: quant.QuantizeRowMXFP4}
+	traitTable[TypeNVFP4] = &typeTraits{name: "nvfp4", blockSize: quant.QK_NVFP4, typeSize: quant.BlockNVFP4Size, quantized: true,
+		toFloat: quant.DequantizeRowNVFP4, fromFloat: quant.QuantizeRowNVFP4}
+	traitTable[TypeQ1_0] = &typeTraits{name: "q1_0", blockSize: quant.QK1_0, typeSize: quant.BlockQ1_0Size, quantized: true,
+		toFloat: quant.DequantizeRowQ1_0, fromFloat: quant.QuantizeRowQ1_0}
 	traitTable[TypeI8] = &typeTraits{name: "i8", blockSize: 1, typeSize: 1}
 	traitTable[TypeI16] = &typeTraits{name: "i16", blockSize: 1, typeSize: 2}
 	traitTable[TypeI32] = &typeTraits{name: "i32", blockSize: 1, typeSize: 4, toFloat: i32ToFloat, fromFloat: i32FromFloat}
@@ -178,11 +190,12 @@ func (t Type) FromFloat(src []float32, dst []byte) error {
 }
 
 // VecDotType is the type the CPU backend converts activations into before a dot product with
-// weights of type t (ggml's vec_dot_type): F32→F32, F16→F16, BF16→BF16, Q4_0/Q5_0/Q8_0/IQ4_NL→Q8_0,
-// Q4_1/Q5_1→Q8_1, Q2_K…Q6_K/IQ4_XS→Q8_K. Other types map to themselves.
+// weights of type t (ggml's vec_dot_type): F32→F32, F16→F16, BF16→BF16,
+// Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/NVFP4/Q1_0→Q8_0, Q4_1/Q5_1→Q8_1, Q2_K…Q6_K/IQ4_XS→Q8_K. Other
+// types map to themselves.
 func (t Type) VecDotType() Type {
 	switch t {
-	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL:
+	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL, TypeMXFP4, TypeNVFP4, TypeQ1_0:
 		return TypeQ8_0
 	case TypeQ4_1, TypeQ5_1:
 		return TypeQ8_1

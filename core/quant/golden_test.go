@@ -138,6 +138,13 @@ func TestGoldenGGML(t *testing.T) {
 	if p := os.Getenv("TANDEM_GGML_GOLDEN"); p != "" {
 		path = p
 	}
+	checkGolden(t, path, goldenTypes)
+}
+
+// checkGolden checks the golden file at path (testdata/README.md's format) against the types,
+// which must be exactly the file's.
+func checkGolden(t *testing.T, path string, types map[int]goldenType) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +164,7 @@ func TestGoldenGGML(t *testing.T) {
 	seen := 0
 	for range ntypes {
 		id, blck, size := u32(), u32(), u32()
-		gt, ok := goldenTypes[id]
+		gt, ok := types[id]
 		if !ok || gt.blck != blck || gt.size != size {
 			t.Fatalf("type %d: golden block %d/%d bytes, ours %+v", id, blck, size, gt)
 		}
@@ -214,8 +221,8 @@ func TestGoldenGGML(t *testing.T) {
 			t.Errorf("type %d: %d of %d rows quantize differently from ggml", id, bad, nrows)
 		}
 	}
-	if seen != len(goldenTypes) {
-		t.Errorf("golden file covers %d types, want %d", seen, len(goldenTypes))
+	if seen != len(types) {
+		t.Errorf("golden file covers %d types, want %d", seen, len(types))
 	}
 }
 
