@@ -154,6 +154,27 @@ var fzUnary = []func(*core.Context, *core.Tensor) *core.Tensor{
 	},
 	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.PadReflect1D(a, 1, 1) },
 	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.TopK(a, 1) },
+	// convolution nodes: a as the input (or columns), a fresh kernel
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.Conv2DDirect(c.NewTensor(core.TypeF16, 2, 2, a.Ne[2], 3), a, 1, 2, 1, 0, 1, 1)
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.Conv2DDwDirect(c.NewTensor(core.TypeF32, 3, 1, 1, a.Ne[2]), a, 2, 1, 1, 1, 1, 1)
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.ConvTranspose2DP0(c.NewTensor(core.TypeF32, 2, 3, 2, a.Ne[2]), a, 2)
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.ConvTranspose1D(c.NewTensor(core.TypeF16, 3, 2, a.Ne[1]), a, 2, 0, 1)
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		p := core.Conv3DParams{S0: 1, S1: 2, S2: 1, P0: 1, P1: 0, P2: 1, D0: 1, D1: 1, D2: 2}
+		if a.Ne[3] > 1 {
+			return c.Conv3DDirect(c.NewTensor(core.TypeF32, 2, 1, 2, a.Ne[3]*2), a, p, int(a.Ne[3]), 1, 2)
+		}
+		return c.Im2Col3D(c.NewTensor(core.TypeF32, 2, 1, 2, 1), a, 1, p, core.TypeF16)
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.Col2Im1D(a, 2, 1, 1) },
 	func(c *core.Context, a *core.Tensor) *core.Tensor {
 		return c.SolveTri(c.Tri(a, core.TriLowerDiag), a, true, true, false)
 	},
