@@ -88,7 +88,7 @@ var mulMatRouteTable = []struct {
 	{core.TypeQ4_1, layoutStd, matVecSet, "gemmstd gemmstd gemmstd gemmstd gemmstd gemmstd gemmstd"},
 	{core.TypeQ4_1, layoutRepack, allSets, "repacked repacked repacked repacked repacked repacked repacked"},
 
-	// Q5 and the K-quants without SIMD kernels: per-row dots.
+	// Q5, the K-quants without SIMD kernels, MXFP4, NVFP4 and Q1_0: per-row dots.
 	{core.TypeQ5_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ5_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ5_1, layoutStd, allSets, "dot dot dot dot dot dot dot"},
@@ -97,6 +97,12 @@ var mulMatRouteTable = []struct {
 	{core.TypeQ2_K, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ3_K, layoutStd, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ3_K, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeMXFP4, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeMXFP4, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeNVFP4, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeNVFP4, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeQ1_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeQ1_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 
 	// K-quants and IQ4 with tiled dots.
 	// Q4_K, Q6_K: weights repacked on the fly from kstdMinN rows where the set has their kernels (avx2).

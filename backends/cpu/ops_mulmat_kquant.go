@@ -6,8 +6,8 @@ import (
 	"github.com/tandem-ml/tandem/core/quant"
 )
 
-// refVecDotK returns the reference dot product (ggml's generic kernel) for the Q5, K-quant and
-// IQ4 weight types, nil for other types.
+// refVecDotK returns the reference dot product (ggml's generic kernel) for the Q5, K-quant, IQ4,
+// FP4 (MXFP4, NVFP4) and Q1_0 weight types, nil for other types.
 func refVecDotK(t core.Type) vecDot {
 	switch t {
 	case core.TypeQ5_0:
@@ -28,6 +28,12 @@ func refVecDotK(t core.Type) vecDot {
 		return quant.DotIQ4_NLQ8_0
 	case core.TypeIQ4_XS:
 		return quant.DotIQ4_XSQ8_K
+	case core.TypeMXFP4:
+		return quant.DotMXFP4Q8_0
+	case core.TypeNVFP4:
+		return quant.DotNVFP4Q8_0
+	case core.TypeQ1_0:
+		return quant.DotQ1_0Q8_0
 	}
 	return nil
 }

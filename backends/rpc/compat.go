@@ -49,6 +49,9 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		if t.Type.IsQuantized() && s0.Ne[0] != t.Ne[0] {
 			return false // ggml quantizes source rows as they are
 		}
+		if s0.Type.IsQuantized() && t.Type != core.TypeF32 && t.Type != s0.Type {
+			return false // ggml_compute_forward_dup dequantizes into f32 only and aborts otherwise
+		}
 	case core.OpSum, core.OpArgmax, core.OpArgsort, core.OpPool1D, core.OpPool2D:
 		return contig(s0) // ggml indexes these as dense rows (POOL_2D writes out of bounds otherwise)
 	case core.OpIm2Col:
