@@ -381,3 +381,37 @@ func (c *Context) ConvTranspose2DP0(a, b *Tensor, s int) *Tensor {
 	t.Params[0] = int32(s)
 	return t
 }
+
+// ConvNodeValid reports whether t is a convolution node (CONV_TRANSPOSE_1D, IM2COL_3D, COL2IM_1D,
+// CONV_2D, CONV_3D, CONV_2D_DW, CONV_TRANSPOSE_2D) its constructor would build from its sources
+// and op_params: same shape, type, parameters and result strides. Backends check it before
+// running a node that may have been assembled by hand (their kernels trust the geometry).
+func ConvNodeValid(t *Tensor) bool {
+	if t == nil {
+		return false
+	}
+	c := NewContext(ContextParams{NoAlloc: true})
+	s, p := t.Src, t.Params
+	i := func(k int) int { return int(p[k]) }
+	p3 := Conv3DParams{S0: i(0), S1: i(1), S2: i(2), P0: i(3), P1: i(4), P2: i(5), D0: i(6), D1: i(7), D2: i(8)}
+	var r *Tensor
+	switch t.Op {
+	case OpConvTranspose1D:
+		r = c.ConvTranspose1D(s[0], s[1], i(0), i(1), i(2))
+	case OpIm2Col3D:
+		r = c.Im2Col3D(s[0], s[1], int64(p[9]), p3, t.Type)
+	case OpCol2Im1D:
+		r = c.Col2Im1D(s[0], i(0), i(1), i(2))
+	case OpConv2D:
+		r = c.Conv2DDirect(s[0], s[1], i(0), i(1), i(2), i(3), i(4), i(5))
+	case OpConv3D:
+		r = c.Conv3DDirect(s[0], s[1], p3, i(9), i(10), i(11))
+	case OpConv2DDw:
+		r = c.Conv2DDwDirect(s[0], s[1], i(0), i(1), i(2), i(3), i(4), i(5))
+	case OpConvTranspose2D:
+		r = c.ConvTranspose2DP0(s[0], s[1], i(0))
+	default:
+		return false
+	}
+	return c.Err() == nil && r.Ne == t.Ne && r.Nb == t.Nb && r.Type == t.Type && r.Params == t.Params
+}

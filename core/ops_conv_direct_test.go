@@ -52,6 +52,23 @@ func TestConvDirectShapes(t *testing.T) {
 		if !ck.t.IsContiguous() {
 			t.Errorf("%s: result strides %v", ck.name, ck.t.Nb)
 		}
+		if !core.ConvNodeValid(ck.t) {
+			t.Errorf("%s: ConvNodeValid false for the constructor's node", ck.name)
+		}
+		// A node assembled by hand with other parameters or shape is not valid.
+		bad := *ck.t
+		bad.Params[0] = 0
+		if core.ConvNodeValid(&bad) {
+			t.Errorf("%s: ConvNodeValid true with stride/parameter 0 zeroed", ck.name)
+		}
+		bad = *ck.t
+		bad.Ne[0]++
+		if core.ConvNodeValid(&bad) {
+			t.Errorf("%s: ConvNodeValid true with ne0 %d", ck.name, bad.Ne[0])
+		}
+	}
+	if core.ConvNodeValid(nil) || core.ConvNodeValid(img) {
+		t.Error("ConvNodeValid true for nil or a leaf")
 	}
 	// CONV_2D_DW of a CWHN input (channels densest) lays its result out the same way.
 	cw := c.Permute(c.NewTensor4D(f32, 4, 13, 11, 2), 2, 0, 1, 3) // [C, W, H, N] viewed [W, H, C, N]

@@ -32,11 +32,12 @@ func init() {
 }
 
 // convDirectSupports: an f32 or f16 kernel, an f32 input and an f32 result (the constructors'
-// rules).
+// rules), on a node its constructor would build (core.ConvNodeValid: the kernels trust the
+// geometry).
 func convDirectSupports(dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
 	return a != nil && b != nil && (a.Type == core.TypeF32 || a.Type == core.TypeF16) &&
-		b.Type == core.TypeF32 && dst.Type == core.TypeF32
+		b.Type == core.TypeF32 && dst.Type == core.TypeF32 && core.ConvNodeValid(dst)
 }
 
 // roundF16 rounds v to the nearest f16 value.
@@ -591,7 +592,8 @@ func computeConv2DDw(p *params, dst *core.Tensor) {
 
 func im2col3DSupports(dst *core.Tensor) bool {
 	b := dst.Src[1]
-	return b != nil && b.Type == core.TypeF32 && (dst.Type == core.TypeF32 || dst.Type == core.TypeF16)
+	return b != nil && b.Type == core.TypeF32 && (dst.Type == core.TypeF32 || dst.Type == core.TypeF16) &&
+		core.ConvNodeValid(dst)
 }
 
 func im2col3DWork(dst *core.Tensor, nTasks int) int64 { return scratchBytes(dst.Ne[0], nTasks) }
@@ -626,7 +628,7 @@ func computeIm2Col3D(p *params, dst *core.Tensor) {
 
 func col2im1DSupports(dst *core.Tensor) bool {
 	a := dst.Src[0]
-	return a != nil && convFloatType(a.Type) && dst.Type == a.Type && a.IsContiguous()
+	return a != nil && convFloatType(a.Type) && dst.Type == a.Type && a.IsContiguous() && core.ConvNodeValid(dst)
 }
 
 func computeCol2Im1D(p *params, dst *core.Tensor) {

@@ -6,6 +6,7 @@ import (
 
 // CONV_2D, CONV_3D, CONV_2D_DW, CONV_TRANSPOSE_1D/2D, IM2COL_3D and COL2IM_1D on
 // conv_direct.comp: one invocation per dst element, kernels and inputs read at their strides.
+// Only nodes their constructor would build are supported (core.ConvNodeValid).
 
 func init() {
 	registerOp(core.OpConv2D, opImpl{supports: supportsConvDirect, encode: (*Encoder).encodeConvDirect})
@@ -62,7 +63,7 @@ func cwhnResult(t *core.Tensor) bool {
 
 func supportsConvDirect(d *Device, t *core.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || b.Type != core.TypeF32 || t.Type != core.TypeF32 || !floatStrides(b) || !convKernelOK(d, a) {
+	if !core.ConvNodeValid(t) || a == nil || b == nil || b.Type != core.TypeF32 || t.Type != core.TypeF32 || !floatStrides(b) || !convKernelOK(d, a) {
 		return false
 	}
 	if !t.IsContiguous() && !(t.Op == core.OpConv2DDw && cwhnResult(t)) {
@@ -137,8 +138,8 @@ func (e *Encoder) encodeConvDirect(n *core.Tensor) error {
 
 func supportsConvTranspose(d *Device, t *core.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return a != nil && b != nil && b.Type == core.TypeF32 && t.Type == core.TypeF32 && floatStrides(b) &&
-		convKernelOK(d, a) && t.IsContiguous()
+	return core.ConvNodeValid(t) && a != nil && b != nil && b.Type == core.TypeF32 && t.Type == core.TypeF32 &&
+		floatStrides(b) && convKernelOK(d, a) && t.IsContiguous()
 }
 
 func (e *Encoder) encodeConvTranspose(n *core.Tensor) error {
@@ -179,7 +180,7 @@ func (e *Encoder) encodeConvTranspose(n *core.Tensor) error {
 
 func supportsIm2Col3D(d *Device, t *core.Tensor) bool {
 	b := t.Src[1]
-	if b == nil || b.Type != core.TypeF32 || !floatStrides(b) || !t.IsContiguous() {
+	if !core.ConvNodeValid(t) || b == nil || b.Type != core.TypeF32 || !floatStrides(b) || !t.IsContiguous() {
 		return false
 	}
 	pr := core.Conv3DParamsOf(t)
@@ -221,7 +222,7 @@ func (e *Encoder) encodeIm2Col3D(n *core.Tensor) error {
 
 func supportsCol2Im1D(d *Device, t *core.Tensor) bool {
 	a := t.Src[0]
-	if a == nil || t.Type != a.Type || !a.IsContiguous() || !t.IsContiguous() {
+	if !core.ConvNodeValid(t) || a == nil || t.Type != a.Type || !a.IsContiguous() || !t.IsContiguous() {
 		return false
 	}
 	switch a.Type {
