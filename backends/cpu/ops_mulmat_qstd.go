@@ -14,11 +14,14 @@ import (
 // quantized GEMM from n = 2 (q4_0 143 vs 130 GFLOPS; n = 8: 642 vs 169).
 const qstdMinN = 2
 
-// computeMulMatQstd runs kern.GemmStd per (i12, i13) batch on activations already in the vec-dot
-// type (yData with byte strides ynb1..3); its scratch follows the converted activations.
-func computeMulMatQstd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
+// teamGemm is a team GEMM of the kern package's protocol (GemmStd, GemmQ4_KStd, …) on weights
+// in the standard layout, the kernel set's weight type fixed.
+type teamGemm func(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int)
+
+// computeMulMatStdGemm runs gemm per (i12, i13) batch on activations already in the vec-dot type
+// (yData with byte strides ynb1..3); its scratch follows the converted activations.
+func computeMulMatStdGemm(p *params, dst *core.Tensor, gemm teamGemm, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
 	a, b := dst.Src[0], dst.Src[1]
-	rt, _ := repackTypeOf(a.Type)
 	da, dd := a.Data(), dst.Data()
 	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
 	wf := teamScratch(p, convBytes)
@@ -27,9 +30,18 @@ func computeMulMatQstd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb
 		aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
 		boff := i12*ynb2 + i13*ynb3
 		doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-		kern.GemmStd(rt, p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
+		gemm(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
 			yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
 	})
+}
+
+// computeMulMatQstd runs kern.GemmStd of the weights' repack type per batch.
+func computeMulMatQstd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
+	rt, _ := repackTypeOf(dst.Src[0].Type)
+	gemm := func(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
+		kern.GemmStd(rt, ith, nth, barrier, counter, work, m, n, k, a, lda, b, ldb, c, ldc)
+	}
+	computeMulMatStdGemm(p, dst, gemm, yData, convBytes, ynb1, ynb2, ynb3)
 }
 
 // kstdMinN is the fewest activation rows per batch for which Q4_K and Q6_K weights take
@@ -41,7 +53,7 @@ const kstdMinN = 128
 
 // kstdGemm is an on-the-fly repacked K-quant GEMM and its work size.
 type kstdGemm struct {
-	gemm func(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int)
+	gemm teamGemm
 	work func(m, n, k, nth int) int
 }
 
@@ -56,20 +68,7 @@ func kstdOf(t core.Type) *kstdGemm {
 	return nil
 }
 
-// computeMulMatKStd runs the weight type's kstdGemm per (i12, i13) batch on Q8_K activations
-// (yData with byte strides ynb1..3); its scratch follows the converted activations.
+// computeMulMatKStd runs the weight type's kstdGemm per batch on Q8_K activations.
 func computeMulMatKStd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
-	a, b := dst.Src[0], dst.Src[1]
-	ks := kstdOf(a.Type)
-	da, dd := a.Data(), dst.Data()
-	m, n, k := int(a.Ne[1]), int(b.Ne[1]), int(a.Ne[0])
-	wf := teamScratch(p, convBytes)
-	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	forEachBatch(p, dst, func(i12, i13 int64) {
-		aoff := (i12/r2)*a.Nb[2] + (i13/r3)*a.Nb[3]
-		boff := i12*ynb2 + i13*ynb3
-		doff := i12*dst.Nb[2] + i13*dst.Nb[3]
-		ks.gemm(p.ith, p.nth, p.barrier, &p.pool.chunk, wf, m, n, k, da[aoff:], int(a.Nb[1]),
-			yData[boff:], int(ynb1), f32s(dd[doff:]), int(dst.Nb[1]/4))
-	})
+	computeMulMatStdGemm(p, dst, kstdOf(dst.Src[0].Type).gemm, yData, convBytes, ynb1, ynb2, ynb3)
 }
