@@ -278,14 +278,16 @@ func DequantizeRowQ1_0(src []byte, y []float32) {
 func DotMXFP4Q8_0(n int, x, y []byte) float32 {
 	nb := blocks("DotMXFP4Q8_0", n, QK_MXFP4, BlockMXFP4Size, len(x), "x")
 	blocks("DotMXFP4Q8_0", n, QK8_0, BlockQ8_0Size, len(y), "y")
+	kv := &KValuesFP4
 	var sumf float32
 	for i := range nb {
 		bx := x[i*BlockMXFP4Size : (i+1)*BlockMXFP4Size]
 		by := y[i*BlockQ8_0Size : (i+1)*BlockQ8_0Size]
-		q := by[2 : 2+QK8_0]
+		codes, q := (*[QK_MXFP4 / 2]byte)(bx[1:]), (*[QK8_0]byte)(by[2:])
 		var sumi int32
-		for j, c := range bx[1 : 1+QK_MXFP4/2] {
-			sumi += int32(int8(q[j]))*int32(KValuesFP4[c&0xF]) + int32(int8(q[j+16]))*int32(KValuesFP4[c>>4])
+		for j := range QK_MXFP4 / 2 {
+			c := codes[j]
+			sumi += int32(int8(q[j]))*int32(kv[c&0xF]) + int32(int8(q[j+16]))*int32(kv[c>>4])
 		}
 		d := f16le(by[0], by[1]) * E8M0ToFP32Half(bx[0])
 		sumf += float32(d * float32(sumi))
@@ -300,16 +302,18 @@ func DotNVFP4Q8_0(n int, x, y []byte) float32 {
 	nb := blocks("DotNVFP4Q8_0", n, QK_NVFP4, BlockNVFP4Size, len(x), "x")
 	blocks("DotNVFP4Q8_0", n, QK8_0, BlockQ8_0Size, len(y), "y")
 	const nsub, half = QK_NVFP4 / QK_NVFP4Sub, QK_NVFP4Sub / 2
+	kv := &KValuesFP4
 	var sumf float32
 	for i := range nb {
-		bx := x[i*BlockNVFP4Size : (i+1)*BlockNVFP4Size]
+		bx := (*[BlockNVFP4Size]byte)(x[i*BlockNVFP4Size:])
 		for s := range nsub {
-			by := y[(2*i+s/2)*BlockQ8_0Size:]
-			q := by[2+(s%2)*QK_NVFP4Sub : 2+(s%2+1)*QK_NVFP4Sub]
-			codes := bx[nsub+s*half : nsub+(s+1)*half]
+			by := (*[BlockQ8_0Size]byte)(y[(2*i+s/2)*BlockQ8_0Size:])
+			q := (*[QK_NVFP4Sub]byte)(by[2+(s%2)*QK_NVFP4Sub:])
+			codes := (*[half]byte)(bx[nsub+s*half:])
 			var sumi int32
-			for j, c := range codes {
-				sumi += int32(int8(q[j]))*int32(KValuesFP4[c&0xF]) + int32(int8(q[j+half]))*int32(KValuesFP4[c>>4])
+			for j := range half {
+				c := codes[j]
+				sumi += int32(int8(q[j]))*int32(kv[c&0xF]) + int32(int8(q[j+half]))*int32(kv[c>>4])
 			}
 			dd := f16le(by[0], by[1]) * UE4M3ToFP32Half(bx[s])
 			sumf += float32(dd * float32(sumi))
@@ -329,16 +333,15 @@ func DotQ1_0Q8_0(n int, x, y []byte) float32 {
 		bx := x[i*BlockQ1_0Size : (i+1)*BlockQ1_0Size]
 		var sumi float32
 		for k := range 4 {
-			by := y[(4*i+k)*BlockQ8_0Size : (4*i+k+1)*BlockQ8_0Size]
-			q := by[2 : 2+QK8_0]
+			by := (*[BlockQ8_0Size]byte)(y[(4*i+k)*BlockQ8_0Size:])
+			q := (*[QK8_0]byte)(by[2:])
+			bits := getU32(bx[2+4*k:]) // element j of this Q8_0 block is bit j
 			// Σ (bit ? q : −q) = 2·Σ_{bit set} q − Σ q.
 			var all, set int32
-			for b, m := range bx[2+4*k : 2+4*k+4] {
-				for t := range 8 {
-					v := int32(int8(q[8*b+t]))
-					all += v
-					set += v & -int32(m>>t&1)
-				}
+			for j := range QK8_0 {
+				v := int32(int8(q[j]))
+				all += v
+				set += v & -int32(bits>>j&1)
 			}
 			sumi += float32(f16le(by[0], by[1]) * float32(2*set-all))
 		}
