@@ -33,8 +33,8 @@ var flashAttnKVTypes = mulMatWeightTypes
 //
 //   - q F32 [Dk, n_q, n_head, ne3], rows contiguous (Nb[0] = 4);
 //   - k [Dk, n_kv, n_head_k, ne3] and v [Dv, n_kv, n_head_v, ne3] of F32, F16, BF16, Q8_0, Q4_0,
-//     Q4_1, Q5_0, Q5_1, IQ4_NL or a K-quant, rows contiguous; dims 1-3 may have any strides (views of
-//     a KV cache); n_head must be a multiple of n_head_k and of n_head_v;
+//     Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, MXFP4, NVFP4, Q1_0 or a K-quant, rows contiguous; dims 1-3
+//     may have any strides (views of a KV cache); n_head must be a multiple of n_head_k and of n_head_v;
 //   - mask (optional) F16 or F32 [≥n_kv, ≥n_q, m2, m3] with n_head % m2 == 0 and ne3 % m3 == 0,
 //     rows contiguous; row iq1 masks query row iq1 (extra rows and columns are unused);
 //   - scale multiplies q·k; maxBias > 0 turns on ALiBi (head h's slope AlibiSlope(h, n_head,
