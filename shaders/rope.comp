@@ -1,13 +1,20 @@
 #version 450
-// rope.comp: ROPE (modes NORMAL and NEOX, with YaRN and optional frequency
-// factors) of f32 or f16 tensors [ne0, ne1, ne2 = tokens, ne3], after the CPU
-// kernel (backends/cpu/ops_rope.go). One thread per rotated pair k < n_dims/2 of a
-// row (NORMAL: elements 2k, 2k+1; NEOX: k, k + n_dims/2) or per element
-// n_dims..ne0-1 (copied). Each thread reads and writes only its own elements, so
-// dst may alias src (in place).
+// rope.comp: ROPE (modes NORMAL, NEOX, MROPE, VISION and IMROPE, with YaRN,
+// optional frequency factors and ggml_rope_set_offset's offset) of f32 or f16
+// tensors [ne0, ne1, ne2 = tokens, ne3], after the CPU kernel
+// (backends/cpu/ops_rope.go). One thread per rotated pair k of a row (NORMAL:
+// elements o+2k, o+2k+1; the others: o+k, o+k+half, o = n_offs, half = n_dims/2,
+// n_dims for VISION) or per copied element (those outside o..o+2*pairs-1). Each
+// thread reads and writes only its own elements, so dst may alias src (in place).
+//
+// The multi modes (mode & 8) read four positions per token (component c of token
+// i2 at pos[c*ne2 + i2]); pair k lies in sector k % sum(sections) and takes its
+// component as the CPU's ropeCache: MROPE (8) and VISION (24) by section ranges,
+// IMROPE (40) interleaved. theta = pos[c] * theta_scale^e with e = k, except that
+// VISION restarts each component's exponent at its section's first sector.
 //
 // Precision: the CPU builds theta in float64. Here theta is a double-float
-// (hi + lo, about 44 bits): theta_scale^k by binary exponentiation from the host's
+// (hi + lo, about 44 bits): theta_scale^e by binary exponentiation from the host's
 // float64 theta_scale split in two floats, times the position, divided by the
 // frequency factor and mixed for YaRN, all in double-float; it is reduced modulo
 // pi/2 against a three-float pi/2, and sin/cos of the remainder come from our own
@@ -54,12 +61,14 @@ layout(push_constant) uniform Params {
     uint nb0, nb1, nb2, nb3;       // dst strides (elements)
     uint nbp, nbf;                 // position and freq-factor strides (elements)
     uint offs_s, offs_p, offs_f, offs_d;
-    uint n_dims, neox, has_ff;
+    uint n_dims, mode, has_ff;     // mode: ggml's (0, 2, 8, 24, 40)
     float theta_scale, theta_scale_lo; // freq_base^(-2/n_dims) as a double-float
     float freq_scale, ext_factor;
     float mscale;                  // attn_factor, times 1 + 0.1 ln(1/freq_scale) with YaRN
     float corr_lo, corr_hi;        // YaRN correction dims
-    uint n;                        // rows * (n_dims/2 + ne0 - n_dims)
+    uint n;                        // rows * (pairs + ne0 - 2 * pairs)
+    uint n_offs;                   // first rotated element (ggml_rope_set_offset)
+    uint sec01, sec23;             // sections t | h << 16, w | e << 16 (multi modes)
 } p;
 
 // ---- double-float arithmetic (x = hi, y = lo) ----
@@ -124,10 +133,57 @@ void rope_sincos(vec2 theta, out float s, out float c) {
     }
 }
 
+// rope_component picks pair k's position component c and theta's exponent e (the
+// CPU's ropeCache).
+void rope_component(uint k, out uint c, out uint e) {
+    c = 0u;
+    e = k;
+    if ((p.mode & 8u) == 0u) {
+        return;
+    }
+    uint s0 = p.sec01 & 0xffffu, s1 = p.sec01 >> 16, s2 = p.sec23 & 0xffffu, s3 = p.sec23 >> 16;
+    uint sw = s0 + s1, se = sw + s2, sect = se + s3;
+    uint sector = k % sect;
+    if (p.mode == 40u) {
+        uint m = sector % 3u;
+        if (m == 1u && sector < 3u * s1) {
+            c = 1u;
+        } else if (m == 2u && sector < 3u * s2) {
+            c = 2u;
+        } else if (m == 0u && sector < 3u * s0) {
+            c = 0u;
+        } else {
+            c = 3u;
+        }
+    } else if (sector >= se) {
+        c = 3u;
+    } else if (sector >= sw) {
+        c = 2u;
+    } else if (sector >= s0) {
+        c = 1u;
+    }
+    if (p.mode == 24u) {
+        // VISION: component c's exponent restarts where sector == its section's start,
+        // unless an earlier component starts at the same sector (ggml's chain).
+        uint starts[4] = uint[4](0u, s0, sw, se);
+        uint r = starts[c];
+        bool resets = r < sect;
+        for (uint j = 0u; j < c; j++) {
+            resets = resets && starts[j] != r;
+        }
+        if (resets && k >= r) {
+            e = (k - r) % sect;
+        }
+    }
+}
+
 void main() {
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    uint half_dims = p.n_dims / 2u;
-    uint per_row = half_dims + (p.ne0 - p.n_dims);
+    bool vision = p.mode == 24u;
+    uint pairs = vision ? p.n_dims : p.n_dims / 2u;
+    uint half_dims = pairs; // the second element of a NEOX pair: k + half_dims
+    uint span = 2u * pairs;
+    uint per_row = pairs + (p.ne0 - span);
     for (uint it = gl_GlobalInvocationID.x; it < p.n; it += stride) {
         uint j = it % per_row;
         uint t = it / per_row;
@@ -137,21 +193,26 @@ void main() {
         uint i3 = t / p.ne2;
         uint is = p.offs_s + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
         uint id = p.offs_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
-        if (j >= half_dims) {
-            uint i0 = p.n_dims + (j - half_dims);
+        if (j >= pairs) {
+            uint i0 = j - pairs;
+            if (i0 >= p.n_offs) {
+                i0 += span;
+            }
             store_d(id + i0 * p.nb0, load_s(is + i0 * p.nb00));
             continue;
         }
         uint k = j;
-        // theta_scale^k by binary exponentiation (double-float)
+        uint comp, ex;
+        rope_component(k, comp, ex);
+        // theta_scale^ex by binary exponentiation (double-float)
         vec2 pw = vec2(1.0, 0.0), b = vec2(p.theta_scale, p.theta_scale_lo);
-        for (uint e = k; e != 0u; e >>= 1) {
+        for (uint e = ex; e != 0u; e >>= 1) {
             if ((e & 1u) != 0u) {
                 pw = df_mul(pw, b);
             }
             b = df_mul(b, b);
         }
-        vec2 extrap = df_mul_f(pw, float(data_p[p.offs_p + i2 * p.nbp]));
+        vec2 extrap = df_mul_f(pw, float(data_p[p.offs_p + (comp * p.ne2 + i2) * p.nbp]));
         if (p.has_ff != 0u) {
             extrap = df_div_f(extrap, data_f[p.offs_f + k * p.nbf]);
         }
@@ -177,8 +238,9 @@ void main() {
 #if defined(BACK)
         sn = -sn;
 #endif
-        uint j0 = p.neox != 0u ? k : 2u * k;
-        uint j1 = p.neox != 0u ? k + half_dims : 2u * k + 1u;
+        bool neox = p.mode != 0u;
+        uint j0 = p.n_offs + (neox ? k : 2u * k);
+        uint j1 = p.n_offs + (neox ? k + half_dims : 2u * k + 1u);
         float x0 = load_s(is + j0 * p.nb00);
         float x1 = load_s(is + j1 * p.nb00);
         store_d(id + j0 * p.nb0, x0 * cs - x1 * sn);

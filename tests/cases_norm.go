@@ -228,6 +228,10 @@ func normCases() []Case {
 			add(fmt.Sprintf("ROPE(%v,mode=%d,offset 4)", typ, mode), 0, 0, 200, func(c *core.Context) *core.Tensor {
 				return c.RopeSetOffset(rope(c, c.NewTensor(typ, 40, 3, 5), false, plain(32, mode)), 4)
 			})
+			add(fmt.Sprintf("ROPE_BACK(%v,mode=%d,offset 6)", typ, mode), 0, 0, 200, func(c *core.Context) *core.Tensor {
+				g := c.NewTensor(typ, 42, 3, 5)
+				return c.RopeSetOffset(c.RopeExtBack(g, c.NewTensor1D(core.TypeI32, 5).SetName("pos"), nil, plain(32, mode)), 6)
+			})
 			add(fmt.Sprintf("ROPE(%v,mode=%d,in place,strided view)", typ, mode), 0, 0, 200, func(c *core.Context) *core.Tensor {
 				a := c.NewTensor(typ, 80, 6, 4)
 				v := c.View3D(a, 64, 3, 4, 2*a.Nb[1], a.Nb[2], 8*typ.Size())
@@ -237,6 +241,12 @@ func normCases() []Case {
 		typ := typ
 		p := plain(32, core.RopeMrope)
 		p.Sections = [4]int{8, 4, 4, 0}
+		add(fmt.Sprintf("ROPE(%v,mode=40,ne0=40,n_dims=32,offset 8)", typ), 0, 0, 3000, func(c *core.Context) *core.Tensor {
+			ip := plain(32, core.RopeImrope)
+			ip.Sections = [4]int{6, 5, 5, 0}
+			r, _, _ := multi(c, c.NewTensor(typ, 40, 3, 2), false, ip)
+			return c.RopeSetOffset(r, 8)
+		})
 		add(fmt.Sprintf("ROPE(%v,mode=8,in place,strided view)", typ), 0, 0, 3000, func(c *core.Context) *core.Tensor {
 			a := c.NewTensor(typ, 48, 6, 3)
 			v := c.View3D(a, 40, 3, 3, 2*a.Nb[1], a.Nb[2], 4*typ.Size())

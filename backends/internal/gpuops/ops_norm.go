@@ -191,29 +191,50 @@ func (e *Encoder) encodeSoftMax(n *core.Tensor) error {
 
 func supportsRope(d *Device, t *core.Tensor) bool {
 	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]
-	rp := core.RopeParamsOf(t)
-	switch {
-	case a == nil || pos == nil:
+	if a == nil || pos == nil {
 		return false
+	}
+	rp := core.RopeParamsOf(t)
+	multi := core.RopeIsMulti(rp.Mode)
+	sec := rp.Sections
+	nPos := a.Ne[2]
+	if multi {
+		nPos *= 4
+	}
+	switch {
 	case a.Type != core.TypeF32 && !(a.Type == core.TypeF16 && d.Storage16Bit):
 		return false
 	case t.Type != a.Type || t.Ne != a.Ne || !stridesIn(a, a.Type.Size()) || !stridesIn(t, t.Type.Size()):
 		return false
-	case pos.Type != core.TypeI32 || pos.Ne[0] < a.Ne[2] || !stridesIn(pos, 4):
+	case pos.Type != core.TypeI32 || pos.Ne[0] < nPos || !stridesIn(pos, 4):
 		return false
-	case rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox:
-		return false // the multi modes (MROPE, VISION, IMROPE) run on the CPU for now
-	case rp.NOffs != 0:
-		return false // ggml_rope_set_offset: CPU only for now
+	case rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox && rp.Mode != core.RopeMrope &&
+		rp.Mode != core.RopeVision && rp.Mode != core.RopeImrope:
+		return false
 	case rp.NDims <= 0 || rp.NDims%2 != 0 || int64(rp.NDims) > a.Ne[0]:
 		return false
-	case ff != nil && (ff.Type != core.TypeF32 || ff.Ne[0] < int64(rp.NDims/2) || !stridesIn(ff, 4)):
+	case multi && (sec[0] < 0 || sec[1] < 0 || sec[2] < 0 || sec[3] < 0 || sec[0]+sec[1]+sec[2] <= 0 ||
+		sec[0] > 0xffff || sec[1] > 0xffff || sec[2] > 0xffff || sec[3] > 0xffff):
+		return false // the shader packs each section in 16 bits
+	case rp.Mode == core.RopeVision && (int64(rp.NDims) != a.Ne[0]/2 || rp.NOffs != 0):
+		return false
+	case rp.NOffs < 0 || rp.NOffs%2 != 0 || int64(rp.NOffs)+int64(rp.NDims) > a.Ne[0]:
+		return false
+	case ff != nil && (ff.Type != core.TypeF32 || ff.Ne[0] < ropeGPUPairs(rp) || !stridesIn(ff, 4)):
 		return false
 	}
 	return t.NElements() < maxShaderIndex
 }
 
-const ropePushSize = 29 * 4
+// ropeGPUPairs is the number of rotated pairs per row: n_dims/2, n_dims for VISION.
+func ropeGPUPairs(rp core.RopeParams) int64 {
+	if rp.Mode == core.RopeVision {
+		return int64(rp.NDims)
+	}
+	return int64(rp.NDims / 2)
+}
+
+const ropePushSize = 32 * 4
 
 func (e *Encoder) encodeRope(n *core.Tensor) error {
 	a, pos, ff := n.Src[0], n.Src[1], n.Src[2]
@@ -251,7 +272,8 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 	}
 	rp := core.RopeParamsOf(n)
 	nDims := int64(rp.NDims)
-	items := n.NRows() * (nDims/2 + n.Ne[0] - nDims)
+	pairs := ropeGPUPairs(rp)
+	items := n.NRows() * (pairs + n.Ne[0] - 2*pairs)
 	lo, hi := ropeCorrDims(rp.NDims, rp.NCtxOrig, rp.FreqBase, rp.BetaFast, rp.BetaSlow)
 	mscale := float64(rp.AttnFactor)
 	if rp.ExtFactor != 0 {
@@ -261,16 +283,22 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 	if ff != nil {
 		ffStride = ff.Nb[0] / 4
 	}
+	var sec [4]uint32
+	if core.RopeIsMulti(rp.Mode) {
+		for i, s := range rp.Sections {
+			sec[i] = uint32(s)
+		}
+	}
 	pc := e.push.Reset()
 	pushRows(pc, n, a, unit)
 	pc.U32(u32(pos.Nb[0]/4), u32(ffStride))
 	pc.U32(oa.offs, op.offs, of.offs, od.offs)
-	pc.U32(u32(nDims), b2u(rp.Mode == core.RopeNeox), b2u(ff != nil))
+	pc.U32(u32(nDims), uint32(rp.Mode), b2u(ff != nil))
 	// theta_scale in float64 as in the CPU kernel, passed as a double-float (hi, lo).
 	ts := math.Pow(float64(rp.FreqBase), -2/float64(rp.NDims))
 	tsHi := float32(ts)
 	pc.F32(tsHi, float32(ts-float64(tsHi)), rp.FreqScale, rp.ExtFactor, float32(mscale), float32(lo), float32(hi))
-	pc.U32(u32(items))
+	pc.U32(u32(items), uint32(rp.NOffs), sec[0]|sec[1]<<16, sec[2]|sec[3]<<16)
 	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
 }
 
