@@ -335,8 +335,9 @@ func repackQ4KGroup(dst, a []byte, lda, rows, kb, kn int) {
 	for r := 0; r < rows; r++ {
 		row := a[r*lda+kb*blockQ4_K : r*lda+(kb+kn)*blockQ4_K]
 		for sb := 0; sb < kn; sb++ {
-			src := row[sb*blockQ4_K : (sb+1)*blockQ4_K]
-			d := dst[sb*kstdSuper : (sb+1)*kstdSuper]
+			src := (*[blockQ4_K]byte)(row[sb*blockQ4_K:])
+			d := (*[kstdSuper]byte)(dst[sb*kstdSuper:])
+			r := r & 15 // r < 16: lets the compiler drop the bounds checks below
 			d[2*r], d[2*r+1] = src[0], src[1]
 			d[32+2*r], d[32+2*r+1] = src[2], src[3]
 			s0 := binary.LittleEndian.Uint32(src[4:])
@@ -353,10 +354,9 @@ func repackQ4KGroup(dst, a []byte, lda, rows, kb, kn int) {
 			d[192+32+2*r], d[192+32+2*r+1] = byte(mnLo>>16), byte(mnLo>>24)
 			d[192+64+2*r], d[192+64+2*r+1] = byte(mnHi), byte(mnHi>>8)
 			d[192+96+2*r], d[192+96+2*r+1] = byte(mnHi>>16), byte(mnHi>>24)
-			qs := src[16:144]
-			qd := d[320+4*r:]
+			qd := (*[2048]byte)(d[320:])
 			for i := 0; i < 32; i++ {
-				binary.LittleEndian.PutUint32(qd[64*i:], binary.LittleEndian.Uint32(qs[4*i:]))
+				binary.LittleEndian.PutUint32(qd[64*i+4*r:], binary.LittleEndian.Uint32(src[16+4*i:]))
 			}
 		}
 	}

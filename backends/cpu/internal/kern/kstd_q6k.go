@@ -26,32 +26,30 @@ func repackQ6KGroup(dst, a []byte, lda, rows, kb, kn int) {
 	for r := 0; r < rows; r++ {
 		row := a[r*lda+kb*blockQ6_K : r*lda+(kb+kn)*blockQ6_K]
 		for sb := 0; sb < kn; sb++ {
-			src := row[sb*blockQ6_K : (sb+1)*blockQ6_K]
-			d := dst[sb*kstd6Super : (sb+1)*kstd6Super]
+			src := (*[blockQ6_K]byte)(row[sb*blockQ6_K:])
+			d := (*[kstd6Super]byte)(dst[sb*kstd6Super:])
+			r := r & 15 // r < 16: lets the compiler drop the bounds checks below
 			d[2*r], d[2*r+1] = src[208], src[209]
-			sc := src[192:208]
 			for g := 0; g < 16; g++ {
-				d[32+16*g+r] = sc[g]
+				d[32+16*g+r] = src[192+g]
 			}
 			for q := 0; q < 8; q++ {
 				o := 288 + 64*q + 4*r
-				binary.LittleEndian.PutUint16(d[o:], uint16(int16(int8(sc[2*q]))))
-				binary.LittleEndian.PutUint16(d[o+2:], uint16(int16(int8(sc[2*q+1]))))
+				lo, hi := uint16(int16(int8(src[192+2*q]))), uint16(int16(int8(src[192+2*q+1])))
+				d[o], d[o+1], d[o+2], d[o+3] = byte(lo), byte(lo>>8), byte(hi), byte(hi>>8)
 			}
-			u := d[800+4*r:]
+			u := (*[4096]byte)(d[800:])
 			for half := 0; half < 2; half++ {
-				ql := src[64*half : 64*half+64]
-				qh := src[128+32*half : 128+32*half+32]
-				e0 := 128 * half
 				for l := 0; l < 32; l += 4 {
-					lo := binary.LittleEndian.Uint32(ql[l:])
-					hi := binary.LittleEndian.Uint32(ql[l+32:])
-					h := binary.LittleEndian.Uint32(qh[l:])
+					lo := binary.LittleEndian.Uint32(src[64*half+l:])
+					hi := binary.LittleEndian.Uint32(src[64*half+l+32:])
+					h := binary.LittleEndian.Uint32(src[128+32*half+l:])
 					const m4, m2 = 0x0f0f0f0f, 0x03030303
-					binary.LittleEndian.PutUint32(u[64*((e0+l)/4):], lo&m4|(h&m2)<<4)
-					binary.LittleEndian.PutUint32(u[64*((e0+l+32)/4):], hi&m4|(h>>2&m2)<<4)
-					binary.LittleEndian.PutUint32(u[64*((e0+l+64)/4):], lo>>4&m4|(h>>4&m2)<<4)
-					binary.LittleEndian.PutUint32(u[64*((e0+l+96)/4):], hi>>4&m4|(h>>6&m2)<<4)
+					c := 32*half + l/4 // the slice of elements 128·half+l..+3
+					binary.LittleEndian.PutUint32(u[64*c+4*r:], lo&m4|(h&m2)<<4)
+					binary.LittleEndian.PutUint32(u[64*(c+8)+4*r:], hi&m4|(h>>2&m2)<<4)
+					binary.LittleEndian.PutUint32(u[64*(c+16)+4*r:], lo>>4&m4|(h>>4&m2)<<4)
+					binary.LittleEndian.PutUint32(u[64*(c+24)+4*r:], hi>>4&m4|(h>>6&m2)<<4)
 				}
 			}
 		}
