@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -12,7 +13,8 @@ import (
 // and f32 src0 with an f16 src1), broadcast and permuted; CPY (f32, f16 and bf16 sources, permuted)
 // and SET_ROWS (i32 and i64 indices, broadcast) into Q5_0, Q5_1 and IQ4_NL, quantized on the
 // device as core/quant's reference quantizers; ARGSORT of rows longer than a workgroup's shared
-// memory holds (the multi-pass sort), with ties, signed zeros, infinities and NaNs.
+// memory holds (the multi-pass sort), with ties, signed zeros, infinities and NaNs; CONCAT of I64
+// (dense and permuted) and of quantized blocks of 4- and 2-byte multiples along every dimension.
 func init() {
 	extraCases = append(extraCases, gpuGapCases)
 }
@@ -87,5 +89,61 @@ func gpuGapCases() []Case {
 				return c.Argsort(c.NewTensor(f32, 10000, 2), order)
 			}})
 	}
+	i64 := core.TypeI64
+	concat := func(name string, build func(*core.Context) *core.Tensor) {
+		cs = append(cs, Case{Name: "CONCAT(" + name + ")", MaxNMSE: nmseExact, Init: concatI64Init, Build: build})
+	}
+	for dim := 0; dim < 4; dim++ {
+		dim := dim
+		concat(fmt.Sprintf("i64,dim=%d", dim), func(c *core.Context) *core.Tensor {
+			ne := []int64{5, 3, 2, 2}
+			ne[dim] = 4
+			return c.Concat(c.NewTensor(i64, 5, 3, 2, 2), c.NewTensor(i64, ne...), dim)
+		})
+	}
+	concat("i64,permuted,dim=1", func(c *core.Context) *core.Tensor {
+		a := c.Permute(c.NewTensor(i64, 3, 4, 2), 1, 0, 2, 3) // ne = 4, 3, 2
+		return c.Concat(a, c.NewTensor(i64, 4, 5, 2), 1)
+	})
+	concat("i64,dim=0,empty b", func(c *core.Context) *core.Tensor {
+		return c.Concat(c.NewTensor(i64, 5, 3), c.NewTensor(i64, 0, 3), 0)
+	})
+	for _, q := range []struct {
+		t   core.Type
+		dim int
+	}{
+		{core.TypeQ4_1, 0}, {core.TypeQ5_0, 3}, {core.TypeQ5_1, 1}, {core.TypeQ8_0, 0}, {core.TypeIQ4_NL, 2},
+		{core.TypeQ2_K, 1}, {core.TypeQ3_K, 0}, {core.TypeQ5_K, 3}, {core.TypeQ6_K, 0}, {core.TypeIQ4_XS, 1},
+	} {
+		q := q
+		concat(fmt.Sprintf("%v,dim=%d", q.t, q.dim), func(c *core.Context) *core.Tensor {
+			bs := q.t.BlockSize()
+			ne := []int64{2 * bs, 3, 2, 2}
+			a := c.NewTensor(q.t, ne...)
+			ne[q.dim] = []int64{bs, 2, 3, 1}[q.dim]
+			return c.Concat(a, c.NewTensor(q.t, ne...), q.dim)
+		})
+	}
+	concat("q5_0,rows of a view,dim=0", func(c *core.Context) *core.Tensor {
+		a := c.NewTensor(core.TypeQ5_0, 96, 6, 2)
+		v := c.View3D(a, 64, 3, 2, 2*a.Nb[1], a.Nb[2], a.Nb[0]) // every other row, from block 1
+		return c.Concat(v, c.NewTensor(core.TypeQ5_0, 32, 3, 2), 0)
+	})
 	return cs
+}
+
+// concatI64Init fills I64 tensors with h·2^32 + l·2^20 (h in [-8, 8), l in [0, 4096)): both
+// 32-bit words vary and every value is exact as a float32, which the harness compares.
+func concatI64Init(t *core.Tensor, r *rand.Rand) error {
+	if t.Type != core.TypeI64 {
+		return Uniform(t, r, -1, 1)
+	}
+	raw := make([]byte, 8*t.NElements())
+	for i := range t.NElements() {
+		v := uint64((r.Int64N(16)-8)<<32 + r.Int64N(4096)<<20)
+		for k := range int64(8) {
+			raw[8*i+k] = byte(v >> (8 * k))
+		}
+	}
+	return core.TensorSet(t, raw, 0)
 }

@@ -64,10 +64,7 @@ var expectedUnsupported = map[string]map[string]string{
 // gpuUnsupported is the list for the Vulkan and GL backends, which share their encoders and
 // shaders (backends/internal/gpuops).
 var gpuUnsupported = map[string]string{
-	"FILL(f16,inplace)":          "FILL: the GPU shader (eltwise_index) writes 4-byte elements only",
-	"eltwise/CONCAT(q4_0,dim=0)": "CONCAT: the GPU copy shader moves elements, not quantized blocks",
-	"eltwise/CONCAT(q8_0,dim=1)": "CONCAT: the GPU copy shader moves elements, not quantized blocks",
-	"eltwise/CONCAT(q4_K,dim=2)": "CONCAT: the GPU copy shader moves elements, not quantized blocks",
+	"FILL(f16,inplace)": "FILL: the GPU shader (eltwise_index) writes 4-byte elements only",
 }
 
 // minPassed is the fewest cases any device under test must pass (a device with no entry in

@@ -13,7 +13,8 @@ import (
 // unary shader reads each element before writing it, so dst may share src0's memory.
 //
 // Float ops run on F32, F16 and BF16 (the 16-bit types need 16-bit storage access), with dst of
-// the source's type as the constructors make them; REPEAT and CONCAT copy any 4- or 2-byte type.
+// the source's type as the constructors make them; REPEAT and CONCAT copy any 4- or 2-byte type
+// (CONCAT of I64 and of quantized blocks as words: ops_concat.go).
 
 func init() {
 	for _, op := range []core.Op{core.OpAdd1, core.OpScale, core.OpSqr, core.OpSqrt, core.OpLog, core.OpSin,
@@ -27,7 +28,6 @@ func init() {
 	registerOp(core.OpArgmax, opImpl{supports: supportsArgmax, encode: (*Encoder).encodeArgmax})
 	registerOp(core.OpArgsort, opImpl{supports: supportsArgsort, encode: (*Encoder).encodeArgsort})
 	registerOp(core.OpRepeat, opImpl{supports: supportsEltCopy, encode: (*Encoder).encodeEltCopy})
-	registerOp(core.OpConcat, opImpl{supports: supportsEltCopy, encode: (*Encoder).encodeEltCopy})
 }
 
 const eltWG = 256
