@@ -80,6 +80,12 @@ func trainCases() []Case {
 	add("GET_ROWS_BACK(repeated rows)", 0, 9, func(c *core.Context) *core.Tensor {
 		return c.GetRowsBack(c.NewTensor(f32, 6, 20), c.NewTensor1D(core.TypeI32, 20).SetName("idx"), c.NewTensor(f32, 6, 9))
 	})
+	// test-backend-ops' GET_ROWS_BACK(v=1): a view of the first half of the indices with the whole
+	// gradient; ggml reads only as many gradient rows as there are indices.
+	add("GET_ROWS_BACK(index view, more gradient rows)", 0, 9, func(c *core.Context) *core.Tensor {
+		idx := c.NewTensor(core.TypeI32, 20, 1).SetName("idx")
+		return c.GetRowsBack(c.NewTensor(f32, 6, 20), c.View2D(idx, 10, 1, idx.Nb[1], 0), c.NewTensor(f32, 6, 9))
+	})
 	for _, shapes := range [][2][]int64{{{6, 8, 3}, {6, 1, 3}}, {{10, 4, 2, 3}, {5, 2, 1, 3}}, {{9, 7}, {1, 1}}} {
 		shapes := shapes
 		add(fmt.Sprintf("REPEAT_BACK(%v→%v)", shapes[0], shapes[1]), 0, 0, func(c *core.Context) *core.Tensor {

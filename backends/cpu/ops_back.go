@@ -121,7 +121,7 @@ func computeSoftMaxBack(p *params, dst *core.Tensor) {
 func getRowsBackSupports(dst *core.Tensor) bool {
 	g, idx := dst.Src[0], dst.Src[1]
 	return g != nil && idx != nil && g.Type == core.TypeF32 && dst.Type == core.TypeF32 && eltIndexType(idx.Type) &&
-		idx.Ne[0] == g.Ne[1] && idx.Ne[1] == g.Ne[2] && idx.Ne[2] == g.Ne[3] &&
+		idx.Ne[0] <= g.Ne[1] && idx.Ne[1] == g.Ne[2] && idx.Ne[2] == g.Ne[3] &&
 		dst.Ne[0] == g.Ne[0] && dst.Ne[2] == g.Ne[2] && dst.Ne[3] == g.Ne[3]
 }
 
@@ -142,7 +142,7 @@ func computeGetRowsBack(p *params, dst *core.Tensor) {
 	zeroRows(dst, dd, row)
 	for i3 := int64(0); i3 < g.Ne[3]; i3++ {
 		for i2 := int64(0); i2 < g.Ne[2]; i2++ {
-			for r := int64(0); r < g.Ne[1]; r++ {
+			for r := int64(0); r < idx.Ne[0]; r++ { // g may hold more rows than idx (ggml)
 				k := eltIndex(idx, di, r, i2, i3)
 				if k < 0 || k >= dst.Ne[1] {
 					p.fail(errorfCPU("GET_ROWS_BACK: index %d at [%d,%d,%d] out of range [0, %d)", k, r, i2, i3, dst.Ne[1]))

@@ -108,6 +108,18 @@ func TestGetRowsBackKernel(t *testing.T) {
 	computeNode(t, r, 2)
 	expectClose(t, "get_rows_back", r.Float32s(), []float64{3, 4, 0, 0, 1 + 5, 2 + 6, 0, 0}, 0)
 
+	// As ggml's: two indices read the first two rows of g only; more indices than rows are refused.
+	two := ctx.NewTensor1D(core.TypeI32, 2)
+	copy(two.Int32s(), []int32{3, 3})
+	r2 := ctx.GetRowsBack(g, two, like)
+	computeNode(t, r2, 1)
+	expectClose(t, "get_rows_back(2 of 3 rows)", r2.Float32s(), []float64{0, 0, 0, 0, 0, 0, 1 + 3, 2 + 4}, 0)
+	ectx := newTrainCtx()
+	ectx.GetRowsBack(ectx.NewTensor2D(core.TypeF32, 2, 3), ectx.NewTensor1D(core.TypeI32, 4), ectx.NewTensor2D(core.TypeF32, 2, 4))
+	if ectx.Err() == nil {
+		t.Error("GET_ROWS_BACK with more indices than gradient rows gave no error")
+	}
+
 	bad := ctx.NewTensor1D(core.TypeI32, 3)
 	copy(bad.Int32s(), []int32{0, 4, 1})
 	gr := core.NewGraph(16)

@@ -98,7 +98,7 @@ func supportsGetRowsBack(d *Device, t *core.Tensor) bool {
 	g, idx := t.Src[0], t.Src[1]
 	return allF32(t, g) && idx != nil && idx.Type == core.TypeI32 && stridesIn(idx, 4) &&
 		g.Ne[0] == t.Ne[0] && g.Ne[2] == t.Ne[2] && g.Ne[3] == t.Ne[3] &&
-		idx.Ne == [4]int64{g.Ne[1], g.Ne[2], g.Ne[3], 1}
+		idx.Ne[0] <= g.Ne[1] && idx.Ne[1] == g.Ne[2] && idx.Ne[2] == g.Ne[3] && idx.Ne[3] == 1
 }
 
 const getRowsBackPushSize = 20 * 4
@@ -117,7 +117,7 @@ func (e *Encoder) encodeGetRowsBack(n *core.Tensor) error {
 	pushShape(pc, n.Ne)
 	pushStrides(pc, n, 4)
 	pushStrides(pc, g, 4)
-	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4), u32(g.Ne[1]))
+	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4), u32(idx.Ne[0]))
 	pc.U32(ops[0].offs, ops[1].offs, ops[2].offs, u32(n.NElements()))
 	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)
 }
