@@ -385,7 +385,8 @@ func (c *Context) ConvTranspose2DP0(a, b *Tensor, s int) *Tensor {
 // ConvNodeValid reports whether t is a convolution node (CONV_TRANSPOSE_1D, IM2COL_3D, COL2IM_1D,
 // CONV_2D, CONV_3D, CONV_2D_DW, CONV_TRANSPOSE_2D) its constructor would build from its sources
 // and op_params: same shape, type, parameters and result strides. Backends check it before
-// running a node that may have been assembled by hand (their kernels trust the geometry).
+// running a node that may have been assembled by hand (their kernels trust the geometry). A nil
+// t gives false.
 func ConvNodeValid(t *Tensor) bool {
 	if t == nil {
 		return false
