@@ -52,6 +52,16 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		if s0.Type.IsQuantized() && t.Type != core.TypeF32 && t.Type != s0.Type {
 			return false // ggml_compute_forward_dup dequantizes into f32 only and aborts otherwise
 		}
+	case core.OpConcat:
+		// ggml-cpu's concat has element kernels for f32, i32, f16, bf16, i16 and i8 that follow
+		// the strides; every other type (i64, the quantized ones) goes through concat_any, which
+		// asserts that both sources' rows are contiguous (ggml_is_contiguous_rows).
+		switch s0.Type {
+		case core.TypeF32, core.TypeI32, core.TypeF16, core.TypeBF16, core.TypeI16, core.TypeI8:
+			return true
+		}
+		rows := func(x *core.Tensor) bool { return x.Ne[0] == x.Type.BlockSize() || x.Nb[0] == x.Type.Size() }
+		return rows(s0) && rows(t.Src[1])
 	case core.OpSum, core.OpArgmax, core.OpArgsort, core.OpPool1D, core.OpPool2D:
 		return contig(s0) // ggml indexes these as dense rows (POOL_2D writes out of bounds otherwise)
 	case core.OpIm2Col:
@@ -130,7 +140,7 @@ func ggmlCPUAcceptsTrain(t *core.Tensor) bool {
 		}
 	case core.OpGetRowsBack:
 		// ggml scatters the rows of a matrix by a flat index vector (ggml_get_rows_back asserts both).
-		return s0.Nb[0] == 4 && s0.Ne[2] == 1 && s0.Ne[3] == 1 && contig(s1)
+		return s0.Nb[0] == s0.Type.Size() && s0.Ne[2] == 1 && s0.Ne[3] == 1 && contig(s1)
 	case core.OpDiagMaskZero:
 		return contig(s0) && t.Params[0] >= 0
 	case core.OpRopeBack:

@@ -54,6 +54,8 @@ func TestGGMLCPUAcceptsTrain(t *testing.T) {
 		{"CROSS_ENTROPY_LOSS(permuted rows)", c.CrossEntropyLoss(c.NewTensor(f32, 8, 3, 2), c.Permute(c.NewTensor(f32, 8, 2, 3), 0, 2, 1, 3)), false},
 		{"CROSS_ENTROPY_LOSS", c.CrossEntropyLoss(a, b), true},
 		{"GET_ROWS_BACK", c.GetRowsBack(c.NewTensor(f32, 8, 4), c.NewTensor(core.TypeI32, 4), a), true},
+		{"GET_ROWS_BACK(f16)", c.GetRowsBack(c.NewTensor(core.TypeF16, 8, 4), c.NewTensor(core.TypeI32, 4), a), true},
+		{"GET_ROWS_BACK(fewer indices)", c.GetRowsBack(c.NewTensor(f32, 8, 4), c.NewTensor(core.TypeI32, 2), a), true},
 		{"GET_ROWS_BACK(batched)", c.GetRowsBack(c.NewTensor(f32, 8, 4, 2), c.NewTensor(core.TypeI32, 4, 2),
 			c.NewTensor(f32, 8, 6, 2)), false},
 		{"REPEAT_BACK(transposed)", c.RepeatBack(tr, c.NewTensor(f32, 4, 3)), false},
@@ -92,6 +94,29 @@ func TestGGMLCPUAcceptsBinaryTypes(t *testing.T) {
 	} {
 		if err := c.Err(); err != nil {
 			t.Fatal(err)
+		}
+		if got := ggmlCPUAccepts(tc.n); got != tc.want {
+			t.Errorf("%s: ggmlCPUAccepts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// CONCAT of i64 or quantized sources goes through ggml-cpu's concat_any, which asserts contiguous
+// rows: a permuted source is refused; f32 (an element kernel that follows strides) is kept.
+func TestGGMLCPUAcceptsConcat(t *testing.T) {
+	c := core.NewContext(core.ContextParams{NoAlloc: true})
+	for _, tc := range []struct {
+		name string
+		n    *core.Tensor
+		want bool
+	}{
+		{"CONCAT(i64,permuted)", c.Concat(c.Transpose(c.NewTensor(core.TypeI64, 3, 4)), c.NewTensor(core.TypeI64, 4, 2), 1), false},
+		{"CONCAT(i64)", c.Concat(c.NewTensor(core.TypeI64, 4, 3), c.NewTensor(core.TypeI64, 4, 2), 1), true},
+		{"CONCAT(q4_0)", c.Concat(c.NewTensor(core.TypeQ4_0, 64, 3), c.NewTensor(core.TypeQ4_0, 64, 2), 1), true},
+		{"CONCAT(f32,permuted)", c.Concat(c.Transpose(c.NewTensor(core.TypeF32, 3, 4)), c.NewTensor(core.TypeF32, 4, 2), 1), true},
+	} {
+		if err := c.Err(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if got := ggmlCPUAccepts(tc.n); got != tc.want {
 			t.Errorf("%s: ggmlCPUAccepts = %v, want %v", tc.name, got, tc.want)
