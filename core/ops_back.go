@@ -81,7 +81,7 @@ func (c *Context) RopeExtBack(g, pos, freqFactors *Tensor, p RopeParams) *Tensor
 
 // GetRowsBack is the gradient of GET_ROWS(a, idx): an F32 tensor of like's shape (a's shape), zero
 // except that row idx[r, i2, i3] of batch (i2, i3) accumulates row r of g. src0 = g
-// [ne0, m, ne2, ne3] (F32), src1 = idx (I32 [n, ne2, ne3]) with n <= m; like only gives the shape.
+// [ne0, m, ne2, ne3] (F32, or F16 summed in f32 as ggml's), src1 = idx (I32 [n, ne2, ne3]) with n <= m; like only gives the shape.
 // As ggml's, g may hold more rows than there are indices: rows n.. of g are not read
 // (test-backend-ops sends a view of the first half of the indices with the whole gradient).
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
@@ -90,8 +90,8 @@ func (c *Context) GetRowsBack(g, idx, like *Tensor) *Tensor {
 		return c.fail("GET_ROWS_BACK", err)
 	}
 	switch {
-	case g.Type != TypeF32:
-		return c.errorf("GET_ROWS_BACK: gradient %v must be f32", g)
+	case g.Type != TypeF32 && g.Type != TypeF16:
+		return c.errorf("GET_ROWS_BACK: gradient %v must be f32 or f16", g)
 	case idx.Type != TypeI32:
 		return c.errorf("GET_ROWS_BACK: indices %v must be i32", idx)
 	case idx.Ne[0] > g.Ne[1] || idx.Ne[1] != g.Ne[2] || idx.Ne[2] != g.Ne[3] || idx.Ne[3] != 1:

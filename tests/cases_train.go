@@ -86,6 +86,9 @@ func trainCases() []Case {
 		idx := c.NewTensor(core.TypeI32, 20, 1).SetName("idx")
 		return c.GetRowsBack(c.NewTensor(f32, 6, 20), c.View2D(idx, 10, 1, idx.Nb[1], 0), c.NewTensor(f32, 6, 9))
 	})
+	add("GET_ROWS_BACK(f16 gradient)", 0, 9, func(c *core.Context) *core.Tensor {
+		return c.GetRowsBack(c.NewTensor(core.TypeF16, 7, 12), c.NewTensor1D(core.TypeI32, 12).SetName("idx"), c.NewTensor(f32, 7, 9))
+	})
 	for _, shapes := range [][2][]int64{{{6, 8, 3}, {6, 1, 3}}, {{10, 4, 2, 3}, {5, 2, 1, 3}}, {{9, 7}, {1, 1}}} {
 		shapes := shapes
 		add(fmt.Sprintf("REPEAT_BACK(%v→%v)", shapes[0], shapes[1]), 0, 0, func(c *core.Context) *core.Tensor {

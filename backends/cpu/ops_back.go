@@ -120,7 +120,7 @@ func computeSoftMaxBack(p *params, dst *core.Tensor) {
 
 func getRowsBackSupports(dst *core.Tensor) bool {
 	g, idx := dst.Src[0], dst.Src[1]
-	return g != nil && idx != nil && g.Type == core.TypeF32 && dst.Type == core.TypeF32 && eltIndexType(idx.Type) &&
+	return g != nil && idx != nil && (g.Type == core.TypeF32 || g.Type == core.TypeF16) && dst.Type == core.TypeF32 && eltIndexType(idx.Type) &&
 		idx.Ne[0] <= g.Ne[1] && idx.Ne[1] == g.Ne[2] && idx.Ne[2] == g.Ne[3] &&
 		dst.Ne[0] == g.Ne[0] && dst.Ne[2] == g.Ne[2] && dst.Ne[3] == g.Ne[3]
 }

@@ -1,0 +1,7 @@
+package tests
+
+// Cases added after running ggml's test-backend-ops over RPC (docs/test-backend-ops.md) that the
+// GPU backends leave to the CPU.
+func init() {
+	gpuUnsupported["train/GET_ROWS_BACK(f16 gradient)"] = "GET_ROWS_BACK: the GPU shader reads f32 gradients only (ggml's CPU also takes f16)"
+}
