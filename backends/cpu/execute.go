@@ -27,7 +27,8 @@ type runState struct {
 }
 
 // execute runs the planned graph on the pool: every worker walks all nodes, runs those it has a task
-// in, and meets the others at a barrier after each node. Worker 0 polls for abort after each node.
+// in, and meets the others at a barrier after each node that computes something. Worker 0 polls for
+// abort after each such node.
 func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	rs := &b.rs
 	rs.nodes, rs.pl, rs.ctx, rs.abort, rs.work, rs.ref = pl.execNodes(g.Nodes()), pl, ctx, b.abort, b.work, b.ref
@@ -71,10 +72,16 @@ func (b *Backend) runWorker(ith int) {
 			break
 		}
 		n := nodes[i]
+		if skipNode(n) {
+			// Views, leaves and empty tensors compute nothing: no worker waits for another
+			// here (as ggml's compute loop skips its empty ops), and worker 0 polls for an
+			// abort only after nodes the workers meet behind.
+			continue
+		}
 		if prof != nil {
 			t0 = time.Now()
 		}
-		if !skipNode(n) && ith < pl.tasks[i] {
+		if ith < pl.tasks[i] {
 			prm.nth, prm.node, prm.routes = pl.tasks[i], i, nil
 			if pl.routes != nil {
 				prm.routes = pl.routes[i]
@@ -101,7 +108,7 @@ func (b *Backend) runWorker(ith int) {
 			}
 		}
 		p.barrier.wait()
-		if prof != nil && !skipNode(n) {
+		if prof != nil {
 			prof.add(n, time.Since(t0))
 		}
 		// Errors of node i were all recorded before the barrier; later nodes' errors carry a
