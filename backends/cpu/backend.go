@@ -25,6 +25,10 @@ type Options struct {
 	Reference bool
 	// Logger receives the backend's reports at Debug level (see SetLogger); nil reports nothing.
 	Logger *slog.Logger
+	// NoFusion runs every node alone: no pair of nodes (RMS_NORM then MUL by a weight row) is
+	// computed by one fused kernel. Results are the same bit for bit either way; the switch is
+	// for comparisons.
+	NoFusion bool
 }
 
 // ErrAborted is returned (wrapped) when an abort callback or a context stops a graph.
@@ -38,9 +42,11 @@ type Backend struct {
 	threads int
 	abort   func() bool
 	ref     bool
-	pool    *pool
-	work    []byte
-	closed  bool
+	// noFusion: Options.NoFusion
+	noFusion bool
+	pool     *pool
+	work     []byte
+	closed   bool
 
 	rs    runState
 	runFn func(int) // b.runWorker, bound once
@@ -71,7 +77,7 @@ func New(o Options) (*Backend, error) {
 	if n == 0 {
 		n = runtime.NumCPU()
 	}
-	b := &Backend{threads: n, abort: o.Abort, ref: o.Reference, pool: newPool(n)}
+	b := &Backend{threads: n, abort: o.Abort, ref: o.Reference, noFusion: o.NoFusion, pool: newPool(n)}
 	b.SetLogger(o.Logger)
 	return b, nil
 }
@@ -228,7 +234,8 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	}
 	var pl *plan
 	if g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes) &&
-		b.plan.rp.stillValid(g.Nodes(), b.ref) && b.plan.routesValid(g.Nodes()) {
+		b.plan.rp.stillValid(g.Nodes(), b.ref) && b.plan.routesValid(g.Nodes()) &&
+		b.plan.fusionsValid(b.plan.execNodes(g.Nodes())) {
 		pl = b.plan
 		if err := pl.loadRepackCopies(); err != nil {
 			return err
@@ -243,7 +250,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		}
 	} else {
 		var err error
-		if pl, err = safePlan(g, b.threads, b.ref); err != nil {
+		if pl, err = safePlan(g, b.threads, b.ref, b.noFusion); err != nil {
 			b.planG, b.plan = nil, nil
 			return err
 		}
@@ -260,11 +267,11 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 }
 
 // safePlan is makePlan with a panic in an op's planning functions turned into an error.
-func safePlan(g *core.Graph, threads int, ref bool) (pl *plan, err error) {
+func safePlan(g *core.Graph, threads int, ref, noFusion bool) (pl *plan, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			pl, err = nil, fmt.Errorf("tandem: cpu: planning the graph panicked: %v", v)
 		}
 	}()
-	return makePlan(g, threads, ref, activeMMKernels())
+	return makePlan(g, threads, ref, noFusion, activeMMKernels())
 }

@@ -72,19 +72,23 @@ func (b *Backend) runWorker(ith int) {
 			break
 		}
 		n := nodes[i]
-		if skipNode(n) {
-			// Views, leaves and empty tensors compute nothing: no worker waits for another
-			// here (as ggml's compute loop skips its empty ops), and worker 0 polls for an
-			// abort only after nodes the workers meet behind.
+		if skipNode(n) || pl.fused != nil && pl.fused[i] == fuseInNext {
+			// Views, leaves and empty tensors compute nothing, and the first node of a fused
+			// pair is computed by the second's kernel: no worker waits for another here (as
+			// ggml's compute loop skips its empty ops), and worker 0 polls for an abort only
+			// after nodes the workers meet behind.
 			continue
 		}
 		if prof != nil {
 			t0 = time.Now()
 		}
 		if ith < pl.tasks[i] {
-			prm.nth, prm.node, prm.routes = pl.tasks[i], i, nil
+			prm.nth, prm.node, prm.routes, prm.fusedWith = pl.tasks[i], i, nil, nil
 			if pl.routes != nil {
 				prm.routes = pl.routes[i]
+			}
+			if pl.fused != nil && pl.fused[i] == fuseRMSMul {
+				prm.fusedWith = nodes[i-1]
 			}
 			if !runKernel(prm, n) {
 				// This worker leaves the run: the others may be waiting for it at a barrier
@@ -167,6 +171,10 @@ func runKernel(p *params, n *core.Tensor) (ok bool) {
 	}()
 	if h := kernelHook; h != nil {
 		h(p, n)
+	}
+	if p.fusedWith != nil {
+		computeRMSNormMul(p, p.fusedWith, n) // fuse.go
+		return true
 	}
 	impls[n.Op].compute(p, n)
 	return true

@@ -19,6 +19,8 @@ type params struct {
 	pool     *pool
 	errs     *errSlot
 	routes   []mmRoute // the node's planned MUL_MAT routes (plan.routes)
+	// fusedWith is the node computed together with this one by a fused kernel (fuse.go), or nil
+	fusedWith *core.Tensor
 	// counterReady: the pool's chunk counter was reset and a barrier passed since (mulMatPaths
 	// after converting the activations), so forEachBatch's first batch needs neither
 	counterReady bool

@@ -156,7 +156,7 @@ func planOne(t *testing.T, out *core.Tensor, ref bool, ks mmKernels) []mmRoute {
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}
-	pl, err := makePlan(g, 2, ref, ks)
+	pl, err := makePlan(g, 2, ref, false, ks)
 	if err != nil {
 		t.Fatal(err)
 	}

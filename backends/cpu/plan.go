@@ -18,6 +18,8 @@ type plan struct {
 	// ops): MUL_MAT's at index 0, MUL_MAT_ID's for an expert pass of n rows at index n-1.
 	routes [][]mmRoute
 	keys   []mmKey // per node with routes: what its routes were decided on
+	// fused marks, per exec node, its part in a fused pair (fuse.go; nil: no fusion)
+	fused []fusion
 }
 
 // routesValid reports whether the nodes with planned routes still have the types, shapes and
@@ -63,8 +65,9 @@ func skipNode(t *core.Tensor) bool {
 }
 
 // makePlan plans g for threads workers, the reference kernels (ref) or the fast ones on a
-// kernel set offering ks (activeMMKernels; tests plan for other sets).
-func makePlan(g *core.Graph, threads int, ref bool, ks mmKernels) (*plan, error) {
+// kernel set offering ks (activeMMKernels; tests plan for other sets), fusing node pairs unless
+// noFusion.
+func makePlan(g *core.Graph, threads int, ref, noFusion bool, ks mmKernels) (*plan, error) {
 	nodes := g.Nodes()
 	pl := &plan{tasks: make([]int, len(nodes)), nth: 1}
 	for i, n := range nodes {
@@ -117,6 +120,7 @@ func makePlan(g *core.Graph, threads int, ref bool, ks mmKernels) (*plan, error)
 	if pl.workSize > 0 {
 		pl.workSize += 64 * int64(threads)
 	}
+	pl.fused = planFusions(exec, ref, noFusion)
 	return pl, nil
 }
 
