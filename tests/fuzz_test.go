@@ -187,6 +187,14 @@ var fzUnary = []func(*core.Context, *core.Tensor) *core.Tensor{
 		return c.Interpolate(a, a.Ne[0]+1, max(a.Ne[1]-1, 1), a.Ne[2], a.Ne[3], core.ScaleBicubic|core.ScaleAlignCorners)
 	},
 	func(c *core.Context, a *core.Tensor) *core.Tensor { return c.WinPart(a, 2) },
+	// DeepSeek V4 hyper-connections: a as the streams [n_embd, hc, n_tokens]
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.Dsv4HcPre(a, c.NewTensor(core.TypeF32, a.Ne[1], a.Ne[2]))
+	},
+	func(c *core.Context, a *core.Tensor) *core.Tensor {
+		return c.Dsv4HcPost(c.NewTensor(core.TypeF32, a.Ne[0], a.Ne[2]), a, c.NewTensor(core.TypeF32, a.Ne[1], a.Ne[2]),
+			c.NewTensor(core.TypeF32, a.Ne[1], a.Ne[1], a.Ne[2]))
+	},
 }
 
 // step appends one op (or leaf) chosen by the bytes to the pool.

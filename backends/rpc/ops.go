@@ -87,6 +87,13 @@ const (
 	ggmlOpGatedDeltaNet   = 86
 )
 
+// ggml's ids of DeepSeek V4's hyper-connection ops (same numbering).
+const (
+	ggmlOpDsv4HcComb = 88
+	ggmlOpDsv4HcPre  = 89
+	ggmlOpDsv4HcPost = 90
+)
+
 // ggml's ids of the image and vision-transformer ops, same numbering as above. The custom ops
 // (MAP_CUSTOM1..3 = 92..94, CUSTOM = 95) are not in the table: their Go function cannot travel,
 // as ggml's RPC cannot send its function pointers, so no RPC device supports them.
@@ -204,6 +211,10 @@ var opTable = []opInfo{
 	{core.OpRWKVWKV7, ggmlOpRWKVWKV7, "none; src r, w, k, v, a, b, state"},
 	{core.OpSolveTri, ggmlOpSolveTri, "none (left, lower, non-unit is the only variant); src a, b"},
 	{core.OpGatedDeltaNet, ggmlOpGatedDeltaNet, "i[0] K (snapshot slots); src q, k, v, g, beta, state"},
+	// DeepSeek V4's hyper-connection ops (ggml_dsv4_hc_comb, _pre, _post), sources in ggml's order.
+	{core.OpDsv4HcComb, ggmlOpDsv4HcComb, "f[0] eps, i[1] n_iter; src mixes, scale, base"},
+	{core.OpDsv4HcPre, ggmlOpDsv4HcPre, "none; src x, weights"},
+	{core.OpDsv4HcPost, ggmlOpDsv4HcPost, "none; src x, residual, post, comb"},
 	// Image and vision-transformer ops (ggml_group_norm, ggml_interpolate, SAM's window and relative-position ops).
 	{core.OpGroupNorm, ggmlOpGroupNorm, "i[0] n_groups, f[1] eps"},
 	{core.OpUpscale, ggmlOpUpscale, "i[0] mode | flags (align corners 0x100, antialias 0x200)"},

@@ -133,6 +133,14 @@ func TestOpTable(t *testing.T) {
 		{"GATED_DELTA_NET", ctx.GatedDeltaNet(x3, x3, ctx.NewTensor4D(f32, 8, 2, 4, 1).SetName("gv"), ctx.NewTensor4D(f32, 1, 2, 4, 1).SetName("gg"),
 			ctx.NewTensor4D(f32, 1, 2, 4, 1).SetName("gb"), ctx.NewTensor4D(f32, 8, 8, 2, 1).SetName("gs"), 2),
 			want{86, map[int]int32{0: 2}, []string{"x3", "x3", "gv", "gg", "gb", "gs"}}},
+		// DeepSeek V4's hyper-connection ops.
+		{"DSV4_HC_COMB", ctx.Dsv4HcComb(ctx.NewTensor2D(f32, 24, 3).SetName("mixes"), ctx.NewTensor1D(f32, 3).SetName("hsc"),
+			ctx.NewTensor1D(f32, 24).SetName("hbase"), 1e-6, 4), want{88, map[int]int32{0: fbits(1e-6), 1: 4}, []string{"mixes", "hsc", "hbase"}}},
+		{"DSV4_HC_PRE", ctx.Dsv4HcPre(ctx.NewTensor3D(f32, 8, 4, 3).SetName("hx"), ctx.NewTensor2D(f32, 4, 3).SetName("hw")),
+			want{89, nil, []string{"hx", "hw"}}},
+		{"DSV4_HC_POST", ctx.Dsv4HcPost(ctx.NewTensor2D(f32, 8, 3).SetName("hx2"), ctx.NewTensor3D(f32, 8, 4, 3).SetName("hres"),
+			ctx.NewTensor2D(f32, 4, 3).SetName("hpost"), ctx.NewTensor3D(f32, 4, 4, 3).SetName("hcomb")),
+			want{90, nil, []string{"hx2", "hres", "hpost", "hcomb"}}},
 		// Image and vision-transformer ops (ggml_group_norm, ggml_interpolate, SAM's window ops).
 		{"GROUP_NORM", ctx.GroupNorm(img, 2, 1e-6), want{27, map[int]int32{0: 2, 1: fbits(1e-6)}, []string{"img"}}},
 		{"UPSCALE", ctx.Interpolate(img, 9, 4, 2, 1, core.ScaleBicubic|core.ScaleAlignCorners), want{63, map[int]int32{0: 0x102}, []string{"img"}}},

@@ -553,6 +553,12 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.SolveTri(s[0], s[1], true, true, false)
 	case core.OpGatedDeltaNet:
 		t = c.GatedDeltaNet(s[0], s[1], s[2], s[3], s[4], s[5], int(p[0]))
+	case core.OpDsv4HcComb:
+		t = c.Dsv4HcComb(s[0], s[1], s[2], f32(p[0]), int(p[1]))
+	case core.OpDsv4HcPre:
+		t = c.Dsv4HcPre(s[0], s[1])
+	case core.OpDsv4HcPost:
+		t = c.Dsv4HcPost(s[0], s[1], s[2], s[3])
 	case core.OpAcc:
 		if p[4] != 0 && p[4] != 1 {
 			return nil, fmt.Errorf("graph: ACC %q: inplace flag %d", w.name(), p[4])
