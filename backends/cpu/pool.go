@@ -4,21 +4,31 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// barrier is a reusable spinning barrier for a fixed number of participants. Waiters spin briefly,
-// then yield, so it stays correct (if slower) with more workers than cores.
+// barrier is a reusable barrier for a fixed number of participants. A waiter spins first (the
+// waits of a graph run are mostly microseconds), then yields the processor for a while, then
+// sleeps until the last participant arrives: on a machine whose cores are busy with other work a
+// worker that waits for one the OS has descheduled must give its core back, or it delays the
+// very worker it waits for (spinning alone made decoding 3-4x slower beside one busy process).
 //
 // A barrier can be broken: once a worker has left the run early (a kernel panicked), the others
 // would wait for it forever, so every wait returns at once until the run is over and reset is
 // called.
 type barrier struct {
-	n      int32
-	spin   int // iterations to spin before yielding the processor
-	count  atomic.Int32
-	phase  atomic.Uint32
-	broken atomic.Bool
+	n        int32
+	spin     int // iterations to spin before yielding the processor
+	count    atomic.Int32
+	phase    atomic.Uint32
+	broken   atomic.Bool
+	sleepers atomic.Int32 // waiters asleep on wake (or about to be)
+	mu       sync.Mutex
+	wake     sync.Cond // signalled when the phase advances or the barrier breaks
 }
+
+// barrierSleepAfter is how long a waiter spins and yields before it sleeps.
+const barrierSleepAfter = 200 * time.Microsecond
 
 func (b *barrier) wait() {
 	if b.n <= 1 || b.broken.Load() {
@@ -28,20 +38,53 @@ func (b *barrier) wait() {
 	if b.count.Add(1) == b.n {
 		b.count.Store(0)
 		b.phase.Add(1)
+		// A waiter counts itself a sleeper before it checks the phase one last time, so either
+		// it sees the new phase or this load sees it (sequentially consistent atomics).
+		if b.sleepers.Load() > 0 {
+			b.mu.Lock()
+			b.wake.Broadcast()
+			b.mu.Unlock()
+		}
 		return
 	}
+	var start time.Time
 	for i := 0; b.phase.Load() == ph; i++ {
 		if b.broken.Load() {
 			return
 		}
-		if i > b.spin {
-			runtime.Gosched()
+		if i <= b.spin {
+			continue
 		}
+		if i&63 == 0 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > barrierSleepAfter {
+				b.sleep(ph)
+				return
+			}
+		}
+		runtime.Gosched()
 	}
 }
 
+// sleep blocks until the phase moves past ph or the barrier breaks.
+func (b *barrier) sleep(ph uint32) {
+	b.mu.Lock()
+	b.sleepers.Add(1)
+	for b.phase.Load() == ph && !b.broken.Load() {
+		b.wake.Wait()
+	}
+	b.sleepers.Add(-1)
+	b.mu.Unlock()
+}
+
 // breakAll releases every waiter, now and until reset.
-func (b *barrier) breakAll() { b.broken.Store(true) }
+func (b *barrier) breakAll() {
+	b.broken.Store(true)
+	b.mu.Lock()
+	b.wake.Broadcast()
+	b.mu.Unlock()
+}
 
 // reset makes a broken barrier usable again; only call it while no worker is inside the run.
 func (b *barrier) reset() {
@@ -74,6 +117,7 @@ func newPool(n int) *pool {
 	}
 	p := &pool{n: n, starts: make([]chan *job, n)}
 	p.barrier.n = int32(n)
+	p.barrier.wake.L = &p.barrier.mu
 	// Spinning pays while every worker has a processor of its own; with more workers than
 	// processors a spinning waiter only delays the ones it waits for.
 	p.barrier.spin = 64
