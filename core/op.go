@@ -104,6 +104,7 @@ const (
 	OpDsv4HcComb
 	OpDsv4HcPre
 	OpDsv4HcPost
+	OpLightningIndexer
 	OpCount
 )
 
@@ -132,6 +133,7 @@ var opNames = [OpCount]string{
 	OpConvTranspose1D: "CONV_TRANSPOSE_1D", OpIm2Col3D: "IM2COL_3D", OpCol2Im1D: "COL2IM_1D", OpConv2D: "CONV_2D",
 	OpConv3D: "CONV_3D", OpConv2DDw: "CONV_2D_DW", OpConvTranspose2D: "CONV_TRANSPOSE_2D",
 	OpDsv4HcComb: "DSV4_HC_COMB", OpDsv4HcPre: "DSV4_HC_PRE", OpDsv4HcPost: "DSV4_HC_POST",
+	OpLightningIndexer: "LIGHTNING_INDEXER",
 }
 
 // String returns ggml's name of the op ("MUL_MAT", ...).

@@ -89,8 +89,10 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 		return ggmlCPUAcceptsSSM(t)
 	case core.OpConvTranspose1D, core.OpIm2Col3D, core.OpCol2Im1D, core.OpConv2D, core.OpConv3D, core.OpConv2DDw, core.OpConvTranspose2D:
 		return ggmlCPUAcceptsConv(t)
-	case core.OpDsv4HcComb, core.OpDsv4HcPre, core.OpDsv4HcPost:
-		return true // ggml's kernels read every source at its strides; the constructors check the rest
+	case core.OpDsv4HcComb, core.OpDsv4HcPre, core.OpDsv4HcPost, core.OpLightningIndexer:
+		// ggml's kernels read every source at its strides (LIGHTNING_INDEXER's unit-stride rows are
+		// the constructor's rule too); Q8_K keys are refused above.
+		return true
 	default:
 		return ggmlCPUAcceptsTrain(t)
 	}

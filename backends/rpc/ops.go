@@ -87,11 +87,12 @@ const (
 	ggmlOpGatedDeltaNet   = 86
 )
 
-// ggml's ids of DeepSeek V4's hyper-connection ops (same numbering).
+// ggml's ids of DeepSeek's sparse-attention indexer and V4 hyper-connection ops (same numbering).
 const (
-	ggmlOpDsv4HcComb = 88
-	ggmlOpDsv4HcPre  = 89
-	ggmlOpDsv4HcPost = 90
+	ggmlOpLightningIndexer = 87
+	ggmlOpDsv4HcComb       = 88
+	ggmlOpDsv4HcPre        = 89
+	ggmlOpDsv4HcPost       = 90
 )
 
 // ggml's ids of the image and vision-transformer ops, same numbering as above. The custom ops
@@ -215,6 +216,7 @@ var opTable = []opInfo{
 	{core.OpDsv4HcComb, ggmlOpDsv4HcComb, "f[0] eps, i[1] n_iter; src mixes, scale, base"},
 	{core.OpDsv4HcPre, ggmlOpDsv4HcPre, "none; src x, weights"},
 	{core.OpDsv4HcPost, ggmlOpDsv4HcPost, "none; src x, residual, post, comb"},
+	{core.OpLightningIndexer, ggmlOpLightningIndexer, "none; src q, k, weights, mask (f16)"},
 	// Image and vision-transformer ops (ggml_group_norm, ggml_interpolate, SAM's window and relative-position ops).
 	{core.OpGroupNorm, ggmlOpGroupNorm, "i[0] n_groups, f[1] eps"},
 	{core.OpUpscale, ggmlOpUpscale, "i[0] mode | flags (align corners 0x100, antialias 0x200)"},

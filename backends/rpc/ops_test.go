@@ -141,6 +141,9 @@ func TestOpTable(t *testing.T) {
 		{"DSV4_HC_POST", ctx.Dsv4HcPost(ctx.NewTensor2D(f32, 8, 3).SetName("hx2"), ctx.NewTensor3D(f32, 8, 4, 3).SetName("hres"),
 			ctx.NewTensor2D(f32, 4, 3).SetName("hpost"), ctx.NewTensor3D(f32, 4, 4, 3).SetName("hcomb")),
 			want{90, nil, []string{"hx2", "hres", "hpost", "hcomb"}}},
+		{"LIGHTNING_INDEXER", ctx.LightningIndexer(ctx.NewTensor4D(f32, 32, 3, 2, 2).SetName("liq"), ctx.NewTensor4D(core.TypeQ8_0, 32, 1, 5, 2).SetName("lik"),
+			ctx.NewTensor4D(f32, 3, 2, 1, 2).SetName("liw"), ctx.NewTensor4D(core.TypeF16, 5, 2, 1, 1).SetName("lim")),
+			want{87, nil, []string{"liq", "lik", "liw", "lim"}}},
 		// Image and vision-transformer ops (ggml_group_norm, ggml_interpolate, SAM's window ops).
 		{"GROUP_NORM", ctx.GroupNorm(img, 2, 1e-6), want{27, map[int]int32{0: 2, 1: fbits(1e-6)}, []string{"img"}}},
 		{"UPSCALE", ctx.Interpolate(img, 9, 4, 2, 1, core.ScaleBicubic|core.ScaleAlignCorners), want{63, map[int]int32{0: 0x102}, []string{"img"}}},

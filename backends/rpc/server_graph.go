@@ -559,6 +559,8 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.Dsv4HcPre(s[0], s[1])
 	case core.OpDsv4HcPost:
 		t = c.Dsv4HcPost(s[0], s[1], s[2], s[3])
+	case core.OpLightningIndexer:
+		t = c.LightningIndexer(s[0], s[1], s[2], s[3])
 	case core.OpAcc:
 		if p[4] != 0 && p[4] != 1 {
 			return nil, fmt.Errorf("graph: ACC %q: inplace flag %d", w.name(), p[4])

@@ -1,0 +1,44 @@
+package tests
+
+import (
+	"fmt"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// LIGHTNING_INDEXER after test-backend-ops' test_lightning_indexer (n_kv 1..65, 4 streams sharing
+// one mask, every K type ggml tests that tandem has), at a smaller head size, plus strided sources.
+
+func init() {
+	extraCases = append(extraCases, lightningCases)
+}
+
+func lightningCases() []Case {
+	var cs []Case
+	f32 := core.TypeF32
+	add := func(name string, build func(*core.Context) *core.Tensor) {
+		cs = append(cs, Case{Name: "lightning/" + name, Build: build, Init: normInit(-1, 1)})
+	}
+	li := func(c *core.Context, typeK core.Type, hsk, nh, kv, nb, ns, nm int64) *core.Tensor {
+		return c.LightningIndexer(c.NewTensor(f32, hsk, nh, nb, ns), c.NewTensor(typeK, hsk, 1, kv, ns),
+			c.NewTensor(f32, nh, nb, 1, ns), c.NewTensor(core.TypeF16, kv, nb, 1, nm).SetName("mask"))
+	}
+	for _, kv := range []int64{1, 7, 65} {
+		for _, typ := range []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ8_0, core.TypeQ5_1,
+			core.TypeQ5_0, core.TypeQ4_1, core.TypeQ4_0, core.TypeIQ4_NL} {
+			add(fmt.Sprintf("LIGHTNING_INDEXER(k=%v,hsk=64,nh=8,kv=%d,nb=5,ns=4,nm=1)", typ, kv), func(c *core.Context) *core.Tensor {
+				return li(c, typ, 64, 8, kv, 5, 4, 1)
+			})
+		}
+	}
+	add("LIGHTNING_INDEXER(ns=4,nm=4)", func(c *core.Context) *core.Tensor { return li(c, f32, 32, 3, 9, 2, 4, 4) })
+	add("LIGHTNING_INDEXER(ns=4,nm=2)", func(c *core.Context) *core.Tensor { return li(c, core.TypeF16, 32, 3, 9, 2, 4, 2) })
+	add("LIGHTNING_INDEXER(permuted q, strided k and weights)", func(c *core.Context) *core.Tensor {
+		q := c.Permute(c.NewTensor(f32, 32, 3, 4, 2), 0, 2, 1, 3) // [32, 4, 3, 2]
+		k := c.NewTensor(core.TypeF16, 40, 1, 6, 2)
+		w := c.NewTensor(f32, 6, 3, 1, 2)
+		return c.LightningIndexer(q, c.View4D(k, 32, 1, 6, 2, k.Nb[1], k.Nb[2], k.Nb[3], 0),
+			c.View4D(w, 4, 3, 1, 2, w.Nb[1], w.Nb[2], w.Nb[3], 8), c.NewTensor(core.TypeF16, 6, 3, 1, 1).SetName("mask"))
+	})
+	return cs
+}
