@@ -69,7 +69,10 @@ func eltSumF64(x []float32) float64 {
 	return s
 }
 
-// computeSum: the sum of every element of src0 into dst's single element (of src0's type).
+// computeSum: the sum of every element of src0 into dst's single element (of src0's type), at
+// src0's strides. ggml quirk kept out: ggml-cpu's SUM reads each row as dense floats whatever nb00
+// (its nb00 check is a debug assert), so for test-backend-ops' SUM(permute=[1,0,2,3]) case ggml's
+// CPU sums the wrong elements and differs from tandem (docs/test-backend-ops.md).
 func computeSum(p *params, dst *core.Tensor) {
 	a := dst.Src[0]
 	da := a.Data()

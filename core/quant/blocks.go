@@ -177,6 +177,10 @@ func DequantizeRowQ4_1(src []byte, y []float32) {
 // cases away from zero (C roundf), so quants lie in [-127, 127]. An all-zero block gets d = 0.
 // len(x) must be a multiple of QK8_0 and dst must hold len(x)/QK8_0*BlockQ8_0Size bytes.
 // Callers validate; otherwise it panics. Blocks holding NaN or ±Inf follow FixNonFiniteQ8's rule.
+// ggml quirk kept out: ggml-cpu's SIMD quantize_row_q8_0 (AVX2, used by its CPY/SET_ROWS into
+// Q8_0) rounds halfway cases to even, unlike its reference, so test-backend-ops' CPY(f16 or bf16
+// → q8_0) cases, whose f16/bf16-exact inputs hit ties, differ from ggml's CPU by an ulp of a quant
+// (docs/test-backend-ops.md); tandem keeps the reference rounding.
 func QuantizeRowQ8_0(x []float32, dst []byte) {
 	nb := blocks("QuantizeRowQ8_0", len(x), QK8_0, BlockQ8_0Size, len(dst), "dst")
 	for i := range nb {
