@@ -602,6 +602,9 @@ func computeIm2Col3D(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
 	pr := core.Conv3DParamsOf(dst)
 	ic := int64(dst.Params[9])
+	if dst.NElements() == 0 || b.Ne[3] < ic {
+		return // no batch of IC channels: an empty result
+	}
 	be := b.Type.Size()
 	g := convGeom{
 		iw: b.Ne[0], ih: b.Ne[1], id: b.Ne[2], ic: ic, n: b.Ne[3] / ic,

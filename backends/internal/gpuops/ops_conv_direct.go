@@ -192,6 +192,9 @@ func supportsIm2Col3D(d *Device, t *core.Tensor) bool {
 
 func (e *Encoder) encodeIm2Col3D(n *core.Tensor) error {
 	a, b := n.Src[0], n.Src[1]
+	if n.NElements() == 0 || b.Ne[3] < int64(n.Params[9]) {
+		return nil // no batch of IC channels: an empty result
+	}
 	name, du := "im2col_3d_f32", int64(4)
 	if n.Type == core.TypeF16 {
 		name, du = "im2col_3d_f16", 2
