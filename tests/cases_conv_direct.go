@@ -114,6 +114,9 @@ func convDirectCases() []Case {
 		})
 	}
 	one := core.Conv3DParams{S0: 1, S1: 1, S2: 1, P0: 1, P1: 1, P2: 1, D0: 1, D1: 1, D2: 1}
+	// test-backend-ops' IC=3, v=1 cases: a view of ne3 = 1 holds no batch of 3 channels, so N = 0
+	// and the result is empty (ggml's too).
+	im3(f32, [4]int64{8, 8, 6, 3}, [4]int64{3, 3, 3, 3}, 3, core.Conv3DParams{S0: 1, S1: 1, S2: 1, D0: 1, D1: 1, D2: 1}, true)
 	im3(f32, [4]int64{10, 10, 10, 9}, [4]int64{3, 3, 3, 1}, 3, one, false)
 	im3(f16, [4]int64{10, 10, 10, 9}, [4]int64{3, 3, 3, 1}, 3, one, false)
 	for i, q := range []struct {
