@@ -62,6 +62,19 @@ func (p Conv3DParams) words() []int {
 	return []int{p.S0, p.S1, p.S2, p.P0, p.P1, p.P2, p.D0, p.D1, p.D2}
 }
 
+// convOut3 is convOut along the three spatial dimensions of a Conv3DParams convolution of input b
+// by kernel a: the output width, height and depth, or the failed placeholder.
+func (c *Context) convOut3(op string, a, b *Tensor, p Conv3DParams) (ow, oh, od int64, fail *Tensor) {
+	if ow, fail = c.convOut(op, a, b, b.Ne[0], a.Ne[0], p.S0, p.P0, p.D0); fail != nil {
+		return
+	}
+	if oh, fail = c.convOut(op, a, b, b.Ne[1], a.Ne[1], p.S1, p.P1, p.D1); fail != nil {
+		return
+	}
+	od, fail = c.convOut(op, a, b, b.Ne[2], a.Ne[2], p.S2, p.P2, p.D2)
+	return
+}
+
 // convOut is the output length along one axis for op, or an error tensor when it overflows or
 // the kernel does not fit.
 func (c *Context) convOut(op string, a, b *Tensor, ins, ks int64, s, p, d int) (int64, *Tensor) {
@@ -143,15 +156,7 @@ func (c *Context) Im2Col3D(a, b *Tensor, ic int64, p Conv3DParams, dst Type) *Te
 	case a.IsEmpty() || b.IsEmpty():
 		return c.errorf("%s: kernel %v or input %v is empty", op, a, b)
 	}
-	od, e := c.convOut(op, a, b, b.Ne[2], a.Ne[2], p.S2, p.P2, p.D2)
-	if e != nil {
-		return e
-	}
-	oh, e := c.convOut(op, a, b, b.Ne[1], a.Ne[1], p.S1, p.P1, p.D1)
-	if e != nil {
-		return e
-	}
-	ow, e := c.convOut(op, a, b, b.Ne[0], a.Ne[0], p.S0, p.P0, p.D0)
+	ow, oh, od, e := c.convOut3(op, a, b, p)
 	if e != nil {
 		return e
 	}
@@ -280,15 +285,7 @@ func (c *Context) Conv3DDirect(a, b *Tensor, p Conv3DParams, ic, n, oc int) *Ten
 	case a.IsEmpty() || b.IsEmpty():
 		return c.errorf("%s: kernel %v or input %v is empty", op, a, b)
 	}
-	ow, e := c.convOut(op, a, b, b.Ne[0], a.Ne[0], p.S0, p.P0, p.D0)
-	if e != nil {
-		return e
-	}
-	oh, e := c.convOut(op, a, b, b.Ne[1], a.Ne[1], p.S1, p.P1, p.D1)
-	if e != nil {
-		return e
-	}
-	od, e := c.convOut(op, a, b, b.Ne[2], a.Ne[2], p.S2, p.P2, p.D2)
+	ow, oh, od, e := c.convOut3(op, a, b, p)
 	if e != nil {
 		return e
 	}
