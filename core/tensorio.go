@@ -116,11 +116,14 @@ func SetFloat32s(t *Tensor, values []float32) error {
 	if int64(len(values)) != t.NElements() {
 		return fmt.Errorf("tandem: SetFloat32s: %d values for tensor %v of %d elements (counts must match)", len(values), t, t.NElements())
 	}
-	if !t.Type.CanConvert() {
+	if !t.Type.CanConvert() && t.Type != TypeF64 {
 		return fmt.Errorf("tandem: SetFloat32s: type %v has no float conversion", t.Type)
 	}
 	if err := checkRange("SetFloat32s", t, 0, t.NBytes()); err != nil {
 		return err
+	}
+	if t.Type == TypeF64 {
+		return setF64(t, values)
 	}
 	if t.Type == TypeF32 && t.IsContiguous() {
 		return TensorSet(t, float32Bytes(values), 0)
@@ -161,7 +164,7 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 	if t.Buffer == nil {
 		return nil, noMemory("GetFloat32s", t)
 	}
-	if t.Type != TypeI64 && !t.Type.CanConvert() {
+	if t.Type != TypeI64 && t.Type != TypeF64 && !t.Type.CanConvert() {
 		return nil, fmt.Errorf("tandem: GetFloat32s: type %v has no float conversion", t.Type)
 	}
 	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
@@ -183,6 +186,9 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 		return out, nil
 	}
 	switch t.Type {
+	case TypeF64:
+		getF64(t, raw, out)
+		return out, nil
 	case TypeI64:
 		i := 0
 		forEachRow(t, func(off int64) {

@@ -33,7 +33,14 @@ const (
 	TypeI16    Type = 25
 	TypeI32    Type = 26
 	TypeI64    Type = 27
-	TypeBF16   Type = 30
+	// TypeF64 is ggml's 8-byte float. ggml's CPU has no conversion for it: it only copies F64
+	// tensors into F64 (DUP, CPY, CONT) and views them.
+	TypeF64  Type = 28
+	TypeBF16 Type = 30
+	// TypeTQ1_0 is ggml's ternary type at 1.6875 bits: five trits per byte, one f16 scale per 256.
+	TypeTQ1_0 Type = 34
+	// TypeTQ2_0 is ggml's ternary type at 2.0625 bits: 2-bit codes, one f16 scale per 256.
+	TypeTQ2_0 Type = 35
 	// TypeMXFP4 is ggml's OCP microscaling FP4: E2M1 codes with one E8M0 scale per 32 values.
 	TypeMXFP4 Type = 39
 	// TypeNVFP4 is ggml's NVFP4: E2M1 codes with one UE4M3 scale per 16 values (blocks of 64).
@@ -97,6 +104,11 @@ func init() {
 	traitTable[TypeI16] = &typeTraits{name: "i16", blockSize: 1, typeSize: 2}
 	traitTable[TypeI32] = &typeTraits{name: "i32", blockSize: 1, typeSize: 4, toFloat: i32ToFloat, fromFloat: i32FromFloat}
 	traitTable[TypeI64] = &typeTraits{name: "i64", blockSize: 1, typeSize: 8}
+	traitTable[TypeF64] = &typeTraits{name: "f64", blockSize: 1, typeSize: 8}
+	traitTable[TypeTQ1_0] = &typeTraits{name: "tq1_0", blockSize: quant.QK_K, typeSize: quant.BlockTQ1_0Size, quantized: true,
+		toFloat: quant.DequantizeRowTQ1_0, fromFloat: quant.QuantizeRowTQ1_0}
+	traitTable[TypeTQ2_0] = &typeTraits{name: "tq2_0", blockSize: quant.QK_K, typeSize: quant.BlockTQ2_0Size, quantized: true,
+		toFloat: quant.DequantizeRowTQ2_0, fromFloat: quant.QuantizeRowTQ2_0}
 }
 
 func (t Type) traits() *typeTraits {
@@ -191,15 +203,15 @@ func (t Type) FromFloat(src []float32, dst []byte) error {
 
 // VecDotType is the type the CPU backend converts activations into before a dot product with
 // weights of type t (ggml's vec_dot_type): F32→F32, F16→F16, BF16→BF16,
-// Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/NVFP4/Q1_0→Q8_0, Q4_1/Q5_1→Q8_1, Q2_K…Q6_K/IQ4_XS→Q8_K. Other
-// types map to themselves.
+// Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/NVFP4/Q1_0→Q8_0, Q4_1/Q5_1→Q8_1,
+// Q2_K…Q6_K/IQ4_XS/TQ1_0/TQ2_0→Q8_K. Other types map to themselves.
 func (t Type) VecDotType() Type {
 	switch t {
 	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL, TypeMXFP4, TypeNVFP4, TypeQ1_0:
 		return TypeQ8_0
 	case TypeQ4_1, TypeQ5_1:
 		return TypeQ8_1
-	case TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS:
+	case TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS, TypeTQ1_0, TypeTQ2_0:
 		return TypeQ8_K
 	}
 	return t

@@ -1,0 +1,205 @@
+// tq_golden.c writes ggml_golden_tq.bin and ggml_tq_edges.bin (see README.md) from ggml's own
+// TQ1_0 and TQ2_0 reference functions. It is tandem's driver, not part of ggml; build it as
+// fp4_golden.c (same objects of the ggml d99724f2 build at /tmp/rpcbuild-eng/ggml):
+//
+//	G=/tmp/rpcbuild-eng/ggml
+//	gcc -std=c11 -O2 -c tq_golden.c -o /tmp/tqdrv.o
+//	g++ -o /tmp/tq_golden /tmp/tqdrv.o $(for o in $(cat $G/obj/list); do echo $G/$o; done) $G/obj/dl.o -lm -lpthread -ldl
+//	/tmp/tq_golden ggml_golden_tq.bin ggml_tq_edges.bin
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ggml's entry points (declared here so the driver needs no ggml headers).
+void quantize_row_tq1_0_ref(const float *x, void *y, int64_t k);
+void quantize_row_tq2_0_ref(const float *x, void *y, int64_t k);
+void quantize_row_q8_K_ref(const float *x, void *y, int64_t k);
+void dequantize_row_tq1_0(const void *x, float *y, int64_t k);
+void dequantize_row_tq2_0(const void *x, float *y, int64_t k);
+void ggml_vec_dot_tq1_0_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
+void ggml_vec_dot_tq2_0_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
+void ggml_cpu_init(void); // fills the CPU's f16 table the dot products read
+
+typedef void (*quant_fn)(const float *, void *, int64_t);
+typedef void (*dequant_fn)(const void *, float *, int64_t);
+typedef void (*dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
+
+struct type {
+    uint32_t id, blck, size;
+    quant_fn q;
+    dequant_fn dq;
+    dot_fn dot;
+};
+
+static const struct type types[] = {
+    {34, 256, 54, quantize_row_tq1_0_ref, dequantize_row_tq1_0, ggml_vec_dot_tq1_0_q8_K_generic},
+    {35, 256, 66, quantize_row_tq2_0_ref, dequantize_row_tq2_0, ggml_vec_dot_tq2_0_q8_K_generic},
+};
+enum { NTYPES = 2, N = 512, NROWS = 32 };
+
+// The generator of golden_test.go's genInput (xorshift64*), family row%16.
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 2685821657736338717ULL;
+}
+static float rng_u(uint64_t *s) { return (float)(rng_next(s) >> 40) * (1.0f / 16777216.0f); }
+
+static void gen_input(int row, int salt, int n, float *x) {
+    uint64_t st = (uint64_t)(row * 2 + salt) * 0x9E3779B97F4A7C15ULL + 1;
+    for (int k = 0; k < 4; k++) rng_next(&st);
+    float c = 0;
+    for (int i = 0; i < n; i++) {
+        float a = rng_u(&st), v = 0, b;
+        switch (row % 16) {
+        case 0: v = 2 * a - 1; break;
+        case 1:
+            b = a + rng_u(&st);
+            b += rng_u(&st);
+            b += rng_u(&st);
+            v = (b - 2) * 1.7f;
+            break;
+        case 2:
+            v = 2 * a - 1;
+            if ((rng_next(&st) & 63) == 0) v *= 100;
+            break;
+        case 3: v = a + 0.01f; break;
+        case 4: v = -a - 0.5f; break;
+        case 5: if ((i / 32) % 3 != 0 && i < 256) v = 2 * a - 1; break;
+        case 6:
+            if (i % 32 == 0) c = 2 * a - 1;
+            v = c;
+            break;
+        case 7: v = (2 * a - 1) * 1e-20f; break;
+        case 8: v = (2 * a - 1) * 3e4f; break;
+        case 9: v = (float)((int32_t)(a * 9) - 4); break;
+        case 10: v = (float)((int32_t)(a * 17) - 8) * 0.5f; break;
+        case 11:
+            b = a * a;
+            v = b * b * 8;
+            if (rng_next(&st) & 1) v = -v;
+            break;
+        case 13: if (i % 32 == (row / 16) % 32) v = 2 * a - 1; break;
+        case 14: v = (2 * a - 1) * (float)(1 + (i / 16) % 7); break;
+        case 15: v = i < n / 2 ? (2 * a - 1) * 10 : (2 * a - 1) * 0.1f; break;
+        }
+        x[i] = v;
+    }
+}
+
+static uint64_t fnv(const float *y, int n) {
+    uint64_t h = 1469598103934665603ULL;
+    const uint8_t *b = (const uint8_t *)y;
+    for (int i = 0; i < 4 * n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void put32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+
+// Edge rows of 256 values (one super-block): exact ties at half the block maximum, values one
+// ulp either side of them, inexact inverses, signed zeros and zero blocks, maxima past f16's range.
+enum { NE = 256 };
+static int edge_rows(float rows[][NE]) {
+    int r = 0;
+    float *x;
+    // 0: amax 1: ±0.5 exactly (lroundf rounds half away), one ulp either side.
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) {
+        float v = (float[]){0.5f, nextafterf(0.5f, 0), nextafterf(0.5f, 1), 0.25f, 0.75f, 1.0f, 0.0f}[i % 7];
+        x[i] = (i / 7) % 2 ? -v : v;
+    }
+    x[255] = 1.0f;
+    // 1: maxima whose inverse is inexact (3, 7, 0.1, 1e-3), halves and thirds of them.
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) {
+        float s = (float[]){3.0f, 7.0f, 0.1f, 1e-3f}[i / 64];
+        x[i] = s * (float)((i * 7) % 13 - 6) / 12.0f;
+        if (i % 64 == 63) x[i] = -s;
+    }
+    // 2: signed zeros only (a zero block, d = 0).
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (i % 2) ? -0.0f : 0.0f;
+    // 3: one nonzero value among zeros, negative maximum.
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (i % 3 == 0) ? -0.0f : 0.0f;
+    x[77] = -2.5f;
+    x[200] = 1.25f;
+    // 4: a maximum past f16's range (d becomes inf), small values beside it.
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (float)((i * 5) % 11 - 5) * 1e4f;
+    x[3] = 1e5f;
+    // 5: a tiny maximum (1e-7) and the smallest normal magnitudes.
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (i < 128 ? 1e-7f : 0x1p-100f) * (float)((i * 3) % 9 - 4) / 4.0f;
+    return r;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: tq_golden golden.bin edges.bin\n");
+        return 2;
+    }
+    ggml_cpu_init();
+    FILE *f = fopen(argv[1], "wb");
+    if (!f) return 1;
+    put32(f, 0x31475154); // "TQG1"
+    put32(f, NROWS);
+    put32(f, N);
+    put32(f, NTYPES);
+    static float x[N], y[N], act[N];
+    static uint8_t q[N], q8[N / 256 * 292];
+    for (int t = 0; t < NTYPES; t++) {
+        const struct type *ty = &types[t];
+        put32(f, ty->id);
+        put32(f, ty->blck);
+        put32(f, ty->size);
+        size_t rs = N / ty->blck * ty->size;
+        for (int r = 0; r < NROWS; r++) {
+            gen_input(r, 0, N, x);
+            memset(q, 0, sizeof q);
+            ty->q(x, q, N);
+            fwrite(q, 1, rs, f);
+            ty->dq(q, y, N);
+            uint64_t h = fnv(y, N);
+            fwrite(&h, 8, 1, f);
+            gen_input(r, 1, N, act);
+            quantize_row_q8_K_ref(act, q8, N);
+            float d;
+            ty->dot(N, &d, 0, q, 0, q8, 0, 1);
+            fwrite(&d, 4, 1, f);
+        }
+    }
+    fclose(f);
+
+    static float rows[8][NE];
+    int nr = edge_rows(rows);
+    f = fopen(argv[2], "wb");
+    if (!f) return 1;
+    put32(f, 0x31455154); // "TQE1"
+    put32(f, nr);
+    put32(f, NE);
+    put32(f, NTYPES);
+    fwrite(rows, 4, (size_t)nr * NE, f);
+    for (int t = 0; t < NTYPES; t++) {
+        const struct type *ty = &types[t];
+        put32(f, ty->id);
+        size_t rs = NE / ty->blck * ty->size;
+        for (int r = 0; r < nr; r++) {
+            memset(q, 0, sizeof q);
+            ty->q(rows[r], q, NE);
+            fwrite(q, 1, rs, f);
+            ty->dq(q, y, NE);
+            fwrite(y, 4, NE, f);
+        }
+    }
+    fclose(f);
+    return 0;
+}
