@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -147,8 +148,10 @@ func benchSgemm(b *testing.B, m, n, k, nth int) {
 	reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
 }
 
-// BenchmarkSgemm: square GEMMs and the mat-vec shape (n = 1), 1 and 2 workers.
+// BenchmarkSgemm: square GEMMs and the mat-vec shape (n = 1), 1 and 2 workers. KERN_GEMMKC=512
+// tries another k block for the 256-bit kernels.
 func BenchmarkSgemm(b *testing.B) {
+	defer setGemmKCFromEnv()()
 	for _, s := range [][3]int{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1, 4096}} {
 		for _, nth := range []int{1, 2} {
 			b.Run(fmt.Sprintf("m%d_n%d_k%d/th%d", s[0], s[1], s[2], nth), func(b *testing.B) {
@@ -158,8 +161,20 @@ func BenchmarkSgemm(b *testing.B) {
 	}
 }
 
+// benchSgemmKC is a tuning hook: KERN_GEMMKC sets gemmKC for a benchmark; the returned func
+// restores it.
+func setGemmKCFromEnv() func() {
+	old := gemmKC
+	if v, err := strconv.Atoi(os.Getenv("KERN_GEMMKC")); err == nil && v >= 8 && v%8 == 0 {
+		gemmKC = v
+	}
+	return func() { gemmKC = old }
+}
+
 func BenchmarkSgemmF16A(b *testing.B) {
-	for _, s := range [][3]int{{2048, 2048, 2048}, {4096, 1, 4096}} {
+	defer setGemmKCFromEnv()()
+	// square, TinyLlama's FFN up and down over a 512-token prompt, and a mat-vec
+	for _, s := range [][3]int{{2048, 2048, 2048}, {5632, 512, 2048}, {2048, 512, 5632}, {4096, 1, 4096}} {
 		m, n, k := s[0], s[1], s[2]
 		for _, nth := range []int{1, 2} {
 			b.Run(fmt.Sprintf("m%d_n%d_k%d/th%d", m, n, k, nth), func(b *testing.B) {

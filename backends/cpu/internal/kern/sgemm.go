@@ -34,7 +34,6 @@ import (
 const (
 	gemmMR      = 6    // activation rows per micro tile
 	gemmNR      = 16   // weight rows per micro tile
-	gemmKC      = 256  // k block
 	gemmKC512   = 512  // k block of the 512-bit kernels (half the barriers of 256: 2 threads ran 2048³ and m=4096 k=14336 n=512 6-8% faster on Zen 5)
 	gemmKCPairs = 512  // k block of the bf16 pair path (256 pair steps)
 	gemmMC      = 48   // activation rows per compute task (multiple of gemmMR)
@@ -46,6 +45,10 @@ const (
 	gemmDotRow  = 16   // weight rows per task in the dot-product path
 	gemmAlign   = 16   // floats of slack for aligning the scratch to 64 bytes
 )
+
+// gemmKC is the k block of the 256-bit kernels (a variable only so that benchmarks can try others:
+// KERN_GEMMKC in bench_test.go).
+var gemmKC = 256
 
 // gemmPlan is the deterministic work split that every worker computes identically.
 type gemmPlan struct {
