@@ -13,12 +13,12 @@ import (
 // kquant_test.go and mulmat_id_test.go with the other block types).
 var fp4Types = []core.Type{core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0}
 
-// TestFP4SetRows scatters f32 rows into MXFP4, NVFP4 and Q1_0 tensors (rows of two blocks, i32 and
-// i64 indices, broadcast index shapes): the written rows are the reference quantizer's bytes and
-// the other rows keep theirs.
+// TestFP4SetRows scatters f32 rows into MXFP4, NVFP4, Q1_0, TQ1_0 and TQ2_0 tensors (rows of two
+// blocks, i32 and i64 indices, broadcast index shapes): the written rows are the reference
+// quantizer's bytes and the other rows keep theirs.
 func TestFP4SetRows(t *testing.T) {
 	idxShapes := [][3]int64{{4, 3, 2}, {4, 1, 2}, {4, 3, 1}}
-	for _, typ := range fp4Types {
+	for _, typ := range append(fp4Types, tqTypes...) {
 		for _, ityp := range []core.Type{core.TypeI32, core.TypeI64} {
 			for si, ishape := range idxShapes {
 				aLayout := eltLayoutsFor(typ)[si%len(eltLayoutsFor(typ))]
@@ -48,10 +48,10 @@ func TestFP4SetRows(t *testing.T) {
 	}
 }
 
-// TestFP4OutProd: OUT_PROD with MXFP4, NVFP4 and Q1_0 first operands (dequantized rows), dense
-// and with row gaps, broadcast over dims 2 and 3, against a float64 product.
+// TestFP4OutProd: OUT_PROD with MXFP4, NVFP4, Q1_0, TQ1_0 and TQ2_0 first operands (dequantized
+// rows), dense and with row gaps, broadcast over dims 2 and 3, against a float64 product.
 func TestFP4OutProd(t *testing.T) {
-	for ti, typ := range fp4Types {
+	for ti, typ := range append(fp4Types, tqTypes...) {
 		for li, layout := range []string{"", "row-gaps"} {
 			ane := [4]int64{2 * typ.BlockSize(), 7, 2, 1}
 			bne := [4]int64{5, 7, 4, 3}

@@ -9,10 +9,11 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// kquantTypes are the Q5, K-quant, IQ4, FP4 (MXFP4, NVFP4) and Q1_0 weight types (Q8_K is only
-// an activation format).
+// kquantTypes are the Q5, K-quant, IQ4, FP4 (MXFP4, NVFP4), Q1_0 and ternary (TQ1_0, TQ2_0)
+// weight types (Q8_K is only an activation format).
 var kquantTypes = []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K,
-	core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_NL, core.TypeIQ4_XS, core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0}
+	core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_NL, core.TypeIQ4_XS, core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0,
+	core.TypeTQ1_0, core.TypeTQ2_0}
 
 // TestKQuantMulMat multiplies weights of every new type (mat-vec and matrix shapes, odd row
 // counts, broadcast batches, enough rows for the routes of many activation rows) with f32 activations and compares with a float64 product of the

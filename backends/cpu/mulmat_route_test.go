@@ -88,7 +88,7 @@ var mulMatRouteTable = []struct {
 	{core.TypeQ4_1, layoutStd, matVecSet, "gemmstd gemmstd gemmstd gemmstd gemmstd gemmstd gemmstd"},
 	{core.TypeQ4_1, layoutRepack, allSets, "repacked repacked repacked repacked repacked repacked repacked"},
 
-	// Q5, the K-quants without SIMD kernels, MXFP4, NVFP4 and Q1_0: per-row dots.
+	// Q5, the K-quants without SIMD kernels, MXFP4, NVFP4, Q1_0, TQ1_0 and TQ2_0: per-row dots.
 	{core.TypeQ5_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ5_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ5_1, layoutStd, allSets, "dot dot dot dot dot dot dot"},
@@ -103,6 +103,10 @@ var mulMatRouteTable = []struct {
 	{core.TypeNVFP4, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ1_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ1_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeTQ1_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeTQ1_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeTQ2_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeTQ2_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 
 	// K-quants and IQ4 with tiled dots.
 	// Q4_K, Q6_K: weights repacked on the fly from kstdMinN rows where the set has their kernels (avx2).

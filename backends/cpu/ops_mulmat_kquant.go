@@ -7,7 +7,7 @@ import (
 )
 
 // refVecDotK returns the reference dot product (ggml's generic kernel) for the Q5, K-quant, IQ4,
-// FP4 (MXFP4, NVFP4) and Q1_0 weight types, nil for other types.
+// FP4 (MXFP4, NVFP4), Q1_0 and ternary (TQ1_0, TQ2_0) weight types, nil for other types.
 func refVecDotK(t core.Type) vecDot {
 	switch t {
 	case core.TypeQ5_0:
@@ -34,6 +34,10 @@ func refVecDotK(t core.Type) vecDot {
 		return quant.DotNVFP4Q8_0
 	case core.TypeQ1_0:
 		return quant.DotQ1_0Q8_0
+	case core.TypeTQ1_0:
+		return quant.DotTQ1_0Q8_K
+	case core.TypeTQ2_0:
+		return quant.DotTQ2_0Q8_K
 	}
 	return nil
 }

@@ -18,6 +18,20 @@ func ggmlCPUAccepts(t *core.Tensor) bool {
 			return false
 		}
 	}
+	// F64 has no row conversion in ggml's CPU type traits: only the byte copies (DUP, CONT, CPY
+	// into F64: dup_bytes), CONCAT (concat_any) and the views run on it; every other kernel
+	// aborts on an F64 operand.
+	if ggmlHasF64(t) {
+		switch t.Op {
+		case core.OpDup, core.OpCont, core.OpCpy, core.OpConcat:
+			if s0 == nil || s0.Type != t.Type {
+				return false
+			}
+		case core.OpView, core.OpReshape, core.OpPermute, core.OpTranspose, core.OpNone:
+		default:
+			return false
+		}
+	}
 	switch t.Op {
 	case core.OpAdd, core.OpSub, core.OpMul, core.OpDiv, core.OpAdd1, core.OpSqr, core.OpSqrt, core.OpLog,
 		core.OpSin, core.OpCos, core.OpScale, core.OpClamp, core.OpLeakyRelu, core.OpUnary, core.OpGLU,
@@ -189,4 +203,17 @@ func ggmlContiguousN(t *core.Tensor, n int) bool {
 		}
 	}
 	return true
+}
+
+// ggmlHasF64 reports whether t or one of its sources is F64.
+func ggmlHasF64(t *core.Tensor) bool {
+	if t.Type == core.TypeF64 {
+		return true
+	}
+	for _, s := range t.Src {
+		if s != nil && s.Type == core.TypeF64 {
+			return true
+		}
+	}
+	return false
 }
