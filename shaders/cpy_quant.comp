@@ -1,11 +1,11 @@
 #version 450
 // cpy_quant.comp: CPY / DUP / CONT into a block-quantized destination, one thread
-// per destination block: the block's 32 values are the elements k0..k0+31 (k0 =
-// 32 * block index, row-major over dst's shape) of src in row-major order over
-// src's shape (ggml's dup semantics; any src strides), quantized bit for bit as
+// per destination block: the block's DST_QK values (32, or 256 for K-quants) are
+// the elements k0..k0+DST_QK-1 (k0 = DST_QK * block index, row-major over dst's
+// shape) of src in row-major order over src's shape (ggml's dup semantics; any src strides), quantized bit for bit as
 // core/quant's reference quantizer.
 //
-// Defines: SRC_F32, SRC_F16 or SRC_BF16, and DST_Q4_0, DST_Q4_1 or DST_Q8_0.
+// Defines: SRC_F32, SRC_F16 or SRC_BF16, and a block DST_ type of rows.glsl.
 // Bindings: 0 = src, 1 = dst.
 // Specialization: constant 0 = workgroup size (default 64).
 // Dispatch: any x grid (grid-stride loop over blocks).
@@ -25,7 +25,7 @@ layout(push_constant) uniform Params {
 
 void main() {
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    uint bpr = p.ne0 / 32u; // blocks per dst row
+    uint bpr = p.ne0 / DST_QK; // blocks per dst row
     for (uint b = gl_GlobalInvocationID.x; b < p.nblocks; b += stride) {
         uint ib = b % bpr;
         uint t = b / bpr;
@@ -35,15 +35,15 @@ void main() {
         uint i3 = t / p.ne2;
         uint id = p.offs_d + ib * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
 
-        float x[32];
-        uint k = b * 32u;
+        float x[DST_QK];
+        uint k = b * DST_QK;
         uint j0 = k % p.ne00;
         t = k / p.ne00;
         uint j1 = t % p.ne01;
         t /= p.ne01;
         uint j2 = t % p.ne02;
         uint j3 = t / p.ne02;
-        for (uint j = 0u; j < 32u; j++) {
+        for (uint j = 0u; j < DST_QK; j++) {
             x[j] = src_load(p.offs_s + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03, j0, p.nb00);
             if (++j0 == p.ne00) {
                 j0 = 0u;

@@ -19,12 +19,13 @@
 //   uint src_bits(uint row, uint i0, uint nb0)   (SRC_F32 / SRC_I32 only) raw bits.
 //
 // Storer (one of DST_F32, DST_F16, DST_BF16, DST_I32, DST_Q4_0, DST_Q4_1, DST_Q8_0, DST_Q5_0,
-// DST_Q5_1, DST_IQ4_NL;
+// DST_Q5_1, DST_IQ4_NL, DST_Q4_K, DST_Q5_K, DST_Q6_K, DST_IQ4_XS;
 // binding DST_BINDING, default 1) declares data_d and provides
 //   void dst_store(uint idx, float v)          element types: store v at unit idx
 //   void dst_store_bits(uint idx, uint bits)   DST_F32 / DST_I32: raw bits
-//   void dst_store_block(uint base, float x[32])
-//       block types: quantize 32 values into the block at 16-bit word 'base'.
+//   void dst_store_block(uint base, float x[DST_QK])
+//       block types: quantize DST_QK values (32; 256 for the K-quants and IQ4_XS) into the block at
+//       16-bit word 'base'.
 
 #ifndef TANDEM_ROWS_GLSL
 #define TANDEM_ROWS_GLSL
@@ -244,6 +245,34 @@ float src_load(uint row, uint i0, uint nb0) {
 
 // ---- storers ----
 
+#if defined(DST_IQ4_NL) || defined(DST_IQ4_XS)
+// iq4_best returns the index of the IQ4_NL value nearest to x (core/quant's bestIndexInt8: the
+// lower one on a tie), by bisection over the sorted table.
+const float IQ4_VALUES[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
+                                       1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+uint iq4_best(float x) {
+    if (x <= IQ4_VALUES[0]) {
+        return 0u;
+    }
+    if (x >= IQ4_VALUES[15]) {
+        return 15u;
+    }
+    uint lo = 0u, hi = 15u;
+    while (hi - lo > 1u) {
+        uint mid = (lo + hi) / 2u;
+        if (x < IQ4_VALUES[mid]) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    precise float dl = x - IQ4_VALUES[lo];
+    precise float dh = IQ4_VALUES[hi] - x;
+    return dl < dh ? lo : hi;
+}
+#endif
+
+
 #if defined(DST_F32) || defined(DST_I32)
 
 layout(std430, binding = DST_BINDING) buffer BufD { uint data_d[]; };
@@ -269,11 +298,522 @@ void dst_store(uint idx, float v) {
 #endif
 }
 
+#elif defined(DST_Q4_K) || defined(DST_Q5_K) || defined(DST_Q6_K) || defined(DST_IQ4_XS)
+
+layout(std430, binding = DST_BINDING) buffer BufD { uint16_t data_d[]; };
+
+#define DST_BLOCK
+#define DST_QK 256u
+
+// nearest_int is ggml's nearest_int (core/quant's nearestInt): round half to even through the
+// mantissa of f + 1.5*2^23.
+int nearest_int(float f) {
+    precise float v = f + 12582912.0;
+    return int(floatBitsToUint(v) & 0x007fffffu) - 0x00400000;
+}
+
+#if defined(DST_Q4_K) || defined(DST_Q5_K)
+#if defined(DST_Q4_K)
+#define KQ_NMAX 15
+#else
+#define KQ_NMAX 31
+#endif
+
+// sqrt_rn returns the correctly rounded square root of v >= 0 (Vulkan's sqrt may be a few ulp
+// off): the device's root is replaced by the neighbour whose square is nearest to v.
+float sqrt_rn(float v) {
+    float s = sqrt(v);
+    if (!(v > 1e-30 && v < 1e30)) {
+        return s;
+    }
+    uint sb = floatBitsToUint(s);
+    float best = s;
+    float bestr = 3.4e38;
+    for (int k = -2; k <= 2; k++) {
+        float c = uintBitsToFloat(uint(int(sb) + k));
+        precise float p = c * c;
+        float e = two_prod_err(c, c, p);
+        precise float r = (p - v) + e;
+        if (abs(r) < bestr) {
+            bestr = abs(r);
+            best = c;
+        }
+    }
+    return best;
+}
+
+// kq_qkx2 is core/quant's makeQKX2Quants (ggml's make_qkx2_quants) for the 32 values of x from
+// off with weights w, codes 0..KQ_NMAX into L from off, squared errors: it returns the scale and
+// sets mn to the (non-negative) minimum to subtract.
+float kq_qkx2(float x[256], uint off, float w[32], float rmin, int nstep, inout uint L[256], out float mn) {
+    const int nmax = KQ_NMAX;
+    float vmin = x[off], vmax = x[off];
+    float sumW = w[0];
+    precise float sumX = sumW * x[off];
+    for (uint i = 1u; i < 32u; i++) {
+        float v = x[off + i];
+        if (v < vmin) {
+            vmin = v;
+        }
+        if (v > vmax) {
+            vmax = v;
+        }
+        precise float nw = sumW + w[i];
+        sumW = nw;
+        precise float wx = w[i] * v;
+        precise float nx = sumX + wx;
+        sumX = nx;
+    }
+    if (vmin > 0.0) {
+        vmin = 0.0;
+    }
+    if (vmax == vmin) {
+        for (uint i = 0u; i < 32u; i++) {
+            L[off + i] = 0u;
+        }
+        mn = -vmin;
+        return 0.0;
+    }
+    precise float range = vmax - vmin;
+    float iscale = div_rn(float(nmax), range);
+    float scale = div_rn(1.0, iscale);
+    float bestErr = 0.0;
+    for (uint i = 0u; i < 32u; i++) {
+        precise float dx = x[off + i] - vmin;
+        precise float t = iscale * dx;
+        int l = clamp(nearest_int(t), 0, nmax);
+        L[off + i] = uint(l);
+        precise float sl = scale * float(l);
+        precise float sv = sl + vmin;
+        precise float diff = sv - x[off + i];
+        precise float d2 = diff * diff;
+        precise float we = w[i] * d2;
+        precise float ne = bestErr + we;
+        bestErr = ne;
+    }
+    uint laux[32];
+    for (int is = 0; is <= nstep; is++) {
+        precise float rd = 0.1 * float(is);
+        precise float a = rmin + rd;
+        precise float b = a + float(nmax);
+        // vmax - vmin with the minimum of the best candidate so far, as core/quant (and ggml)
+        precise float rg = vmax - vmin;
+        iscale = div_rn(b, rg);
+        float sumL = 0.0, sumL2 = 0.0, sumXL = 0.0;
+        for (uint i = 0u; i < 32u; i++) {
+            precise float dx = x[off + i] - vmin;
+            precise float t = iscale * dx;
+            int l = clamp(nearest_int(t), 0, nmax);
+            laux[i] = uint(l);
+            float fl = float(l);
+            precise float wl = w[i] * fl;
+            precise float wll = wl * fl;
+            precise float wlx = wl * x[off + i];
+            precise float n1 = sumL + wl;
+            precise float n2 = sumL2 + wll;
+            precise float n3 = sumXL + wlx;
+            sumL = n1;
+            sumL2 = n2;
+            sumXL = n3;
+        }
+        precise float p1 = sumW * sumL2;
+        precise float p2 = sumL * sumL;
+        precise float D = p1 - p2;
+        if (D > 0.0) {
+            precise float q1 = sumW * sumXL;
+            precise float q2 = sumX * sumL;
+            precise float num_s = q1 - q2;
+            precise float q3 = sumL2 * sumX;
+            precise float q4 = sumL * sumXL;
+            precise float num_m = q3 - q4;
+            float thisScale = div_rn(num_s, D);
+            float thisMin = div_rn(num_m, D);
+            if (thisMin > 0.0) {
+                thisMin = 0.0;
+                thisScale = div_rn(sumXL, sumL2);
+            }
+            float curErr = 0.0;
+            for (uint i = 0u; i < 32u; i++) {
+                precise float sl = thisScale * float(laux[i]);
+                precise float sv = sl + thisMin;
+                precise float diff = sv - x[off + i];
+                precise float d2 = diff * diff;
+                precise float we = w[i] * d2;
+                precise float ne = curErr + we;
+                curErr = ne;
+            }
+            if (curErr < bestErr) {
+                for (uint i = 0u; i < 32u; i++) {
+                    L[off + i] = laux[i];
+                }
+                bestErr = curErr;
+                scale = thisScale;
+                vmin = thisMin;
+            }
+        }
+    }
+    mn = -vmin;
+    return scale;
+}
+
+// dst_store_block quantizes a super-block as core/quant's quantizeK45 (ggml's
+// quantize_row_q4_K_ref / quantize_row_q5_K_ref): per 32 values a (scale, min) search with
+// weights av + |x| (av the values' root mean square), both quantized to 6 bits against the
+// super-block's largest, then the codes recomputed with the stored scales. Blocks are meant for
+// finite values.
+void dst_store_block(uint base, float x[256]) {
+#if defined(DST_Q4_K)
+    const float rmin = -1.0;
+    const int nstep = 20;
+#else
+    const float rmin = -0.5;
+    const int nstep = 15;
+#endif
+    uint L[256];
+    float scales[8], mins[8];
+    float maxScale = 0.0, maxMin = 0.0;
+    for (uint j = 0u; j < 8u; j++) {
+        float sumX2 = 0.0;
+        for (uint l = 0u; l < 32u; l++) {
+            precise float v2 = x[32u * j + l] * x[32u * j + l];
+            precise float ns = sumX2 + v2;
+            sumX2 = ns;
+        }
+        float av = sqrt_rn(sumX2 * 0.03125);
+        float w[32];
+        for (uint l = 0u; l < 32u; l++) {
+            precise float wl = av + abs(x[32u * j + l]);
+            w[l] = wl;
+        }
+        float mn;
+        scales[j] = kq_qkx2(x, 32u * j, w, rmin, nstep, L, mn);
+        mins[j] = mn;
+        if (scales[j] > maxScale) {
+            maxScale = scales[j];
+        }
+        if (mins[j] > maxMin) {
+            maxMin = mins[j];
+        }
+    }
+    float invScale = maxScale > 0.0 ? div_rn(63.0, maxScale) : 0.0;
+    float invMin = maxMin > 0.0 ? div_rn(63.0, maxMin) : 0.0;
+    uint sb[12];
+    for (uint j = 0u; j < 12u; j++) {
+        sb[j] = 0u;
+    }
+    uint lsj[8], lmj[8];
+    for (uint j = 0u; j < 8u; j++) {
+        precise float ts = invScale * scales[j];
+        precise float tm = invMin * mins[j];
+        uint ls = min(63u, uint(nearest_int(ts)) & 0xffu);
+        uint lm = min(63u, uint(nearest_int(tm)) & 0xffu);
+        lsj[j] = ls;
+        lmj[j] = lm;
+        if (j < 4u) {
+            sb[j] = ls;
+            sb[j + 4u] = lm;
+        } else {
+            sb[j + 4u] = (ls & 0xfu) | ((lm & 0xfu) << 4);
+            sb[j - 4u] |= (ls >> 4) << 6;
+            sb[j] |= (lm >> 4) << 6;
+        }
+    }
+    uint dh = f32_bits_to_f16(floatBitsToUint(div_rn(maxScale, 63.0)));
+    uint mh = f32_bits_to_f16(floatBitsToUint(div_rn(maxMin, 63.0)));
+    data_d[base] = uint16_t(dh);
+    data_d[base + 1u] = uint16_t(mh);
+    for (uint j = 0u; j < 6u; j++) {
+        data_d[base + 2u + j] = uint16_t(sb[2u * j] | (sb[2u * j + 1u] << 8));
+    }
+    float d = half_to_float(dh), dmin = half_to_float(mh);
+    for (uint j = 0u; j < 8u; j++) {
+        precise float dj = d * float(lsj[j]);
+        if (dj == 0.0) {
+            continue;
+        }
+        precise float dm = dmin * float(lmj[j]);
+        for (uint ii = 0u; ii < 32u; ii++) {
+            precise float xs = x[32u * j + ii] + dm;
+            L[32u * j + ii] = uint(clamp(nearest_int(div_rn(xs, dj)), 0, KQ_NMAX));
+        }
+    }
+#if defined(DST_Q4_K)
+    const uint qs = 8u; // words
+#else
+    const uint qs = 24u;
+    uint qh[32];
+    for (uint l = 0u; l < 32u; l++) {
+        qh[l] = 0u;
+    }
+    for (uint e = 0u; e < 256u; e++) {
+        if (L[e] > 15u) {
+            L[e] -= 16u;
+            qh[e % 32u] |= 1u << (e / 32u);
+        }
+    }
+    for (uint l = 0u; l < 32u; l += 2u) {
+        data_d[base + 8u + l / 2u] = uint16_t(qh[l] | (qh[l + 1u] << 8));
+    }
+#endif
+    for (uint c = 0u; c < 4u; c++) {
+        for (uint l = 0u; l < 32u; l += 2u) {
+            uint b0 = L[64u * c + l] | (L[64u * c + 32u + l] << 4);
+            uint b1 = L[64u * c + l + 1u] | (L[64u * c + 33u + l] << 4);
+            data_d[base + qs + 16u * c + l / 2u] = uint16_t(b0 | (b1 << 8));
+        }
+    }
+}
+
+#elif defined(DST_Q6_K)
+
+// q6_qx is core/quant's makeQxQuants(32, x[off..off+15], L, 1) (ggml's make_qx_quants with
+// weights x²): codes 0..63 into L from off; it returns the sub-block's scale.
+float q6_qx(float x[256], uint off, inout uint L[256]) {
+    float vmax = 0.0, amax = 0.0;
+    for (uint i = 0u; i < 16u; i++) {
+        float av = abs(x[off + i]);
+        if (av > amax) {
+            amax = av;
+            vmax = x[off + i];
+        }
+    }
+    if (amax < 1e-15) {
+        for (uint i = 0u; i < 16u; i++) {
+            L[off + i] = 0u;
+        }
+        return 0.0;
+    }
+    float iscale = div_rn(-32.0, vmax);
+    float sumlx = 0.0, suml2 = 0.0;
+    for (uint i = 0u; i < 16u; i++) {
+        float v = x[off + i];
+        precise float t = iscale * v;
+        int l = clamp(nearest_int(t), -32, 31);
+        L[off + i] = uint(l + 32);
+        float fl = float(l);
+        precise float w = v * v;
+        precise float wv = w * v;
+        precise float a1 = wv * fl;
+        precise float n1 = sumlx + a1;
+        precise float wl = w * fl;
+        precise float a2 = wl * fl;
+        precise float n2 = suml2 + a2;
+        sumlx = n1;
+        suml2 = n2;
+    }
+    float scale = suml2 != 0.0 ? div_rn(sumlx, suml2) : 0.0;
+    precise float best = scale * sumlx;
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0) {
+            continue;
+        }
+        precise float r = 0.1 * float(is);
+        precise float nm = 32.0 + r;
+        float isc = div_rn(-nm, vmax);
+        float slx = 0.0, sl2 = 0.0;
+        for (uint i = 0u; i < 16u; i++) {
+            float v = x[off + i];
+            precise float t = isc * v;
+            float fl = float(clamp(nearest_int(t), -32, 31));
+            precise float w = v * v;
+            precise float wv = w * v;
+            precise float a1 = wv * fl;
+            precise float n1 = slx + a1;
+            precise float wl = w * fl;
+            precise float a2 = wl * fl;
+            precise float n2 = sl2 + a2;
+            slx = n1;
+            sl2 = n2;
+        }
+        precise float lhs = slx * slx;
+        precise float rhs = best * sl2;
+        if (sl2 > 0.0 && lhs > rhs) {
+            for (uint i = 0u; i < 16u; i++) {
+                precise float t = isc * x[off + i];
+                L[off + i] = uint(32 + clamp(nearest_int(t), -32, 31));
+            }
+            scale = div_rn(slx, sl2);
+            best = scale * slx;
+        }
+    }
+    return scale;
+}
+
+// dst_store_block quantizes a super-block as core/quant's QuantizeRowQ6_K (ggml's
+// quantize_row_q6_K_ref): a scale per 16 values, the 8-bit scales against the largest
+// magnitude, codes recomputed with the stored scales; a block whose scales are all (near) zero
+// is zero bytes. Blocks are meant for finite values.
+void dst_store_block(uint base, float x[256]) {
+    uint L[256];
+    float scales[16];
+    float maxScale = 0.0, maxAbs = 0.0;
+    for (uint j = 0u; j < 16u; j++) {
+        scales[j] = q6_qx(x, 16u * j, L);
+        float a = abs(scales[j]);
+        if (a > maxAbs) {
+            maxAbs = a;
+            maxScale = scales[j];
+        }
+    }
+    if (maxAbs < 1e-15) {
+        for (uint w = 0u; w < 105u; w++) {
+            data_d[base + w] = uint16_t(0u);
+        }
+        return;
+    }
+    float iscale = div_rn(-128.0, maxScale);
+    uint dh = f32_bits_to_f16(floatBitsToUint(div_rn(1.0, iscale)));
+    int sc[16];
+    for (uint j = 0u; j < 16u; j++) {
+        precise float t = iscale * scales[j];
+        int v = min(127, nearest_int(t));
+        sc[j] = (v << 24) >> 24; // C's (int8_t)
+    }
+    float d = half_to_float(dh);
+    for (uint j = 0u; j < 16u; j++) {
+        precise float dj = d * float(sc[j]);
+        if (dj == 0.0) {
+            continue;
+        }
+        for (uint ii = 0u; ii < 16u; ii++) {
+            L[16u * j + ii] = uint(clamp(nearest_int(div_rn(x[16u * j + ii], dj)), -32, 31) + 32);
+        }
+    }
+    // ql: bytes 0..127 (words 0..63), qh: bytes 128..191 (words 64..95), scales: words
+    // 96..103, d: word 104.
+    for (uint h = 0u; h < 2u; h++) {
+        for (uint l = 0u; l < 32u; l += 2u) {
+            uint e = 128u * h + l;
+            uint lo0 = (L[e] & 0xfu) | ((L[e + 64u] & 0xfu) << 4);
+            uint lo1 = (L[e + 1u] & 0xfu) | ((L[e + 65u] & 0xfu) << 4);
+            uint hi0 = (L[e + 32u] & 0xfu) | ((L[e + 96u] & 0xfu) << 4);
+            uint hi1 = (L[e + 33u] & 0xfu) | ((L[e + 97u] & 0xfu) << 4);
+            uint qh0 = (L[e] >> 4) | ((L[e + 32u] >> 4) << 2) | ((L[e + 64u] >> 4) << 4) | ((L[e + 96u] >> 4) << 6);
+            uint qh1 = (L[e + 1u] >> 4) | ((L[e + 33u] >> 4) << 2) | ((L[e + 65u] >> 4) << 4) | ((L[e + 97u] >> 4) << 6);
+            data_d[base + 32u * h + l / 2u] = uint16_t(lo0 | (lo1 << 8));
+            data_d[base + 32u * h + 16u + l / 2u] = uint16_t(hi0 | (hi1 << 8));
+            data_d[base + 64u + 16u * h + l / 2u] = uint16_t(qh0 | (qh1 << 8));
+        }
+    }
+    for (uint j = 0u; j < 16u; j += 2u) {
+        data_d[base + 96u + j / 2u] = uint16_t((uint(sc[j]) & 0xffu) | ((uint(sc[j + 1u]) & 0xffu) << 8));
+    }
+    data_d[base + 104u] = uint16_t(dh);
+}
+
+#else // DST_IQ4_XS
+
+// iq4_search is core/quant's iq4Search with ntry 7 for the 32 values of x from off (weights x²,
+// no importance matrix): it returns the sub-block's scale. vmax is the first value of largest
+// magnitude, which is at least 1e-15.
+float iq4_search(float x[256], uint off, float vmax) {
+    float d = div_rn(-vmax, -127.0);
+    float id = div_rn(1.0, d);
+    float sumqx = 0.0, sumq2 = 0.0;
+    for (uint j = 0u; j < 32u; j++) {
+        float v = x[off + j];
+        precise float t = id * v;
+        float q = IQ4_VALUES[iq4_best(t)];
+        precise float w = v * v;
+        precise float wq = w * q;
+        precise float tx = wq * v;
+        precise float tq = wq * q;
+        precise float nx = sumqx + tx;
+        precise float nq = sumq2 + tq;
+        sumqx = nx;
+        sumq2 = nq;
+    }
+    d = sumq2 > 0.0 ? div_rn(sumqx, sumq2) : 0.0;
+    precise float best = d * sumqx;
+    for (int itry = -7; itry <= 7; itry++) {
+        id = div_rn(float(itry - 127), vmax);
+        float sx = 0.0, s2 = 0.0;
+        for (uint j = 0u; j < 32u; j++) {
+            float v = x[off + j];
+            precise float t = id * v;
+            float q = IQ4_VALUES[iq4_best(t)];
+            precise float w = v * v;
+            precise float wq = w * q;
+            precise float tx = wq * v;
+            precise float tq = wq * q;
+            precise float nx = sx + tx;
+            precise float nq = s2 + tq;
+            sx = nx;
+            s2 = nq;
+        }
+        precise float lhs = sx * sx;
+        precise float rhs = best * s2;
+        if (s2 > 0.0 && lhs > rhs) {
+            d = div_rn(sx, s2);
+            best = d * sx;
+        }
+    }
+    return d;
+}
+
+// dst_store_block quantizes a super-block as core/quant's QuantizeRowIQ4_XS (ggml's
+// quantize_row_iq4_xs_ref without an importance matrix): a searched scale per 32 values, 6-bit
+// scales against D = -max/32, codes the nearest table values of x / (D·scale). Blocks are meant
+// for finite values.
+void dst_store_block(uint base, float x[256]) {
+    float scales[8];
+    float maxScale = 0.0, amaxScale = 0.0;
+    for (uint ib = 0u; ib < 8u; ib++) {
+        float vmax = 0.0, amax = 0.0;
+        for (uint j = 0u; j < 32u; j++) {
+            float av = abs(x[32u * ib + j]);
+            if (av > amax) {
+                amax = av;
+                vmax = x[32u * ib + j];
+            }
+        }
+        scales[ib] = 0.0;
+        if (amax < 1e-15) {
+            continue;
+        }
+        scales[ib] = iq4_search(x, 32u * ib, vmax);
+        float a = abs(scales[ib]);
+        if (a > amaxScale) {
+            amaxScale = a;
+            maxScale = scales[ib];
+        }
+    }
+    precise float D = maxScale * -0.03125; // -max/32, exact
+    data_d[base] = uint16_t(f32_bits_to_f16(floatBitsToUint(D)));
+    float iD = D != 0.0 ? div_rn(1.0, D) : 0.0;
+    uint sh = 0u;
+    uint sl[4] = uint[4](0u, 0u, 0u, 0u);
+    for (uint ib = 0u; ib < 8u; ib++) {
+        precise float t = iD * scales[ib];
+        int l = clamp(nearest_int(t), -32, 31);
+        precise float dl = D * float(l);
+        float idl = dl != 0.0 ? div_rn(1.0, dl) : 0.0;
+        for (uint j = 0u; j < 16u; j += 2u) {
+            precise float t0 = idl * x[32u * ib + j];
+            precise float t1 = idl * x[32u * ib + j + 16u];
+            precise float t2 = idl * x[32u * ib + j + 1u];
+            precise float t3 = idl * x[32u * ib + j + 17u];
+            uint b0 = iq4_best(t0) | (iq4_best(t1) << 4);
+            uint b1 = iq4_best(t2) | (iq4_best(t3) << 4);
+            data_d[base + 4u + 8u * ib + j / 2u] = uint16_t(b0 | (b1 << 8));
+        }
+        uint lu = uint(l + 32);
+        sl[ib / 2u] |= (lu & 0xfu) << (4u * (ib % 2u));
+        sh |= (lu >> 4) << (2u * ib);
+    }
+    data_d[base + 1u] = uint16_t(sh);
+    data_d[base + 2u] = uint16_t(sl[0] | (sl[1] << 8));
+    data_d[base + 3u] = uint16_t(sl[2] | (sl[3] << 8));
+}
+
+#endif // K-quant storers
+
 #elif defined(DST_Q4_0) || defined(DST_Q4_1) || defined(DST_Q8_0) || defined(DST_Q5_0) || defined(DST_Q5_1) || defined(DST_IQ4_NL)
 
 layout(std430, binding = DST_BINDING) buffer BufD { uint16_t data_d[]; };
 
 #define DST_BLOCK
+#define DST_QK 32u
 
 #if defined(DST_Q4_0) || defined(DST_Q4_1) || defined(DST_Q8_0)
 
@@ -325,32 +865,6 @@ bool store_nonfinite_block(uint base, float x[32]) {
 }
 #endif
 
-#if defined(DST_IQ4_NL)
-// iq4_best returns the index of the IQ4_NL value nearest to x (core/quant's bestIndexInt8: the
-// lower one on a tie), by bisection over the sorted table.
-const float IQ4_VALUES[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
-                                       1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
-uint iq4_best(float x) {
-    if (x <= IQ4_VALUES[0]) {
-        return 0u;
-    }
-    if (x >= IQ4_VALUES[15]) {
-        return 15u;
-    }
-    uint lo = 0u, hi = 15u;
-    while (hi - lo > 1u) {
-        uint mid = (lo + hi) / 2u;
-        if (x < IQ4_VALUES[mid]) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    precise float dl = x - IQ4_VALUES[lo];
-    precise float dh = IQ4_VALUES[hi] - x;
-    return dl < dh ? lo : hi;
-}
-#endif
 
 // dst_store_block quantizes x as quantize_row_*_ref does (see core/quant/blocks.go, q5.go,
 // iq4.go); Q4_0, Q4_1 and Q8_0 blocks holding NaN or ±Inf by core/quant's rule (Q5_0, Q5_1 and

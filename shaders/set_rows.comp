@@ -87,10 +87,10 @@ void main() {
         uint is = p.offs_s + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
         uint id = p.offs_d + r * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
 #if defined(DST_BLOCK)
-        for (uint b = tid; b < p.ne0 / 32u; b += wg) {
-            float x[32];
-            for (uint j = 0u; j < 32u; j++) {
-                x[j] = src_load(is, b * 32u + j, p.nb00);
+        for (uint b = tid; b < p.ne0 / DST_QK; b += wg) {
+            float x[DST_QK];
+            for (uint j = 0u; j < DST_QK; j++) {
+                x[j] = src_load(is, b * DST_QK + j, p.nb00);
             }
             dst_store_block(id + b * p.nb0, x);
         }

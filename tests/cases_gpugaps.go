@@ -11,8 +11,8 @@ import (
 // and with f16 weights times f16 activations (mat-vec, tiled, unaligned K, broadcast, permuted
 // activations); ADD, SUB, MUL and DIV over f16 and bf16 operands (src1 of the same type or f32,
 // and f32 src0 with an f16 src1), broadcast and permuted; CPY (f32, f16 and bf16 sources, permuted)
-// and SET_ROWS (i32 and i64 indices, broadcast) into Q5_0, Q5_1 and IQ4_NL, quantized on the
-// device as core/quant's reference quantizers; ARGSORT of rows longer than a workgroup's shared
+// and SET_ROWS (i32 and i64 indices, broadcast) into Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K, Q6_K and
+// IQ4_XS, quantized on the device as core/quant's reference quantizers; ARGSORT of rows longer than a workgroup's shared
 // memory holds (the multi-pass sort), with ties, signed zeros, infinities and NaNs; CONCAT of I64
 // (dense and permuted) and of quantized blocks of 4- and 2-byte multiples along every dimension.
 func init() {
@@ -79,6 +79,54 @@ func gpuGapCases() []Case {
 			cs = append(cs, Case{Name: fmt.Sprintf("SET_ROWS(%v,%v,broadcast)", q, it), MaxNMSE: rowsExact, Init: copyInit(10),
 				Build: func(c *core.Context) *core.Tensor {
 					return c.SetRows(c.NewTensor(q, 64, 10, 3, 2), c.NewTensor(f32, 64, 7, 3, 2), c.NewTensor(it, 7, 1, 2).SetName("idx"))
+				}})
+		}
+	}
+	// K-quants and IQ4_XS: every source type and index type for Q4_K and Q6_K; f32 sources for
+	// Q5_K (Q4_K's search with 5-bit codes) and IQ4_XS, whose storers lavapipe compiles slowly
+	// (a minute or more per variant on a loaded machine): the other variants share their code.
+	kq := []struct {
+		t    core.Type
+		all  bool
+		rows bool
+	}{{core.TypeQ4_K, true, true}, {core.TypeQ5_K, false, false}, {core.TypeQ6_K, true, true}, {core.TypeIQ4_XS, false, true}}
+	for _, q := range kq {
+		q := q
+		froms := []core.Type{f32}
+		if q.all {
+			froms = append(froms, f16, bf16)
+		}
+		for _, from := range froms {
+			from := from
+			cs = append(cs, Case{Name: fmt.Sprintf("CPY(%v->%v,permuted)", from, q.t), MaxNMSE: rowsExact, Init: copyInit(0),
+				Build: func(c *core.Context) *core.Tensor {
+					a := c.Permute(c.NewTensor(from, 256, 3, 2, 1), 0, 2, 1, 3)
+					return c.Cpy(a, c.NewTensor(q.t, 256, 2, 3, 1))
+				}})
+		}
+		cs = append(cs, Case{Name: fmt.Sprintf("CPY(f32->%v,reshape)", q.t), MaxNMSE: rowsExact, Init: copyInit(0),
+			Build: func(c *core.Context) *core.Tensor {
+				return c.Cpy(c.NewTensor(f32, 96, 8, 2), c.NewTensor(q.t, 512, 3))
+			}})
+		cs = append(cs, Case{Name: fmt.Sprintf("CPY(f32->%v,zero super-block)", q.t), MaxNMSE: rowsExact, Init: copyInit(0),
+			Build: func(c *core.Context) *core.Tensor {
+				z := c.Scale(c.NewTensor(f32, 256, 1), 0)
+				return c.Cpy(c.Concat(z, c.NewTensor(f32, 256, 2), 1), c.NewTensor(q.t, 256, 3))
+			}})
+		if !q.rows {
+			continue
+		}
+		for _, it := range []core.Type{core.TypeI32, core.TypeI64} {
+			it := it
+			cs = append(cs, Case{Name: fmt.Sprintf("SET_ROWS(%v,%v,broadcast)", q.t, it), MaxNMSE: rowsExact, Init: copyInit(6),
+				Build: func(c *core.Context) *core.Tensor {
+					return c.SetRows(c.NewTensor(q.t, 512, 6, 2, 2), c.NewTensor(f32, 512, 3, 2, 2), c.NewTensor(it, 3, 1, 2).SetName("idx"))
+				}})
+		}
+		if q.all {
+			cs = append(cs, Case{Name: fmt.Sprintf("SET_ROWS(%v,f16 rows)", q.t), MaxNMSE: rowsExact, Init: copyInit(4),
+				Build: func(c *core.Context) *core.Tensor {
+					return c.SetRows(c.NewTensor(q.t, 256, 4), c.NewTensor(f16, 256, 2), c.NewTensor(core.TypeI32, 2).SetName("idx"))
 				}})
 		}
 	}

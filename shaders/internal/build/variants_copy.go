@@ -51,4 +51,4 @@ func init() {
 var kquantTypes = []string{"q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K", "iq4_nl", "iq4_xs"}
 
 // quantDsts are the block types the row shaders quantize into (rows.glsl's dst_store_block).
-var quantDsts = []string{"q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "iq4_nl"}
+var quantDsts = []string{"q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "iq4_nl", "q4_K", "q5_K", "q6_K", "iq4_xs"}
