@@ -45,13 +45,13 @@ type sweepCase struct {
 var (
 	sweepTypes = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1,
 		core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0, core.TypeMXFP4, core.TypeNVFP4,
-		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_NL,
-		core.TypeIQ4_XS}
+		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeTQ2_0,
+		core.TypeIQ4_NL, core.TypeIQ4_XS}
 	sweepBase = []core.Type{core.TypeF32, core.TypeF16, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ4_0,
 		core.TypeQ4_1, core.TypeQ4_K, core.TypeMXFP4, core.TypeNVFP4}
 	sweepOther = []core.Type{core.TypeQ4_1, core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0,
-		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_NL, core.TypeIQ4_XS,
-		core.TypeBF16}
+		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeTQ2_0, core.TypeIQ4_NL,
+		core.TypeIQ4_XS, core.TypeBF16}
 )
 
 func init() {
@@ -663,6 +663,9 @@ func sweepGPUReason(c sweepCase) string {
 			if t == f {
 				return "MXFP4, NVFP4 and Q1_0: the GPU shaders have no dequantization for these blocks yet (CPU only)"
 			}
+		}
+		if t == core.TypeTQ1_0 || t == core.TypeTQ2_0 {
+			return "TQ1_0 and TQ2_0: the GPU shaders have no decoding for these blocks yet (CPU only)"
 		}
 	}
 	if (c.op == core.OpSetRows || c.op == core.OpCpy && c.src != c.dst) && gpuNoQuantizer[c.dst] {
