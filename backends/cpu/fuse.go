@@ -18,9 +18,9 @@ import (
 type fusion uint8
 
 const (
-	fuseNone    fusion = iota
-	fuseInNext         // computed by the next node's fused kernel
-	fuseRMSMul         // MUL computing the RMS_NORM before it (fused with it)
+	fuseNone   fusion = iota
+	fuseInNext        // computed by the next node's fused kernel
+	fuseRMSMul        // MUL computing the RMS_NORM before it (fused with it)
 )
 
 // planFusions marks the fusable pairs of exec (nil when there is none). The reference kernels
