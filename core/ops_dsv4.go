@@ -99,7 +99,7 @@ func (c *Context) Dsv4HcPost(x, residual, post, comb *Tensor) *Tensor {
 
 // Dsv4NodeValid reports whether t, a DSV4_HC_* node, is what its constructor builds from its
 // sources and parameters (same shape and type), so kernels may index its sources by the result's
-// shape; hand-made nodes whose sources disagree are refused.
+// shape; hand-made nodes whose sources disagree are refused (false for a nil t or another op).
 func Dsv4NodeValid(t *Tensor) bool {
 	if t == nil {
 		return false
