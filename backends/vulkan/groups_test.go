@@ -4,9 +4,11 @@ package vulkan_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/tandem-ml/tandem/backends/vulkan"
+	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/tests"
 )
 
@@ -28,8 +30,18 @@ func TestOpsBeyondDispatchLimits(t *testing.T) {
 	}
 	defer be.Close()
 	defer vulkan.LimitGroupsForTest(be, [3]uint32{3, 2, 2})()
+	// A software driver (lavapipe: an accelerator, not a GPU) ends every loop of a shader
+	// invocation after 65,535 iterations in all (llvmpipe's LP_MAX_TGSI_LOOP_ITERATIONS). The
+	// IQ4_XS quantizer's scale search takes about 40,000 per super-block, so a SET_ROWS invocation
+	// that loops over two rows' blocks, as it does under these caps, is cut short there; no
+	// hardware GPU has the limit, and with the device's real grid every row gets its own workgroup.
+	software := be.Device().Type() == core.DeviceAccel
 	ran := 0
 	for i, c := range tests.Cases() {
+		if software && strings.HasPrefix(c.Name, "SET_ROWS(iq4_xs") {
+			t.Logf("%s: skipped on a software driver (its loop limit, see above)", c.Name)
+			continue
+		}
 		r := tests.Run(c, be, uint64(i+1))
 		if !r.Supported && r.Problem == "" {
 			continue
