@@ -16,8 +16,9 @@ import (
 // rows x 16 weight rows), overwriting C in the first k block and accumulating afterwards.
 // Compute tasks are macro tiles of gemmMC activation rows x gemmNC weight rows: inside a task
 // each A panel (16*kc floats) is loaded once and used against the task's gemmMC/6 B panels
-// (gemmMC*kc floats = 48 KiB, kept in L1/L2). gemmMC = 48 and gemmNC = 1024 measured best of
-// the blockings tried (MC 12..192, NC 128..2048, KC 192..512) for the AVX2 kernel.
+// (gemmMC*kc floats = 96 KiB at kc 512, kept in L2). gemmMC = 48 and gemmNC = 1024 measured best
+// of the blockings tried (MC 12..192, NC 128..2048, KC 192..512) for the AVX2 kernel on one core;
+// with two workers KC 512 (gemmKC) beats 256 by its halved barriers.
 //
 // The 512-bit kernels (12x32 tiles from two A and two B panels) run the loops the other way
 // round, GotoBLAS's order: each pair of B panels (12*kc floats = 12 KiB) stays in L1 while the
@@ -47,8 +48,10 @@ const (
 )
 
 // gemmKC is the k block of the 256-bit kernels (a variable only so that benchmarks can try others:
-// KERN_GEMMKC in bench_test.go).
-var gemmKC = 256
+// KERN_GEMMKC in bench_test.go). 512 halves the barriers of 256 (one per k block): on Zen 3 with
+// two workers, BenchmarkSgemmF16A's m=5632 n=512 k=2048 ran at 95/93 against 85/82 GFLOPS (pairs
+// alternating), and TinyLlama F16's pp512 at 50.4/56.4 against 44.5/51.4 t/s.
+var gemmKC = 512
 
 // gemmPlan is the deterministic work split that every worker computes identically.
 type gemmPlan struct {
@@ -170,7 +173,7 @@ type bSource struct {
 //     While the team is inside Sgemm nobody else may touch the counter; when all workers have
 //     returned its value is unspecified and it must be reset before it is used again.
 //   - barrier() must block until all nth workers have called it (a reusable team barrier).
-//     Every worker calls it the same number of times: once per k block (ceil(k/256) blocks
+//     Every worker calls it the same number of times: once per k block (ceil(k/gemmKC) blocks
 //     at most) on the packed path, never when n <= 3, m, n or k is 0, or nth == 1; it may
 //     be nil when nth == 1.
 //   - Work is claimed dynamically, so ith only splits the trivial k == 0 case; a worker that
