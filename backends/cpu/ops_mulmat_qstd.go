@@ -57,13 +57,19 @@ type kstdGemm struct {
 	work func(m, n, k, nth int) int
 }
 
-// kstdOf is the on-the-fly repacked GEMM of weight type t, or nil.
+var (
+	kstdQ4K = &kstdGemm{kern.GemmQ4_KStd, kern.GemmQ4_KStdWorkSize}
+	kstdQ6K = &kstdGemm{kern.GemmQ6_KStd, kern.GemmQ6_KStdWorkSize}
+)
+
+// kstdOf is the on-the-fly repacked GEMM of weight type t, or nil (no allocation: it is called
+// per node by every worker).
 func kstdOf(t core.Type) *kstdGemm {
 	switch t {
 	case core.TypeQ4_K:
-		return &kstdGemm{kern.GemmQ4_KStd, kern.GemmQ4_KStdWorkSize}
+		return kstdQ4K
 	case core.TypeQ6_K:
-		return &kstdGemm{kern.GemmQ6_KStd, kern.GemmQ6_KStdWorkSize}
+		return kstdQ6K
 	}
 	return nil
 }
