@@ -208,9 +208,10 @@ func (c *Context) Col2Im1D(a *Tensor, s0, oc, p0 int) *Tensor {
 	return t
 }
 
-// conv2DCheck validates CONV_2D and CONV_2D_DW's common operands: an f32 or f16 kernel, an f32
-// input (ggml's result takes the input's type and its CPU kernels write f32), valid parameters.
-func (c *Context) conv2DCheck(op string, a, b *Tensor, p Conv2DParams) *Tensor {
+// convCheck validates the operands the direct convolutions share: an f32 or f16 kernel, an f32
+// input (ggml's result takes the input's type and its CPU kernels write f32), parameters p whose
+// validity is valid, non-empty operands.
+func (c *Context) convCheck(op string, a, b *Tensor, valid bool, p any) *Tensor {
 	if err := c.check(op, a, b); err != nil {
 		return c.fail(op, err)
 	}
@@ -219,7 +220,7 @@ func (c *Context) conv2DCheck(op string, a, b *Tensor, p Conv2DParams) *Tensor {
 		return c.errorf("%s: kernel %v has type %v, want f32 or f16", op, a, a.Type)
 	case b.Type != TypeF32:
 		return c.errorf("%s: input %v has type %v, want f32", op, b, b.Type)
-	case !p.valid():
+	case !valid:
 		return c.errorf("%s: strides and dilations must be positive, paddings ≥ 0 (int32): %+v", op, p)
 	case a.IsEmpty() || b.IsEmpty():
 		return c.errorf("%s: kernel %v or input %v is empty", op, a, b)
@@ -237,7 +238,7 @@ func (c *Context) conv2DCheck(op string, a, b *Tensor, p Conv2DParams) *Tensor {
 func (c *Context) Conv2DDirect(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 	const op = "CONV_2D"
 	p := Conv2DParams{S0: s0, S1: s1, P0: p0, P1: p1, D0: d0, D1: d1}
-	if e := c.conv2DCheck(op, a, b, p); e != nil {
+	if e := c.convCheck(op, a, b, p.valid(), p); e != nil {
 		return e
 	}
 	if a.Ne[2] != b.Ne[2] {
@@ -266,24 +267,16 @@ func (c *Context) Conv2DDirect(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor
 // A nil operand (or a nil context) records an error on the context and returns a placeholder.
 func (c *Context) Conv3DDirect(a, b *Tensor, p Conv3DParams, ic, n, oc int) *Tensor {
 	const op = "CONV_3D"
-	if err := c.check(op, a, b); err != nil {
-		return c.fail(op, err)
+	if e := c.convCheck(op, a, b, p.valid(), p); e != nil {
+		return e
 	}
 	switch {
-	case a.Type != TypeF32 && a.Type != TypeF16:
-		return c.errorf("%s: kernel %v has type %v, want f32 or f16", op, a, a.Type)
-	case b.Type != TypeF32:
-		return c.errorf("%s: input %v has type %v, want f32", op, b, b.Type)
-	case !p.valid():
-		return c.errorf("%s: strides and dilations must be positive, paddings ≥ 0 (int32): %+v", op, p)
 	case ic <= 0 || n <= 0 || oc <= 0 || !fitsI32(ic) || !fitsI32(n) || !fitsI32(oc):
 		return c.errorf("%s: channels %d, batch %d and output channels %d must be positive (int32)", op, ic, n, oc)
 	case a.Ne[3] != int64(ic)*int64(oc):
 		return c.errorf("%s: kernel %v: ne3 %d, want channels·output channels = %d·%d", op, a, a.Ne[3], ic, oc)
 	case b.Ne[3] != int64(ic)*int64(n):
 		return c.errorf("%s: input %v: ne3 %d, want channels·batch = %d·%d", op, b, b.Ne[3], ic, n)
-	case a.IsEmpty() || b.IsEmpty():
-		return c.errorf("%s: kernel %v or input %v is empty", op, a, b)
 	}
 	ow, oh, od, e := c.convOut3(op, a, b, p)
 	if e != nil {
@@ -313,7 +306,7 @@ func isContiguousChannels(t *Tensor) bool {
 func (c *Context) Conv2DDwDirect(a, b *Tensor, s0, s1, p0, p1, d0, d1 int) *Tensor {
 	const op = "CONV_2D_DW"
 	p := Conv2DParams{S0: s0, S1: s1, P0: p0, P1: p1, D0: d0, D1: d1}
-	if e := c.conv2DCheck(op, a, b, p); e != nil {
+	if e := c.convCheck(op, a, b, p.valid(), p); e != nil {
 		return e
 	}
 	if a.Ne[2] != 1 || a.Ne[3] != b.Ne[2] {
