@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -73,9 +72,7 @@ func computeRMSNormMul(p *params, norm, dst *core.Tensor) {
 		i1, i2, i3 := unravel(ir, dst.Ne)
 		xr := f32s(dx[i1*x.Nb[1]+i2*x.Nb[2]+i3*x.Nb[3]:])[:ne0]
 		nr := f32s(dn[i1*norm.Nb[1]+i2*norm.Nb[2]+i3*norm.Nb[3]:])[:ne0]
-		scale := rmsScale(xr, eps)
-		copy(nr, xr)
-		kern.ScaleF32(scale, nr)
+		rmsNormRowTo(nr, xr, eps)
 		j1, j2, j3 := i1%w.Ne[1], i2%w.Ne[2], i3%w.Ne[3]
 		wr := f32s(dw[j1*w.Nb[1]+j2*w.Nb[2]+j3*w.Nb[3]:])[:w.Ne[0]]
 		dr := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:ne0]

@@ -39,10 +39,7 @@ func computeNorm(p *params, dst *core.Tensor) {
 		if direct && rms {
 			// dense rows: read the source row and write dst's, no scratch (also in place)
 			x := f32s(da[i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3]:])[:dst.Ne[0]]
-			y := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:dst.Ne[0]]
-			scale := rmsScale(x, eps)
-			copy(y, x)
-			kern.ScaleF32(scale, y)
+			rmsNormRowTo(f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:dst.Ne[0]], x, eps)
 			continue
 		}
 		loadRow(a, da, i1, i2, i3, row)
@@ -72,6 +69,13 @@ func normRow(x []float32, eps float64) {
 	for i, v := range x {
 		x[i] = float32((float64(v) - mean) * scale)
 	}
+}
+
+// rmsNormRowTo writes x / sqrt(mean(x²) + eps) into y (y may be x).
+func rmsNormRowTo(y, x []float32, eps float64) {
+	scale := rmsScale(x, eps)
+	copy(y, x)
+	kern.ScaleF32(scale, y)
 }
 
 // rmsNormRow replaces x by x / sqrt(mean(x²) + eps).
