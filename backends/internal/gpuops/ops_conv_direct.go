@@ -82,23 +82,42 @@ func sdWords(s0, s1, s2, d0, d1, d2 int) (uint32, uint32, uint32) {
 	return uint32(s0) | uint32(s1)<<16, uint32(s2) | uint32(d0)<<16, uint32(d1) | uint32(d2)<<16
 }
 
-func (e *Encoder) encodeConvDirect(n *core.Tensor) error {
+// convOps is a bound convolution node (kernel a = Src[0], input b = Src[1], f32 result): its
+// pipeline, operands, and the element strides of b and a.
+type convOps struct {
+	p          Pipeline
+	ob, oa, od operand
+	bs, as     func(i int) uint32
+}
+
+// convOperands picks shader base+"_f32" or base+"_f16" by the kernel's type and binds the node's
+// input, kernel and result.
+func (e *Encoder) convOperands(n *core.Tensor, base string, pushSize uint32) (convOps, error) {
 	a, b := n.Src[0], n.Src[1]
-	name, ku := "conv_direct_f32", int64(4)
+	name, ku := base+"_f32", int64(4)
 	if a.Type == core.TypeF16 {
-		name, ku = "conv_direct_f16", 2
+		name, ku = base+"_f16", 2
 	}
-	p, err := e.pipeline(name, 3, convDirectPushSize, convWG)
+	p, err := e.pipeline(name, 3, pushSize, convWG)
 	if err != nil {
-		return err
+		return convOps{}, err
 	}
 	ops, err := e.bindNode(n, 4, use{b, 4}, use{a, ku})
 	if err != nil {
+		return convOps{}, err
+	}
+	return convOps{p: p, ob: ops[0], oa: ops[1], od: ops[2],
+		bs: func(i int) uint32 { return u32(b.Nb[i] / 4) },
+		as: func(i int) uint32 { return u32(a.Nb[i] / ku) }}, nil
+}
+
+func (e *Encoder) encodeConvDirect(n *core.Tensor) error {
+	a, b := n.Src[0], n.Src[1]
+	co, err := e.convOperands(n, "conv_direct", convDirectPushSize)
+	if err != nil {
 		return err
 	}
-	ob, oa, od := ops[0], ops[1], ops[2]
-	bs := func(i int) uint32 { return u32(b.Nb[i] / 4) }
-	as := func(i int) uint32 { return u32(a.Nb[i] / ku) }
+	p, ob, oa, od, bs, as := co.p, co.ob, co.oa, co.od, co.bs, co.as
 	pc := e.push.Reset()
 	var flags uint32
 	switch n.Op {
@@ -144,21 +163,11 @@ func supportsConvTranspose(d *Device, t *core.Tensor) bool {
 
 func (e *Encoder) encodeConvTranspose(n *core.Tensor) error {
 	a, b := n.Src[0], n.Src[1]
-	name, ku := "conv_transpose_f32", int64(4)
-	if a.Type == core.TypeF16 {
-		name, ku = "conv_transpose_f16", 2
-	}
-	p, err := e.pipeline(name, 3, convTPushSize, convWG)
+	co, err := e.convOperands(n, "conv_transpose", convTPushSize)
 	if err != nil {
 		return err
 	}
-	ops, err := e.bindNode(n, 4, use{b, 4}, use{a, ku})
-	if err != nil {
-		return err
-	}
-	ob, oa, od := ops[0], ops[1], ops[2]
-	bs := func(i int) uint32 { return u32(b.Nb[i] / 4) }
-	as := func(i int) uint32 { return u32(a.Nb[i] / ku) }
+	p, ob, oa, od, bs, as := co.p, co.ob, co.oa, co.od, co.bs, co.as
 	pc := e.push.Reset()
 	if n.Op == core.OpConvTranspose1D {
 		// dst [OL, Cout], input [L, Cin], kernel [K, Cout, Cin]: H = KH = 1
