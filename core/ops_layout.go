@@ -66,6 +66,9 @@ func (c *Context) Cpy(a, b *Tensor) *Tensor {
 	if !convertible(a.Type, b.Type) {
 		return c.errorf("CPY: cannot convert %v to %v", a.Type, b.Type)
 	}
+	if a.Type != b.Type && !b.Type.CanConvert() {
+		return c.errorf("CPY: %v has no quantizer (ggml's CPU has no conversion from f32 into it)", b.Type)
+	}
 	if b.Type.IsQuantized() && !b.IsContiguousRows() {
 		return c.errorf("CPY: destination %v is quantized and not contiguous", b)
 	}
@@ -87,6 +90,9 @@ func (c *Context) Cast(a *Tensor, typ Type) *Tensor {
 	}
 	if !convertible(a.Type, typ) {
 		return c.errorf("CPY: cannot convert %v to %v", a.Type, typ)
+	}
+	if a.Type != typ && !typ.CanConvert() {
+		return c.errorf("CPY: %v has no quantizer (ggml's CPU has no conversion from f32 into it)", typ)
 	}
 	if a.Ne[0]%typ.BlockSize() != 0 {
 		return c.errorf("CPY: rows of %v are not a whole number of %v blocks", a, typ)
@@ -292,7 +298,7 @@ func (c *Context) GetRows(a, b *Tensor) *Tensor {
 	if a.Ne[2] != b.Ne[1] || a.Ne[3] != b.Ne[2] || b.Ne[3] != 1 {
 		return c.errorf("GET_ROWS: indices %v do not match the batch dims of %v (want [n, %d, %d, 1])", b, a, a.Ne[2], a.Ne[3])
 	}
-	if !a.Type.CanConvert() {
+	if !a.Type.CanDequantize() {
 		return c.errorf("GET_ROWS: unsupported type %v", a.Type)
 	}
 	typ := TypeF32

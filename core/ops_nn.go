@@ -313,7 +313,8 @@ func RopeParamsOf(t *Tensor) RopeParams {
 var mulMatWeightTypes = map[Type]bool{TypeF32: true, TypeF16: true, TypeBF16: true, TypeQ4_0: true, TypeQ4_1: true, TypeQ8_0: true,
 	TypeQ5_0: true, TypeQ5_1: true, TypeQ2_K: true, TypeQ3_K: true, TypeQ4_K: true, TypeQ5_K: true, TypeQ6_K: true,
 	TypeIQ4_NL: true, TypeIQ4_XS: true, TypeMXFP4: true, TypeNVFP4: true, TypeQ1_0: true, TypeTQ1_0: true,
-	TypeTQ2_0: true}
+	TypeTQ2_0: true, TypeIQ3_XXS: true, TypeIQ3_S: true, TypeQ2_0: true, TypeIQ2_XXS: true, TypeIQ2_XS: true,
+	TypeIQ2_S: true, TypeIQ1_S: true, TypeIQ1_M: true}
 
 // MulMat multiplies a [k, m, ne02, ne03] by b [k, n, ne12, ne13] giving F32 [m, n, ne12, ne13]:
 // result[i, j] = dot(row i of a, row j of b). a is broadcast over dims 2 and 3 (ne12 % ne02 == 0).
@@ -350,7 +351,7 @@ func (c *Context) OutProd(a, b *Tensor) *Tensor {
 		return c.fail("OUT_PROD", err)
 	}
 	switch {
-	case !a.Type.CanConvert() || a.Type == TypeI32:
+	case !a.Type.CanDequantize() || a.Type == TypeI32:
 		return c.errorf("OUT_PROD: %v has unsupported type %v", a, a.Type)
 	case b.Type != TypeF32:
 		return c.errorf("OUT_PROD: %v must be f32", b)

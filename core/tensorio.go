@@ -164,7 +164,7 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 	if t.Buffer == nil {
 		return nil, noMemory("GetFloat32s", t)
 	}
-	if t.Type != TypeI64 && t.Type != TypeF64 && !t.Type.CanConvert() {
+	if t.Type != TypeI64 && t.Type != TypeF64 && !t.Type.CanDequantize() {
 		return nil, fmt.Errorf("tandem: GetFloat32s: type %v has no float conversion", t.Type)
 	}
 	n, err := layoutBytes(t.Type, t.Ne, t.Nb)
@@ -204,7 +204,7 @@ func GetFloat32s(t *Tensor) ([]float32, error) {
 		})
 		return out, nil
 	}
-	if !t.Type.CanConvert() {
+	if !t.Type.CanDequantize() {
 		return nil, fmt.Errorf("tandem: GetFloat32s: type %v has no float conversion", t.Type)
 	}
 	bs := t.Type.BlockSize()

@@ -47,6 +47,28 @@ const (
 	TypeNVFP4 Type = 40
 	// TypeQ1_0 is ggml's 1-bit type: a sign bit per value and one f16 magnitude per 128 values.
 	TypeQ1_0 Type = 41
+	// TypeIQ3_XXS is ggml's 3.0625-bit lattice type: grid entries of four magnitudes, packed
+	// signs, a 4-bit scale per 32 and an f16 scale per 256. ggml's CPU has no quantizer for it.
+	TypeIQ3_XXS Type = 18
+	// TypeIQ3_S is ggml's 3.4375-bit lattice type (a 512-entry grid, explicit sign bytes, 4-bit
+	// scales per 32, f16 per 256). ggml's CPU has no quantizer for it.
+	TypeIQ3_S Type = 21
+	// TypeQ2_0 is ggml's 2-bit type: codes for −d, 0, d, 2d with one f16 scale d per 64 values.
+	TypeQ2_0 Type = 42
+	// TypeIQ2_XXS is ggml's 2.0625-bit lattice type: 8-value grid entries of magnitudes, 7-bit
+	// sign indices, a 4-bit scale per 32 and an f16 scale per 256. ggml's CPU has no quantizer
+	// for it (nor for the other IQ2 and IQ1 types).
+	TypeIQ2_XXS Type = 16
+	// TypeIQ2_XS is ggml's 2.3125-bit lattice type (512-entry grid, 4-bit scales per 16).
+	TypeIQ2_XS Type = 17
+	// TypeIQ2_S is ggml's 2.5625-bit lattice type (1024-entry grid, explicit sign bytes).
+	TypeIQ2_S Type = 22
+	// TypeIQ1_S is ggml's 1.5625-bit type: 2048 ternary grid entries shifted by ±1/8, a 3-bit
+	// scale per 32 and an f16 scale per 256.
+	TypeIQ1_S Type = 19
+	// TypeIQ1_M is ggml's 1.75-bit type: IQ1_S's grid with 3-bit scales per 16 and a delta sign
+	// per 8; its f16 scale is spread over the scale words' top nibbles.
+	TypeIQ1_M Type = 29
 )
 
 // typeTraits describes the storage of one type.
@@ -109,6 +131,22 @@ func init() {
 		toFloat: quant.DequantizeRowTQ1_0, fromFloat: quant.QuantizeRowTQ1_0}
 	traitTable[TypeTQ2_0] = &typeTraits{name: "tq2_0", blockSize: quant.QK_K, typeSize: quant.BlockTQ2_0Size, quantized: true,
 		toFloat: quant.DequantizeRowTQ2_0, fromFloat: quant.QuantizeRowTQ2_0}
+	traitTable[TypeIQ3_XXS] = &typeTraits{name: "iq3_xxs", blockSize: quant.QK_K, typeSize: quant.BlockIQ3_XXSSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ3_XXS}
+	traitTable[TypeIQ3_S] = &typeTraits{name: "iq3_s", blockSize: quant.QK_K, typeSize: quant.BlockIQ3_SSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ3_S}
+	traitTable[TypeQ2_0] = &typeTraits{name: "q2_0", blockSize: quant.QK2_0, typeSize: quant.BlockQ2_0Size, quantized: true,
+		toFloat: quant.DequantizeRowQ2_0, fromFloat: quant.QuantizeRowQ2_0}
+	traitTable[TypeIQ2_XXS] = &typeTraits{name: "iq2_xxs", blockSize: quant.QK_K, typeSize: quant.BlockIQ2_XXSSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ2_XXS}
+	traitTable[TypeIQ2_XS] = &typeTraits{name: "iq2_xs", blockSize: quant.QK_K, typeSize: quant.BlockIQ2_XSSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ2_XS}
+	traitTable[TypeIQ2_S] = &typeTraits{name: "iq2_s", blockSize: quant.QK_K, typeSize: quant.BlockIQ2_SSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ2_S}
+	traitTable[TypeIQ1_S] = &typeTraits{name: "iq1_s", blockSize: quant.QK_K, typeSize: quant.BlockIQ1_SSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ1_S}
+	traitTable[TypeIQ1_M] = &typeTraits{name: "iq1_m", blockSize: quant.QK_K, typeSize: quant.BlockIQ1_MSize, quantized: true,
+		toFloat: quant.DequantizeRowIQ1_M}
 }
 
 func (t Type) traits() *typeTraits {
@@ -165,6 +203,15 @@ func (t Type) CanConvert() bool {
 	return tr != nil && tr.toFloat != nil && tr.fromFloat != nil
 }
 
+// CanDequantize reports whether rows of t convert to float32 (ToFloat works). It differs from
+// CanConvert for the types ggml dequantizes but has no CPU quantizer for (IQ3_XXS, IQ3_S,
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M): they are read (MUL_MAT, GET_ROWS, copies into f32)
+// but never written from floats.
+func (t Type) CanDequantize() bool {
+	tr := t.traits()
+	return tr != nil && tr.toFloat != nil
+}
+
 // ToFloat converts a row of n = len(dst) elements stored as t into float32 with the reference
 // conversion. len(dst) must be a multiple of the block size and src must hold RowSize(len(dst)) bytes.
 func (t Type) ToFloat(src []byte, dst []float32) error {
@@ -203,15 +250,17 @@ func (t Type) FromFloat(src []float32, dst []byte) error {
 
 // VecDotType is the type the CPU backend converts activations into before a dot product with
 // weights of type t (ggml's vec_dot_type): F32→F32, F16→F16, BF16→BF16,
-// Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/NVFP4/Q1_0→Q8_0, Q4_1/Q5_1→Q8_1,
-// Q2_K…Q6_K/IQ4_XS/TQ1_0/TQ2_0→Q8_K. Other types map to themselves.
+// Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/NVFP4/Q1_0/Q2_0→Q8_0, Q4_1/Q5_1→Q8_1,
+// Q2_K…Q6_K/IQ4_XS/TQ1_0/TQ2_0/IQ3_XXS/IQ3_S/IQ2_XXS/IQ2_XS/IQ2_S/IQ1_S/IQ1_M→Q8_K. Other
+// types map to themselves.
 func (t Type) VecDotType() Type {
 	switch t {
-	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL, TypeMXFP4, TypeNVFP4, TypeQ1_0:
+	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL, TypeMXFP4, TypeNVFP4, TypeQ1_0, TypeQ2_0:
 		return TypeQ8_0
 	case TypeQ4_1, TypeQ5_1:
 		return TypeQ8_1
-	case TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS, TypeTQ1_0, TypeTQ2_0:
+	case TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_XS, TypeTQ1_0, TypeTQ2_0, TypeIQ3_XXS, TypeIQ3_S,
+		TypeIQ2_XXS, TypeIQ2_XS, TypeIQ2_S, TypeIQ1_S, TypeIQ1_M:
 		return TypeQ8_K
 	}
 	return t

@@ -108,7 +108,9 @@ func (j *faJob) bufs(p *params, dst *core.Tensor, g int64) faBufs {
 var faKVTypes = map[core.Type]bool{core.TypeF32: true, core.TypeF16: true, core.TypeBF16: true,
 	core.TypeQ4_0: true, core.TypeQ4_1: true, core.TypeQ8_0: true, core.TypeQ5_0: true, core.TypeQ5_1: true,
 	core.TypeQ2_K: true, core.TypeQ3_K: true, core.TypeQ4_K: true, core.TypeQ5_K: true, core.TypeQ6_K: true,
-	core.TypeIQ4_NL: true, core.TypeIQ4_XS: true, core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true}
+	core.TypeIQ4_NL: true, core.TypeIQ4_XS: true, core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true,
+	core.TypeIQ3_XXS: true, core.TypeIQ3_S: true, core.TypeQ2_0: true, core.TypeIQ2_XXS: true, core.TypeIQ2_XS: true,
+	core.TypeIQ2_S: true, core.TypeIQ1_S: true, core.TypeIQ1_M: true}
 
 func faSupports(dst *core.Tensor) bool {
 	q, k, v, m, sinks := dst.Src[0], dst.Src[1], dst.Src[2], dst.Src[3], dst.Src[4]

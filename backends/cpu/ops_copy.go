@@ -38,7 +38,7 @@ func copySupports(dst *core.Tensor) bool {
 	if src.Type == dst.Type {
 		return true
 	}
-	if !src.Type.CanConvert() || !dst.Type.CanConvert() {
+	if !src.Type.CanDequantize() || !dst.Type.CanConvert() {
 		return false
 	}
 	if src.Type.IsQuantized() && dst.Type.IsQuantized() {

@@ -7,7 +7,8 @@ import (
 )
 
 // refVecDotK returns the reference dot product (ggml's generic kernel) for the Q5, K-quant, IQ4,
-// FP4 (MXFP4, NVFP4), Q1_0 and ternary (TQ1_0, TQ2_0) weight types, nil for other types.
+// FP4 (MXFP4, NVFP4), Q1_0, Q2_0, ternary (TQ1_0, TQ2_0), IQ3 (IQ3_XXS, IQ3_S), IQ2 (IQ2_XXS,
+// IQ2_XS, IQ2_S) and IQ1 (IQ1_S, IQ1_M) weight types, nil for other types.
 func refVecDotK(t core.Type) vecDot {
 	switch t {
 	case core.TypeQ5_0:
@@ -38,6 +39,22 @@ func refVecDotK(t core.Type) vecDot {
 		return quant.DotTQ1_0Q8_K
 	case core.TypeTQ2_0:
 		return quant.DotTQ2_0Q8_K
+	case core.TypeIQ3_XXS:
+		return quant.DotIQ3_XXSQ8_K
+	case core.TypeIQ3_S:
+		return quant.DotIQ3_SQ8_K
+	case core.TypeQ2_0:
+		return quant.DotQ2_0Q8_0
+	case core.TypeIQ2_XXS:
+		return quant.DotIQ2_XXSQ8_K
+	case core.TypeIQ2_XS:
+		return quant.DotIQ2_XSQ8_K
+	case core.TypeIQ2_S:
+		return quant.DotIQ2_SQ8_K
+	case core.TypeIQ1_S:
+		return quant.DotIQ1_SQ8_K
+	case core.TypeIQ1_M:
+		return quant.DotIQ1_MQ8_K
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ func init() {
 func outProdSupports(dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
 	switch {
-	case a == nil || b == nil || !a.Type.CanConvert() || a.Type == core.TypeI32:
+	case a == nil || b == nil || !a.Type.CanDequantize() || a.Type == core.TypeI32:
 		return false
 	case b.Type != core.TypeF32 || dst.Type != core.TypeF32:
 		return false

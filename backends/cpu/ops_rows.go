@@ -35,7 +35,7 @@ func eltIndex(t *core.Tensor, data []byte, i0, i1, i2 int64) int64 {
 
 func getRowsSupports(dst *core.Tensor) bool {
 	a, b := dst.Src[0], dst.Src[1]
-	if a == nil || b == nil || !eltIndexType(b.Type) || !a.Type.CanConvert() {
+	if a == nil || b == nil || !eltIndexType(b.Type) || !a.Type.CanDequantize() {
 		return false
 	}
 	if dst.Ne != [4]int64{a.Ne[0], b.Ne[0], b.Ne[1], b.Ne[2]} || a.Ne[2] != b.Ne[1] || a.Ne[3] != b.Ne[2] || b.Ne[3] != 1 {

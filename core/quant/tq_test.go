@@ -24,7 +24,14 @@ func TestGoldenGGMLTQ(t *testing.T) {
 // of testdata/ggml_tq_edges.bin: exact ties at half the maximum and one ulp beside them, inexact
 // inverses, zero blocks with signed zeros, a maximum past f16's range, tiny maxima.
 func TestTQEdgesGGML(t *testing.T) {
-	data, err := os.ReadFile("testdata/ggml_tq_edges.bin")
+	checkEdges(t, "testdata/ggml_tq_edges.bin", tqGoldenTypes)
+}
+
+// checkEdges checks an edge-row file (testdata/README.md's format of ggml_fp4_edges.bin) against
+// the types, which must be exactly the file's: quantized bytes and dequantized values identical.
+func checkEdges(t *testing.T, path string, types map[int]goldenType) {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +46,7 @@ func TestTQEdgesGGML(t *testing.T) {
 	rd32(&nrows)
 	rd32(&n)
 	rd32(&ntypes)
-	if magic != 0x31455154 || ntypes != uint32(len(tqGoldenTypes)) {
+	if magic != 0x31455154 || ntypes != uint32(len(types)) {
 		t.Fatalf("bad header %#x %d types", magic, ntypes)
 	}
 	rows := make([][]float32, nrows)
@@ -50,7 +57,10 @@ func TestTQEdgesGGML(t *testing.T) {
 	for range ntypes {
 		var id uint32
 		rd32(&id)
-		gt := tqGoldenTypes[int(id)]
+		gt, ok := types[int(id)]
+		if !ok {
+			t.Fatalf("%s: type %d is not expected", path, id)
+		}
 		rs := int(n) / gt.blck * gt.size
 		for r, x := range rows {
 			want := make([]byte, rs)

@@ -1,0 +1,250 @@
+// iq3_golden.c writes ggml_golden_q2_0.bin, ggml_q2_0_edges.bin and ggml_iq3_raw.bin (see
+// README.md) from ggml's own IQ3_XXS, IQ3_S and Q2_0 functions. It is tandem's driver, not part of
+// ggml; build it as fp4_golden.c (same objects of the ggml d99724f2 build at /tmp/rpcbuild-eng/ggml):
+//
+//	G=/tmp/rpcbuild-eng/ggml
+//	gcc -std=c11 -O2 -c iq3_golden.c -o /tmp/iq3drv.o
+//	g++ -o /tmp/iq3_golden /tmp/iq3drv.o $(for o in $(cat $G/obj/list); do echo $G/$o; done) $G/obj/dl.o -lm -lpthread -ldl
+//	/tmp/iq3_golden ggml_golden_q2_0.bin ggml_q2_0_edges.bin ggml_iq3_raw.bin
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ggml's entry points (declared here so the driver needs no ggml headers).
+void quantize_row_q2_0_ref(const float *x, void *y, int64_t k);
+void quantize_row_q8_0_ref(const float *x, void *y, int64_t k);
+void quantize_row_q8_K_ref(const float *x, void *y, int64_t k);
+void dequantize_row_q2_0(const void *x, float *y, int64_t k);
+void dequantize_row_iq3_xxs(const void *x, float *y, int64_t k);
+void dequantize_row_iq3_s(const void *x, float *y, int64_t k);
+// x86 has no SIMD kernel for q2_0: ggml_vec_dot_q2_0_q8_0 is the generic one under its plain name.
+void ggml_vec_dot_q2_0_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
+void ggml_vec_dot_iq3_xxs_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
+void ggml_vec_dot_iq3_s_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
+void ggml_cpu_init(void); // fills the CPU's f16 table the dot products read
+
+typedef void (*quant_fn)(const float *, void *, int64_t);
+typedef void (*dequant_fn)(const void *, float *, int64_t);
+typedef void (*dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
+
+struct type {
+    uint32_t id, blck, size;
+    dequant_fn dq;
+    dot_fn dot;
+    quant_fn act; // the vec_dot_type's reference quantizer
+    uint32_t actsize; // its bytes per N values
+};
+
+enum { N = 512, NROWS = 32, NRAW = 24 };
+
+static const struct type q2_0 = {42, 64, 18, dequantize_row_q2_0, ggml_vec_dot_q2_0_q8_0, quantize_row_q8_0_ref, N / 32 * 34};
+static const struct type raw_types[] = {
+    {18, 256, 98, dequantize_row_iq3_xxs, ggml_vec_dot_iq3_xxs_q8_K_generic, quantize_row_q8_K_ref, N / 256 * 292},
+    {21, 256, 110, dequantize_row_iq3_s, ggml_vec_dot_iq3_s_q8_K_generic, quantize_row_q8_K_ref, N / 256 * 292},
+    q2_0,
+};
+enum { NRAWTYPES = 3 };
+
+// The generator of golden_test.go's genInput (xorshift64*), family row%16.
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 2685821657736338717ULL;
+}
+static float rng_u(uint64_t *s) { return (float)(rng_next(s) >> 40) * (1.0f / 16777216.0f); }
+
+static void gen_input(int row, int salt, int n, float *x) {
+    uint64_t st = (uint64_t)(row * 2 + salt) * 0x9E3779B97F4A7C15ULL + 1;
+    for (int k = 0; k < 4; k++) rng_next(&st);
+    float c = 0;
+    for (int i = 0; i < n; i++) {
+        float a = rng_u(&st), v = 0, b;
+        switch (row % 16) {
+        case 0: v = 2 * a - 1; break;
+        case 1:
+            b = a + rng_u(&st);
+            b += rng_u(&st);
+            b += rng_u(&st);
+            v = (b - 2) * 1.7f;
+            break;
+        case 2:
+            v = 2 * a - 1;
+            if ((rng_next(&st) & 63) == 0) v *= 100;
+            break;
+        case 3: v = a + 0.01f; break;
+        case 4: v = -a - 0.5f; break;
+        case 5: if ((i / 32) % 3 != 0 && i < 256) v = 2 * a - 1; break;
+        case 6:
+            if (i % 32 == 0) c = 2 * a - 1;
+            v = c;
+            break;
+        case 7: v = (2 * a - 1) * 1e-20f; break;
+        case 8: v = (2 * a - 1) * 3e4f; break;
+        case 9: v = (float)((int32_t)(a * 9) - 4); break;
+        case 10: v = (float)((int32_t)(a * 17) - 8) * 0.5f; break;
+        case 11:
+            b = a * a;
+            v = b * b * 8;
+            if (rng_next(&st) & 1) v = -v;
+            break;
+        case 13: if (i % 32 == (row / 16) % 32) v = 2 * a - 1; break;
+        case 14: v = (2 * a - 1) * (float)(1 + (i / 16) % 7); break;
+        case 15: v = i < n / 2 ? (2 * a - 1) * 10 : (2 * a - 1) * 0.1f; break;
+        }
+        x[i] = v;
+    }
+}
+
+static uint64_t fnv(const float *y, int n) {
+    uint64_t h = 1469598103934665603ULL;
+    const uint8_t *b = (const uint8_t *)y;
+    for (int i = 0; i < 4 * n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void put32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+
+// Edge rows of 256 values for Q2_0: ties at half the block maximum and one ulp beside them,
+// inexact inverses, signed zeros and zero blocks, maxima past f16's range, tiny maxima,
+// infinities and NaNs.
+enum { NE = 256 };
+static int edge_rows(float rows[][NE]) {
+    int r = 0;
+    float *x;
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) {
+        float v = (float[]){0.5f, nextafterf(0.5f, 0), nextafterf(0.5f, 1), 0.25f, 0.75f, 1.0f, 0.0f}[i % 7];
+        x[i] = (i / 7) % 2 ? -v : v;
+    }
+    for (int b = 0; b < 4; b++) x[64 * b + 63] = 1.0f;
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) {
+        float s = (float[]){3.0f, 7.0f, 0.1f, 1e-3f}[i / 64];
+        x[i] = s * (float)((i * 7) % 13 - 6) / 12.0f;
+        if (i % 64 == 63) x[i] = -s;
+    }
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (i % 2) ? -0.0f : 0.0f;
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (i % 3 == 0) ? -0.0f : 0.0f;
+    x[77] = -2.5f;
+    x[200] = 1.25f;
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (float)((i * 5) % 11 - 5) * 1e4f;
+    x[3] = 1e5f;
+    x[130] = -7e4f;
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (i < 128 ? 1e-7f : 0x1p-100f) * (float)((i * 3) % 9 - 4) / 4.0f;
+    // 6: an infinity in block 0, a NaN in block 1 (first and later), -inf and NaN in block 3.
+    x = rows[r++];
+    for (int i = 0; i < NE; i++) x[i] = (float)((i * 7) % 11 - 5) * 0.3f;
+    x[5] = INFINITY;
+    x[64] = NAN;
+    x[100] = NAN;
+    x[200] = -INFINITY;
+    x[201] = NAN;
+    return r;
+}
+
+// raw_block fills one block of a type with random bytes and a chosen f16 d (first two bytes).
+static void raw_row(uint64_t *st, const struct type *ty, int row, uint8_t *q) {
+    static const uint16_t ds[] = {0x2e66, 0x3c00, 0xb800, 0x0000, 0x8000, 0x0001, 0x7bff, 0x1400};
+    int nb = N / ty->blck;
+    for (int b = 0; b < nb; b++) {
+        uint8_t *blk = q + b * ty->size;
+        for (uint32_t k = 0; k < ty->size; k++) blk[k] = (uint8_t)(rng_next(st) >> 56);
+        uint16_t d = row < 8 ? ds[(row + b) % 8] : (uint16_t)(0x2000 + (rng_next(st) >> 50) % 0x2000);
+        if (row >= 16 && (b & 1)) d |= 0x8000;
+        memcpy(blk, &d, 2);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: iq3_golden golden_q2_0.bin q2_0_edges.bin iq3_raw.bin\n");
+        return 2;
+    }
+    ggml_cpu_init();
+    static float x[N], y[N], act[N];
+    static uint8_t q[N * 2], q8[N / 32 * 36 + N / 256 * 292];
+
+    FILE *f = fopen(argv[1], "wb");
+    if (!f) return 1;
+    put32(f, 0x31475154); // "TQG1"
+    put32(f, NROWS);
+    put32(f, N);
+    put32(f, 1);
+    put32(f, q2_0.id);
+    put32(f, q2_0.blck);
+    put32(f, q2_0.size);
+    for (int r = 0; r < NROWS; r++) {
+        gen_input(r, 0, N, x);
+        memset(q, 0, sizeof q);
+        quantize_row_q2_0_ref(x, q, N);
+        fwrite(q, 1, N / q2_0.blck * q2_0.size, f);
+        q2_0.dq(q, y, N);
+        uint64_t h = fnv(y, N);
+        fwrite(&h, 8, 1, f);
+        gen_input(r, 1, N, act);
+        q2_0.act(act, q8, N);
+        float d;
+        q2_0.dot(N, &d, 0, q, 0, q8, 0, 1);
+        fwrite(&d, 4, 1, f);
+    }
+    fclose(f);
+
+    static float rows[8][NE];
+    int nr = edge_rows(rows);
+    f = fopen(argv[2], "wb");
+    if (!f) return 1;
+    put32(f, 0x31455154); // "TQE1"
+    put32(f, nr);
+    put32(f, NE);
+    put32(f, 1);
+    fwrite(rows, 4, (size_t)nr * NE, f);
+    put32(f, q2_0.id);
+    for (int r = 0; r < nr; r++) {
+        memset(q, 0, sizeof q);
+        quantize_row_q2_0_ref(rows[r], q, NE);
+        fwrite(q, 1, NE / q2_0.blck * q2_0.size, f);
+        q2_0.dq(q, y, NE);
+        fwrite(y, 4, NE, f);
+    }
+    fclose(f);
+
+    f = fopen(argv[3], "wb");
+    if (!f) return 1;
+    put32(f, 0x52335149); // "IQ3R"
+    put32(f, NRAW);
+    put32(f, N);
+    put32(f, NRAWTYPES);
+    uint64_t st = 0x1234567887654321ULL;
+    for (int t = 0; t < NRAWTYPES; t++) {
+        const struct type *ty = &raw_types[t];
+        put32(f, ty->id);
+        put32(f, ty->blck);
+        put32(f, ty->size);
+        for (int r = 0; r < NRAW; r++) {
+            raw_row(&st, ty, r, q);
+            fwrite(q, 1, N / ty->blck * ty->size, f);
+            ty->dq(q, y, N);
+            uint64_t h = fnv(y, N);
+            fwrite(&h, 8, 1, f);
+            gen_input(r, 1, N, act);
+            ty->act(act, q8, N);
+            float d;
+            ty->dot(N, &d, 0, q, 0, q8, 0, 1);
+            fwrite(&d, 4, 1, f);
+        }
+    }
+    fclose(f);
+    return 0;
+}
