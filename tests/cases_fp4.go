@@ -12,7 +12,7 @@ import (
 // permuted activations), MUL_MAT_ID, OUT_PROD (plain and broadcast), GET_ROWS, CPY from (dense and
 // permuted) and into f32/f16/bf16, SET_ROWS
 // (i32 and i64 indices, broadcast) and FLASH_ATTN_EXT with K and V of the type. The GPU backends
-// list every case unsupported (fp4_gpu_test.go): their shaders do not decode these blocks yet.
+// decode the blocks; the cases they refuse are listed in fp4_gpu_test.go.
 
 // fp4Types are the types of this family.
 var fp4Types = []core.Type{core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0}
@@ -38,7 +38,8 @@ func fp4Cases() []Case {
 // quantTypeCases adds the cases test-backend-ops runs a quantized weight type through, for typ
 // with rows of k elements: MUL_MAT (mat-vec, odd row counts, broadcast batches, permuted
 // activations), MUL_MAT_ID, OUT_PROD (plain and broadcast), GET_ROWS, CPY from (dense and
-// permuted) and into f32/f16/bf16, SET_ROWS (i32 and i64 indices, broadcast).
+// permuted) and into f32/f16/bf16, SET_ROWS (i32 and i64 indices, broadcast); the copies into typ
+// and SET_ROWS only where typ has a quantizer.
 func quantTypeCases(typ core.Type, k int64, add func(Case)) {
 	f32, f16, bf16 := core.TypeF32, core.TypeF16, core.TypeBF16
 	for _, n := range []int64{1, 3, 9} {
@@ -87,6 +88,9 @@ func quantTypeCases(typ core.Type, k int64, add func(Case)) {
 			Build: func(c *core.Context) *core.Tensor {
 				return c.Cpy(c.NewTensor(typ, k, 5, 3), c.NewTensor(to, k, 5, 3))
 			}})
+	}
+	if !typ.CanConvert() {
+		return // no quantizer (ggml's IQ2, IQ3 and IQ1 types): nothing copies or sets rows into typ
 	}
 	for _, from := range []core.Type{f32, f16, bf16} {
 		from := from

@@ -211,9 +211,12 @@ func initInput(c Case, t *core.Tensor, r *rand.Rand) error {
 	return Uniform(t, r, -1, 1)
 }
 
-// Uniform fills t with uniform values in [lo, hi) (quantized for quantized types; indices for I32
-// are drawn in [lo, hi) too).
+// Uniform fills t with uniform values in [lo, hi) (quantized for quantized types; random valid
+// blocks for quantized types without a quantizer; indices for I32 are drawn in [lo, hi) too).
 func Uniform(t *core.Tensor, r *rand.Rand, lo, hi float32) error {
+	if t.Type.IsQuantized() && !t.Type.CanConvert() {
+		return randomBlocks(t, r) // no quantizer: random valid blocks instead of values in [lo, hi)
+	}
 	v := make([]float32, t.NElements())
 	for i := range v {
 		v[i] = lo + r.Float32()*(hi-lo)

@@ -17,7 +17,8 @@ import (
 var mmidTypes = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1,
 	core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K,
 	core.TypeQ6_K, core.TypeIQ4_NL, core.TypeIQ4_XS, core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0,
-	core.TypeTQ1_0, core.TypeTQ2_0}
+	core.TypeTQ1_0, core.TypeTQ2_0, core.TypeIQ2_XXS, core.TypeIQ2_XS, core.TypeIQ2_S, core.TypeIQ1_S,
+	core.TypeIQ1_M}
 
 // mmidShape is a MUL_MAT_ID problem: nExp experts of [k, m], nUsed experts per token, nB
 // activation rows per token (1 or nUsed), nTok tokens.

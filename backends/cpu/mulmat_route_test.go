@@ -88,7 +88,8 @@ var mulMatRouteTable = []struct {
 	{core.TypeQ4_1, layoutStd, matVecSet, "gemmstd gemmstd gemmstd gemmstd gemmstd gemmstd gemmstd"},
 	{core.TypeQ4_1, layoutRepack, allSets, "repacked repacked repacked repacked repacked repacked repacked"},
 
-	// Q5, the K-quants without SIMD kernels, MXFP4, NVFP4, Q1_0, TQ1_0 and TQ2_0: per-row dots.
+	// Q5, the K-quants without SIMD kernels, MXFP4, NVFP4, Q1_0, TQ1_0, TQ2_0 and the IQ2/IQ1
+	// types: per-row dots.
 	{core.TypeQ5_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ5_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeQ5_1, layoutStd, allSets, "dot dot dot dot dot dot dot"},
@@ -107,6 +108,22 @@ var mulMatRouteTable = []struct {
 	{core.TypeTQ1_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeTQ2_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
 	{core.TypeTQ2_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeQ2_0, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeQ2_0, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ3_XXS, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ3_XXS, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ3_S, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ3_S, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ2_XXS, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ2_XXS, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ2_XS, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ2_XS, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ2_S, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ2_S, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ1_S, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ1_S, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ1_M, layoutStd, allSets, "dot dot dot dot dot dot dot"},
+	{core.TypeIQ1_M, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 
 	// K-quants and IQ4 with tiled dots.
 	// Q4_K, Q6_K: weights repacked on the fly from kstdMinN rows where the set has their kernels (avx2).

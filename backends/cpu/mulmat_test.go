@@ -18,6 +18,10 @@ import (
 func fillRandom(t testing.TB, x *core.Tensor, seed uint64) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
+	if x.Type.IsQuantized() && !x.Type.CanConvert() {
+		fillRandomBlocks(t, x, r) // no quantizer: random valid blocks
+		return
+	}
 	v := make([]float32, x.NElements())
 	for i := range v {
 		v[i] = r.Float32()*2 - 1
