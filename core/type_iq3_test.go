@@ -5,10 +5,11 @@ import (
 	"testing"
 )
 
-// TestIQ3AndQ2_0Types checks the IQ3_XXS, IQ3_S and Q2_0 entries: ggml's ids, names and sizes,
-// their activation types (Q8_K, Q8_0), dequantization for all three and a quantizer only for
-// Q2_0 (ggml's CPU has none for the IQ3 types): MUL_MAT, GET_ROWS, OUT_PROD and CPY into f32
-// build, CPY and SET_ROWS into IQ3 are refused with an error naming the missing quantizer.
+// TestIQ3AndQ2_0Types checks the IQ3_XXS, IQ3_S, Q2_0, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M
+// entries: ggml's ids, names and sizes, their activation types (Q8_K, Q8_0), dequantization for
+// all and a quantizer only for Q2_0 (ggml's CPU has none for the IQ3, IQ2 and IQ1 types):
+// MUL_MAT, GET_ROWS, OUT_PROD and CPY into f32 build, CPY and SET_ROWS into the IQ types are
+// refused with an error naming the missing quantizer.
 func TestIQ3AndQ2_0Types(t *testing.T) {
 	for _, c := range []struct {
 		typ        Type
@@ -21,6 +22,11 @@ func TestIQ3AndQ2_0Types(t *testing.T) {
 		{TypeIQ3_XXS, 18, "iq3_xxs", 256, 98, TypeQ8_K, false},
 		{TypeIQ3_S, 21, "iq3_s", 256, 110, TypeQ8_K, false},
 		{TypeQ2_0, 42, "q2_0", 64, 18, TypeQ8_0, true},
+		{TypeIQ2_XXS, 16, "iq2_xxs", 256, 66, TypeQ8_K, false},
+		{TypeIQ2_XS, 17, "iq2_xs", 256, 74, TypeQ8_K, false},
+		{TypeIQ2_S, 22, "iq2_s", 256, 82, TypeQ8_K, false},
+		{TypeIQ1_S, 19, "iq1_s", 256, 50, TypeQ8_K, false},
+		{TypeIQ1_M, 29, "iq1_m", 256, 56, TypeQ8_K, false},
 	} {
 		typ := c.typ
 		if int32(typ) != c.id || typ.String() != c.name || typ.BlockSize() != c.blck || typ.Size() != c.size ||

@@ -24,7 +24,8 @@ func TestRoundTripAllKindsAllTypes(t *testing.T) {
 		core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ8_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K,
 		core.TypeQ5_K, core.TypeQ6_K, core.TypeQ8_K, core.TypeIQ4_NL, core.TypeIQ4_XS,
 		core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0,
-		core.TypeIQ3_XXS, core.TypeIQ3_S, core.TypeQ2_0, core.TypeI8, core.TypeI16, core.TypeI32,
+		core.TypeIQ3_XXS, core.TypeIQ3_S, core.TypeQ2_0, core.TypeIQ2_XXS, core.TypeIQ2_XS, core.TypeIQ2_S,
+		core.TypeIQ1_S, core.TypeIQ1_M, core.TypeI8, core.TypeI16, core.TypeI32,
 		core.TypeI64, core.TypeF64} {
 		if !have[typ] {
 			t.Fatalf("type %v is not in the round trip", typ)
