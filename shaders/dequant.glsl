@@ -1,7 +1,8 @@
 // dequant.glsl: per-type loaders for the "A" operand of a shader.
 //
 // The including shader defines exactly one of A_F32, A_F16, A_BF16, A_Q4_0, A_Q4_1, A_Q8_0,
-// A_Q5_0, A_Q5_1, A_Q2_K ... A_Q6_K, A_Q8_K, A_IQ4_NL, A_IQ4_XS (those via kquants.glsl)
+// A_Q5_0, A_Q5_1, A_Q2_K ... A_Q6_K, A_Q8_K, A_IQ4_NL, A_IQ4_XS,
+// A_MXFP4, A_NVFP4, A_Q1_0, A_TQ1_0, A_TQ2_0 (those via kquants.glsl; MXFP4 in bytes)
 // and A_BINDING (the binding number of A, default 0). This file declares the
 // readonly array data_a (float for A_F32, float16_t for A_F16, uint16_t for A_BF16
 // and words for the block types) and provides:
@@ -116,7 +117,7 @@ vec4 a_load4(uint base, uint k) {
     return vec4(q) * d;
 }
 
-#elif defined(A_Q5_0) || defined(A_Q5_1) || defined(A_Q2_K) || defined(A_Q3_K) || defined(A_Q4_K) || defined(A_Q5_K) || defined(A_Q6_K) || defined(A_Q8_K) || defined(A_IQ4_NL) || defined(A_IQ4_XS)
+#elif defined(A_Q5_0) || defined(A_Q5_1) || defined(A_Q2_K) || defined(A_Q3_K) || defined(A_Q4_K) || defined(A_Q5_K) || defined(A_Q6_K) || defined(A_Q8_K) || defined(A_IQ4_NL) || defined(A_IQ4_XS) || defined(A_MXFP4) || defined(A_NVFP4) || defined(A_Q1_0) || defined(A_TQ1_0) || defined(A_TQ2_0)
 
 #if defined(A_Q5_0)
 #define KQ_Q5_0
@@ -138,6 +139,16 @@ vec4 a_load4(uint base, uint k) {
 #define KQ_IQ4_NL
 #elif defined(A_IQ4_XS)
 #define KQ_IQ4_XS
+#elif defined(A_MXFP4)
+#define KQ_MXFP4
+#elif defined(A_NVFP4)
+#define KQ_NVFP4
+#elif defined(A_Q1_0)
+#define KQ_Q1_0
+#elif defined(A_TQ1_0)
+#define KQ_TQ1_0
+#elif defined(A_TQ2_0)
+#define KQ_TQ2_0
 #endif
 layout(std430, binding = A_BINDING) readonly buffer BufA { uint16_t data_a[]; };
 #define KQ_DATA data_a

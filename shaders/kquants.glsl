@@ -1,13 +1,14 @@
 // kquants.glsl: element loaders for ggml's Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
-// Q8_K, IQ4_NL and IQ4_XS blocks, shared by dequant.glsl (A operands) and rows.glsl
-// (copies and row gathers).
+// Q8_K, IQ4_NL, IQ4_XS, MXFP4, NVFP4, Q1_0, TQ1_0 and TQ2_0 blocks, shared by dequant.glsl
+// (A operands) and rows.glsl (copies and row gathers).
 //
 // The including file declares the uint16_t array holding the blocks, defines KQ_DATA
 // as its name and exactly one of KQ_Q5_0, KQ_Q5_1, KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K,
-// KQ_Q6_K, KQ_Q8_K, KQ_IQ4_NL, KQ_IQ4_XS. Provided:
+// KQ_Q6_K, KQ_Q8_K, KQ_IQ4_NL, KQ_IQ4_XS, KQ_MXFP4, KQ_NVFP4, KQ_Q1_0, KQ_TQ1_0, KQ_TQ2_0.
+// Provided:
 //
-//   KQ_QK      elements per block (32 or 256)
-//   KQ_WORDS   16-bit words per block
+//   KQ_QK      elements per block (32, 64, 128 or 256)
+//   KQ_WORDS   16-bit words per block (bytes for MXFP4, whose blocks are 17 bytes: KQ_BYTES)
 //   float kq_load(uint b, uint j), vec4 kq_load4(uint b, uint j) (j a multiple of 4)
 //       element j (0 .. KQ_QK-1) of the block starting at word b (or j..j+3), with the
 //       arithmetic of core/quant's dequantizers (each product rounded, no fma), so
@@ -33,6 +34,16 @@
 //   iq4_nl 18 B: d@0, qs[16]@2 (as q5_0); value d*kvalues[code].
 //   iq4_xs 136 B: d@0, scales_h u16@2, scales_l[4]@4, qs[128]@8 (sub-block ib at
 //         16ib, nibbles as iq4_nl); value (d*(ls-32))*kvalues[code].
+//   mxfp4  17 B: e (E8M0)@0, qs[16]@1 (nibbles as q5_0); value fp4[code]*2^(e-128) (ggml's
+//         doubled E2M1 table and halved scale). The only odd-sized block: KQ_BYTES is
+//         defined, b and KQ_WORDS count bytes (still read through the 16-bit array).
+//   nvfp4  36 B: 4 UE4M3 scales@0 (one per 16 elements), qs[32]@4 (element 16s+i low nibble
+//         of byte 4+8s+i, 16s+8+i high nibble); value fp4[code]*ue4m3(scale)/2.
+//   q1_0   18 B: d@0, bits[16]@2 (element j is bit j%8 of byte j/8); value set ? d : -d.
+//   tq1_0  54 B: qs[48]@0 (5 trits a byte), qh[4]@48 (4 trits a byte), d@52; trit n of byte
+//         q is ((q*3^n mod 256)*3 >> 8) - 1; element 32n+m of byte m (j<160), 160+16n+m of
+//         byte 32+m (j<240), 240+4n+m of byte 48+m; value trit*d.
+//   tq2_0  66 B: qs[64]@0 (element 128h+32n+m at bits 2n of byte 32h+m), d@64; value (q-1)*d.
 
 #ifndef TANDEM_KQUANTS_GLSL
 #define TANDEM_KQUANTS_GLSL
@@ -67,13 +78,34 @@
 #elif defined(KQ_IQ4_XS)
 #define KQ_QK 256u
 #define KQ_WORDS 68u
+#elif defined(KQ_MXFP4)
+#define KQ_QK 32u
+#define KQ_WORDS 17u
+#define KQ_BYTES
+#elif defined(KQ_NVFP4)
+#define KQ_QK 64u
+#define KQ_WORDS 18u
+#elif defined(KQ_Q1_0)
+#define KQ_QK 128u
+#define KQ_WORDS 9u
+#elif defined(KQ_TQ1_0)
+#define KQ_QK 256u
+#define KQ_WORDS 27u
+#elif defined(KQ_TQ2_0)
+#define KQ_QK 256u
+#define KQ_WORDS 33u
 #else
 #error "kquants.glsl: define one of the KQ_<type> macros"
 #endif
 
-// kq_byte returns byte off of the block at word b.
+// kq_byte returns byte off of the block at word b (at byte b for KQ_BYTES).
 uint kq_byte(uint b, uint off) {
+#if defined(KQ_BYTES)
+    uint a = b + off;
+    return (uint(KQ_DATA[a >> 1]) >> ((a & 1u) * 8u)) & 0xffu;
+#else
     return (uint(KQ_DATA[b + (off >> 1)]) >> ((off & 1u) * 8u)) & 0xffu;
+#endif
 }
 
 // kq_half converts the f16 at byte off (even) exactly, subnormals included.
@@ -96,6 +128,35 @@ float kq_half(uint b, uint off) {
 #if defined(KQ_IQ4_NL) || defined(KQ_IQ4_XS)
 const float kq_values[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
                                       1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+#endif
+
+#if defined(KQ_MXFP4) || defined(KQ_NVFP4)
+// ggml's kvalues_mxfp4: twice the E2M1 value of each code (code 8, a negative zero, is 0).
+const float kq_fp4[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0,
+                                   0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0);
+#endif
+
+#if defined(KQ_MXFP4)
+// kq_e8m0_half is half the E8M0 scale e, 2^(e-128) (e 0 and 1 give the subnormals 2^-128 and
+// 2^-127, as core/quant.E8M0ToFP32Half).
+float kq_e8m0_half(uint e) {
+    return e < 2u ? uintBitsToFloat(0x00200000u << e) : uintBitsToFloat((e - 1u) << 23);
+}
+#endif
+
+#if defined(KQ_NVFP4)
+// kq_ue4m3_half is half the UE4M3 scale x (bias 7, 3 mantissa bits, bit 7 ignored; 0 and 0x7F
+// give 0), exactly as core/quant.UE4M3ToFP32Half.
+float kq_ue4m3_half(uint x) {
+    uint e = (x >> 3) & 0xfu, m = x & 7u;
+    if (x == 0u || x == 0x7fu) {
+        return 0.0;
+    }
+    if (e == 0u) {
+        return float(m) * (1.0 / 1024.0);
+    }
+    return uintBitsToFloat(((e + 119u) << 23) | (m << 20));
+}
 #endif
 
 #if defined(KQ_Q4_K) || defined(KQ_Q5_K)
@@ -144,6 +205,16 @@ vec2 kq_params(uint b, uint j) {
               (((uint(KQ_DATA[b + 1u]) >> (2u * ib)) & 3u) << 4);
     precise float dl = kq_half(b, 0u) * float(int(ls) - 32);
     return vec2(dl, 0.0);
+#elif defined(KQ_MXFP4)
+    return vec2(kq_e8m0_half(kq_byte(b, 0u)), 0.0);
+#elif defined(KQ_NVFP4)
+    return vec2(kq_ue4m3_half(kq_byte(b, j >> 4)), 0.0);
+#elif defined(KQ_Q1_0)
+    return vec2(kq_half(b, 0u), 0.0);
+#elif defined(KQ_TQ1_0)
+    return vec2(kq_half(b, 52u), 0.0);
+#elif defined(KQ_TQ2_0)
+    return vec2(kq_half(b, 64u), 0.0);
 #endif
 }
 
@@ -225,6 +296,43 @@ float kq_value(uint b, uint j, vec2 p) {
     uint ib = j >> 5, jj = j & 31u;
     uint code = (kq_byte(b, 8u + 16u * ib + (jj & 15u)) >> ((jj >> 4) * 4u)) & 0xfu;
     precise float v = p.x * kq_values[code];
+    return v;
+
+#elif defined(KQ_MXFP4) || defined(KQ_NVFP4)
+#if defined(KQ_MXFP4)
+    uint code = (kq_byte(b, 1u + (j & 15u)) >> ((j >> 4) * 4u)) & 0xfu;
+#else
+    uint jj = j & 15u;
+    uint code = (kq_byte(b, 4u + 8u * (j >> 4) + (jj & 7u)) >> ((jj >> 3) * 4u)) & 0xfu;
+#endif
+    precise float v = kq_fp4[code] * p.x;
+    return v;
+
+#elif defined(KQ_Q1_0)
+    uint bit = (kq_byte(b, 2u + (j >> 3)) >> (j & 7u)) & 1u;
+    return bit != 0u ? p.x : -p.x;
+
+#elif defined(KQ_TQ1_0)
+    uint off, n;
+    if (j < 160u) {
+        off = j & 31u;
+        n = j >> 5;
+    } else if (j < 240u) {
+        off = 32u + ((j - 160u) & 15u);
+        n = (j - 160u) >> 4;
+    } else {
+        off = 48u + ((j - 240u) & 3u);
+        n = (j - 240u) >> 2;
+    }
+    // 3^n for n = 0..4, the byte product wrapping as the CPU's uint8 one.
+    uint pw = n == 0u ? 1u : n == 1u ? 3u : n == 2u ? 9u : n == 3u ? 27u : 81u;
+    uint q = (kq_byte(b, off) * pw) & 0xffu;
+    precise float v = float(int((q * 3u) >> 8) - 1) * p.x;
+    return v;
+
+#elif defined(KQ_TQ2_0)
+    uint q = (kq_byte(b, 32u * (j >> 7) + (j & 31u)) >> (2u * ((j >> 5) & 3u))) & 3u;
+    precise float v = float(int(q) - 1) * p.x;
     return v;
 #endif
 }

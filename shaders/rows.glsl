@@ -10,7 +10,8 @@
 // quotient (Vulkan only promises 2.5 ulp for a division).
 //
 // Loader (one of SRC_F32, SRC_F16, SRC_BF16, SRC_I32, SRC_Q4_0, SRC_Q4_1, SRC_Q8_0, or a
-// type of kquants.glsl: SRC_Q5_0, SRC_Q5_1, SRC_Q2_K ... SRC_Q6_K, SRC_Q8_K, SRC_IQ4_NL, SRC_IQ4_XS;
+// type of kquants.glsl: SRC_Q5_0, SRC_Q5_1, SRC_Q2_K ... SRC_Q6_K, SRC_Q8_K, SRC_IQ4_NL, SRC_IQ4_XS,
+// SRC_MXFP4 (addressed in bytes), SRC_NVFP4, SRC_Q1_0, SRC_TQ1_0, SRC_TQ2_0;
 // binding SRC_BINDING, default 0) declares data_s (uint[] for 32-bit types,
 // uint16_t[] otherwise) and provides
 //   float src_load(uint row, uint i0, uint nb0)
@@ -211,7 +212,7 @@ float src_load(uint row, uint i0, uint nb0) {
 #endif
 }
 
-#elif defined(SRC_Q5_0) || defined(SRC_Q5_1) || defined(SRC_Q2_K) || defined(SRC_Q3_K) || defined(SRC_Q4_K) || defined(SRC_Q5_K) || defined(SRC_Q6_K) || defined(SRC_Q8_K) || defined(SRC_IQ4_NL) || defined(SRC_IQ4_XS)
+#elif defined(SRC_Q5_0) || defined(SRC_Q5_1) || defined(SRC_Q2_K) || defined(SRC_Q3_K) || defined(SRC_Q4_K) || defined(SRC_Q5_K) || defined(SRC_Q6_K) || defined(SRC_Q8_K) || defined(SRC_IQ4_NL) || defined(SRC_IQ4_XS) || defined(SRC_MXFP4) || defined(SRC_NVFP4) || defined(SRC_Q1_0) || defined(SRC_TQ1_0) || defined(SRC_TQ2_0)
 
 #if defined(SRC_Q5_0)
 #define KQ_Q5_0
@@ -233,6 +234,16 @@ float src_load(uint row, uint i0, uint nb0) {
 #define KQ_IQ4_NL
 #elif defined(SRC_IQ4_XS)
 #define KQ_IQ4_XS
+#elif defined(SRC_MXFP4)
+#define KQ_MXFP4
+#elif defined(SRC_NVFP4)
+#define KQ_NVFP4
+#elif defined(SRC_Q1_0)
+#define KQ_Q1_0
+#elif defined(SRC_TQ1_0)
+#define KQ_TQ1_0
+#elif defined(SRC_TQ2_0)
+#define KQ_TQ2_0
 #endif
 layout(std430, binding = SRC_BINDING) readonly buffer BufS { uint16_t data_s[]; };
 #define KQ_DATA data_s

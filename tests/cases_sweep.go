@@ -44,14 +44,16 @@ type sweepCase struct {
 // are its base_types and other_types.
 var (
 	sweepTypes = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1,
-		core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0, core.TypeMXFP4, core.TypeNVFP4,
+		core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ2_0, core.TypeMXFP4, core.TypeNVFP4,
 		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeTQ2_0,
-		core.TypeIQ4_NL, core.TypeIQ4_XS}
-	sweepBase = []core.Type{core.TypeF32, core.TypeF16, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ4_0,
+		core.TypeIQ3_XXS,
+		core.TypeIQ4_NL, core.TypeIQ3_S, core.TypeIQ4_XS}
+	sweepBase = []core.Type{core.TypeF32, core.TypeF16, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ2_0, core.TypeQ4_0,
 		core.TypeQ4_1, core.TypeQ4_K, core.TypeMXFP4, core.TypeNVFP4}
-	sweepOther = []core.Type{core.TypeQ4_1, core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0,
-		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeTQ2_0, core.TypeIQ4_NL,
-		core.TypeIQ4_XS, core.TypeBF16}
+	sweepOther = []core.Type{core.TypeQ4_1, core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ2_0,
+		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeTQ2_0,
+		core.TypeIQ3_XXS,
+		core.TypeIQ4_NL, core.TypeIQ3_S, core.TypeIQ4_XS, core.TypeBF16}
 )
 
 func init() {
@@ -653,20 +655,33 @@ func (g *sweepGen) outProd() {
 
 // gpuNoQuantizer are the quantized types the GPU backends cannot write from floats (CPY and
 // SET_ROWS into them from another type): their shaders have no quantizer for these blocks.
-var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true}
+var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true,
+	core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true, core.TypeTQ1_0: true, core.TypeTQ2_0: true}
+
+// gpuNoDecode are the quantized types the GPU backends do not read or write at all: every sweep
+// case with one of them is theirs to refuse.
+var gpuNoDecode = map[core.Type]bool{core.TypeIQ3_XXS: true, core.TypeIQ3_S: true, core.TypeQ2_0: true}
+
+// gpuRawCopyReason is why the GPU backends cannot copy blocks of type t to blocks of the same
+// type, "" when they can: their raw copy moves whole 16-bit words, and MXFP4's blocks are 17
+// bytes.
+func gpuRawCopyReason(t core.Type) string {
+	if t == core.TypeMXFP4 {
+		return "CPY MXFP4 -> MXFP4: the GPU's raw block copy moves whole 16-bit words, and MXFP4 blocks are 17 bytes"
+	}
+	return ""
+}
 
 // sweepGPUReason is the rule for the GPU backends (Vulkan, GL): why they cannot run a sweep case,
 // or "" when they must. TestSweepGPURule checks it against every case of the whole sweep.
 func sweepGPUReason(c sweepCase) string {
 	for _, t := range c.types {
-		for _, f := range fp4Types {
-			if t == f {
-				return "MXFP4, NVFP4 and Q1_0: the GPU shaders have no dequantization for these blocks yet (CPU only)"
-			}
+		if gpuNoDecode[t] {
+			return fmt.Sprintf("%v: the GPU shaders have no decoding for these blocks (CPU only)", t)
 		}
-		if t == core.TypeTQ1_0 || t == core.TypeTQ2_0 {
-			return "TQ1_0 and TQ2_0: the GPU shaders have no decoding for these blocks yet (CPU only)"
-		}
+	}
+	if c.op == core.OpCpy && c.src == c.dst && gpuRawCopyReason(c.src) != "" {
+		return gpuRawCopyReason(c.src)
 	}
 	if (c.op == core.OpSetRows || c.op == core.OpCpy && c.src != c.dst) && gpuNoQuantizer[c.dst] {
 		return fmt.Sprintf("%v into %v: the GPU shaders have no quantizer for %v blocks", c.op, c.dst, c.dst)

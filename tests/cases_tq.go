@@ -11,8 +11,8 @@ import (
 // row counts, broadcast batches, permuted activations), MUL_MAT_ID, OUT_PROD (plain and
 // broadcast), GET_ROWS, CPY from (dense and permuted) and into f32/f16/bf16, SET_ROWS (i32 and
 // i64 indices, broadcast). F64, which ggml's CPU only copies into F64 and concatenates, in DUP,
-// CONT (permuted, to another shape), CPY and CONCAT. The GPU backends list every case
-// unsupported (tq_gpu_test.go): their shaders decode neither.
+// CONT (permuted, to another shape), CPY and CONCAT. The GPU backends decode the ternary blocks;
+// the cases they refuse are listed in tq_gpu_test.go.
 
 // tqTypes are the ternary types of this family.
 var tqTypes = []core.Type{core.TypeTQ1_0, core.TypeTQ2_0}

@@ -1,9 +1,43 @@
 package tests
 
-// The GPU backends (Vulkan, GL) do not decode MXFP4, NVFP4 or Q1_0 blocks: every case of the fp4/
-// family is theirs to refuse, so the scheduler keeps those nodes on the CPU.
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// The GPU backends (Vulkan, GL) decode MXFP4, NVFP4 and Q1_0 blocks (MUL_MAT, MUL_MAT_ID,
+// OUT_PROD, GET_ROWS, CPY into floats) but read only f32, f16 and q8_0 keys and values in
+// FLASH_ATTN_EXT, and quantize into the types only as quantGPUReasons says: those cases of the
+// fp4/ family are theirs to refuse, so the scheduler keeps those nodes on the CPU.
 func init() {
-	for _, c := range fp4Cases() {
-		gpuUnsupported[c.Name] = "MXFP4, NVFP4 and Q1_0: the GPU shaders have no dequantization for these blocks yet (CPU only)"
+	for _, typ := range fp4Types {
+		for name, why := range quantGPUReasons(typ) {
+			gpuUnsupported["fp4/"+name] = why
+		}
 	}
+	for _, c := range fp4Cases() {
+		if strings.HasPrefix(c.Name, "fp4/FLASH_ATTN_EXT(") {
+			gpuUnsupported[c.Name] = "FLASH_ATTN_EXT: the GPU shader reads f32, f16 and q8_0 keys and values only"
+		}
+	}
+}
+
+// quantGPUReasons are the cases quantTypeCases adds for typ (by name, without a family prefix)
+// that the GPU backends refuse, with the reason: CPY and SET_ROWS into typ where their shaders
+// have no quantizer for it (gpuNoQuantizer, as the sweep's rule).
+func quantGPUReasons(typ core.Type) map[string]string {
+	out := map[string]string{}
+	if !gpuNoQuantizer[typ] {
+		return out
+	}
+	why := fmt.Sprintf("CPY and SET_ROWS into %v: the GPU shaders have no quantizer for %v blocks", typ, typ)
+	for _, from := range []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16} {
+		out[fmt.Sprintf("CPY(%v->%v)", from, typ)] = why
+	}
+	for _, it := range []core.Type{core.TypeI32, core.TypeI64} {
+		out[fmt.Sprintf("SET_ROWS(%v,%v,broadcast)", typ, it)] = why
+	}
+	return out
 }

@@ -10,8 +10,9 @@ import (
 //
 //   - Same type: bits are copied unit by unit (cpy_u32 for 4-byte elements,
 //     cpy_u16 for 2-byte elements and whole quantized blocks), exact for every
-//     type, NaN payloads included.
-//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant and IQ4 types ->
+//     type, NaN payloads included; not MXFP4, whose 17-byte blocks are no whole
+//     number of 16-bit words.
+//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant, IQ4, FP4, Q1_0 and TQ types ->
 //     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
@@ -48,6 +49,13 @@ var elemTypes = map[core.Type]struct {
 	core.TypeQ8_K:   {"q8_K", 2},
 	core.TypeIQ4_NL: {"iq4_nl", 2},
 	core.TypeIQ4_XS: {"iq4_xs", 2},
+	// MXFP4, NVFP4, Q1_0, TQ1_0 and TQ2_0 sources (kquants.glsl too); MXFP4's 17-byte blocks are
+	// addressed in bytes.
+	core.TypeMXFP4: {"mxfp4", 1},
+	core.TypeNVFP4: {"nvfp4", 2},
+	core.TypeQ1_0:  {"q1_0", 2},
+	core.TypeTQ1_0: {"tq1_0", 2},
+	core.TypeTQ2_0: {"tq2_0", 2},
 }
 
 // copyConversions lists the converting element copies (cpy.comp) by source type.
@@ -63,7 +71,8 @@ var copyConversions = map[core.Type][]core.Type{
 
 func init() {
 	for _, t := range []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K,
-		core.TypeQ6_K, core.TypeQ8_K, core.TypeIQ4_NL, core.TypeIQ4_XS} {
+		core.TypeQ6_K, core.TypeQ8_K, core.TypeIQ4_NL, core.TypeIQ4_XS, core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0,
+		core.TypeTQ1_0, core.TypeTQ2_0} {
 		copyConversions[t] = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16}
 	}
 }
@@ -118,7 +127,8 @@ func supportsCopy(d *Device, t *core.Tensor) bool {
 		return false
 	}
 	if src.Type == t.Type {
-		return true
+		// cpy_u16 moves whole 16-bit words: not MXFP4's 17-byte blocks.
+		return elemTypes[src.Type].unit != 1
 	}
 	if isQuantDst(t.Type) {
 		return (src.Type == core.TypeF32 || src.Type == core.TypeF16 || src.Type == core.TypeBF16) &&

@@ -20,8 +20,11 @@ func init() {
 			panic("gpuops: shader weight type " + name + " is not a core type")
 		}
 		unit := int64(2) // f16 and the quantized blocks are addressed in 16-bit words
-		if t == core.TypeF32 {
+		switch t {
+		case core.TypeF32:
 			unit = 4
+		case core.TypeMXFP4:
+			unit = 1 // 17-byte blocks: addressed in bytes (shaders/kquants.glsl's KQ_BYTES)
 		}
 		mulMatTypes[t] = mulMatType{name: name, unit: unit}
 	}

@@ -1,0 +1,54 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// TestLowBitGPUOps runs the fp4/ and tq/ families and the sweep's cases of MXFP4, NVFP4, Q1_0,
+// TQ1_0 and TQ2_0 on every non-CPU device against the CPU reference (a quick subset of TestOps,
+// with its rules: each case passes or is listed in expectedUnsupported, and a listed case that a
+// software device supports is a failure).
+func TestLowBitGPUOps(t *testing.T) {
+	devs := devicesUnderTest()
+	if len(devs) == 0 {
+		t.Skipf("no device besides the CPU: %s", vulkanWhy())
+	}
+	lowbit := map[core.Type]bool{core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true,
+		core.TypeTQ1_0: true, core.TypeTQ2_0: true}
+	cases := append(fp4Cases(), tqCases()...)
+	for _, c := range sweepSelection() {
+		for _, typ := range c.types {
+			if lowbit[typ] {
+				cases = append(cases, c.Case)
+				break
+			}
+		}
+	}
+	for _, d := range devs {
+		be, err := d.NewBackend()
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name(), err)
+		}
+		unsupported := map[string]string{}
+		for _, c := range cases {
+			if why, ok := expectedUnsupported[deviceKind(be.Name())][c.Name]; ok {
+				unsupported[c.Name] = why
+			}
+		}
+		summary, notes, problems := runTable(be, cases, unsupported, d.Type() == core.DeviceAccel)
+		t.Log(summary)
+		for _, n := range notes {
+			t.Log(n)
+		}
+		for _, p := range problems {
+			if strings.Contains(p, "no passing case for the ops it is expected to run") {
+				continue // the subset runs a few ops only
+			}
+			t.Error(p)
+		}
+		be.Close()
+	}
+}
