@@ -27,7 +27,7 @@ func TestSweepTable(t *testing.T) {
 	}
 	for _, op := range []string{"MUL_MAT", "MUL_MAT_ID", "GET_ROWS", "SET_ROWS", "CPY"} {
 		for _, typ := range sweepTypes {
-			if !typesOf[op][typ] {
+			if !typesOf[op][typ] && (op != "SET_ROWS" || typ.CanConvert()) { // nothing sets rows of a type without a quantizer
 				t.Errorf("no %s case of the sweep uses %v", op, typ)
 			}
 		}

@@ -6,12 +6,12 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// A GGMLCompat client keeps the TQ1_0 and TQ2_0 nodes ggml's CPU runs (MUL_MAT, GET_ROWS, copies
-// into f32 and from f32) and refuses their copies into f16 or bf16, as for every quantized type;
+// A GGMLCompat client keeps the TQ1_0, TQ2_0 and Q2_0 nodes ggml's CPU runs (MUL_MAT, GET_ROWS,
+// copies into f32 and from f32) and refuses their copies into f16 or bf16, as for every quantized type;
 // F64 nodes pass only as same-type copies and CONCAT (ggml's CPU has no F64 conversion).
 func TestGGMLCPUAcceptsTQAndF64(t *testing.T) {
 	c := core.NewContext(core.ContextParams{NoAlloc: true})
-	for _, typ := range []core.Type{core.TypeTQ1_0, core.TypeTQ2_0} {
+	for _, typ := range []core.Type{core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0} {
 		q := c.NewTensor(typ, 256, 5)
 		x := c.NewTensor(core.TypeF32, 256, 5)
 		for _, tc := range []struct {
