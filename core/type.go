@@ -198,10 +198,7 @@ func (t Type) IsFloat() bool { return t == TypeF32 || t == TypeF16 || t == TypeB
 func (t Type) RowSize(n int64) int64 { return t.Size() * n / t.BlockSize() }
 
 // CanConvert reports whether rows of t convert to and from float32 (ToFloat and FromFloat work).
-func (t Type) CanConvert() bool {
-	tr := t.traits()
-	return tr != nil && tr.toFloat != nil && tr.fromFloat != nil
-}
+func (t Type) CanConvert() bool { return t.CanDequantize() && t.traits().fromFloat != nil }
 
 // CanDequantize reports whether rows of t convert to float32 (ToFloat works). It differs from
 // CanConvert for the types ggml dequantizes but has no CPU quantizer for (IQ3_XXS, IQ3_S,

@@ -24,17 +24,22 @@ func init() {
 func iqCases() []Case {
 	var cs []Case
 	add := func(c Case) { c.Name = "iq/" + c.Name; cs = append(cs, c) }
-	f32 := core.TypeF32
 	for _, typ := range iqTypes {
-		typ := typ
-		quantTypeCases(typ, 512, add)
-		add(Case{Name: fmt.Sprintf("MUL_MAT(%v,m=3,n=2,k=256)", typ), MaxNMSE: nmseMatMul,
-			Build: func(c *core.Context) *core.Tensor {
-				return c.MulMat(c.NewTensor(typ, 256, 3), c.NewTensor(f32, 256, 2))
-			}})
-		s := attnShape{kt: typ, vt: typ, dk: 256, dv: 256, nq: 3, nkv: 19, nh: 4, nhk: 2, ne3: 1, mt: core.TypeF16,
-			m2: 1, m3: 1, scale: 0.06}
-		add(Case{Name: s.name(), Build: s.build, MaxNMSE: nmseMatMul, Init: normInit(0, 0)})
+		iqTypeCases(typ, add)
 	}
 	return cs
+}
+
+// iqTypeCases adds the cases of one IQ-family type: quantTypeCases at k = 512, a MUL_MAT of a
+// single block and FLASH_ATTN_EXT with K and V of the type (d = 256).
+func iqTypeCases(typ core.Type, add func(Case)) {
+	f32, bs := core.TypeF32, typ.BlockSize()
+	quantTypeCases(typ, 512, add)
+	add(Case{Name: fmt.Sprintf("MUL_MAT(%v,m=3,n=2,k=%d)", typ, bs), MaxNMSE: nmseMatMul,
+		Build: func(c *core.Context) *core.Tensor {
+			return c.MulMat(c.NewTensor(typ, bs, 3), c.NewTensor(f32, bs, 2))
+		}})
+	s := attnShape{kt: typ, vt: typ, dk: 256, dv: 256, nq: 3, nkv: 19, nh: 4, nhk: 2, ne3: 1, mt: core.TypeF16,
+		m2: 1, m3: 1, scale: 0.06}
+	add(Case{Name: s.name(), Build: s.build, MaxNMSE: nmseMatMul, Init: normInit(0, 0)})
 }

@@ -1,18 +1,16 @@
 package tests
 
 import (
-	"fmt"
-
 	"github.com/tandem-ml/tandem/core"
 )
 
 // ggml's IQ3_XXS and IQ3_S (3-bit lattice codebooks, read-only: ggml has no CPU quantizer for
 // them, the inputs are random valid blocks from randomBlocks) and Q2_0 (2-bit codes −d, 0, d, 2d
-// per 64 values, with ggml's reference quantizer) in the ops test-backend-ops runs them through:
-// MUL_MAT (mat-vec, odd row counts, broadcast batches, permuted activations, a single block),
-// MUL_MAT_ID, OUT_PROD (plain and broadcast), GET_ROWS, CPY from (dense and permuted) into
-// f32/f16, for Q2_0 also CPY from f32/f16/bf16 and SET_ROWS into it, and FLASH_ATTN_EXT with K
-// and V of the type. The GPU backends list every case unsupported (iq3_gpu_test.go).
+// per 64 values, with ggml's reference quantizer) through iqTypeCases: MUL_MAT (mat-vec, odd row
+// counts, broadcast batches, permuted activations, a single block), MUL_MAT_ID, OUT_PROD (plain
+// and broadcast), GET_ROWS, CPY from (dense and permuted) into f32/f16, for Q2_0 also CPY from
+// f32/f16/bf16 and SET_ROWS into it, and FLASH_ATTN_EXT with K and V of the type. The GPU
+// backends list every case unsupported (iq3_gpu_test.go).
 
 // iq3Types are the types of this family.
 var iq3Types = []core.Type{core.TypeIQ3_XXS, core.TypeIQ3_S, core.TypeQ2_0}
@@ -24,19 +22,8 @@ func init() {
 func iq3Cases() []Case {
 	var cs []Case
 	add := func(c Case) { c.Name = "iq3/" + c.Name; cs = append(cs, c) }
-	f32 := core.TypeF32
 	for _, typ := range iq3Types {
-		typ := typ
-		quantTypeCases(typ, 512, add)
-		bs := typ.BlockSize()
-		add(Case{Name: fmt.Sprintf("MUL_MAT(%v,m=3,n=2,k=%d)", typ, bs), MaxNMSE: nmseMatMul,
-			Build: func(c *core.Context) *core.Tensor {
-				return c.MulMat(c.NewTensor(typ, bs, 3), c.NewTensor(f32, bs, 2))
-			}})
-		d := max(bs, 128)
-		s := attnShape{kt: typ, vt: typ, dk: d, dv: d, nq: 2, nkv: 13, nh: 4, nhk: 1, ne3: 1, mt: core.TypeF16,
-			m2: 1, m3: 1, scale: 0.08}
-		add(Case{Name: s.name(), Build: s.build, MaxNMSE: nmseMatMul, Init: normInit(0, 0)})
+		iqTypeCases(typ, add)
 	}
 	return cs
 }

@@ -1,0 +1,73 @@
+// golden_common.h: what the golden drivers of this directory (fp4_golden.c, tq_golden.c,
+// iq3_golden.c) share: golden_test.go's input generator, the row hash and the u32 writer.
+#ifndef TANDEM_GOLDEN_COMMON_H
+#define TANDEM_GOLDEN_COMMON_H
+#include <stdint.h>
+#include <stdio.h>
+
+// The generator of golden_test.go's genInput (xorshift64*), family row%16.
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 2685821657736338717ULL;
+}
+static float rng_u(uint64_t *s) { return (float)(rng_next(s) >> 40) * (1.0f / 16777216.0f); }
+
+static void gen_input(int row, int salt, int n, float *x) {
+    uint64_t st = (uint64_t)(row * 2 + salt) * 0x9E3779B97F4A7C15ULL + 1;
+    for (int k = 0; k < 4; k++) rng_next(&st);
+    float c = 0;
+    for (int i = 0; i < n; i++) {
+        float a = rng_u(&st), v = 0, b;
+        switch (row % 16) {
+        case 0: v = 2 * a - 1; break;
+        case 1:
+            b = a + rng_u(&st);
+            b += rng_u(&st);
+            b += rng_u(&st);
+            v = (b - 2) * 1.7f;
+            break;
+        case 2:
+            v = 2 * a - 1;
+            if ((rng_next(&st) & 63) == 0) v *= 100;
+            break;
+        case 3: v = a + 0.01f; break;
+        case 4: v = -a - 0.5f; break;
+        case 5: if ((i / 32) % 3 != 0 && i < 256) v = 2 * a - 1; break;
+        case 6:
+            if (i % 32 == 0) c = 2 * a - 1;
+            v = c;
+            break;
+        case 7: v = (2 * a - 1) * 1e-20f; break;
+        case 8: v = (2 * a - 1) * 3e4f; break;
+        case 9: v = (float)((int32_t)(a * 9) - 4); break;
+        case 10: v = (float)((int32_t)(a * 17) - 8) * 0.5f; break;
+        case 11:
+            b = a * a;
+            v = b * b * 8;
+            if (rng_next(&st) & 1) v = -v;
+            break;
+        case 13: if (i % 32 == (row / 16) % 32) v = 2 * a - 1; break;
+        case 14: v = (2 * a - 1) * (float)(1 + (i / 16) % 7); break;
+        case 15: v = i < n / 2 ? (2 * a - 1) * 10 : (2 * a - 1) * 0.1f; break;
+        }
+        x[i] = v;
+    }
+}
+
+static uint64_t fnv(const float *y, int n) {
+    uint64_t h = 1469598103934665603ULL;
+    const uint8_t *b = (const uint8_t *)y;
+    for (int i = 0; i < 4 * n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void put32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+
+#endif
