@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
 	"github.com/tandem-ml/tandem/core/quant"
 )
@@ -51,7 +50,7 @@ func fillRandomBlocks(t testing.TB, x *core.Tensor, r *rand.Rand) {
 // dequantized weights, identical at 1, 2 and 3 threads, and in the mat-vec case bit for bit
 // ggml's generic dot of each weight row with the Q8_K activations.
 func TestIQMulMat(t *testing.T) {
-	shapes := []struct{ k, m, n, a2, a3, b2, b3 int64 }{
+	shapes := []mmShape{
 		{256, 5, 1, 1, 1, 1, 1},
 		{512, 17, 7, 1, 1, 1, 1},
 		{768, 3, 4, 1, 2, 3, 4},
@@ -59,40 +58,18 @@ func TestIQMulMat(t *testing.T) {
 	}
 	for _, typ := range iqTypes {
 		for si, s := range shapes {
-			t.Run(fmt.Sprintf("%v_k%d_m%d_n%d_b%dx%d", typ, s.k, s.m, s.n, s.b2, s.b3), func(t *testing.T) {
-				var first []float32
-				for _, threads := range []int{1, 2, 3} {
-					ctx := core.NewContext(core.ContextParams{MemSize: 8 << 20})
-					a := ctx.NewTensor4D(typ, s.k, s.m, s.a2, s.a3)
-					b := ctx.NewTensor4D(core.TypeF32, s.k, s.n, s.b2, s.b3)
-					fillRandom(t, a, uint64(11+si))
-					fillRandom(t, b, uint64(12+si))
-					r := ctx.MulMat(a, b)
-					g := core.NewGraph(core.DefaultGraphSize)
-					g.BuildForwardExpand(r)
-					if err := cpu.Compute(g, threads); err != nil {
-						t.Fatal(err)
-					}
-					got := mustF32(t, r)
-					ref := refMulMat(mustF32(t, a), mustF32(t, b), a.Ne, b.Ne)
-					if e := nmse(got, ref); !(e <= 5e-4) || e == 0 {
-						t.Fatalf("threads %d: NMSE %g, want (0, 5e-4]", threads, e)
-					}
-					if first == nil {
-						first = got
-					} else {
-						equalF32(t, "threads vs 1 thread", got, first)
-					}
-					if s.n == 1 {
-						q8 := make([]byte, quant.RowSize(int(s.k), quant.QK_K, quant.BlockQ8_KSize))
-						quant.QuantizeRowQ8_K(mustF32(t, b), q8)
-						w := eltRaw(t, a)
-						rs := typ.RowSize(s.k)
-						for i := range s.m {
-							if d := iqDots[typ](int(s.k), w[i*rs:(i+1)*rs], q8); math.Float32bits(d) != math.Float32bits(got[i]) {
-								t.Fatalf("row %d: %g, ggml's dot %g", i, got[i], d)
-							}
-						}
+			t.Run(s.name(typ), func(t *testing.T) {
+				a, b, got := mulMatVsFloat64(t, typ, s, uint64(11+si), uint64(12+si))
+				if s.n != 1 {
+					return
+				}
+				q8 := make([]byte, quant.RowSize(int(s.k), quant.QK_K, quant.BlockQ8_KSize))
+				quant.QuantizeRowQ8_K(mustF32(t, b), q8)
+				w := eltRaw(t, a)
+				rs := typ.RowSize(s.k)
+				for i := range s.m {
+					if d := iqDots[typ](int(s.k), w[i*rs:(i+1)*rs], q8); math.Float32bits(d) != math.Float32bits(got[i]) {
+						t.Fatalf("row %d: %g, ggml's dot %g", i, got[i], d)
 					}
 				}
 			})

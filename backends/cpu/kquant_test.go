@@ -19,7 +19,7 @@ var kquantTypes = []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.
 // counts, broadcast batches, enough rows for the routes of many activation rows) with f32 activations and compares with a float64 product of the
 // dequantized weights; results are identical at 1, 2 and 3 threads.
 func TestKQuantMulMat(t *testing.T) {
-	shapes := []struct{ k, m, n, a2, a3, b2, b3 int64 }{
+	shapes := []mmShape{
 		{256, 5, 1, 1, 1, 1, 1},
 		{512, 17, 7, 1, 1, 1, 1},
 		{256, 33, 9, 2, 1, 6, 1},
@@ -29,34 +29,48 @@ func TestKQuantMulMat(t *testing.T) {
 	}
 	for _, typ := range kquantTypes {
 		for _, s := range shapes {
-			t.Run(fmt.Sprintf("%v_k%d_m%d_n%d_b%dx%d", typ, s.k, s.m, s.n, s.b2, s.b3), func(t *testing.T) {
-				var first []float32
-				for _, threads := range []int{1, 2, 3} {
-					ctx := core.NewContext(core.ContextParams{MemSize: 16 << 20})
-					a := ctx.NewTensor4D(typ, s.k, s.m, s.a2, s.a3)
-					b := ctx.NewTensor4D(core.TypeF32, s.k, s.n, s.b2, s.b3)
-					fillRandom(t, a, 1)
-					fillRandom(t, b, 2)
-					r := ctx.MulMat(a, b)
-					g := core.NewGraph(core.DefaultGraphSize)
-					g.BuildForwardExpand(r)
-					if err := cpu.Compute(g, threads); err != nil {
-						t.Fatal(err)
-					}
-					got := mustF32(t, r)
-					ref := refMulMat(mustF32(t, a), mustF32(t, b), a.Ne, b.Ne)
-					if e := nmse(got, ref); !(e <= 5e-4) || e == 0 {
-						t.Fatalf("threads %d: NMSE %g, want (0, 5e-4]", threads, e)
-					}
-					if first == nil {
-						first = got
-					} else {
-						equalF32(t, "threads vs 1 thread", got, first)
-					}
-				}
-			})
+			t.Run(s.name(typ), func(t *testing.T) { mulMatVsFloat64(t, typ, s, 1, 2) })
 		}
 	}
+}
+
+// mmShape is a MUL_MAT problem: weights [k, m, a2, a3], activations [k, n, b2, b3].
+type mmShape struct{ k, m, n, a2, a3, b2, b3 int64 }
+
+func (s mmShape) name(typ core.Type) string {
+	return fmt.Sprintf("%v_k%d_m%d_n%d_b%dx%d", typ, s.k, s.m, s.n, s.b2, s.b3)
+}
+
+// mulMatVsFloat64 multiplies random weights of typ (seeded seedA) by random f32 activations
+// (seedB) at 1, 2 and 3 threads: the result is within ggml's bound of a float64 product of the
+// dequantized weights, and the same at every thread count. It returns the operands and result.
+func mulMatVsFloat64(t *testing.T, typ core.Type, s mmShape, seedA, seedB uint64) (a, b *core.Tensor, got []float32) {
+	t.Helper()
+	var first []float32
+	for _, threads := range []int{1, 2, 3} {
+		ctx := core.NewContext(core.ContextParams{MemSize: 16 << 20})
+		a = ctx.NewTensor4D(typ, s.k, s.m, s.a2, s.a3)
+		b = ctx.NewTensor4D(core.TypeF32, s.k, s.n, s.b2, s.b3)
+		fillRandom(t, a, seedA)
+		fillRandom(t, b, seedB)
+		r := ctx.MulMat(a, b)
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(r)
+		if err := cpu.Compute(g, threads); err != nil {
+			t.Fatal(err)
+		}
+		got = mustF32(t, r)
+		ref := refMulMat(mustF32(t, a), mustF32(t, b), a.Ne, b.Ne)
+		if e := nmse(got, ref); !(e <= 5e-4) || e == 0 {
+			t.Fatalf("threads %d: NMSE %g, want (0, 5e-4]", threads, e)
+		}
+		if first == nil {
+			first = got
+		} else {
+			equalF32(t, "threads vs 1 thread", got, first)
+		}
+	}
+	return a, b, got
 }
 
 // TestKQuantGetRows gathers rows of every new type (dense and strided views) into f32, exactly
