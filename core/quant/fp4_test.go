@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -26,54 +25,7 @@ func TestGoldenGGMLFP4(t *testing.T) {
 // signed zeros, subnormal and huge magnitudes (the MXFP4 exponent's wrap below 2^−125, the NVFP4
 // scale's clamp), infinities and NaNs.
 func TestFP4EdgesGGML(t *testing.T) {
-	data, err := os.ReadFile("testdata/ggml_fp4_edges.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := bytes.NewReader(data)
-	rd32 := func(v any) {
-		if err := binary.Read(rd, binary.LittleEndian, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var magic, nrows, n, ntypes uint32
-	rd32(&magic)
-	rd32(&nrows)
-	rd32(&n)
-	rd32(&ntypes)
-	if magic != 0x31455154 || ntypes != uint32(len(fp4GoldenTypes)) {
-		t.Fatalf("bad header %#x %d types", magic, ntypes)
-	}
-	rows := make([][]float32, nrows)
-	for r := range rows {
-		rows[r] = make([]float32, n)
-		rd32(rows[r])
-	}
-	for range ntypes {
-		var id uint32
-		rd32(&id)
-		gt := fp4GoldenTypes[int(id)]
-		rs := int(n) / gt.blck * gt.size
-		for r, x := range rows {
-			want := make([]byte, rs)
-			wantY := make([]float32, n)
-			rd32(want)
-			rd32(wantY)
-			got := make([]byte, rs)
-			gt.quantize(x, got)
-			if !bytes.Equal(got, want) {
-				t.Errorf("type %d edge row %d: quantized\n got %x\nggml %x", id, r, got, want)
-			}
-			y := make([]float32, n)
-			gt.dequantize(want, y)
-			for i := range y {
-				if math.Float32bits(y[i]) != math.Float32bits(wantY[i]) {
-					t.Errorf("type %d edge row %d: element %d dequantizes to %g, ggml %g", id, r, i, y[i], wantY[i])
-					break
-				}
-			}
-		}
-	}
+	checkEdges(t, "testdata/ggml_fp4_edges.bin", fp4GoldenTypes)
 }
 
 // TestFP4Scales checks the scale decoders and the UE4M3 rounding on hand-computed values.

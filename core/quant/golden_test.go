@@ -226,6 +226,24 @@ func checkGolden(t *testing.T, path string, types map[int]goldenType) {
 	}
 }
 
+// goldenReader reads the fixture at path: read fills v (a fixed-size value or slice) from the
+// next little-endian bytes, failing t when the data runs out; left counts the bytes not read.
+func goldenReader(t *testing.T, path string) (read func(v any), left func() int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := bytes.NewReader(data)
+	read = func(v any) {
+		t.Helper()
+		if err := binary.Read(rd, binary.LittleEndian, v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return read, rd.Len
+}
+
 // goldenHash is the C driver's row hash: FNV-1a over the little-endian bytes of y, with the
 // driver's offset basis 1469598103934665603.
 func goldenHash(y []float32) uint64 {

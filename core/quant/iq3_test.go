@@ -1,10 +1,8 @@
 package quant
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -44,16 +42,7 @@ func TestRawBlocksGGML(t *testing.T) {
 // against the types, which must be exactly the file's.
 func checkRawGolden(t *testing.T, path string, magic uint32, types map[int]goldenType) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := bytes.NewReader(data)
-	read := func(v any) {
-		if err := binary.Read(rd, binary.LittleEndian, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	read, left := goldenReader(t, path)
 	var hdr [4]uint32
 	read(&hdr)
 	if hdr[0] != magic || int(hdr[3]) != len(types) {
@@ -86,8 +75,8 @@ func checkRawGolden(t *testing.T, path string, magic uint32, types map[int]golde
 			}
 		}
 	}
-	if rd.Len() != 0 {
-		t.Errorf("%s: %d bytes left over", path, rd.Len())
+	if n := left(); n != 0 {
+		t.Errorf("%s: %d bytes left over", path, n)
 	}
 }
 

@@ -1,10 +1,8 @@
 package quant
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -27,16 +25,7 @@ var iqGoldenTypes = map[uint32]struct {
 // random finite scales) and ggml's Q8_K rows: dequantized floats and dots identical to the bit.
 // The dot over the Go-quantized activations is checked too (QuantizeRowQ8_K is ggml's).
 func TestGoldenGGMLIQ(t *testing.T) {
-	data, err := os.ReadFile("testdata/ggml_golden_iq.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := bytes.NewReader(data)
-	read := func(v any) {
-		if err := binary.Read(rd, binary.LittleEndian, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	read, _ := goldenReader(t, "testdata/ggml_golden_iq.bin")
 	var hdr [4]uint32
 	read(&hdr)
 	if hdr[0] != 0x31474951 {

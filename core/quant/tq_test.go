@@ -2,9 +2,7 @@ package quant
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -31,16 +29,7 @@ func TestTQEdgesGGML(t *testing.T) {
 // the types, which must be exactly the file's: quantized bytes and dequantized values identical.
 func checkEdges(t *testing.T, path string, types map[int]goldenType) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := bytes.NewReader(data)
-	rd32 := func(v any) {
-		if err := binary.Read(rd, binary.LittleEndian, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rd32, _ := goldenReader(t, path)
 	var magic, nrows, n, ntypes uint32
 	rd32(&magic)
 	rd32(&nrows)

@@ -14,22 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden_common.h"
+
 // ggml's entry points (declared here so the driver needs no ggml headers).
 void quantize_row_mxfp4_ref(const float *x, void *y, int64_t k);
 void quantize_row_nvfp4_ref(const float *x, void *y, int64_t k);
 void quantize_row_q1_0_ref(const float *x, void *y, int64_t k);
-void quantize_row_q8_0_ref(const float *x, void *y, int64_t k);
 void dequantize_row_mxfp4(const void *x, float *y, int64_t k);
 void dequantize_row_nvfp4(const void *x, float *y, int64_t k);
 void dequantize_row_q1_0(const void *x, float *y, int64_t k);
 void ggml_vec_dot_mxfp4_q8_0_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 void ggml_vec_dot_nvfp4_q8_0_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 void ggml_vec_dot_q1_0_q8_0_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
-void ggml_cpu_init(void); // fills the CPU's f16 table the dot products read
-
-typedef void (*quant_fn)(const float *, void *, int64_t);
-typedef void (*dequant_fn)(const void *, float *, int64_t);
-typedef void (*dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
 
 struct type {
     uint32_t id, blck, size;
@@ -45,7 +41,6 @@ static const struct type types[] = {
 };
 enum { NTYPES = 3, N = 512, NROWS = 32 };
 
-#include "golden_common.h"
 
 // Edge rows of 128 values: scales at and just below powers of two, ties between codes, signed
 // zeros, subnormal and huge magnitudes, the NVFP4 scale's clamp, infinities and NaNs.

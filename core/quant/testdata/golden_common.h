@@ -1,9 +1,20 @@
 // golden_common.h: what the golden drivers of this directory (fp4_golden.c, tq_golden.c,
-// iq3_golden.c) share: golden_test.go's input generator, the row hash and the u32 writer.
+// iq3_golden.c) share: ggml's common entry points, golden_test.go's input generator, the row
+// hash and the u32 writer.
 #ifndef TANDEM_GOLDEN_COMMON_H
 #define TANDEM_GOLDEN_COMMON_H
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+// ggml's entry points every driver calls, and the function types of its tables.
+void quantize_row_q8_0_ref(const float *x, void *y, int64_t k);
+void quantize_row_q8_K_ref(const float *x, void *y, int64_t k);
+void ggml_cpu_init(void); // fills the CPU's f16 table the dot products read
+
+typedef void (*quant_fn)(const float *, void *, int64_t);
+typedef void (*dequant_fn)(const void *, float *, int64_t);
+typedef void (*dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
 
 // The generator of golden_test.go's genInput (xorshift64*), family row%16.
 static uint64_t rng_next(uint64_t *s) {

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden_common.h"
+
 // ggml's entry points (declared here so the driver needs no ggml headers).
 void quantize_row_q2_0_ref(const float *x, void *y, int64_t k);
-void quantize_row_q8_0_ref(const float *x, void *y, int64_t k);
-void quantize_row_q8_K_ref(const float *x, void *y, int64_t k);
 void dequantize_row_q2_0(const void *x, float *y, int64_t k);
 void dequantize_row_iq3_xxs(const void *x, float *y, int64_t k);
 void dequantize_row_iq3_s(const void *x, float *y, int64_t k);
@@ -23,11 +23,6 @@ void dequantize_row_iq3_s(const void *x, float *y, int64_t k);
 void ggml_vec_dot_q2_0_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 void ggml_vec_dot_iq3_xxs_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 void ggml_vec_dot_iq3_s_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
-void ggml_cpu_init(void); // fills the CPU's f16 table the dot products read
-
-typedef void (*quant_fn)(const float *, void *, int64_t);
-typedef void (*dequant_fn)(const void *, float *, int64_t);
-typedef void (*dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
 
 struct type {
     uint32_t id, blck, size;
@@ -47,7 +42,6 @@ static const struct type raw_types[] = {
 };
 enum { NRAWTYPES = 3 };
 
-#include "golden_common.h"
 
 // Edge rows of 256 values for Q2_0: ties at half the block maximum and one ulp beside them,
 // inexact inverses, signed zeros and zero blocks, maxima past f16's range, tiny maxima,

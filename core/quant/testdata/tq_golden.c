@@ -12,19 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden_common.h"
+
 // ggml's entry points (declared here so the driver needs no ggml headers).
 void quantize_row_tq1_0_ref(const float *x, void *y, int64_t k);
 void quantize_row_tq2_0_ref(const float *x, void *y, int64_t k);
-void quantize_row_q8_K_ref(const float *x, void *y, int64_t k);
 void dequantize_row_tq1_0(const void *x, float *y, int64_t k);
 void dequantize_row_tq2_0(const void *x, float *y, int64_t k);
 void ggml_vec_dot_tq1_0_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 void ggml_vec_dot_tq2_0_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
-void ggml_cpu_init(void); // fills the CPU's f16 table the dot products read
-
-typedef void (*quant_fn)(const float *, void *, int64_t);
-typedef void (*dequant_fn)(const void *, float *, int64_t);
-typedef void (*dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
 
 struct type {
     uint32_t id, blck, size;
@@ -39,7 +35,6 @@ static const struct type types[] = {
 };
 enum { NTYPES = 2, N = 512, NROWS = 32 };
 
-#include "golden_common.h"
 
 // Edge rows of 256 values (one super-block): exact ties at half the block maximum, values one
 // ulp either side of them, inexact inverses, signed zeros and zero blocks, maxima past f16's range.
