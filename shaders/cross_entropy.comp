@@ -3,16 +3,20 @@
 // logits and labels (same shape, rows contiguous in dim 0), as the CPU kernels.
 //
 //   CROSS_ENTROPY_LOSS (default): loss = -(1/nr) sum_rows sum_i labels_i *
-//     log_softmax(logits)_i, a scalar. One workgroup: each thread takes whole rows
-//     (max, sum of exp, log-sum-exp), then a shared-memory tree sums the threads.
+//     log_softmax(logits)_i, a scalar. One workgroup, the rows in turn: the
+//     threads stride over a row and meet in shared-memory trees (the row's max,
+//     its sum of exp, its labelled log-softmax sum).
 //   CROSS_ENTROPY_LOSS_BACK (define BACK): d logits = (softmax(logits) - labels)
-//     * g / nr with g the scalar gradient of the loss; one thread per row.
+//     * g / nr with g the scalar gradient of the loss; a workgroup per row.
+// Rows are spread over the workgroup so that no invocation loops over a whole
+// row (llvmpipe ends an invocation after 65535 loop iterations).
 //
 // exp and log are eltwise.glsl's (within about 2 ulp), not GLSL's built-ins.
 //
 // Bindings: 0 = logits, 1 = labels, 2 = dst, 3 = g (BACK; any buffer otherwise).
 // Specialization: constant 0 = workgroup size (power of two, default 256).
-// Dispatch: the loss one workgroup; BACK any x grid (grid-stride loop over rows).
+// Dispatch: the loss one workgroup; BACK any x grid of workgroups (grid-stride
+// loop over rows).
 
 #define TYPE_F32
 #include "eltwise.glsl"
@@ -33,19 +37,34 @@ layout(push_constant) uniform Params {
     uint nrows;
 } p;
 
-#if !defined(BACK)
 shared float red[gl_WorkGroupSize.x];
-#endif
+
+// reduce combines every thread's v (max when is_max, else sum) and returns the
+// result to all threads; it must be reached by the whole workgroup.
+float reduce(float v, bool is_max) {
+    const uint tid = gl_LocalInvocationID.x;
+    red[tid] = v;
+    barrier();
+    for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
+        if (tid < h) {
+            red[tid] = is_max ? max(red[tid], red[tid + h]) : red[tid] + red[tid + h];
+        }
+        barrier();
+    }
+    float r = red[0];
+    barrier();
+    return r;
+}
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
+    const uint wg = gl_WorkGroupSize.x;
 #if defined(BACK)
     float k = data_g[p.offs_g] / float(p.nrows);
-    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint row = gl_GlobalInvocationID.x; row < p.nrows; row += stride) {
+    for (uint row = gl_WorkGroupID.x; row < p.nrows; row += gl_NumWorkGroups.x) {
 #else
     float acc = 0.0;
-    for (uint row = tid; row < p.nrows; row += gl_WorkGroupSize.x) {
+    for (uint row = 0u; row < p.nrows; row++) {
 #endif
         uint i1 = row % p.ne1;
         uint t = row / p.ne1;
@@ -54,17 +73,19 @@ void main() {
         uint il = p.offs_l + i1 * p.nbl1 + i2 * p.nbl2 + i3 * p.nbl3;
         uint iy = p.offs_y + i1 * p.nby1 + i2 * p.nby2 + i3 * p.nby3;
         float m = -ELT_INF;
-        for (uint i0 = 0u; i0 < p.ne0; i0++) {
+        for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
             m = max(m, data_l[il + i0]);
         }
+        m = reduce(m, true);
         float s = 0.0;
-        for (uint i0 = 0u; i0 < p.ne0; i0++) {
+        for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
             s += elt_exp(data_l[il + i0] - m);
         }
+        s = reduce(s, false);
 #if defined(BACK)
         uint id = p.offs_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
         float inv = 1.0 / s;
-        for (uint i0 = 0u; i0 < p.ne0; i0++) {
+        for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
             precise float v = (elt_exp(data_l[il + i0] - m) * inv - data_y[iy + i0]) * k;
             data_d[id + i0] = v;
         }
@@ -72,24 +93,16 @@ void main() {
 #else
         float lse = elt_log(s);
         float rs = 0.0;
-        for (uint i0 = 0u; i0 < p.ne0; i0++) {
+        for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
             float y = data_y[iy + i0];
             if (y != 0.0) {
                 rs += (data_l[il + i0] - m - lse) * y;
             }
         }
-        acc += rs;
-    }
-    red[tid] = acc;
-    barrier();
-    for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
-        if (tid < h) {
-            red[tid] += red[tid + h];
-        }
-        barrier();
+        acc += reduce(rs, false);
     }
     if (tid == 0u) {
-        data_d[p.offs_d] = -red[0] / float(p.nrows);
+        data_d[p.offs_d] = -acc / float(p.nrows);
     }
 #endif
 }

@@ -15,8 +15,9 @@
 //   9 COPY       dst[i] = a[i] (SET's first pass)
 //  10 SET        dst at byte offset prm3 + i0*4 + i1*prm0 + i2*prm1 + i3*prm2 =
 //                b[i] (work items: b's elements)
-//  11 CUMSUM     one invocation per row: the running f32 sum, in order
-//  12 L2_NORM    one invocation per row: x / max(sqrt(sum x*x), eps = prm0)
+//  11 CUMSUM     one workgroup per row: the running f32 sum, scanned in tiles
+//                of the workgroup size (a tree scan per tile plus the carry)
+//  12 L2_NORM    one workgroup per row: x / max(sqrt(sum x*x), eps = prm0)
 //  13 COUNT_EQUAL  one workgroup: the number of equal elements of a and b,
 //                written as an i64 (two words)
 // dst is contiguous: element i of the work shape ne is dst word offs_d + i.
@@ -24,8 +25,10 @@
 // Bindings: 0 = a, 1 = b, 2 = ids (i32), 3 = dst; unused ones may alias others.
 // Specialization: constant 0 = workgroup size (power of two, default 256),
 // constant 1 = MODE.
-// Dispatch: any x grid (grid-stride loop over the n work items); COUNT_EQUAL
-// one workgroup.
+// Dispatch: any x grid (grid-stride loop over the n work items); CUMSUM and
+// L2_NORM any x grid of workgroups (grid-stride loop over the n rows);
+// COUNT_EQUAL one workgroup. (A row per workgroup keeps every invocation's
+// loops short: llvmpipe ends an invocation after 65535 loop iterations.)
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 
@@ -105,24 +108,53 @@ void count_equal() {
     }
 }
 
+shared float scan[gl_WorkGroupSize.x];
+
+// row_op is CUMSUM or L2_NORM of row r by the whole workgroup (control flow
+// uniform in the workgroup: every barrier is reached by all invocations).
 void row_op(uint r) {
+    uint tid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
     uvec4 x = unravel(r * p.nea0, uvec4(p.nea0, p.nea1, p.nea2, p.nea3));
     uint od = p.offs_d + r * p.nea0;
     if (MODE == 11u) {
-        float s = 0.0;
-        for (uint i0 = 0u; i0 < p.nea0; i0++) {
-            s += fa(i0, x.y, x.z, x.w);
-            data_d[od + i0] = floatBitsToUint(s);
+        float carry = 0.0;
+        for (uint base = 0u; base < p.nea0; base += wg) {
+            uint i0 = base + tid;
+            float v = i0 < p.nea0 ? fa(i0, x.y, x.z, x.w) : 0.0;
+            scan[tid] = v;
+            barrier();
+            // Hillis-Steele inclusive scan of the tile.
+            for (uint s = 1u; s < wg; s <<= 1) {
+                float add = tid >= s ? scan[tid - s] : 0.0;
+                barrier();
+                scan[tid] += add;
+                barrier();
+            }
+            if (i0 < p.nea0) {
+                data_d[od + i0] = floatBitsToUint(carry + scan[tid]);
+            }
+            carry += scan[wg - 1u];
+            barrier();
         }
         return;
     }
-    float sum = 0.0;
-    for (uint i0 = 0u; i0 < p.nea0; i0++) {
+    float part = 0.0;
+    for (uint i0 = tid; i0 < p.nea0; i0 += wg) {
         float v = fa(i0, x.y, x.z, x.w);
-        sum += v * v;
+        part += v * v;
     }
-    float scale = 1.0 / max(sqrt(sum), uintBitsToFloat(p.prm0));
-    for (uint i0 = 0u; i0 < p.nea0; i0++) {
+    scan[tid] = part;
+    barrier();
+    for (uint s = wg / 2u; s > 0u; s >>= 1) {
+        if (tid < s) {
+            scan[tid] += scan[tid + s];
+        }
+        barrier();
+    }
+    float scale = 1.0 / max(sqrt(scan[0]), uintBitsToFloat(p.prm0));
+    barrier();
+    for (uint i0 = tid; i0 < p.nea0; i0 += wg) {
         data_d[od + i0] = floatBitsToUint(fa(i0, x.y, x.z, x.w) * scale);
     }
 }
@@ -180,12 +212,14 @@ void main() {
         count_equal();
         return;
     }
+    if (MODE == 11u || MODE == 12u) {
+        for (uint r = gl_WorkGroupID.x; r < p.n; r += gl_NumWorkGroups.x) {
+            row_op(r);
+        }
+        return;
+    }
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
-        if (MODE == 11u || MODE == 12u) {
-            row_op(i);
-            continue;
-        }
         if (MODE == 1u) {
             data_d[p.offs_d + i] = p.prm0;
             continue;

@@ -4,7 +4,8 @@
 // one output element), in the CPU reference kernels' order of operations:
 //   0 SSM_CONV           one output element: the dot of the filter taps
 //   1 SSM_SCAN           one state row (sequence, head, head_dim row) through
-//                        every token; Mamba-2 (prm7 = 1) or Mamba-1 decay
+//                        every token, a workgroup per row (its threads split
+//                        the state); Mamba-2 (prm7 = 1) or Mamba-1 decay
 //   2 RWKV_WKV6          one state column j (sequence, head) through its tokens
 //   3 GATED_LINEAR_ATTN  one state column j, scale prm4 (f32 bits)
 //   4 RWKV_WKV7          one state row i (the value index)
@@ -16,7 +17,8 @@
 // Bindings: 0..6 the node's sources in order (6 as raw words: SSM_SCAN's ids,
 // RWKV_WKV7's state), 7 = dst; unused ones may alias others.
 // Specialization: constant 0 = workgroup size, constant 1 = MODE.
-// Dispatch: any x grid (grid-stride loop over the n work items).
+// Dispatch: any x grid (grid-stride loop over the n work items; SSM_SCAN's
+// items are workgroups).
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 
@@ -60,7 +62,14 @@ void ssm_conv(uint i) {
 // tokens, prm5 sequences, prm6 K, prm7 Mamba-2, x strides prm8, prm9 (dims 2,
 // 3), B prm10, prm11, C prm12, prm13, ids stride prm14, prm15 states in s,
 // prm16 the outputs' element count (where the states start).
+shared float scan_red[gl_WorkGroupSize.x];
+
+// ssm_scan is one state row i run by the whole workgroup: thread tid owns the
+// state elements tid, tid + wg, ...; per token their products with C meet in a
+// shared-memory tree (control flow is uniform in the workgroup).
 void ssm_scan(uint i) {
+    uint tid = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
     uint nc = p.prm0, nr = p.prm1, nh = p.prm2, nt = p.prm4, ns = p.prm5;
     uint i1 = i % nr;
     uint h = (i / nr) % nh;
@@ -71,10 +80,10 @@ void ssm_scan(uint i) {
     int id = int(d6[p.o6 + s * p.prm14]);
     uint st = p.od + p.prm16 + s * stateSize + ii * nc;
     if (id < 0 || uint(id) >= p.prm15) { // an id outside s: NaN (the CPU fails the node)
-        for (uint t = 0u; t < nt; t++) {
+        for (uint t = tid; t < nt; t += wg) {
             dd[p.od + (s * nt + t) * nh * nr + ii] = uintBitsToFloat(0x7fc00000u);
         }
-        for (uint i0 = 0u; i0 < nc; i0++) {
+        for (uint i0 = tid; i0 < nc; i0 += wg) {
             dd[st + i0] = uintBitsToFloat(0x7fc00000u);
         }
         return;
@@ -88,25 +97,36 @@ void ssm_scan(uint i) {
         float sum = 0.0;
         if (p.prm7 != 0u) {
             float dA = exp(dtsp * d3[p.o3 + h]);
-            for (uint i0 = 0u; i0 < nc; i0++) {
+            for (uint i0 = tid; i0 < nc; i0 += wg) {
                 float v = (t == 0u ? d0[s0 + i0] : dd[st + i0]) * dA;
                 v = v + d4[bb + i0] * xdt;
                 sum += v * d5[cb + i0];
                 dd[st + i0] = v;
             }
         } else {
-            for (uint i0 = 0u; i0 < nc; i0++) {
+            for (uint i0 = tid; i0 < nc; i0 += wg) {
                 float prev = t == 0u ? d0[s0 + i0] : dd[st + i0];
                 float v = prev * exp(dtsp * d3[p.o3 + h * nc + i0]) + d4[bb + i0] * xdt;
                 sum += v * d5[cb + i0];
                 dd[st + i0] = v;
             }
         }
-        dd[p.od + (s * nt + t) * nh * nr + ii] = sum;
+        scan_red[tid] = sum;
+        barrier();
+        for (uint w = wg / 2u; w > 0u; w >>= 1) {
+            if (tid < w) {
+                scan_red[tid] += scan_red[tid + w];
+            }
+            barrier();
+        }
+        if (tid == 0u) {
+            dd[p.od + (s * nt + t) * nh * nr + ii] = scan_red[0];
+        }
+        barrier();
         uint slot = nt - 1u - t;
         if (p.prm6 > 1u && slot > 0u && slot < p.prm6) {
             uint snap = p.od + p.prm16 + (slot * ns + s) * stateSize + ii * nc;
-            for (uint i0 = 0u; i0 < nc; i0++) {
+            for (uint i0 = tid; i0 < nc; i0 += wg) {
                 dd[snap + i0] = dd[st + i0];
             }
         }
@@ -253,12 +273,16 @@ void gated_delta_net(uint i) {
 }
 
 void main() {
+    if (MODE == 1u) { // a workgroup per state row
+        for (uint r = gl_WorkGroupID.x; r < p.n; r += gl_NumWorkGroups.x) {
+            ssm_scan(r);
+        }
+        return;
+    }
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         if (MODE == 0u) {
             ssm_conv(i);
-        } else if (MODE == 1u) {
-            ssm_scan(i);
         } else if (MODE == 5u) {
             solve_tri(i);
         } else if (MODE == 6u) {

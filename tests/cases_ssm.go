@@ -78,14 +78,15 @@ func ssmCases() []Case {
 		K                                           int
 	}
 	for _, s := range []scan{
-		{16, 1, 37, 1, 5, 3, false, 1}, // Mamba-1
-		{32, 8, 6, 2, 6, 3, false, 1},  // Mamba-2
-		{48, 8, 4, 2, 5, 2, false, 1},  // Falcon-H1
-		{16, 16, 4, 4, 3, 2, true, 1},  // x/B/C overlap
-		{32, 4, 5, 1, 40, 1, false, 1}, // a longer scan
-		{32, 8, 6, 2, 4, 2, false, 4},  // rollback snapshots
-		{32, 8, 6, 2, 8, 2, false, 3},  // more tokens than slots
-		{17, 3, 3, 3, 7, 2, false, 2},  // odd sizes
+		{16, 1, 37, 1, 5, 3, false, 1},   // Mamba-1
+		{32, 8, 6, 2, 6, 3, false, 1},    // Mamba-2
+		{48, 8, 4, 2, 5, 2, false, 1},    // Falcon-H1
+		{16, 16, 4, 4, 3, 2, true, 1},    // x/B/C overlap
+		{32, 4, 5, 1, 40, 1, false, 1},   // a longer scan
+		{32, 8, 6, 2, 4, 2, false, 4},    // rollback snapshots
+		{32, 8, 6, 2, 8, 2, false, 3},    // more tokens than slots
+		{17, 3, 3, 3, 7, 2, false, 2},    // odd sizes
+		{128, 2, 2, 1, 512, 1, false, 1}, // 65,536 state steps per row (test-backend-ops' longest)
 	} {
 		name := fmt.Sprintf("SSM_SCAN(d_state=%d,head_dim=%d,n_head=%d,n_group=%d,tokens=%d,seqs=%d,overlap=%v,K=%d)",
 			s.dState, s.headDim, s.nHead, s.nGroup, s.nTok, s.nSeqs, s.overlap, s.K)

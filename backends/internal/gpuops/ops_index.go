@@ -8,7 +8,7 @@ import (
 
 // Generators, fills and index ops (shaders/eltwise_index.comp, one MODE each): ADD_ID, FILL, TRI,
 // DIAG, ROLL, PAD, PAD_REFLECT_1D, ARANGE, TIMESTEP_EMBEDDING, SET (a copy then a scatter),
-// CUMSUM and L2_NORM (an invocation per row, in order), COUNT_EQUAL (one workgroup); TOP_K runs
+// CUMSUM and L2_NORM (a workgroup per row), COUNT_EQUAL (one workgroup); TOP_K runs
 // on the ARGSORT shader. Every op takes f32 (SET also i32, COUNT_EQUAL i32; FILL f32 only) and
 // writes a contiguous result; sources are addressed by element strides, so views work where the constructors allow
 // them.
@@ -196,8 +196,11 @@ func (e *Encoder) encodeIndex(n *core.Tensor) error {
 		prm[0], prm[1], prm[2], prm[3] = u32(sp.Nb1), u32(sp.Nb2), u32(sp.Nb3), u32(sp.Offset)
 	}
 	groups := uint32(0)
-	if mode == ixCountEqual {
+	switch mode {
+	case ixCountEqual:
 		groups = 1
+	case ixCumsum, ixL2Norm: // a workgroup per row
+		groups = e.groups(items, 1, 0)
 	}
 	return e.ixDispatch(mode, work, items, groups, prm, bound, binds, od)
 }

@@ -125,6 +125,10 @@ func (e *Encoder) encodeSSM(n *core.Tensor) error {
 		pc.U32(b.offs)
 	}
 	pc.U32(prm[:]...)
-	return e.dispatch(p, [3]uint32{e.groups(items, ssmWG, 0), 1, 1}, pc.Bytes(),
+	groups := e.groups(items, ssmWG, 0)
+	if n.Op == core.OpSSMScan { // a workgroup per state row
+		groups = e.groups(items, 1, 0)
+	}
+	return e.dispatch(p, [3]uint32{groups, 1, 1}, pc.Bytes(),
 		binds[0].bind, binds[1].bind, binds[2].bind, binds[3].bind, binds[4].bind, binds[5].bind, binds[6].bind, binds[7].bind)
 }

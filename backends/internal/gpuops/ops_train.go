@@ -203,8 +203,8 @@ func (e *Encoder) encodeCrossEntropy(n *core.Tensor) error {
 	pc.U32(u32(n.Nb[1]/4), u32(n.Nb[2]/4), u32(n.Nb[3]/4))
 	pc.U32(ol.offs, oy.offs, od.offs, og.offs, u32(logits.NRows()))
 	groups := uint32(1)
-	if back {
-		groups = e.groups(logits.NRows(), int64(wg), 0)
+	if back { // a workgroup per row
+		groups = e.groups(logits.NRows(), 1, 0)
 	}
 	return e.dispatch(p, [3]uint32{groups, 1, 1}, pc.Bytes(), ol.bind, oy.bind, od.bind, og.bind)
 }
