@@ -2,70 +2,21 @@ package quant
 
 import (
 	"encoding/binary"
-	"math"
 	"testing"
 )
 
-// iqGoldenTypes are the types of testdata/ggml_golden_iq.bin (made by testdata/iq_golden.c): id,
-// block bytes, dequantizer, dot against Q8_K.
-var iqGoldenTypes = map[uint32]struct {
-	size int
-	dq   func([]byte, []float32)
-	dot  func(int, []byte, []byte) float32
-}{
-	16: {BlockIQ2_XXSSize, DequantizeRowIQ2_XXS, DotIQ2_XXSQ8_K},
-	17: {BlockIQ2_XSSize, DequantizeRowIQ2_XS, DotIQ2_XSQ8_K},
-	22: {BlockIQ2_SSize, DequantizeRowIQ2_S, DotIQ2_SQ8_K},
-	19: {BlockIQ1_SSize, DequantizeRowIQ1_S, DotIQ1_SQ8_K},
-	29: {BlockIQ1_MSize, DequantizeRowIQ1_M, DotIQ1_MQ8_K},
-}
-
 // TestGoldenGGMLIQ compares the IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M dequantizers and dots
-// against Q8_K with ggml's on random blocks (zero blocks, all-ones bytes, subnormal, ±65504 and
-// random finite scales) and ggml's Q8_K rows: dequantized floats and dots identical to the bit.
-// The dot over the Go-quantized activations is checked too (QuantizeRowQ8_K is ggml's).
+// against Q8_K with ggml's on random blocks of testdata/ggml_golden_iq.bin (made by
+// testdata/iq_golden.c: zero blocks, all-0xff bytes, subnormal, ±65504 and random finite scales)
+// and the Q8_K rows of genInput(r, 1): dequantized floats and dots identical to the bit.
 func TestGoldenGGMLIQ(t *testing.T) {
-	read, _ := goldenReader(t, "testdata/ggml_golden_iq.bin")
-	var hdr [4]uint32
-	read(&hdr)
-	if hdr[0] != 0x31474951 {
-		t.Fatalf("bad magic %#x", hdr[0])
-	}
-	nrows, n, ntypes := int(hdr[1]), int(hdr[2]), int(hdr[3])
-	q8 := make([][]byte, nrows)
-	for r := range q8 {
-		q8[r] = make([]byte, n/QK_K*BlockQ8_KSize)
-		read(q8[r])
-	}
-	seen := map[uint32]bool{}
-	for range ntypes {
-		var th [3]uint32
-		read(&th)
-		gt, ok := iqGoldenTypes[th[0]]
-		if !ok || th[1] != QK_K || int(th[2]) != gt.size {
-			t.Fatalf("type %d: golden block %d/%d bytes, ours %d", th[0], th[1], th[2], gt.size)
-		}
-		seen[th[0]] = true
-		for r := range nrows {
-			blk := make([]byte, n/QK_K*gt.size)
-			read(blk)
-			var wantHash uint64
-			var wantDot float32
-			read(&wantHash)
-			read(&wantDot)
-			y := make([]float32, n)
-			gt.dq(blk, y)
-			if goldenHash(y) != wantHash {
-				t.Errorf("type %d row %d: dequantized values differ from ggml's", th[0], r)
-			}
-			if d := gt.dot(n, blk, q8[r]); math.Float32bits(d) != math.Float32bits(wantDot) {
-				t.Errorf("type %d row %d: dot = %g, ggml %g", th[0], r, d, wantDot)
-			}
-		}
-	}
-	if len(seen) != len(iqGoldenTypes) {
-		t.Errorf("golden file covers %d types, want %d", len(seen), len(iqGoldenTypes))
-	}
+	checkRawGolden(t, "testdata/ggml_golden_iq.bin", 0x31474951, map[int]goldenType{
+		16: {16, QK_K, BlockIQ2_XXSSize, nil, DequantizeRowIQ2_XXS, DotIQ2_XXSQ8_K, QuantizeRowQ8_K, BlockQ8_KSize, QK_K},
+		17: {17, QK_K, BlockIQ2_XSSize, nil, DequantizeRowIQ2_XS, DotIQ2_XSQ8_K, QuantizeRowQ8_K, BlockQ8_KSize, QK_K},
+		22: {22, QK_K, BlockIQ2_SSize, nil, DequantizeRowIQ2_S, DotIQ2_SQ8_K, QuantizeRowQ8_K, BlockQ8_KSize, QK_K},
+		19: {19, QK_K, BlockIQ1_SSize, nil, DequantizeRowIQ1_S, DotIQ1_SQ8_K, QuantizeRowQ8_K, BlockQ8_KSize, QK_K},
+		29: {29, QK_K, BlockIQ1_MSize, nil, DequantizeRowIQ1_M, DotIQ1_MQ8_K, QuantizeRowQ8_K, BlockQ8_KSize, QK_K},
+	})
 }
 
 // TestIQHand checks hand-decoded blocks: grid entry 0 of each type with known signs and scales.

@@ -1,5 +1,5 @@
 // golden_common.h: what the golden drivers of this directory (fp4_golden.c, tq_golden.c,
-// iq3_golden.c) share: ggml's common entry points, golden_test.go's input generator, the row
+// iq3_golden.c, iq_golden.c) share: ggml's common entry points, golden_test.go's input generator, the row
 // hash and the u32 writer.
 #ifndef TANDEM_GOLDEN_COMMON_H
 #define TANDEM_GOLDEN_COMMON_H

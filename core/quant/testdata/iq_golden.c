@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "golden_common.h"
+
 // ggml's entry points (declared here so the driver needs no ggml headers).
-void quantize_row_q8_K_ref(const float *x, void *y, int64_t k);
 void dequantize_row_iq2_xxs(const void *x, float *y, int64_t k);
 void dequantize_row_iq2_xs(const void *x, float *y, int64_t k);
 void dequantize_row_iq2_s(const void *x, float *y, int64_t k);
@@ -24,10 +25,6 @@ void ggml_vec_dot_iq2_xs_q8_K_generic(int n, float *s, size_t bs, const void *vx
 void ggml_vec_dot_iq2_s_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 void ggml_vec_dot_iq1_s_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 void ggml_vec_dot_iq1_m_q8_K_generic(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
-void ggml_cpu_init(void); // fills the CPU's f16 table the dot products read
-
-typedef void (*dequant_fn)(const void *, float *, int64_t);
-typedef void (*dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
 
 struct type {
     uint32_t id, size;
@@ -44,27 +41,6 @@ static const struct type types[] = {
     {29, 56, -1, dequantize_row_iq1_m, ggml_vec_dot_iq1_m_q8_K_generic},
 };
 enum { NTYPES = 5, N = 1024, NB = N / 256, NROWS = 16, Q8K = 292 };
-
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 2685821657736338717ULL;
-}
-
-static uint64_t fnv(const float *y, int n) {
-    uint64_t h = 1469598103934665603ULL;
-    const uint8_t *b = (const uint8_t *)y;
-    for (int i = 0; i < 4 * n; i++) {
-        h ^= b[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static void put32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
 
 // block_scale is the f16 scale of block b of row r: row 0 all zero bytes (d = 0), row 1 all 0xff
 // bytes with d = 1, row 2 subnormal, row 3 ±65504, others random finite with exponents 2^-14 … 2^3.
@@ -109,21 +85,8 @@ int main(int argc, char **argv) {
     put32(f, NROWS);
     put32(f, N);
     put32(f, NTYPES);
-    // Activations: Q8_K rows of uniform values in [-1, 1), a scale that varies by row, row 5 at
-    // the extremes (±1 only) to reach q = ±127 everywhere.
-    static uint8_t q8[NROWS][NB * Q8K];
+    static uint8_t q[NB * 82], q8[NB * Q8K];
     static float act[N], y[N];
-    for (int r = 0; r < NROWS; r++) {
-        uint64_t st = (uint64_t)(r + 1000) * 0x9E3779B97F4A7C15ULL + 1;
-        for (int k = 0; k < 4; k++) rng_next(&st);
-        for (int i = 0; i < N; i++) {
-            float a = (float)(rng_next(&st) >> 40) * (1.0f / 16777216.0f);
-            act[i] = r == 5 ? (a < 0.5f ? -1.0f : 1.0f) : (2 * a - 1) * (float)(1 + r % 4);
-        }
-        quantize_row_q8_K_ref(act, q8[r], N);
-    }
-    fwrite(q8, 1, sizeof q8, f);
-    static uint8_t q[NB * 82];
     for (int t = 0; t < NTYPES; t++) {
         const struct type *ty = &types[t];
         put32(f, ty->id);
@@ -135,8 +98,10 @@ int main(int argc, char **argv) {
             ty->dq(q, y, N);
             uint64_t h = fnv(y, N);
             fwrite(&h, 8, 1, f);
+            gen_input(r, 1, N, act);
+            quantize_row_q8_K_ref(act, q8, N);
             float d;
-            ty->dot(N, &d, 0, q, 0, q8[r], 0, 1);
+            ty->dot(N, &d, 0, q, 0, q8, 0, 1);
             fwrite(&d, 4, 1, f);
         }
     }
