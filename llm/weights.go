@@ -134,7 +134,7 @@ func checkTensors(f *gguf.File, h *HParams) error {
 		if !sameShape(info, s.ne) {
 			return fmt.Errorf("tandem: llm: %s model: tensor %s has shape %v, want %s", h.Arch, s.name, info.Ne[:max(info.NDims, 1)], shapeString(s.ne))
 		}
-		if !info.Type.CanConvert() || info.Type == core.TypeI32 {
+		if !info.Type.CanDequantize() || info.Type == core.TypeI32 {
 			return fmt.Errorf("tandem: llm: tensor %s has type %v, which tandem cannot read as weights", s.name, info.Type)
 		}
 	}
