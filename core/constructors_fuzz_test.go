@@ -13,7 +13,8 @@ var hostileInts = []int64{0, 1, 2, 3, 4, 8, 16, 32, -1, -4, 1 << 31, 1<<31 - 1, 
 	1 << 62, 1<<62 + 1, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, 64, 7}
 
 var hostileTypes = []core.Type{core.TypeF32, core.TypeF32, core.TypeF32, core.TypeF16, core.TypeBF16,
-	core.TypeQ4_0, core.TypeQ8_0, core.TypeI32, core.TypeI8, core.TypeIQ3_XXS, core.TypeQ2_0, core.Type(99), core.Type(-1)}
+	core.TypeQ4_0, core.TypeQ8_0, core.TypeI32, core.TypeI8, core.TypeIQ3_XXS, core.TypeQ2_0,
+	core.TypeIQ1_M, core.Type(99), core.Type(-1)}
 
 // fuzzSource turns fuzz bytes into choices (zeros once the bytes run out).
 type fuzzSource struct {
