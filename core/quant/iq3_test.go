@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"testing"
@@ -126,5 +127,54 @@ func TestIQ3HandBlocks(t *testing.T) {
 	}
 	if y[32] != 11*float32(iq3sGrid[0][0]) {
 		t.Errorf("iq3_s group 1 element 0 = %g, want %g", y[32], 11*float32(iq3sGrid[0][0]))
+	}
+}
+
+// iq3QuantTypes are the quantizers of testdata/ggml_golden_iq3.bin and ggml_iq3_edges.bin (made by
+// testdata/iq3_golden.c with ggml's quantize_row_iq3_xxs_ref and quantize_row_iq3_s_ref).
+var iq3QuantTypes = map[int]goldenType{
+	18: {18, QK_K, BlockIQ3_XXSSize, QuantizeRowIQ3_XXS, DequantizeRowIQ3_XXS, DotIQ3_XXSQ8_K, QuantizeRowQ8_K, BlockQ8_KSize, QK_K},
+	21: {21, QK_K, BlockIQ3_SSize, QuantizeRowIQ3_S, DequantizeRowIQ3_S, DotIQ3_SQ8_K, QuantizeRowQ8_K, BlockQ8_KSize, QK_K},
+}
+
+// TestGoldenGGMLIQ3Quantizers compares the IQ3_XXS and IQ3_S quantizers with ggml's reference
+// ones on the 16 input families (bytes identical; dequantized floats and dots too) and on the
+// finite edge rows (ties, inexact inverses, signed zeros, a zero block, maxima past f16's range,
+// tiny maxima).
+func TestGoldenGGMLIQ3Quantizers(t *testing.T) {
+	checkGolden(t, "testdata/ggml_golden_iq3.bin", iq3QuantTypes)
+	checkEdges(t, "testdata/ggml_iq3_edges.bin", iq3QuantTypes)
+}
+
+// TestIQ3QuantizersNonFinite: ggml's IQ3 quantizers abort on infinities and NaNs (no neighbour
+// nearer than FLT_MAX); tandem's return blocks without panicking, and a row of zeros and values
+// below IQ3_XXS's 1e-8 group threshold gives zero blocks.
+func TestIQ3QuantizersNonFinite(t *testing.T) {
+	x := make([]float32, QK_K)
+	for i := range x {
+		x[i] = float32((i*7)%11-5) * 0.3
+	}
+	x[5], x[64], x[100], x[200], x[201] = float32(math.Inf(1)), float32(math.NaN()), float32(math.NaN()),
+		float32(math.Inf(-1)), float32(math.NaN())
+	QuantizeRowIQ3_XXS(x, make([]byte, BlockIQ3_XXSSize))
+	QuantizeRowIQ3_S(x, make([]byte, BlockIQ3_SSize))
+	for i := range x {
+		x[i] = float32(i%3-1) * 1e-9
+	}
+	for _, c := range []struct {
+		q    func([]float32, []byte)
+		size int
+	}{{QuantizeRowIQ3_XXS, BlockIQ3_XXSSize}, {QuantizeRowIQ3_S, BlockIQ3_SSize}} {
+		b := make([]byte, c.size)
+		for i := range b {
+			b[i] = 0xff
+		}
+		if c.size == BlockIQ3_SSize {
+			clear(x)
+		}
+		c.q(x, b)
+		if !bytes.Equal(b, make([]byte, c.size)) {
+			t.Errorf("block of %d bytes: %x, want zeros", c.size, b)
+		}
 	}
 }

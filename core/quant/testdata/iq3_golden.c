@@ -1,11 +1,12 @@
-// iq3_golden.c writes ggml_golden_q2_0.bin, ggml_q2_0_edges.bin and ggml_iq3_raw.bin (see
-// README.md) from ggml's own IQ3_XXS, IQ3_S and Q2_0 functions. It is tandem's driver, not part of
+// iq3_golden.c writes ggml_golden_q2_0.bin, ggml_q2_0_edges.bin, ggml_iq3_raw.bin,
+// ggml_golden_iq3.bin and ggml_iq3_edges.bin (see README.md) from ggml's own IQ3_XXS, IQ3_S and
+// Q2_0 functions. It is tandem's driver, not part of
 // ggml; build it as fp4_golden.c (same objects of the ggml d99724f2 build at /tmp/rpcbuild-eng/ggml):
 //
 //	G=/tmp/rpcbuild-eng/ggml
 //	gcc -std=c11 -O2 -c iq3_golden.c -o /tmp/iq3drv.o
 //	g++ -o /tmp/iq3_golden /tmp/iq3drv.o $(for o in $(cat $G/obj/list); do echo $G/$o; done) $G/obj/dl.o -lm -lpthread -ldl
-//	/tmp/iq3_golden ggml_golden_q2_0.bin ggml_q2_0_edges.bin ggml_iq3_raw.bin
+//	/tmp/iq3_golden ggml_golden_q2_0.bin ggml_q2_0_edges.bin ggml_iq3_raw.bin ggml_golden_iq3.bin ggml_iq3_edges.bin
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,9 @@
 
 // ggml's entry points (declared here so the driver needs no ggml headers).
 void quantize_row_q2_0_ref(const float *x, void *y, int64_t k);
+void quantize_row_iq3_xxs_ref(const float *x, void *y, int64_t k);
+void quantize_row_iq3_s_ref(const float *x, void *y, int64_t k);
+void ggml_quantize_init(int type); // builds the IQ3 grid maps the quantizers need
 void dequantize_row_q2_0(const void *x, float *y, int64_t k);
 void dequantize_row_iq3_xxs(const void *x, float *y, int64_t k);
 void dequantize_row_iq3_s(const void *x, float *y, int64_t k);
@@ -26,6 +30,7 @@ void ggml_vec_dot_iq3_s_q8_K_generic(int n, float *s, size_t bs, const void *vx,
 
 struct type {
     uint32_t id, blck, size;
+    quant_fn q;
     dequant_fn dq;
     dot_fn dot;
     quant_fn act; // the vec_dot_type's reference quantizer
@@ -34,10 +39,10 @@ struct type {
 
 enum { N = 512, NROWS = 32, NRAW = 24 };
 
-static const struct type q2_0 = {42, 64, 18, dequantize_row_q2_0, ggml_vec_dot_q2_0_q8_0, quantize_row_q8_0_ref, N / 32 * 34};
+static const struct type q2_0 = {42, 64, 18, quantize_row_q2_0_ref, dequantize_row_q2_0, ggml_vec_dot_q2_0_q8_0, quantize_row_q8_0_ref, N / 32 * 34};
 static const struct type raw_types[] = {
-    {18, 256, 98, dequantize_row_iq3_xxs, ggml_vec_dot_iq3_xxs_q8_K_generic, quantize_row_q8_K_ref, N / 256 * 292},
-    {21, 256, 110, dequantize_row_iq3_s, ggml_vec_dot_iq3_s_q8_K_generic, quantize_row_q8_K_ref, N / 256 * 292},
+    {18, 256, 98, quantize_row_iq3_xxs_ref, dequantize_row_iq3_xxs, ggml_vec_dot_iq3_xxs_q8_K_generic, quantize_row_q8_K_ref, N / 256 * 292},
+    {21, 256, 110, quantize_row_iq3_s_ref, dequantize_row_iq3_s, ggml_vec_dot_iq3_s_q8_K_generic, quantize_row_q8_K_ref, N / 256 * 292},
     q2_0,
 };
 enum { NRAWTYPES = 3 };
@@ -98,60 +103,86 @@ static void raw_row(uint64_t *st, const struct type *ty, int row, uint8_t *q) {
     }
 }
 
-int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: iq3_golden golden_q2_0.bin q2_0_edges.bin iq3_raw.bin\n");
-        return 2;
-    }
-    ggml_cpu_init();
+// write_golden writes the quantizer golden file (ggml_golden.bin's format) of the types.
+static int write_golden(const char *path, const struct type *tys, int nt) {
     static float x[N], y[N], act[N];
     static uint8_t q[N * 2], q8[N / 32 * 36 + N / 256 * 292];
-
-    FILE *f = fopen(argv[1], "wb");
+    FILE *f = fopen(path, "wb");
     if (!f) return 1;
     put32(f, 0x31475154); // "TQG1"
     put32(f, NROWS);
     put32(f, N);
-    put32(f, 1);
-    put32(f, q2_0.id);
-    put32(f, q2_0.blck);
-    put32(f, q2_0.size);
-    for (int r = 0; r < NROWS; r++) {
-        gen_input(r, 0, N, x);
-        memset(q, 0, sizeof q);
-        quantize_row_q2_0_ref(x, q, N);
-        fwrite(q, 1, N / q2_0.blck * q2_0.size, f);
-        q2_0.dq(q, y, N);
-        uint64_t h = fnv(y, N);
-        fwrite(&h, 8, 1, f);
-        gen_input(r, 1, N, act);
-        q2_0.act(act, q8, N);
-        float d;
-        q2_0.dot(N, &d, 0, q, 0, q8, 0, 1);
-        fwrite(&d, 4, 1, f);
+    put32(f, nt);
+    for (int t = 0; t < nt; t++) {
+        const struct type *ty = &tys[t];
+        put32(f, ty->id);
+        put32(f, ty->blck);
+        put32(f, ty->size);
+        for (int r = 0; r < NROWS; r++) {
+            gen_input(r, 0, N, x);
+            memset(q, 0, sizeof q);
+            ty->q(x, q, N);
+            fwrite(q, 1, N / ty->blck * ty->size, f);
+            ty->dq(q, y, N);
+            uint64_t h = fnv(y, N);
+            fwrite(&h, 8, 1, f);
+            gen_input(r, 1, N, act);
+            ty->act(act, q8, N);
+            float d;
+            ty->dot(N, &d, 0, q, 0, q8, 0, 1);
+            fwrite(&d, 4, 1, f);
+        }
     }
     fclose(f);
+    return 0;
+}
 
-    static float rows[8][NE];
+// write_edges writes the edge rows' file (ggml_fp4_edges.bin's format) of the types, with the
+// first nr_max edge rows at most (ggml's IQ3 quantizers abort on the non-finite row: no
+// neighbour is nearer than FLT_MAX).
+static int write_edges(const char *path, const struct type *tys, int nt, int nr_max) {
+    static float rows[8][NE], y[NE];
+    static uint8_t q[NE * 2];
     int nr = edge_rows(rows);
-    f = fopen(argv[2], "wb");
+    if (nr > nr_max) nr = nr_max;
+    FILE *f = fopen(path, "wb");
     if (!f) return 1;
     put32(f, 0x31455154); // "TQE1"
     put32(f, nr);
     put32(f, NE);
-    put32(f, 1);
+    put32(f, nt);
     fwrite(rows, 4, (size_t)nr * NE, f);
-    put32(f, q2_0.id);
-    for (int r = 0; r < nr; r++) {
-        memset(q, 0, sizeof q);
-        quantize_row_q2_0_ref(rows[r], q, NE);
-        fwrite(q, 1, NE / q2_0.blck * q2_0.size, f);
-        q2_0.dq(q, y, NE);
-        fwrite(y, 4, NE, f);
+    for (int t = 0; t < nt; t++) {
+        const struct type *ty = &tys[t];
+        put32(f, ty->id);
+        for (int r = 0; r < nr; r++) {
+            memset(q, 0, sizeof q);
+            ty->q(rows[r], q, NE);
+            fwrite(q, 1, NE / ty->blck * ty->size, f);
+            ty->dq(q, y, NE);
+            fwrite(y, 4, NE, f);
+        }
     }
     fclose(f);
+    return 0;
+}
 
-    f = fopen(argv[3], "wb");
+int main(int argc, char **argv) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: iq3_golden golden_q2_0.bin q2_0_edges.bin iq3_raw.bin golden_iq3.bin iq3_edges.bin\n");
+        return 2;
+    }
+    ggml_cpu_init();
+    ggml_quantize_init(18);
+    ggml_quantize_init(21);
+    static float y[N], act[N];
+    static uint8_t q[N * 2], q8[N / 32 * 36 + N / 256 * 292];
+    if (write_golden(argv[1], &q2_0, 1) || write_edges(argv[2], &q2_0, 1, 8) ||
+        write_golden(argv[4], raw_types, 2) || write_edges(argv[5], raw_types, 2, 6)) {
+        return 1;
+    }
+
+    FILE *f = fopen(argv[3], "wb");
     if (!f) return 1;
     put32(f, 0x52335149); // "IQ3R"
     put32(f, NRAW);
