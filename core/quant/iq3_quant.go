@@ -306,13 +306,10 @@ func QuantizeRowIQ3_XXS(x []float32, dst []byte) {
 			*blk = [BlockIQ3_XXSSize]byte{}
 			continue
 		}
-		d := maxScale / 31
-		putF16(blk[0:2], d*1.0125)
-		id := 1 / d
+		ls := iq3ScaleCodes(blk[0:2], maxScale, 1.0125, &scales)
 		for ib := range QK_K / 32 {
-			ls := clampInt(nearestInt(0.5*(float32(id*scales[ib])-1)), 0, 15)
 			o := 2 + QK_K/4 + 4*ib
-			putU32(blk[o:], getU32(blk[o:])|uint32(ls)<<28)
+			putU32(blk[o:], getU32(blk[o:])|uint32(ls[ib])<<28)
 		}
 	}
 }
@@ -368,15 +365,23 @@ func QuantizeRowIQ3_S(x []float32, dst []byte) {
 		if maxScale == 0 {
 			continue
 		}
-		d := maxScale / 31
-		putF16(blk[0:2], d*1.033)
-		id := 1 / d
+		ls := iq3ScaleCodes(blk[0:2], maxScale, 1.033, &scales)
 		for ib := 0; ib < QK_K/32; ib += 2 {
-			l1 := clampInt(nearestInt(0.5*(float32(id*scales[ib])-1)), 0, 15)
-			l2 := clampInt(nearestInt(0.5*(float32(id*scales[ib+1])-1)), 0, 15)
-			blk[scOff+ib/2] = uint8(l1 | l2<<4)
+			blk[scOff+ib/2] = ls[ib] | ls[ib+1]<<4
 		}
 	}
+}
+
+// iq3ScaleCodes writes the super-block scale d = maxScale/31·fudge (f16) into dh and returns
+// each group's 4-bit code, (scale·31/maxScale − 1)/2 rounded as ggml's nearest_int, in 0…15.
+func iq3ScaleCodes(dh []byte, maxScale, fudge float32, scales *[QK_K / 32]float32) (ls [QK_K / 32]uint8) {
+	d := maxScale / 31
+	putF16(dh, d*fudge)
+	id := 1 / d
+	for ib, sc := range scales {
+		ls[ib] = uint8(clampInt(nearestInt(0.5*(float32(id*sc)-1)), 0, 15))
+	}
+	return ls
 }
 
 func popcount8(s uint8) int {

@@ -1,8 +1,9 @@
 // golden_common.h: what the golden drivers of this directory (fp4_golden.c, tq_golden.c,
-// iq3_golden.c, iq_golden.c) share: ggml's common entry points, golden_test.go's input generator, the row
-// hash and the u32 writer.
+// iq3_golden.c, iq_golden.c) share: ggml's common entry points, golden_test.go's input generator,
+// the row hash, the u32 writer and the edge rows of one super-block.
 #ifndef TANDEM_GOLDEN_COMMON_H
 #define TANDEM_GOLDEN_COMMON_H
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,5 +81,43 @@ static uint64_t fnv(const float *y, int n) {
 }
 
 static void put32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+
+// Edge rows of 256 values (one super-block; tq_golden.c's, which iq3_golden.c extends): exact ties at half the block maximum, values one
+// ulp either side of them, inexact inverses, signed zeros and zero blocks, maxima past f16's range.
+enum { NE256 = 256 };
+static inline int edge_rows_256(float rows[][NE256]) {
+    int r = 0;
+    float *x;
+    // 0: amax 1: ±0.5 exactly (lroundf rounds half away), one ulp either side.
+    x = rows[r++];
+    for (int i = 0; i < NE256; i++) {
+        float v = (float[]){0.5f, nextafterf(0.5f, 0), nextafterf(0.5f, 1), 0.25f, 0.75f, 1.0f, 0.0f}[i % 7];
+        x[i] = (i / 7) % 2 ? -v : v;
+    }
+    x[255] = 1.0f;
+    // 1: maxima whose inverse is inexact (3, 7, 0.1, 1e-3), halves and thirds of them.
+    x = rows[r++];
+    for (int i = 0; i < NE256; i++) {
+        float s = (float[]){3.0f, 7.0f, 0.1f, 1e-3f}[i / 64];
+        x[i] = s * (float)((i * 7) % 13 - 6) / 12.0f;
+        if (i % 64 == 63) x[i] = -s;
+    }
+    // 2: signed zeros only (a zero block, d = 0).
+    x = rows[r++];
+    for (int i = 0; i < NE256; i++) x[i] = (i % 2) ? -0.0f : 0.0f;
+    // 3: one nonzero value among zeros, negative maximum.
+    x = rows[r++];
+    for (int i = 0; i < NE256; i++) x[i] = (i % 3 == 0) ? -0.0f : 0.0f;
+    x[77] = -2.5f;
+    x[200] = 1.25f;
+    // 4: a maximum past f16's range (d becomes inf), small values beside it.
+    x = rows[r++];
+    for (int i = 0; i < NE256; i++) x[i] = (float)((i * 5) % 11 - 5) * 1e4f;
+    x[3] = 1e5f;
+    // 5: a tiny maximum (1e-7) and the smallest normal magnitudes.
+    x = rows[r++];
+    for (int i = 0; i < NE256; i++) x[i] = (i < 128 ? 1e-7f : 0x1p-100f) * (float)((i * 3) % 9 - 4) / 4.0f;
+    return r;
+}
 
 #endif

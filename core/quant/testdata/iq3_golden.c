@@ -15,6 +15,8 @@
 
 #include "golden_common.h"
 
+enum { NE = NE256 };
+
 // ggml's entry points (declared here so the driver needs no ggml headers).
 void quantize_row_q2_0_ref(const float *x, void *y, int64_t k);
 void quantize_row_iq3_xxs_ref(const float *x, void *y, int64_t k);
@@ -48,39 +50,15 @@ static const struct type raw_types[] = {
 enum { NRAWTYPES = 3 };
 
 
-// Edge rows of 256 values for Q2_0: ties at half the block maximum and one ulp beside them,
-// inexact inverses, signed zeros and zero blocks, maxima past f16's range, tiny maxima,
-// infinities and NaNs.
-enum { NE = 256 };
+// Edge rows of 256 values for Q2_0 (blocks of 64) and the IQ3 types: golden_common.h's rows with
+// every block of row 0 reaching 1, a second maximum past f16's range in row 4, and a seventh row
+// of infinities and NaNs.
 static int edge_rows(float rows[][NE]) {
-    int r = 0;
-    float *x;
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) {
-        float v = (float[]){0.5f, nextafterf(0.5f, 0), nextafterf(0.5f, 1), 0.25f, 0.75f, 1.0f, 0.0f}[i % 7];
-        x[i] = (i / 7) % 2 ? -v : v;
-    }
-    for (int b = 0; b < 4; b++) x[64 * b + 63] = 1.0f;
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) {
-        float s = (float[]){3.0f, 7.0f, 0.1f, 1e-3f}[i / 64];
-        x[i] = s * (float)((i * 7) % 13 - 6) / 12.0f;
-        if (i % 64 == 63) x[i] = -s;
-    }
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (i % 2) ? -0.0f : 0.0f;
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (i % 3 == 0) ? -0.0f : 0.0f;
-    x[77] = -2.5f;
-    x[200] = 1.25f;
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (float)((i * 5) % 11 - 5) * 1e4f;
-    x[3] = 1e5f;
-    x[130] = -7e4f;
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (i < 128 ? 1e-7f : 0x1p-100f) * (float)((i * 3) % 9 - 4) / 4.0f;
+    int r = edge_rows_256(rows);
+    for (int b = 0; b < 4; b++) rows[0][64 * b + 63] = 1.0f;
+    rows[4][130] = -7e4f;
     // 6: an infinity in block 0, a NaN in block 1 (first and later), -inf and NaN in block 3.
-    x = rows[r++];
+    float *x = rows[r++];
     for (int i = 0; i < NE; i++) x[i] = (float)((i * 7) % 11 - 5) * 0.3f;
     x[5] = INFINITY;
     x[64] = NAN;
@@ -103,10 +81,26 @@ static void raw_row(uint64_t *st, const struct type *ty, int row, uint8_t *q) {
     }
 }
 
+// write_checks writes what a golden row holds after its blocks q: the FNV-1a hash of their
+// dequantized values and their dot with the vec_dot_type's reference quantization of
+// genInput(r, 1).
+static void write_checks(FILE *f, const struct type *ty, int r, const uint8_t *q) {
+    static float y[N], act[N];
+    static uint8_t q8[N / 32 * 36 + N / 256 * 292];
+    ty->dq(q, y, N);
+    uint64_t h = fnv(y, N);
+    fwrite(&h, 8, 1, f);
+    gen_input(r, 1, N, act);
+    ty->act(act, q8, N);
+    float d;
+    ty->dot(N, &d, 0, q, 0, q8, 0, 1);
+    fwrite(&d, 4, 1, f);
+}
+
 // write_golden writes the quantizer golden file (ggml_golden.bin's format) of the types.
 static int write_golden(const char *path, const struct type *tys, int nt) {
-    static float x[N], y[N], act[N];
-    static uint8_t q[N * 2], q8[N / 32 * 36 + N / 256 * 292];
+    static float x[N];
+    static uint8_t q[N * 2];
     FILE *f = fopen(path, "wb");
     if (!f) return 1;
     put32(f, 0x31475154); // "TQG1"
@@ -123,14 +117,7 @@ static int write_golden(const char *path, const struct type *tys, int nt) {
             memset(q, 0, sizeof q);
             ty->q(x, q, N);
             fwrite(q, 1, N / ty->blck * ty->size, f);
-            ty->dq(q, y, N);
-            uint64_t h = fnv(y, N);
-            fwrite(&h, 8, 1, f);
-            gen_input(r, 1, N, act);
-            ty->act(act, q8, N);
-            float d;
-            ty->dot(N, &d, 0, q, 0, q8, 0, 1);
-            fwrite(&d, 4, 1, f);
+            write_checks(f, ty, r, q);
         }
     }
     fclose(f);
@@ -175,8 +162,7 @@ int main(int argc, char **argv) {
     ggml_cpu_init();
     ggml_quantize_init(18);
     ggml_quantize_init(21);
-    static float y[N], act[N];
-    static uint8_t q[N * 2], q8[N / 32 * 36 + N / 256 * 292];
+    static uint8_t q[N * 2];
     if (write_golden(argv[1], &q2_0, 1) || write_edges(argv[2], &q2_0, 1, 8) ||
         write_golden(argv[4], raw_types, 2) || write_edges(argv[5], raw_types, 2, 6)) {
         return 1;
@@ -197,14 +183,7 @@ int main(int argc, char **argv) {
         for (int r = 0; r < NRAW; r++) {
             raw_row(&st, ty, r, q);
             fwrite(q, 1, N / ty->blck * ty->size, f);
-            ty->dq(q, y, N);
-            uint64_t h = fnv(y, N);
-            fwrite(&h, 8, 1, f);
-            gen_input(r, 1, N, act);
-            ty->act(act, q8, N);
-            float d;
-            ty->dot(N, &d, 0, q, 0, q8, 0, 1);
-            fwrite(&d, 4, 1, f);
+            write_checks(f, ty, r, q);
         }
     }
     fclose(f);

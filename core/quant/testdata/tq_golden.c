@@ -14,6 +14,8 @@
 
 #include "golden_common.h"
 
+enum { NE = NE256 };
+
 // ggml's entry points (declared here so the driver needs no ggml headers).
 void quantize_row_tq1_0_ref(const float *x, void *y, int64_t k);
 void quantize_row_tq2_0_ref(const float *x, void *y, int64_t k);
@@ -36,43 +38,6 @@ static const struct type types[] = {
 enum { NTYPES = 2, N = 512, NROWS = 32 };
 
 
-// Edge rows of 256 values (one super-block): exact ties at half the block maximum, values one
-// ulp either side of them, inexact inverses, signed zeros and zero blocks, maxima past f16's range.
-enum { NE = 256 };
-static int edge_rows(float rows[][NE]) {
-    int r = 0;
-    float *x;
-    // 0: amax 1: ±0.5 exactly (lroundf rounds half away), one ulp either side.
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) {
-        float v = (float[]){0.5f, nextafterf(0.5f, 0), nextafterf(0.5f, 1), 0.25f, 0.75f, 1.0f, 0.0f}[i % 7];
-        x[i] = (i / 7) % 2 ? -v : v;
-    }
-    x[255] = 1.0f;
-    // 1: maxima whose inverse is inexact (3, 7, 0.1, 1e-3), halves and thirds of them.
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) {
-        float s = (float[]){3.0f, 7.0f, 0.1f, 1e-3f}[i / 64];
-        x[i] = s * (float)((i * 7) % 13 - 6) / 12.0f;
-        if (i % 64 == 63) x[i] = -s;
-    }
-    // 2: signed zeros only (a zero block, d = 0).
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (i % 2) ? -0.0f : 0.0f;
-    // 3: one nonzero value among zeros, negative maximum.
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (i % 3 == 0) ? -0.0f : 0.0f;
-    x[77] = -2.5f;
-    x[200] = 1.25f;
-    // 4: a maximum past f16's range (d becomes inf), small values beside it.
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (float)((i * 5) % 11 - 5) * 1e4f;
-    x[3] = 1e5f;
-    // 5: a tiny maximum (1e-7) and the smallest normal magnitudes.
-    x = rows[r++];
-    for (int i = 0; i < NE; i++) x[i] = (i < 128 ? 1e-7f : 0x1p-100f) * (float)((i * 3) % 9 - 4) / 4.0f;
-    return r;
-}
 
 int main(int argc, char **argv) {
     if (argc != 3) {
@@ -112,7 +77,7 @@ int main(int argc, char **argv) {
     fclose(f);
 
     static float rows[8][NE];
-    int nr = edge_rows(rows);
+    int nr = edge_rows_256(rows);
     f = fopen(argv[2], "wb");
     if (!f) return 1;
     put32(f, 0x31455154); // "TQE1"
