@@ -46,13 +46,13 @@ var (
 	sweepTypes = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1,
 		core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ2_0, core.TypeMXFP4, core.TypeNVFP4,
 		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeTQ2_0,
-		core.TypeIQ3_XXS,
+		core.TypeIQ2_XXS, core.TypeIQ2_XS, core.TypeIQ2_S, core.TypeIQ3_XXS, core.TypeIQ1_S, core.TypeIQ1_M,
 		core.TypeIQ4_NL, core.TypeIQ3_S, core.TypeIQ4_XS}
 	sweepBase = []core.Type{core.TypeF32, core.TypeF16, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ2_0, core.TypeQ4_0,
-		core.TypeQ4_1, core.TypeQ4_K, core.TypeMXFP4, core.TypeNVFP4}
+		core.TypeQ4_1, core.TypeQ4_K, core.TypeMXFP4, core.TypeNVFP4, core.TypeIQ2_XXS}
 	sweepOther = []core.Type{core.TypeQ4_1, core.TypeQ5_0, core.TypeQ5_1, core.TypeQ8_0, core.TypeQ1_0, core.TypeQ2_0,
 		core.TypeQ2_K, core.TypeQ3_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeTQ2_0,
-		core.TypeIQ3_XXS,
+		core.TypeIQ2_XS, core.TypeIQ2_S, core.TypeIQ3_XXS, core.TypeIQ1_S, core.TypeIQ1_M,
 		core.TypeIQ4_NL, core.TypeIQ3_S, core.TypeIQ4_XS, core.TypeBF16}
 )
 
@@ -660,7 +660,8 @@ var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true
 
 // gpuNoDecode are the quantized types the GPU backends do not read or write at all: every sweep
 // case with one of them is theirs to refuse.
-var gpuNoDecode = map[core.Type]bool{core.TypeIQ3_XXS: true, core.TypeIQ3_S: true, core.TypeQ2_0: true}
+var gpuNoDecode = map[core.Type]bool{core.TypeIQ3_XXS: true, core.TypeIQ3_S: true, core.TypeQ2_0: true,
+	core.TypeIQ2_XXS: true, core.TypeIQ2_XS: true, core.TypeIQ2_S: true, core.TypeIQ1_S: true, core.TypeIQ1_M: true}
 
 // gpuRawCopyReason is why the GPU backends cannot copy blocks of type t to blocks of the same
 // type, "" when they can: their raw copy moves whole 16-bit words, and MXFP4's blocks are 17
