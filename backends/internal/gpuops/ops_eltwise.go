@@ -384,7 +384,7 @@ const (
 func (e *Encoder) encodeArgsort(n *core.Tensor) error {
 	a := n.Src[0]
 	size, wg, ok := argsortSize(e.dev, a.Ne[0])
-	if !ok && n.Op == core.OpArgsort {
+	if !ok {
 		return e.encodeArgsortLong(n)
 	}
 	p, err := e.pipeline("eltwise_argsort_f32", 2, argsortPushSize, wg, size)
@@ -408,12 +408,15 @@ func (e *Encoder) encodeArgsort(n *core.Tensor) error {
 	return e.dispatch(p, [3]uint32{e.groups(a.NRows(), 1, 0), 1, 1}, pc.Bytes(), oa.bind, od.bind)
 }
 
-// encodeArgsortLong records ARGSORT of rows longer than shared memory holds as the passes of
-// eltwise_argsort.comp's LONG variant: the chunks sorted in shared memory, then for each block size
-// k above the chunk the compare-exchange steps of distance k/2 .. chunk over global memory and one
-// merge of the rest inside each chunk, dst holding the indices in between.
+// encodeArgsortLong records ARGSORT or TOP_K of rows longer than shared memory holds as the
+// passes of eltwise_argsort.comp's LONG variant: for TOP_K first the selection of each row's k
+// indices into dst (mode 3); then the chunks of dst sorted in shared memory, and for each block
+// size above the chunk the compare-exchange steps of distance k/2 .. chunk over global memory and
+// one merge of the rest inside each chunk, dst holding the indices in between (its nout positions
+// padded to a power of two with virtual keys that sort last).
 func (e *Encoder) encodeArgsortLong(n *core.Tensor) error {
 	a := n.Src[0]
+	topk := n.Op == core.OpTopK
 	chunk, wg, _ := argsortLongSize(e.dev, a.Ne[0])
 	p, err := e.pipeline("eltwise_argsort_long_f32", 2, argsortLongPushSize, wg, chunk)
 	if err != nil {
@@ -428,37 +431,52 @@ func (e *Encoder) encodeArgsortLong(n *core.Tensor) error {
 		return err
 	}
 	var desc uint32
-	if core.SortOrderOf(n) == core.SortDesc {
+	if core.SortOrderOf(n) == core.SortDesc || topk {
 		desc = 1
 	}
-	npad := int64(1) << bits.Len64(uint64(a.Ne[0]-1))
+	nout := n.Ne[0]
+	npad := max(int64(1)<<bits.Len64(uint64(nout-1)), int64(chunk))
 	rows := a.NRows()
-	pass := func(mode uint32, k, j int64) error {
+	pass := func(mode uint32, k, j int64, last bool) error {
 		if err := e.sync(od, oa); err != nil { // each pass reads what the one before wrote
 			return err
+		}
+		var flag uint32 // the shader's topk word: 2 on TOP_K's last pass (swap the first two)
+		if topk {
+			flag = 1 + b2u(last)
 		}
 		pc := e.push.Reset()
 		pushShape(pc, a.Ne)
 		pushStrides(pc, a, 4)
 		pushStrides(pc, n, 4)
-		pc.U32(oa.offs, od.offs, u32(rows), desc, u32(n.Ne[0]), 0)
+		pc.U32(oa.offs, od.offs, u32(rows), desc, u32(nout), flag)
 		pc.U32(mode, u32(k), u32(j), u32(npad))
-		x := e.groups(npad/int64(chunk), 1, 0)
-		if mode == 1 {
+		var x uint32
+		switch mode {
+		case 1:
 			x = e.groups(npad/2, int64(wg), 0)
+		case 3:
+			x = 1
+		default:
+			x = e.groups(npad/int64(chunk), 1, 0)
 		}
 		return e.dispatch(p, [3]uint32{x, e.groups(rows, 1, 1), 1}, pc.Bytes(), oa.bind, od.bind)
 	}
-	if err := pass(0, 0, 0); err != nil {
+	if topk {
+		if err := pass(3, 0, 0, false); err != nil {
+			return err
+		}
+	}
+	if err := pass(0, 0, 0, npad == int64(chunk)); err != nil {
 		return err
 	}
 	for k := 2 * int64(chunk); k <= npad; k *= 2 {
 		for j := k / 2; j >= int64(chunk); j /= 2 {
-			if err := pass(1, k, j); err != nil {
+			if err := pass(1, k, j, false); err != nil {
 				return err
 			}
 		}
-		if err := pass(2, k, 0); err != nil {
+		if err := pass(2, k, 0, k == npad); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,8 @@ import (
 // Generators, fills and index ops (shaders/eltwise_index.comp, one MODE each): ADD_ID, FILL, TRI,
 // DIAG, ROLL, PAD, PAD_REFLECT_1D, ARANGE, TIMESTEP_EMBEDDING, SET (a copy then a scatter),
 // CUMSUM and L2_NORM (a workgroup per row), COUNT_EQUAL (one workgroup); TOP_K runs
-// on the ARGSORT shader. Every op takes f32 (SET also i32, COUNT_EQUAL i32; FILL f32 only) and
+// on the ARGSORT shader (rows too long for shared memory: a radix select of the k indices, then
+// the LONG variant's sort of them in dst). Every op takes f32 (SET also i32, COUNT_EQUAL i32; FILL f32 only) and
 // writes a contiguous result; sources are addressed by element strides, so views work where the constructors allow
 // them.
 
@@ -116,8 +117,19 @@ func supportsTopK(d *Device, t *core.Tensor) bool {
 		t.Ne[0] < 1 || t.Ne[0] > a.Ne[0] || t.Ne[1] != a.Ne[1] || t.Ne[2] != a.Ne[2] || t.Ne[3] != a.Ne[3] {
 		return false
 	}
-	_, _, ok := argsortSize(d, a.Ne[0])
-	return ok
+	if _, _, ok := argsortSize(d, a.Ne[0]); ok {
+		return true
+	}
+	return topKLongOK(d, a.Ne[0])
+}
+
+// topKLongOK reports whether TOP_K rows of ne0 elements too long for shared memory run on the
+// LONG argsort passes: the chunk must hold mode 3's histogram, per-invocation counts and three
+// words, and each invocation's passes over the row (six, of ne0/wg elements each) must stay well
+// under llvmpipe's 65,535 loop iterations.
+func topKLongOK(d *Device, ne0 int64) bool {
+	chunk, wg, ok := argsortLongSize(d, ne0)
+	return ok && chunk >= 256+wg+3 && ne0 <= 4096*int64(wg)
 }
 
 func (e *Encoder) encodeIndex(n *core.Tensor) error {
