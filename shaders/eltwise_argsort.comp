@@ -65,7 +65,7 @@ layout(push_constant) uniform Params {
     uint nout;                   // indices written per row (ne0 for ARGSORT)
     uint topk;                   // 1: TOP_K (swap the first two); LONG: 2 on TOP_K's last pass
 #if defined(LONG)
-    uint mode;                   // 0 chunk sort, 1 global step, 2 chunk merge
+    uint mode;                   // 0 chunk sort, 1 global step, 2 chunk merge, 3 TOP_K select
     uint k, j;                   // block size and distance (modes 1 and 2)
     uint npad;                   // padded nout (a power of two >= SORT_N)
 #endif
