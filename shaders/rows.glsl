@@ -20,12 +20,14 @@
 //   uint src_bits(uint row, uint i0, uint nb0)   (SRC_F32 / SRC_I32 only) raw bits.
 //
 // Storer (one of DST_F32, DST_F16, DST_BF16, DST_I32, DST_Q4_0, DST_Q4_1, DST_Q8_0, DST_Q5_0,
-// DST_Q5_1, DST_IQ4_NL, DST_Q4_K, DST_Q5_K, DST_Q6_K, DST_IQ4_XS;
+// DST_Q5_1, DST_IQ4_NL, DST_Q4_K, DST_Q5_K, DST_Q6_K, DST_IQ4_XS, or DST_NVFP4, DST_Q1_0,
+// DST_TQ1_0, DST_TQ2_0 (lowbit_store.glsl);
 // binding DST_BINDING, default 1) declares data_d and provides
 //   void dst_store(uint idx, float v)          element types: store v at unit idx
 //   void dst_store_bits(uint idx, uint bits)   DST_F32 / DST_I32: raw bits
 //   void dst_store_block(uint base, float x[DST_QK])
-//       block types: quantize DST_QK values (32; 256 for the K-quants and IQ4_XS) into the block at
+//       block types: quantize DST_QK values (32; 256 for the K-quants, IQ4_XS and TQ; 64 for
+//       NVFP4; 128 for Q1_0) into the block at
 //       16-bit word 'base'.
 
 #ifndef TANDEM_ROWS_GLSL
@@ -1077,6 +1079,10 @@ void dst_store_block(uint base, float x[32]) {
     }
 #endif
 }
+
+#elif defined(DST_NVFP4) || defined(DST_Q1_0) || defined(DST_TQ1_0) || defined(DST_TQ2_0)
+
+#include "lowbit_store.glsl"
 
 #endif
 

@@ -655,8 +655,19 @@ func (g *sweepGen) outProd() {
 
 // gpuNoQuantizer are the quantized types the GPU backends cannot write from floats (CPY and
 // SET_ROWS into them from another type): their shaders have no quantizer for these blocks.
-var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true,
-	core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true, core.TypeTQ1_0: true, core.TypeTQ2_0: true}
+var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true, core.TypeMXFP4: true}
+
+// gpuNoQuantizerReason is why the GPU backends cannot run op (CPY or SET_ROWS) into t from
+// another type, "" when they can.
+func gpuNoQuantizerReason(op core.Op, t core.Type) string {
+	switch {
+	case !gpuNoQuantizer[t]:
+		return ""
+	case t == core.TypeMXFP4:
+		return fmt.Sprintf("%v into mxfp4: the GPU shaders have no MXFP4 quantizer (its 17-byte blocks share 16-bit words with their neighbours, and its scale is floor(log2(amax)) as the CPU's float64 log2 rounds it)", op)
+	}
+	return fmt.Sprintf("%v into %v: the GPU shaders have no quantizer for %v blocks", op, t, t)
+}
 
 // gpuNoDecode are the quantized types the GPU backends do not read or write at all: every sweep
 // case with one of them is theirs to refuse.
@@ -684,8 +695,10 @@ func sweepGPUReason(c sweepCase) string {
 	if c.op == core.OpCpy && c.src == c.dst && gpuRawCopyReason(c.src) != "" {
 		return gpuRawCopyReason(c.src)
 	}
-	if (c.op == core.OpSetRows || c.op == core.OpCpy && c.src != c.dst) && gpuNoQuantizer[c.dst] {
-		return fmt.Sprintf("%v into %v: the GPU shaders have no quantizer for %v blocks", c.op, c.dst, c.dst)
+	if c.op == core.OpSetRows || c.op == core.OpCpy && c.src != c.dst {
+		if why := gpuNoQuantizerReason(c.op, c.dst); why != "" {
+			return why
+		}
 	}
 	return ""
 }

@@ -32,12 +32,11 @@ func quantGPUReasons(typ core.Type) map[string]string {
 	if !gpuNoQuantizer[typ] {
 		return out
 	}
-	why := fmt.Sprintf("CPY and SET_ROWS into %v: the GPU shaders have no quantizer for %v blocks", typ, typ)
 	for _, from := range []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16} {
-		out[fmt.Sprintf("CPY(%v->%v)", from, typ)] = why
+		out[fmt.Sprintf("CPY(%v->%v)", from, typ)] = gpuNoQuantizerReason(core.OpCpy, typ)
 	}
 	for _, it := range []core.Type{core.TypeI32, core.TypeI64} {
-		out[fmt.Sprintf("SET_ROWS(%v,%v,broadcast)", typ, it)] = why
+		out[fmt.Sprintf("SET_ROWS(%v,%v,broadcast)", typ, it)] = gpuNoQuantizerReason(core.OpSetRows, typ)
 	}
 	return out
 }

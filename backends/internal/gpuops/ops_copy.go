@@ -16,8 +16,8 @@ import (
 //     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
-//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q4_K/q5_K/q6_K/iq4_xs: one thread per dst block, as
-//     core/quant's reference quantizer (see shaders/rows.glsl).
+//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q4_K/q5_K/q6_K/iq4_xs/nvfp4/q1_0/tq1_0/tq2_0: one
+//     thread per dst block, as core/quant's reference quantizer (see shaders/rows.glsl).
 
 func init() {
 	for _, op := range []core.Op{core.OpDup, core.OpCont, core.OpCpy} {
@@ -109,7 +109,8 @@ func wholeBlocks(t *core.Tensor) bool { return t.Ne[0]%t.Type.BlockSize() == 0 }
 // variants of shaders/internal/build's quantDsts).
 func isQuantDst(t core.Type) bool {
 	switch t {
-	case core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS:
+	case core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS,
+		core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0:
 		return true
 	}
 	return false
