@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -148,8 +147,8 @@ func benchSgemm(b *testing.B, m, n, k, nth int) {
 	reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
 }
 
-// BenchmarkSgemm: square GEMMs and the mat-vec shape (n = 1), 1 and 2 workers. KERN_GEMMKC=512
-// tries another k block for the 256-bit kernels.
+// BenchmarkSgemm: square GEMMs and the mat-vec shape (n = 1), 1 and 2 workers. KERN_OWN=kc,mb,nb
+// tries another blocking for the 256-bit kernels.
 func BenchmarkSgemm(b *testing.B) {
 	defer setGemmKCFromEnv()()
 	for _, s := range [][3]int{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1, 4096}} {
@@ -161,14 +160,17 @@ func BenchmarkSgemm(b *testing.B) {
 	}
 }
 
-// benchSgemmKC is a tuning hook: KERN_GEMMKC sets gemmKC for a benchmark; the returned func
-// restores it.
+// setGemmKCFromEnv is a tuning hook: KERN_OWN=kc,mb,nb sets gemmOwnA's blocking (ownKC, ownMB,
+// ownNB) for a benchmark; the returned func restores it.
 func setGemmKCFromEnv() func() {
-	old := gemmKC
-	if v, err := strconv.Atoi(os.Getenv("KERN_GEMMKC")); err == nil && v >= 8 && v%8 == 0 {
-		gemmKC = v
+	kc, mb, nb := ownKC, ownMB, ownNB
+	if v := os.Getenv("KERN_OWN"); v != "" {
+		var k, m, n int
+		if _, err := fmt.Sscanf(v, "%d,%d,%d", &k, &m, &n); err == nil && k >= 8 && k%8 == 0 && m >= gemmNR && m%gemmNR == 0 && n >= gemmMR && n%gemmMR == 0 {
+			ownKC, ownMB, ownNB = k, m, n
+		}
 	}
-	return func() { gemmKC = old }
+	return func() { ownKC, ownMB, ownNB = kc, mb, nb }
 }
 
 func BenchmarkSgemmF16A(b *testing.B) {

@@ -89,9 +89,9 @@ func TestSgemmKernelSets(t *testing.T) {
 				})
 			})
 		}
-		// The sets block k differently (256 against gemmKC512), so sums are added in another
+		// The sets block k differently (ownKC against gemmKC512), so sums are added in another
 		// order once k exceeds one block of either: equal to float rounding, exactly below.
-		if c.k <= gemmKC {
+		if c.k <= ownKC {
 			for i := range out[0] {
 				if out[0][i] != out[1][i] {
 					t.Fatalf("%+v: avx512 %v != avx2 %v at %d", c, out[1][i], out[0][i], i)

@@ -10,48 +10,40 @@ import (
 // Both operands are row-major over k: A holds m weight rows (A[i*lda+p]), B holds n activation
 // rows (B[j*ldb+p]), and C[j*ldc+i] = Σ_p A[i*lda+p]*B[j*ldb+p] (C has n rows of m).
 //
-// Algorithm (GotoBLAS-style): k is cut into blocks of at most gemmKC. For each block, A is
-// packed into panels of 16 rows laid out p-major (ap[p*16+r]) and B into panels of 6 rows
-// (bp[p*6+r]); a 6x16 register-blocked FMA micro-kernel then computes C tiles (6 activation
-// rows x 16 weight rows), overwriting C in the first k block and accumulating afterwards.
-// Compute tasks are macro tiles of gemmMC activation rows x gemmNC weight rows: inside a task
-// each A panel (16*kc floats) is loaded once and used against the task's gemmMC/6 B panels
-// (gemmMC*kc floats = 96 KiB at kc 512, kept in L2). gemmMC = 48 and gemmNC = 1024 measured best
-// of the blockings tried (MC 12..192, NC 128..2048, KC 192..512) for the AVX2 kernel on one core;
-// with two workers KC 512 (gemmKC) beats 256 by its halved barriers.
+// The packed path (n > gemmSmallN) lays A out in panels of 16 rows, p-major (ap[p*16+r]), and B
+// in panels of 6 rows (bp[p*6+r]); a register-blocked FMA micro-kernel computes C tiles of 6
+// activation rows x 16 weight rows (two panels of each at once in the 512-bit kernels), k block by
+// k block, overwriting C in the first block and accumulating afterwards. Two schedules feed it:
 //
-// The 512-bit kernels (12x32 tiles from two A and two B panels) run the loops the other way
-// round, GotoBLAS's order: each pair of B panels (12*kc floats = 12 KiB) stays in L1 while the
-// task's A panel pairs (gemmNC512*kc floats = 512 KiB) stream from L2. On a Zen 5 (48 KiB L1d,
-// 1 MiB L2) that ran 2048³ at 235-250 GFLOPS on one core against 205-214 with the AVX2 order and
-// NC 1024 (2 threads: 440-460 vs 375-405); KC 256..512 and MC 24..144 were within noise of it
-// on one core, and KC 512 (gemmKC512) won 6-8% with two workers, which pass one barrier per k
-// block.
+//   - The 256-bit kernels (AVX2/FMA and the pure-Go twin) run gemmOwnA (sgemm_owna.go): B is
+//     packed once by the team, then every task packs its own block of weight rows, so the team
+//     passes one barrier per product.
+//   - The 512-bit kernels and the bf16 pairs share packed panels: the team packs each k block of
+//     A and B into shared scratch and computes it, pipelined over two buffers, one barrier per k
+//     block. Tasks are gemmMC activation rows x gemmNC512 weight rows run in GotoBLAS's order:
+//     each pair of B panels (12*kc floats = 12 KiB) stays in L1 while the task's A panel pairs
+//     (gemmNC512*kc floats = 512 KiB) stream from L2. On a Zen 5 (48 KiB L1d, 1 MiB L2) that ran
+//     2048³ at 235-250 GFLOPS on one core against 205-214 with the other loop order and NC 1024
+//     (2 threads: 440-460 vs 375-405); KC 256..512 and MC 24..144 were within noise of it on one
+//     core, and KC 512 (gemmKC512) won 6-8% with two workers. Packing and computing are split
+//     into tasks claimed from the shared atomic counter; phase t packs k block t and computes
+//     k block t-1.
 //
-// Packing and computing are both split into tasks claimed from the shared atomic counter, and
-// phases are pipelined over two scratch buffers: phase t packs k block t and computes k block
-// t-1, so there is one barrier per k block. For n <= gemmSmallN (mat-vec) there is no packing:
-// each task computes dot products of 16 weight rows against the n activation rows.
+// For n <= gemmSmallN (mat-vec) there is no packing: each task computes dot products of 16
+// weight rows against the n activation rows.
 const (
-	gemmMR      = 6    // activation rows per micro tile
-	gemmNR      = 16   // weight rows per micro tile
-	gemmKC512   = 512  // k block of the 512-bit kernels (half the barriers of 256: 2 threads ran 2048³ and m=4096 k=14336 n=512 6-8% faster on Zen 5)
-	gemmKCPairs = 512  // k block of the bf16 pair path (256 pair steps)
-	gemmMC      = 48   // activation rows per compute task (multiple of gemmMR)
-	gemmNC      = 1024 // weight rows per compute task (multiple of gemmNR)
-	gemmNC512   = 512  // the same for the 512-bit kernels (a 512 KiB A block stays in L2)
-	gemmPackA   = 8    // A panels per pack task
-	gemmPackB   = 16   // B panels per pack task
-	gemmSmallN  = 3    // n up to this uses the dot-product path
-	gemmDotRow  = 16   // weight rows per task in the dot-product path
-	gemmAlign   = 16   // floats of slack for aligning the scratch to 64 bytes
+	gemmMR      = 6   // activation rows per micro tile
+	gemmNR      = 16  // weight rows per micro tile
+	gemmKC512   = 512 // k block of the 512-bit kernels (half the barriers of 256: 2 threads ran 2048³ and m=4096 k=14336 n=512 6-8% faster on Zen 5)
+	gemmKCPairs = 512 // k block of the bf16 pair path (256 pair steps)
+	gemmMC      = 48  // activation rows per compute task of the shared-panel schedule (multiple of gemmMR)
+	gemmNC512   = 512 // weight rows per compute task of the 512-bit kernels (a 512 KiB A block stays in L2)
+	gemmPackA   = 8   // A panels per pack task
+	gemmPackB   = 16  // B panels per pack task
+	gemmSmallN  = 3   // n up to this uses the dot-product path
+	gemmDotRow  = 16  // weight rows per task in the dot-product path
+	gemmAlign   = 16  // floats of slack for aligning the scratch to 64 bytes
 )
-
-// gemmKC is the k block of the 256-bit kernels (a variable only so that benchmarks can try others:
-// KERN_GEMMKC in bench_test.go). 512 halves the barriers of 256 (one per k block): on Zen 3 with
-// two workers, BenchmarkSgemmF16A's m=5632 n=512 k=2048 ran at 95/93 against 85/82 GFLOPS (pairs
-// alternating), and TinyLlama F16's pp512 at 50.4/56.4 against 44.5/51.4 t/s.
-var gemmKC = 512
 
 // gemmPlan is the deterministic work split that every worker computes identically.
 type gemmPlan struct {
@@ -65,21 +57,14 @@ type gemmPlan struct {
 	mTasks     int  // compute tasks along m (weight rows)
 	nTasks     int  // compute tasks along n (activation rows)
 	mc, nc     int  // activation rows and weight rows per compute task
-	bOuter     bool // B panel pairs outer, A panel pairs inner (the 512-bit kernels)
 	pairs      bool // bf16 pair panels and the VDPBF16PS kernel (sgemm_bf16.go)
 }
 
-// newGemmPlan plans the product; pairs selects the bf16 pair path (sgemm_bf16.go).
+// newGemmPlan plans the shared-panel schedule; pairs selects the bf16 pair path (sgemm_bf16.go).
 func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
 	pl := gemmPlan{m: m, n: n, k: k, pairs: pairs}
-	pl.mc, pl.nc = gemmMC, gemmNC
-	if gemm512 {
-		pl.nc, pl.bOuter = gemmNC512, true
-	}
-	kc := gemmKC
-	if gemm512 {
-		kc = gemmKC512
-	}
+	pl.mc, pl.nc = gemmMC, gemmNC512
+	kc := gemmKC512
 	if pairs {
 		kc = gemmKCPairs
 	}
@@ -128,12 +113,15 @@ func alignOff(work []float32) int {
 // the assembly packer's overlapping 32-byte stores may write.
 func bStride(kc int) int { return gemmMR*kc + 2 }
 
-// SgemmWorkSize returns the number of float32 elements of shared scratch that Sgemm and
-// SgemmF16A need for these sizes (independent of nth, which is accepted for symmetry with
-// ggml's work-size planning). It is 0 for the mat-vec path (n <= 3) and for empty products.
+// SgemmWorkSize returns the number of float32 elements of shared scratch that Sgemm,
+// SgemmF16A and SgemmBF16 need for these sizes on a team of nth workers. It is 0 for the
+// mat-vec path (n <= 3) and for empty products.
 func SgemmWorkSize(m, n, k, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 || n <= gemmSmallN {
 		return 0
+	}
+	if !gemm512 {
+		return ownWorkSize(m, n, k, nth) + gemmAlign
 	}
 	pl := newGemmPlan(m, n, k, false)
 	size := pl.nbuf * pl.bufSize
@@ -173,11 +161,11 @@ type bSource struct {
 //     While the team is inside Sgemm nobody else may touch the counter; when all workers have
 //     returned its value is unspecified and it must be reset before it is used again.
 //   - barrier() must block until all nth workers have called it (a reusable team barrier).
-//     Every worker calls it the same number of times: once per k block (ceil(k/gemmKC) blocks
-//     at most) on the packed path, never when n <= 3, m, n or k is 0, or nth == 1; it may
-//     be nil when nth == 1.
-//   - Work is claimed dynamically, so ith only splits the trivial k == 0 case; a worker that
-//     starts late simply finds less work left.
+//     Every worker calls it the same number of times: once per product with the 256-bit
+//     kernels, once per k block with the 512-bit ones and the bf16 pairs, never when n <= 3,
+//     m, n or k is 0, or nth == 1; it may be nil when nth == 1.
+//   - Work is claimed dynamically, so a worker that starts late simply finds less work left;
+//     ith picks the worker's private part of the scratch, so the workers' ith must differ.
 //   - work is scratch shared by the team (the same slice for every worker) of at least
 //     SgemmWorkSize(m, n, k, nth) floats; its contents on entry do not matter.
 //   - Sgemm does not end with a barrier: C is complete once all nth workers have returned.
@@ -241,7 +229,12 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		gemmDots(counter, m, n, k, a, b, c, ldc)
 		return
 	}
-	pl := newGemmPlan(m, n, k, gemmPairs && a.bf16 != nil)
+	pairs := gemmPairs && a.bf16 != nil
+	if !gemm512 && !pairs {
+		gemmOwnA(ith, nth, barrier, counter, work, m, n, k, a, b, c, ldc)
+		return
+	}
+	pl := newGemmPlan(m, n, k, pairs)
 	if len(work) < pl.nbuf*pl.bufSize+gemmAlign {
 		panic("kern.Sgemm: work shorter than SgemmWorkSize")
 	}
@@ -396,76 +389,28 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 	ip0, ip1 := tm*pl.nc/gemmNR, min(pl.apan, (tm+1)*pl.nc/gemmNR)
 	jp0, jp1 := tn*pl.mc/gemmMR, min(pl.bpan, (tn+1)*pl.mc/gemmMR)
 	var tmp [gemmMR * gemmNR]float32
-	// tile computes the 6x16 C tile of A panel ip and B panel jp.
 	tile := func(ip, jp int) {
-		i0, j0 := ip*gemmNR, jp*gemmMR
-		ni, nj := min(gemmNR, pl.m-i0), min(gemmMR, pl.n-j0)
-		ap := buf[ip*gemmNR*kb : (ip+1)*gemmNR*kb]
-		bp := buf[aSize+jp*bs : aSize+jp*bs+gemmMR*kb]
-		if ni == gemmNR && nj == gemmMR {
-			kernel6x16(kb, ap, bp, c[j0*ldc+i0:], ldc, accum)
-			return
-		}
-		kernel6x16(kb, ap, bp, tmp[:], gemmNR, false)
-		for r := 0; r < nj; r++ {
-			dst := c[(j0+r)*ldc+i0 : (j0+r)*ldc+i0+ni]
-			src := tmp[r*gemmNR : r*gemmNR+ni]
-			if accum {
-				for q := range dst {
-					dst[q] += src[q]
-				}
-			} else {
-				copy(dst, src)
-			}
-		}
+		gemmTile(kb, buf[ip*gemmNR*kb:(ip+1)*gemmNR*kb], buf[aSize+jp*bs:aSize+jp*bs+gemmMR*kb], c, ldc, ip*gemmNR, jp*gemmMR, pl.m, pl.n, accum, &tmp)
 	}
-	if pl.bOuter {
-		for jp := jp0; jp < jp1; jp += 2 {
-			for ip := ip0; ip < ip1; ip += 2 {
-				i0, j0 := ip*gemmNR, jp*gemmMR
-				aPair := ip+1 < ip1 && pl.m-i0 >= 2*gemmNR
-				ap := buf[ip*gemmNR*kb : min(ip+2, pl.apan)*gemmNR*kb]
-				if aPair && jp+1 < jp1 && pl.n-j0 >= 2*gemmMR &&
-					kernel12x32(kb, ap, buf[aSize+jp*bs:aSize+(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
+	for jp := jp0; jp < jp1; jp += 2 {
+		for ip := ip0; ip < ip1; ip += 2 {
+			i0, j0 := ip*gemmNR, jp*gemmMR
+			aPair := ip+1 < ip1 && pl.m-i0 >= 2*gemmNR
+			ap := buf[ip*gemmNR*kb : min(ip+2, pl.apan)*gemmNR*kb]
+			if aPair && jp+1 < jp1 && pl.n-j0 >= 2*gemmMR &&
+				kernel12x32(kb, ap, buf[aSize+jp*bs:aSize+(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
+				continue
+			}
+			for q := jp; q < min(jp+2, jp1); q++ {
+				jq := q * gemmMR
+				if aPair && pl.n-jq >= gemmMR && kernel6x32(kb, ap, buf[aSize+q*bs:aSize+q*bs+gemmMR*kb], c[jq*ldc+i0:], ldc, accum) {
 					continue
 				}
-				for q := jp; q < min(jp+2, jp1); q++ {
-					jq := q * gemmMR
-					if aPair && pl.n-jq >= gemmMR && kernel6x32(kb, ap, buf[aSize+q*bs:aSize+q*bs+gemmMR*kb], c[jq*ldc+i0:], ldc, accum) {
-						continue
-					}
-					tile(ip, q)
-					if ip+1 < ip1 {
-						tile(ip+1, q)
-					}
+				tile(ip, q)
+				if ip+1 < ip1 {
+					tile(ip+1, q)
 				}
 			}
-		}
-		return
-	}
-	for ip := ip0; ip < ip1; ip++ {
-		// Two full adjacent A panels: the 512-bit kernels do both at once, with one or two full
-		// B panels (same sums, same order of FMAs per element as the 6x16 tiles).
-		if ip+1 < ip1 && pl.m-ip*gemmNR >= 2*gemmNR {
-			i0 := ip * gemmNR
-			ap := buf[ip*gemmNR*kb : (ip+2)*gemmNR*kb]
-			for jp := jp0; jp < jp1; jp++ {
-				j0 := jp * gemmMR
-				if jp+1 < jp1 && pl.n-j0 >= 2*gemmMR &&
-					kernel12x32(kb, ap, buf[aSize+jp*bs:aSize+(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
-					jp++ // two B panels at once
-					continue
-				}
-				if pl.n-j0 < gemmMR || !kernel6x32(kb, ap, buf[aSize+jp*bs:aSize+jp*bs+gemmMR*kb], c[j0*ldc+i0:], ldc, accum) {
-					tile(ip, jp)
-					tile(ip+1, jp)
-				}
-			}
-			ip++
-			continue
-		}
-		for jp := jp0; jp < jp1; jp++ {
-			tile(ip, jp)
 		}
 	}
 }

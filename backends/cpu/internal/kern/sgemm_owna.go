@@ -1,0 +1,157 @@
+package kern
+
+import "sync/atomic"
+
+// The 256-bit kernels' schedule with one barrier per product (gemmOwnA).
+//
+// The team first packs all of B (the activations) once, every k block of it, into the shared
+// scratch, and passes one barrier. After that the tasks are independent: a task is a block of
+// ownMB weight rows times ownNB activation rows, and the worker that claims it packs the task's
+// weight rows itself, k block by k block, into its own scratch (ownMB x kc floats, kept in L2)
+// and runs the 6x16 micro-kernel over them: each 16-row A panel stays in L1 while the task's B
+// panels of that k block stream past it from L2. The C block of a task (ownMB x ownNB) is
+// written by that worker alone, overwritten in the first k block and accumulated after.
+//
+// The shared-panel schedule (gemm) packs each k block of A once for the whole team and needs a
+// barrier per k block, where the faster worker waits for the slower one's last task; this one
+// packs a weight row once per task column (ceil(n/ownNB) times, twice for a 512-token prompt;
+// f16 rows are widened as often), which costs far less than the barriers. On Zen 3 (one worker,
+// f16 weights, GFLOPS per CPU second on a loaded machine, schedules alternating) the 5632x512x2048
+// product ran at 57-63 against the shared panels' 42-46, and ownNB from 96 to 516 within noise.
+// Tasks run weight-block-major, so the tasks that pack the same weight rows run next to each
+// other on different workers and the second one reads the rows from the shared L3.
+
+// Blocking of gemmOwnA (variables only so that benchmarks can try others: KERN_OWN in
+// bench_test.go).
+var (
+	ownKC = 256 // k block: a 16-row A panel of 16 KiB stays in L1
+	ownMB = 64  // weight rows per task (multiple of gemmNR): a 64 KiB A block per worker
+	ownNB = 264 // activation rows per task (multiple of gemmMR): 264 KiB of packed B per k block stay in L2
+)
+
+// ownPlan is gemmOwnA's deterministic work split (the same in every worker).
+type ownPlan struct {
+	m, n, k    int
+	kc, nblk   int
+	apan, bpan int
+	bPanel     int // floats per packed B panel (bStride(kc))
+	bBlock     int // floats of packed B per k block
+	mb, nb     int // weight rows and activation rows per task
+	mt, nt     int // task rows and columns
+	aSize      int // floats of one worker's A block (a multiple of 16: 64-byte aligned)
+}
+
+func newOwnPlan(m, n, k int) ownPlan {
+	pl := ownPlan{m: m, n: n, k: k, mb: ownMB, nb: ownNB}
+	pl.nblk = (k + ownKC - 1) / ownKC
+	pl.kc = (k + pl.nblk - 1) / pl.nblk
+	if pl.nblk > 1 {
+		pl.kc = (pl.kc + 7) &^ 7
+		pl.nblk = (k + pl.kc - 1) / pl.kc
+	}
+	pl.apan = (m + gemmNR - 1) / gemmNR
+	pl.bpan = (n + gemmMR - 1) / gemmMR
+	pl.bPanel = bStride(pl.kc)
+	pl.bBlock = pl.bpan * pl.bPanel
+	pl.mt = (m + pl.mb - 1) / pl.mb
+	pl.nt = (n + pl.nb - 1) / pl.nb
+	pl.aSize = (pl.mb*pl.kc + 15) &^ 15
+	return pl
+}
+
+// ownWorkSize is the scratch of gemmOwnA, without the alignment slack.
+func ownWorkSize(m, n, k, nth int) int {
+	pl := newOwnPlan(m, n, k)
+	return (pl.nblk*pl.bBlock+15)&^15 + max(nth, 1)*pl.aSize
+}
+
+// gemmOwnA runs the product with the schedule above (n > gemmSmallN, m, n, k > 0, no bf16
+// pairs). The protocol is Sgemm's, with one barrier call per worker when nth > 1.
+func gemmOwnA(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
+	pl := newOwnPlan(m, n, k)
+	if ith < 0 || ith >= max(nth, 1) {
+		panic("kern.Sgemm: bad worker index")
+	}
+	if len(work) < ownWorkSize(m, n, k, nth)+gemmAlign {
+		panic("kern.Sgemm: work shorter than SgemmWorkSize")
+	}
+	off := alignOff(work)
+	bp := work[off : off+pl.nblk*pl.bBlock]
+	// The private blocks start at the next 64 bytes after packed B (bBlock need not be a
+	// multiple of 16 floats); aSize is one, so every block is 64-byte aligned.
+	mine := off + (pl.nblk*pl.bBlock+15)&^15 + ith*pl.aSize
+	aw := work[mine : mine+pl.aSize]
+
+	// Phase 1: pack B, gemmPackB panels of one k block per task.
+	chunks := (pl.bpan + gemmPackB - 1) / gemmPackB
+	npack := int64(pl.nblk * chunks)
+	for {
+		id := counter.Add(1) - 1
+		if id >= npack {
+			break
+		}
+		t, ch := int(id)/chunks, int(id)%chunks
+		p0, kb := t*pl.kc, min(pl.kc, k-t*pl.kc)
+		for jp := ch * gemmPackB; jp < min(pl.bpan, (ch+1)*gemmPackB); jp++ {
+			j0 := jp * gemmMR
+			o := t*pl.bBlock + jp*pl.bPanel
+			packB(bp[o:o+bStride(kb)], b, j0*b.ldb+p0, min(gemmMR, n-j0), kb)
+		}
+	}
+	base := npack + int64(nth)
+	if nth > 1 {
+		barrier()
+	}
+
+	// Phase 2: the tasks, each packing its own weight rows.
+	ntasks := int64(pl.mt * pl.nt)
+	var tmp [gemmMR * gemmNR]float32
+	for {
+		id := counter.Add(1) - 1 - base
+		if id >= ntasks {
+			return
+		}
+		tm, tn := int(id)/pl.nt, int(id)%pl.nt
+		ip0 := tm * pl.mb / gemmNR
+		ip1 := min(pl.apan, ip0+pl.mb/gemmNR)
+		jp0 := tn * pl.nb / gemmMR
+		jp1 := min(pl.bpan, jp0+pl.nb/gemmMR)
+		for t := 0; t < pl.nblk; t++ {
+			p0, kb := t*pl.kc, min(pl.kc, k-t*pl.kc)
+			for ip := ip0; ip < ip1; ip++ {
+				i0 := ip * gemmNR
+				packA(aw[(ip-ip0)*gemmNR*kb:(ip-ip0+1)*gemmNR*kb], a, i0, min(gemmNR, m-i0), p0, kb)
+			}
+			bt := bp[t*pl.bBlock:]
+			for ip := ip0; ip < ip1; ip++ {
+				ap := aw[(ip-ip0)*gemmNR*kb : (ip-ip0+1)*gemmNR*kb]
+				for jp := jp0; jp < jp1; jp++ {
+					gemmTile(kb, ap, bt[jp*pl.bPanel:jp*pl.bPanel+gemmMR*kb], c, ldc, ip*gemmNR, jp*gemmMR, m, n, t > 0, &tmp)
+				}
+			}
+		}
+	}
+}
+
+// gemmTile computes the 6x16 C tile at weight row i0 and activation row j0 from the packed A
+// panel ap and B panel bp (kb k steps): set, or added to with accum. Tiles cut by the edges of
+// C (m or n) go through tmp.
+func gemmTile(kb int, ap, bp, c []float32, ldc, i0, j0, m, n int, accum bool, tmp *[gemmMR * gemmNR]float32) {
+	ni, nj := min(gemmNR, m-i0), min(gemmMR, n-j0)
+	if ni == gemmNR && nj == gemmMR {
+		kernel6x16(kb, ap, bp, c[j0*ldc+i0:], ldc, accum)
+		return
+	}
+	kernel6x16(kb, ap, bp, tmp[:], gemmNR, false)
+	for r := 0; r < nj; r++ {
+		dst := c[(j0+r)*ldc+i0 : (j0+r)*ldc+i0+ni]
+		src := tmp[r*gemmNR : r*gemmNR+ni]
+		if accum {
+			for q := range dst {
+				dst[q] += src[q]
+			}
+		} else {
+			copy(dst, src)
+		}
+	}
+}
