@@ -1,10 +1,11 @@
 // kquants.glsl: element loaders for ggml's Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
-// Q8_K, IQ4_NL, IQ4_XS, MXFP4, NVFP4, Q1_0, TQ1_0 and TQ2_0 blocks, shared by dequant.glsl
-// (A operands) and rows.glsl (copies and row gathers).
+// Q8_K, IQ4_NL, IQ4_XS, MXFP4, NVFP4, Q1_0, TQ1_0, TQ2_0, Q2_0, IQ3_XXS and IQ3_S blocks,
+// shared by dequant.glsl (A operands) and rows.glsl (copies and row gathers).
 //
 // The including file declares the uint16_t array holding the blocks, defines KQ_DATA
 // as its name and exactly one of KQ_Q5_0, KQ_Q5_1, KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K,
-// KQ_Q6_K, KQ_Q8_K, KQ_IQ4_NL, KQ_IQ4_XS, KQ_MXFP4, KQ_NVFP4, KQ_Q1_0, KQ_TQ1_0, KQ_TQ2_0.
+// KQ_Q6_K, KQ_Q8_K, KQ_IQ4_NL, KQ_IQ4_XS, KQ_MXFP4, KQ_NVFP4, KQ_Q1_0, KQ_TQ1_0, KQ_TQ2_0,
+// KQ_Q2_0, KQ_IQ3_XXS, KQ_IQ3_S.
 // Provided:
 //
 //   KQ_QK      elements per block (32, 64, 128 or 256)
@@ -44,6 +45,13 @@
 //         q is ((q*3^n mod 256)*3 >> 8) - 1; element 32n+m of byte m (j<160), 160+16n+m of
 //         byte 32+m (j<240), 240+4n+m of byte 48+m; value trit*d.
 //   tq2_0  66 B: qs[64]@0 (element 128h+32n+m at bits 2n of byte 32h+m), d@64; value (q-1)*d.
+//   q2_0   18 B: d@0, qs[16]@2 (element j at bits 2(j%4) of byte j/4); value (q-1)*d.
+//   iq3_xxs 98 B: d@0, grid indices[64]@2 (8 per group of 32), per group g a u32@66+4g: four
+//         7-bit sign indices (ksigns_iq2xs: the 7 bits plus their parity, bit l of group
+//         eighth l) and a 4-bit scale s (bits 28..31); value (d*(0.5+s))*0.5*grid*sign.
+//   iq3_s 110 B: d@0, qs[64]@2 (low bytes of 9-bit grid indices), qh[8]@66 (bit i of byte g:
+//         high bit of index i of group g), signs[32]@74 (one byte per eight values),
+//         scales[4]@106 (4 bits per group, low nibble even groups); value d*(1+2s)*grid*sign.
 
 #ifndef TANDEM_KQUANTS_GLSL
 #define TANDEM_KQUANTS_GLSL
@@ -94,6 +102,15 @@
 #elif defined(KQ_TQ2_0)
 #define KQ_QK 256u
 #define KQ_WORDS 33u
+#elif defined(KQ_Q2_0)
+#define KQ_QK 64u
+#define KQ_WORDS 9u
+#elif defined(KQ_IQ3_XXS)
+#define KQ_QK 256u
+#define KQ_WORDS 49u
+#elif defined(KQ_IQ3_S)
+#define KQ_QK 256u
+#define KQ_WORDS 55u
 #else
 #error "kquants.glsl: define one of the KQ_<type> macros"
 #endif
@@ -159,6 +176,38 @@ float kq_ue4m3_half(uint x) {
 }
 #endif
 
+#if defined(KQ_IQ3_XXS) || defined(KQ_IQ3_S)
+#include "iq3_grids.glsl"
+#endif
+
+#if defined(KQ_IQ3_XXS)
+// kq_iq3xxs_aux is the u32 of group g (grid signs and scale) of the block at word b.
+uint kq_iq3xxs_aux(uint b, uint g) {
+    return uint(KQ_DATA[b + 33u + 2u * g]) | (uint(KQ_DATA[b + 34u + 2u * g]) << 16);
+}
+#endif
+
+#if defined(KQ_IQ3_XXS) || defined(KQ_IQ3_S)
+// kq_iq3_entry returns, for element j of the block at word b, its grid entry (x: four values,
+// byte j%4 is j's) and its sign byte shifted to it (y: bit i is the sign of element j+i within
+// its eighth). Elements 4k..4k+3 share both: kq_load4 looks the grid up once (every lookup site
+// of the large constant grid costs llvmpipe compile time in the unrolled MUL_MAT loops).
+uvec2 kq_iq3_entry(uint b, uint j) {
+    uint g = j >> 5, l = (j >> 3) & 3u, jj = j & 7u; // group of 32, its eighth, the value in it
+#if defined(KQ_IQ3_XXS)
+    uint si = (kq_iq3xxs_aux(b, g) >> (7u * l)) & 127u;
+    uint s = si | ((uint(bitCount(si)) & 1u) << 7);
+    uint grid = IQ3XXS_GRID[kq_byte(b, 2u + 8u * g + 2u * l + (jj >> 2))];
+#else
+    uint idx = 2u * l + (jj >> 2);
+    uint gi = kq_byte(b, 2u + 8u * g + idx) | (((kq_byte(b, 66u + g) >> idx) & 1u) << 8);
+    uint s = kq_byte(b, 74u + 4u * g + l);
+    uint grid = IQ3S_GRID[gi];
+#endif
+    return uvec2(grid, s >> jj);
+}
+#endif
+
 #if defined(KQ_Q4_K) || defined(KQ_Q5_K)
 // kq_scale_min unpacks the 6-bit scale (x) and min (y) of sub-block j.
 uvec2 kq_scale_min(uint b, uint j) {
@@ -215,6 +264,17 @@ vec2 kq_params(uint b, uint j) {
     return vec2(kq_half(b, 52u), 0.0);
 #elif defined(KQ_TQ2_0)
     return vec2(kq_half(b, 64u), 0.0);
+#elif defined(KQ_Q2_0)
+    return vec2(kq_half(b, 0u), 0.0);
+#elif defined(KQ_IQ3_XXS)
+    precise float ds = kq_half(b, 0u) * (0.5 + float(kq_iq3xxs_aux(b, j >> 5) >> 28));
+    precise float db = ds * 0.5;
+    return vec2(db, 0.0);
+#elif defined(KQ_IQ3_S)
+    uint g = j >> 5;
+    uint sc = (kq_byte(b, 106u + (g >> 1)) >> (4u * (g & 1u))) & 0xfu;
+    precise float db = kq_half(b, 0u) * float(1u + 2u * sc);
+    return vec2(db, 0.0);
 #endif
 }
 
@@ -334,6 +394,16 @@ float kq_value(uint b, uint j, vec2 p) {
     uint q = (kq_byte(b, 32u * (j >> 7) + (j & 31u)) >> (2u * ((j >> 5) & 3u))) & 3u;
     precise float v = float(int(q) - 1) * p.x;
     return v;
+
+#elif defined(KQ_Q2_0)
+    uint q = (kq_byte(b, 2u + (j >> 2)) >> (2u * (j & 3u))) & 3u;
+    precise float v = float(int(q) - 1) * p.x;
+    return v;
+
+#elif defined(KQ_IQ3_XXS) || defined(KQ_IQ3_S)
+    uvec2 e = kq_iq3_entry(b, j);
+    precise float v = p.x * float((e.x >> (8u * (j & 3u))) & 0xffu);
+    return (e.y & 1u) != 0u ? -v : v;
 #endif
 }
 
@@ -344,7 +414,13 @@ float kq_load(uint b, uint j) {
 // kq_load4 returns elements j..j+3 (j a multiple of 4) of the block at word b.
 vec4 kq_load4(uint b, uint j) {
     vec2 p = kq_params(b, j);
+#if defined(KQ_IQ3_XXS) || defined(KQ_IQ3_S)
+    uvec2 e = kq_iq3_entry(b, j); // one grid entry and sign byte for the four
+    precise vec4 v = p.x * vec4((uvec4(e.x) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu);
+    return mix(v, -v, notEqual((uvec4(e.y) >> uvec4(0u, 1u, 2u, 3u)) & 1u, uvec4(0u)));
+#else
     return vec4(kq_value(b, j, p), kq_value(b, j + 1u, p), kq_value(b, j + 2u, p), kq_value(b, j + 3u, p));
+#endif
 }
 
 #endif // TANDEM_KQUANTS_GLSL

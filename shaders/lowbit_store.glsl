@@ -1,6 +1,6 @@
-// lowbit_store.glsl: rows.glsl's block storers for NVFP4, Q1_0, TQ1_0 and TQ2_0 (DST_NVFP4,
-// DST_Q1_0, DST_TQ1_0, DST_TQ2_0), the reference quantizers of core/quant (fp4.go, tq.go) bit
-// for bit: every product and sum is marked precise (no fma), divisions go through rows.glsl's
+// lowbit_store.glsl: rows.glsl's block storers for NVFP4, Q1_0, TQ1_0, TQ2_0 and Q2_0
+// (DST_NVFP4, DST_Q1_0, DST_TQ1_0, DST_TQ2_0, DST_Q2_0), the reference quantizers of core/quant
+// (fp4.go, tq.go, q2_0.go) bit for bit: every product and sum is marked precise (no fma), divisions go through rows.glsl's
 // div_rn, f16 scales through f32_bits_to_f16. Block layouts as kquants.glsl. MXFP4 has no
 // storer: its 17-byte blocks share 16-bit words with their neighbours, and its scale is
 // floor(log2(amax)) as the CPU's float64 log2 rounds it.
@@ -14,7 +14,7 @@
 layout(std430, binding = DST_BINDING) buffer BufD { uint16_t data_d[]; };
 
 #define DST_BLOCK
-#if defined(DST_NVFP4)
+#if defined(DST_NVFP4) || defined(DST_Q2_0)
 #define DST_QK 64u
 #elif defined(DST_Q1_0)
 #define DST_QK 128u
@@ -133,6 +133,34 @@ void dst_store_block(uint base, float x[128]) {
             }
         }
         data_d[base + 1u + w] = uint16_t(bits);
+    }
+}
+
+#elif defined(DST_Q2_0)
+
+// dst_store_block quantizes x as core/quant.QuantizeRowQ2_0: d the largest magnitude (NaNs
+// skipped), codes round(x/d) + 1 (C's roundf) clamped to 0..3, a NaN quotient coding 0.
+void dst_store_block(uint base, float x[64]) {
+    float amax = 0.0;
+    for (uint j = 0u; j < 64u; j++) {
+        float a = abs(x[j]);
+        if (a > amax) {
+            amax = a;
+        }
+    }
+    float id = amax > 0.0 ? div_rn(1.0, amax) : 0.0;
+    data_d[base] = uint16_t(f32_bits_to_f16(floatBitsToUint(amax)));
+    for (uint w = 0u; w < 8u; w++) {
+        uint word = 0u;
+        for (uint k = 0u; k < 8u; k++) {
+            precise float v = x[8u * w + k] * id;
+            uint q = 0u;
+            if (!isnan(v)) {
+                q = uint(clamp(round_half_away(v) + 1.0, 0.0, 3.0));
+            }
+            word |= q << (2u * k);
+        }
+        data_d[base + 1u + w] = uint16_t(word);
     }
 }
 

@@ -11,7 +11,8 @@
 //
 // Loader (one of SRC_F32, SRC_F16, SRC_BF16, SRC_I32, SRC_Q4_0, SRC_Q4_1, SRC_Q8_0, or a
 // type of kquants.glsl: SRC_Q5_0, SRC_Q5_1, SRC_Q2_K ... SRC_Q6_K, SRC_Q8_K, SRC_IQ4_NL, SRC_IQ4_XS,
-// SRC_MXFP4 (addressed in bytes), SRC_NVFP4, SRC_Q1_0, SRC_TQ1_0, SRC_TQ2_0;
+// SRC_MXFP4 (addressed in bytes), SRC_NVFP4, SRC_Q1_0, SRC_TQ1_0, SRC_TQ2_0,
+// SRC_Q2_0, SRC_IQ3_XXS, SRC_IQ3_S;
 // binding SRC_BINDING, default 0) declares data_s (uint[] for 32-bit types,
 // uint16_t[] otherwise) and provides
 //   float src_load(uint row, uint i0, uint nb0)
@@ -21,13 +22,13 @@
 //
 // Storer (one of DST_F32, DST_F16, DST_BF16, DST_I32, DST_Q4_0, DST_Q4_1, DST_Q8_0, DST_Q5_0,
 // DST_Q5_1, DST_IQ4_NL, DST_Q4_K, DST_Q5_K, DST_Q6_K, DST_IQ4_XS, or DST_NVFP4, DST_Q1_0,
-// DST_TQ1_0, DST_TQ2_0 (lowbit_store.glsl);
+// DST_TQ1_0, DST_TQ2_0, DST_Q2_0 (lowbit_store.glsl);
 // binding DST_BINDING, default 1) declares data_d and provides
 //   void dst_store(uint idx, float v)          element types: store v at unit idx
 //   void dst_store_bits(uint idx, uint bits)   DST_F32 / DST_I32: raw bits
 //   void dst_store_block(uint base, float x[DST_QK])
 //       block types: quantize DST_QK values (32; 256 for the K-quants, IQ4_XS and TQ; 64 for
-//       NVFP4; 128 for Q1_0) into the block at
+//       NVFP4 and Q2_0; 128 for Q1_0) into the block at
 //       16-bit word 'base'.
 
 #ifndef TANDEM_ROWS_GLSL
@@ -214,7 +215,7 @@ float src_load(uint row, uint i0, uint nb0) {
 #endif
 }
 
-#elif defined(SRC_Q5_0) || defined(SRC_Q5_1) || defined(SRC_Q2_K) || defined(SRC_Q3_K) || defined(SRC_Q4_K) || defined(SRC_Q5_K) || defined(SRC_Q6_K) || defined(SRC_Q8_K) || defined(SRC_IQ4_NL) || defined(SRC_IQ4_XS) || defined(SRC_MXFP4) || defined(SRC_NVFP4) || defined(SRC_Q1_0) || defined(SRC_TQ1_0) || defined(SRC_TQ2_0)
+#elif defined(SRC_Q5_0) || defined(SRC_Q5_1) || defined(SRC_Q2_K) || defined(SRC_Q3_K) || defined(SRC_Q4_K) || defined(SRC_Q5_K) || defined(SRC_Q6_K) || defined(SRC_Q8_K) || defined(SRC_IQ4_NL) || defined(SRC_IQ4_XS) || defined(SRC_MXFP4) || defined(SRC_NVFP4) || defined(SRC_Q1_0) || defined(SRC_TQ1_0) || defined(SRC_TQ2_0) || defined(SRC_Q2_0) || defined(SRC_IQ3_XXS) || defined(SRC_IQ3_S)
 
 #if defined(SRC_Q5_0)
 #define KQ_Q5_0
@@ -246,6 +247,12 @@ float src_load(uint row, uint i0, uint nb0) {
 #define KQ_TQ1_0
 #elif defined(SRC_TQ2_0)
 #define KQ_TQ2_0
+#elif defined(SRC_Q2_0)
+#define KQ_Q2_0
+#elif defined(SRC_IQ3_XXS)
+#define KQ_IQ3_XXS
+#elif defined(SRC_IQ3_S)
+#define KQ_IQ3_S
 #endif
 layout(std430, binding = SRC_BINDING) readonly buffer BufS { uint16_t data_s[]; };
 #define KQ_DATA data_s
@@ -1080,7 +1087,7 @@ void dst_store_block(uint base, float x[32]) {
 #endif
 }
 
-#elif defined(DST_NVFP4) || defined(DST_Q1_0) || defined(DST_TQ1_0) || defined(DST_TQ2_0)
+#elif defined(DST_NVFP4) || defined(DST_Q1_0) || defined(DST_TQ1_0) || defined(DST_TQ2_0) || defined(DST_Q2_0)
 
 #include "lowbit_store.glsl"
 

@@ -671,8 +671,7 @@ func gpuNoQuantizerReason(op core.Op, t core.Type) string {
 
 // gpuNoDecode are the quantized types the GPU backends do not read or write at all: every sweep
 // case with one of them is theirs to refuse.
-var gpuNoDecode = map[core.Type]bool{core.TypeIQ3_XXS: true, core.TypeIQ3_S: true, core.TypeQ2_0: true,
-	core.TypeIQ2_XXS: true, core.TypeIQ2_XS: true, core.TypeIQ2_S: true, core.TypeIQ1_S: true, core.TypeIQ1_M: true}
+var gpuNoDecode = map[core.Type]bool{core.TypeIQ2_XXS: true, core.TypeIQ2_XS: true, core.TypeIQ2_S: true, core.TypeIQ1_S: true, core.TypeIQ1_M: true}
 
 // gpuRawCopyReason is why the GPU backends cannot copy blocks of type t to blocks of the same
 // type, "" when they can: their raw copy moves whole 16-bit words, and MXFP4's blocks are 17

@@ -12,11 +12,11 @@ import (
 //     cpy_u16 for 2-byte elements and whole quantized blocks), exact for every
 //     type, NaN payloads included; not MXFP4, whose 17-byte blocks are no whole
 //     number of 16-bit words.
-//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant, IQ4, FP4, Q1_0 and TQ types ->
+//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant, IQ4, FP4, Q1_0, TQ, Q2_0 and IQ3 types ->
 //     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
-//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q4_K/q5_K/q6_K/iq4_xs/nvfp4/q1_0/tq1_0/tq2_0: one
+//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q4_K/q5_K/q6_K/iq4_xs/nvfp4/q1_0/tq1_0/tq2_0/q2_0: one
 //     thread per dst block, as core/quant's reference quantizer (see shaders/rows.glsl).
 
 func init() {
@@ -56,6 +56,10 @@ var elemTypes = map[core.Type]struct {
 	core.TypeQ1_0:  {"q1_0", 2},
 	core.TypeTQ1_0: {"tq1_0", 2},
 	core.TypeTQ2_0: {"tq2_0", 2},
+	// Q2_0, IQ3_XXS and IQ3_S sources (kquants.glsl).
+	core.TypeQ2_0:    {"q2_0", 2},
+	core.TypeIQ3_XXS: {"iq3_xxs", 2},
+	core.TypeIQ3_S:   {"iq3_s", 2},
 }
 
 // copyConversions lists the converting element copies (cpy.comp) by source type.
@@ -72,7 +76,7 @@ var copyConversions = map[core.Type][]core.Type{
 func init() {
 	for _, t := range []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K,
 		core.TypeQ6_K, core.TypeQ8_K, core.TypeIQ4_NL, core.TypeIQ4_XS, core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0,
-		core.TypeTQ1_0, core.TypeTQ2_0} {
+		core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0, core.TypeIQ3_XXS, core.TypeIQ3_S} {
 		copyConversions[t] = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16}
 	}
 }
@@ -110,7 +114,7 @@ func wholeBlocks(t *core.Tensor) bool { return t.Ne[0]%t.Type.BlockSize() == 0 }
 func isQuantDst(t core.Type) bool {
 	switch t {
 	case core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS,
-		core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0:
+		core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0:
 		return true
 	}
 	return false
