@@ -62,6 +62,9 @@ func allocCtx(t *testing.T, ctx *core.Context, bt core.BufferType) core.Buffer {
 
 func randomize(t *testing.T, r *rand.Rand, x *core.Tensor, lo, hi float32) []float32 {
 	t.Helper()
+	if !x.Type.CanConvert() && x.Type.CanDequantize() {
+		return randomBlocks(t, r, x)
+	}
 	v := make([]float32, x.NElements())
 	for i := range v {
 		v[i] = lo + (hi-lo)*r.Float32()
@@ -70,6 +73,29 @@ func randomize(t *testing.T, r *rand.Rand, x *core.Tensor, lo, hi float32) []flo
 		t.Fatal(err)
 	}
 	got, err := core.GetFloat32s(x) // the values as stored (quantized, rounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// randomBlocks fills x, of a type read but never written from floats (IQ3_XXS, IQ3_S: their
+// f16 block scale leads the block), with random bytes and a scale in ±[2^-5, 2^-4), and returns
+// the values as stored. Every byte pattern of the other fields decodes.
+func randomBlocks(t *testing.T, r *rand.Rand, x *core.Tensor) []float32 {
+	t.Helper()
+	raw := make([]byte, x.NBytes())
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	for off, size := 0, int(x.Type.Size()); off+size <= len(raw); off += size {
+		d := uint16(r.Uint32()&0x8000) | 10<<10 | uint16(r.IntN(1024))
+		raw[off], raw[off+1] = byte(d), byte(d>>8)
+	}
+	if err := core.TensorSet(x, raw, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := core.GetFloat32s(x)
 	if err != nil {
 		t.Fatal(err)
 	}
