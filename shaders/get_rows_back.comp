@@ -1,18 +1,26 @@
 #version 450
-// get_rows_back.comp: GET_ROWS_BACK, the scatter-add of GET_ROWS' gradient, f32:
+// get_rows_back.comp: GET_ROWS_BACK, the scatter-add of GET_ROWS' gradient (f32, or f16
+// with G_F16, summed in f32 as the CPU does) into f32:
 // dst[c, r, i2, i3] = sum over k with idx[k, i2, i3] == r of g[c, k, i2, i3]. One
 // thread per dst element adds the matching rows of g in index order, starting from
 // 0, which is the CPU kernel's order of additions (zero dst, then add row by row),
 // so the results agree bit for bit. Indices outside [0, dst rows) match nothing.
 //
-// Bindings: 0 = g [nc, nr, ne2, ne3], 1 = indices (i32 [nr, ne2, ne3]),
-// 2 = dst [nc, ne1, ne2, ne3].
+// Bindings: 0 = g [nc, nr, ne2, ne3] (strides in its elements), 1 = indices
+// (i32 [nr, ne2, ne3]), 2 = dst [nc, ne1, ne2, ne3].
 // Specialization: constant 0 = workgroup size (default 256).
 // Dispatch: any x grid (grid-stride loop).
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id = 0) in;
 
+#if defined(G_F16)
+#include "types.glsl"
+layout(std430, binding = 0) readonly buffer BufG { uint16_t data_g[]; };
+float g_at(uint i) { return half_bits_to_float(uint(data_g[i])); }
+#else
 layout(std430, binding = 0) readonly buffer BufG { float data_g[]; };
+float g_at(uint i) { return data_g[i]; }
+#endif
 layout(std430, binding = 1) readonly buffer BufI { int data_i[]; };
 layout(std430, binding = 2) writeonly buffer BufD { float data_d[]; };
 
@@ -40,7 +48,7 @@ void main() {
         float s = 0.0;
         for (uint k = 0u; k < p.nr; k++) {
             if (data_i[ib + k * p.nbi0] == int(r)) {
-                s += data_g[gb + k * p.nbg1];
+                s += g_at(gb + k * p.nbg1);
             }
         }
         data_d[p.offs_d + c * p.nb0 + r * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = s;

@@ -96,7 +96,8 @@ func (e *Encoder) encodeNormBack(n *core.Tensor) error {
 
 func supportsGetRowsBack(d *Device, t *core.Tensor) bool {
 	g, idx := t.Src[0], t.Src[1]
-	return allF32(t, g) && idx != nil && idx.Type == core.TypeI32 && stridesIn(idx, 4) &&
+	gradOK := allF32(t, g) || g != nil && g.Type == core.TypeF16 && d.Storage16Bit && allF32(t) && stridesIn(g, 2) && g.NElements() < maxShaderIndex
+	return gradOK && idx != nil && idx.Type == core.TypeI32 && stridesIn(idx, 4) &&
 		g.Ne[0] == t.Ne[0] && g.Ne[2] == t.Ne[2] && g.Ne[3] == t.Ne[3] &&
 		idx.Ne[0] <= g.Ne[1] && idx.Ne[1] == g.Ne[2] && idx.Ne[2] == g.Ne[3] && idx.Ne[3] == 1
 }
@@ -105,18 +106,22 @@ const getRowsBackPushSize = 20 * 4
 
 func (e *Encoder) encodeGetRowsBack(n *core.Tensor) error {
 	g, idx := n.Src[0], n.Src[1]
-	p, err := e.pipeline("get_rows_back_f32", 3, getRowsBackPushSize, eltWG)
+	name, gu := "get_rows_back_f32", int64(4)
+	if g.Type == core.TypeF16 {
+		name, gu = "get_rows_back_f16", 2
+	}
+	p, err := e.pipeline(name, 3, getRowsBackPushSize, eltWG)
 	if err != nil {
 		return err
 	}
-	ops, err := e.bindNode(n, 4, use{g, 4}, use{idx, 4})
+	ops, err := e.bindNode(n, 4, use{g, gu}, use{idx, 4})
 	if err != nil {
 		return err
 	}
 	pc := e.push.Reset()
 	pushShape(pc, n.Ne)
 	pushStrides(pc, n, 4)
-	pushStrides(pc, g, 4)
+	pushStrides(pc, g, gu)
 	pc.U32(u32(idx.Nb[0]/4), u32(idx.Nb[1]/4), u32(idx.Nb[2]/4), u32(idx.Ne[0]))
 	pc.U32(ops[0].offs, ops[1].offs, ops[2].offs, u32(n.NElements()))
 	return e.dispatch(p, [3]uint32{e.groups(n.NElements(), eltWG, 0), 1, 1}, pc.Bytes(), ops[0].bind, ops[1].bind, ops[2].bind)

@@ -10,6 +10,7 @@ func init() {
 		Variant{Name: "rope_back_f32", Source: "rope.comp", Defines: []string{"BACK"}},
 		Variant{Name: "rope_back_f16", Source: "rope.comp", Defines: []string{"ROPE_F16", "BACK"}},
 		Variant{Name: "get_rows_back_f32", Source: "get_rows_back.comp"},
+		Variant{Name: "get_rows_back_f16", Source: "get_rows_back.comp", Defines: []string{"G_F16"}},
 		Variant{Name: "repeat_back_f32", Source: "repeat_back.comp"},
 		Variant{Name: "cross_entropy_loss_f32", Source: "cross_entropy.comp"},
 		Variant{Name: "cross_entropy_loss_back_f32", Source: "cross_entropy.comp", Defines: []string{"BACK"}},
