@@ -147,3 +147,45 @@ func TestCopyF16ToF32AllBits(t *testing.T) {
 		t.Fatal("f32 -> f16 round trip differs from the reference")
 	}
 }
+
+// TestCopyI16Permuted: CONT of permuted i16 tensors (test-backend-ops' DUP cases of GGML_TYPE_I16)
+// moves every 16-bit element to its place, bit for bit.
+func TestCopyI16Permuted(t *testing.T) {
+	be := newBackend(t)
+	if !be.dev.info.Features.StorageBuffer16BitAccess {
+		t.Skip("no 16-bit storage")
+	}
+	const n0, n1, n2 = 10, 8, 3
+	for _, perm := range [][4]int{{0, 1, 2, 3}, {0, 2, 1, 3}, {1, 2, 0, 3}} {
+		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+		a := ctx.NewTensor(core.TypeI16, n0, n1, n2)
+		p := ctx.Permute(a, perm[0], perm[1], perm[2], perm[3])
+		out := ctx.Cont(p)
+		allocCtx(t, ctx, be.DefaultBufferType())
+		raw := make([]byte, a.NBytes())
+		for i := range raw {
+			raw[i] = byte(i*37 + i/7)
+		}
+		if err := core.TensorSet(a, raw, 0); err != nil {
+			t.Fatal(err)
+		}
+		compute(t, be, out)
+		got := make([]byte, out.NBytes())
+		if err := core.TensorGet(out, got, 0); err != nil {
+			t.Fatal(err)
+		}
+		// Element (j0, j1, j2) of the contiguous result is p's, which reads a at p's strides.
+		k := 0
+		for j2 := int64(0); j2 < out.Ne[2]; j2++ {
+			for j1 := int64(0); j1 < out.Ne[1]; j1++ {
+				for j0 := int64(0); j0 < out.Ne[0]; j0++ {
+					o := j0*p.Nb[0] + j1*p.Nb[1] + j2*p.Nb[2]
+					if got[2*k] != raw[o] || got[2*k+1] != raw[o+1] {
+						t.Fatalf("perm %v: element %d = %x%x, want %x%x", perm, k, got[2*k+1], got[2*k], raw[o+1], raw[o])
+					}
+					k++
+				}
+			}
+		}
+	}
+}

@@ -125,6 +125,9 @@ func supportsCopy(d *Device, t *core.Tensor) bool {
 	if src == nil || src.NElements() != t.NElements() || t.NElements() >= maxShaderIndex {
 		return false
 	}
+	if src.Type == core.TypeI16 && t.Type == core.TypeI16 { // raw 16-bit moves (cpy_u16)
+		return d.Storage16Bit && stridesIn(src, 2) && stridesIn(t, 2)
+	}
 	if !typeOK(d, src.Type) || !typeOK(d, t.Type) {
 		return false
 	}
@@ -157,6 +160,9 @@ const (
 func (e *Encoder) encodeCopy(n *core.Tensor) error {
 	src := n.Src[0]
 	st, dt := elemTypes[src.Type], elemTypes[n.Type]
+	if n.Type == core.TypeI16 { // same-type only (supportsCopy): moved as 16-bit words
+		st.unit, dt.unit = 2, 2
+	}
 	ops, err := e.bindNode(n, dt.unit, use{src, st.unit})
 	if err != nil {
 		return err
