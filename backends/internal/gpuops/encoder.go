@@ -109,9 +109,10 @@ func (e *Encoder) bindTensor(t *core.Tensor, unit int64) (operand, error) {
 	}
 	size := sp.to - base
 	if unit == 1 {
-		// Bytes are read through a 16-bit array: bind the whole last word. Runtimes allocate
-		// buffers in whole 32-bit words (Vulkan rounds to 4 bytes, GL to 16), so it is inside.
-		size = (size + 1) &^ 1
+		// Bytes are read through 16- or 32-bit arrays: bind the whole last 32-bit word. Runtimes
+		// allocate buffers in whole 32-bit words (Vulkan rounds to 4 bytes, GL to 16), so it is
+		// inside.
+		size = (size + 3) &^ 3
 	}
 	if size > uint64(e.dev.MaxStorageBufferRange) {
 		return operand{}, fmt.Errorf("tensor %v spans %d bytes, more than the device binds at once (%d)", t, size, e.dev.MaxStorageBufferRange)

@@ -83,7 +83,7 @@ func (w concatWords) geom(x *core.Tensor) (ne, nb [4]int64) {
 }
 
 func supportsConcat(d *Device, t *core.Tensor) bool {
-	if supportsEltCopy(d, t) {
+	if supportsEltCopy(d, t) || concatBytesOK(t) {
 		return true
 	}
 	if t.Src[0] == nil || !t.Src[0].Type.IsQuantized() && t.Src[0].Type != core.TypeI64 {
@@ -114,6 +114,9 @@ func supportsConcat(d *Device, t *core.Tensor) bool {
 func (e *Encoder) encodeConcat(n *core.Tensor) error {
 	if _, ok := eltCopyWidth(e.dev, n.Type); ok {
 		return e.encodeEltCopy(n)
+	}
+	if concatBytesOK(n) {
+		return e.encodeConcatBytes(n)
 	}
 	w, ok := concatWordLayout(e.dev, n)
 	if !ok {
@@ -174,4 +177,81 @@ func (e *Encoder) encodeConcat(n *core.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// concatBytesOK reports whether CONCAT node t has 1-byte elements (i8) that eltwise_copy_b8
+// copies: a dense result of fewer than 2^31 bytes, the sources of t's type and shapes, any strides.
+func concatBytesOK(t *core.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	if a == nil || b == nil || t.Type.Size() != 1 || t.Type.BlockSize() != 1 || t.Type.IsQuantized() ||
+		a.Type != t.Type || b.Type != t.Type || !t.IsContiguous() || t.NBytes() >= maxShaderIndex ||
+		a.NBytes() >= maxShaderIndex || b.NBytes() >= maxShaderIndex {
+		return false
+	}
+	dim := core.ConcatDimOf(t)
+	if dim < 0 || dim >= core.MaxDims {
+		return false
+	}
+	for i := range core.MaxDims {
+		want := a.Ne[i]
+		if i == dim {
+			want += b.Ne[i]
+		} else if b.Ne[i] != a.Ne[i] {
+			return false
+		}
+		if t.Ne[i] != want {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeConcatBytes records CONCAT of 1-byte elements: eltwise_copy_b8 assembles each dst word
+// from its bytes' sources (strides and offsets in bytes).
+func (e *Encoder) encodeConcatBytes(n *core.Tensor) error {
+	a, b := n.Src[0], n.Src[1]
+	if n.IsEmpty() {
+		return nil
+	}
+	p, err := e.pipeline("eltwise_copy_b8", 3, eltCopyPushSize+4, eltWG, 1)
+	if err != nil {
+		return err
+	}
+	od, err := e.bindTensor(n, 1)
+	if err != nil {
+		return err
+	}
+	oa, ob := od, od
+	var srcs []operand
+	if !a.IsEmpty() {
+		if oa, err = e.bindTensor(a, 1); err != nil {
+			return err
+		}
+		srcs = append(srcs, oa)
+	}
+	if !b.IsEmpty() {
+		if ob, err = e.bindTensor(b, 1); err != nil {
+			return err
+		}
+		srcs = append(srcs, ob)
+	}
+	if a.IsEmpty() {
+		oa = ob
+	}
+	if b.IsEmpty() {
+		ob = oa
+	}
+	if err := e.sync(od, srcs...); err != nil {
+		return err
+	}
+	nbytes := n.NBytes()
+	words := (int64(od.offs)+nbytes+3)/4 - int64(od.offs)/4
+	pc := e.push.Reset()
+	pushShape(pc, n.Ne)
+	pushShape(pc, a.Ne)
+	pushShape(pc, a.Nb)
+	pushShape(pc, b.Nb)
+	pushShape(pc, n.Nb)
+	pc.U32(oa.offs, ob.offs, od.offs, u32(words), uint32(core.ConcatDimOf(n)), u32(nbytes))
+	return e.dispatch(p, [3]uint32{e.groups(words, eltWG, 0), 1, 1}, pc.Bytes(), oa.bind, ob.bind, od.bind)
 }

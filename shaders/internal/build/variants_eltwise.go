@@ -18,6 +18,7 @@ func init() {
 		Variant{Name: "eltwise_argsort_long_f32", Source: "eltwise_argsort.comp", Defines: []string{"LONG"}},
 		Variant{Name: "eltwise_copy_b32", Source: "eltwise_copy.comp", Defines: []string{"ELEM_B32"}},
 		Variant{Name: "eltwise_copy_b16", Source: "eltwise_copy.comp", Defines: []string{"ELEM_B16"}},
+		Variant{Name: "eltwise_copy_b8", Source: "eltwise_copy.comp", Defines: []string{"ELEM_B8"}},
 		Variant{Name: "eltwise_index", Source: "eltwise_index.comp"},
 	)
 }
