@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tandem-ml/tandem/backends/internal/gputest"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -190,70 +191,5 @@ func TestCopyI16Permuted(t *testing.T) {
 	}
 }
 
-// TestConcatI8: CONCAT of i8 tensors along each dimension (test-backend-ops' CONCAT cases of
-// GGML_TYPE_I8: odd row lengths, so words of the result hold bytes of both sources), with a
-// permuted view as a, bit for bit against the concatenation done here.
-func TestConcatI8(t *testing.T) {
-	be := newBackend(t)
-	for dim := 0; dim < 4; dim++ {
-		for _, permuted := range []bool{false, true} {
-			ctx := core.NewContext(core.ContextParams{NoAlloc: true})
-			ne := [4]int64{11, 12, 13, 14}
-			var a *core.Tensor
-			if permuted {
-				a = ctx.Permute(ctx.NewTensor(core.TypeI8, ne[1], ne[0], ne[2], ne[3]), 1, 0, 2, 3)
-			} else {
-				a = ctx.NewTensor(core.TypeI8, ne[0], ne[1], ne[2], ne[3])
-			}
-			nb := ne
-			nb[dim] = 7
-			b := ctx.NewTensor(core.TypeI8, nb[0], nb[1], nb[2], nb[3])
-			out := ctx.Concat(a, b, dim)
-			allocCtx(t, ctx, be.DefaultBufferType())
-			src := a
-			if a.ViewSrc != nil {
-				src = a.ViewSrc
-			}
-			ra := make([]byte, src.NBytes())
-			for i := range ra {
-				ra[i] = byte(i*7 + 1)
-			}
-			rb := make([]byte, b.NBytes())
-			for i := range rb {
-				rb[i] = byte(i*13 + 200)
-			}
-			if err := core.TensorSet(src, ra, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := core.TensorSet(b, rb, 0); err != nil {
-				t.Fatal(err)
-			}
-			compute(t, be, out)
-			got := make([]byte, out.NBytes())
-			if err := core.TensorGet(out, got, 0); err != nil {
-				t.Fatal(err)
-			}
-			k := 0
-			for i3 := int64(0); i3 < out.Ne[3]; i3++ {
-				for i2 := int64(0); i2 < out.Ne[2]; i2++ {
-					for i1 := int64(0); i1 < out.Ne[1]; i1++ {
-						for i0 := int64(0); i0 < out.Ne[0]; i0++ {
-							idx := [4]int64{i0, i1, i2, i3}
-							var want byte
-							if idx[dim] < a.Ne[dim] {
-								want = ra[idx[0]*a.Nb[0]+idx[1]*a.Nb[1]+idx[2]*a.Nb[2]+idx[3]*a.Nb[3]]
-							} else {
-								idx[dim] -= a.Ne[dim]
-								want = rb[idx[0]*b.Nb[0]+idx[1]*b.Nb[1]+idx[2]*b.Nb[2]+idx[3]*b.Nb[3]]
-							}
-							if got[k] != want {
-								t.Fatalf("dim %d permuted %v: byte %d = %d, want %d", dim, permuted, k, got[k], want)
-							}
-							k++
-						}
-					}
-				}
-			}
-		}
-	}
-}
+// TestConcatI8: CONCAT of i8 tensors (eltwise_copy_b8) along every dimension, bit for bit.
+func TestConcatI8(t *testing.T) { gputest.ConcatI8(t, newBackend(t)) }

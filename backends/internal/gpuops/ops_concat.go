@@ -92,23 +92,7 @@ func supportsConcat(d *Device, t *core.Tensor) bool {
 	if _, ok := concatWordLayout(d, t); !ok {
 		return false
 	}
-	a, b := t.Src[0], t.Src[1]
-	dim := core.ConcatDimOf(t)
-	if dim < 0 || dim >= core.MaxDims {
-		return false
-	}
-	for i := range core.MaxDims {
-		want := a.Ne[i]
-		if i == dim {
-			want += b.Ne[i]
-		} else if b.Ne[i] != a.Ne[i] {
-			return false
-		}
-		if t.Ne[i] != want {
-			return false
-		}
-	}
-	return true
+	return concatShapeOK(t)
 }
 
 func (e *Encoder) encodeConcat(n *core.Tensor) error {
@@ -188,22 +172,7 @@ func concatBytesOK(t *core.Tensor) bool {
 		a.NBytes() >= maxShaderIndex || b.NBytes() >= maxShaderIndex {
 		return false
 	}
-	dim := core.ConcatDimOf(t)
-	if dim < 0 || dim >= core.MaxDims {
-		return false
-	}
-	for i := range core.MaxDims {
-		want := a.Ne[i]
-		if i == dim {
-			want += b.Ne[i]
-		} else if b.Ne[i] != a.Ne[i] {
-			return false
-		}
-		if t.Ne[i] != want {
-			return false
-		}
-	}
-	return true
+	return concatShapeOK(t)
 }
 
 // encodeConcatBytes records CONCAT of 1-byte elements: eltwise_copy_b8 assembles each dst word
@@ -254,4 +223,25 @@ func (e *Encoder) encodeConcatBytes(n *core.Tensor) error {
 	pushShape(pc, n.Nb)
 	pc.U32(oa.offs, ob.offs, od.offs, u32(words), uint32(core.ConcatDimOf(n)), u32(nbytes))
 	return e.dispatch(p, [3]uint32{e.groups(words, eltWG, 0), 1, 1}, pc.Bytes(), oa.bind, ob.bind, od.bind)
+}
+
+// concatShapeOK reports whether CONCAT node t's shape is a's and b's joined along its dimension.
+func concatShapeOK(t *core.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	dim := core.ConcatDimOf(t)
+	if dim < 0 || dim >= core.MaxDims {
+		return false
+	}
+	for i := range core.MaxDims {
+		want := a.Ne[i]
+		if i == dim {
+			want += b.Ne[i]
+		} else if b.Ne[i] != a.Ne[i] {
+			return false
+		}
+		if t.Ne[i] != want {
+			return false
+		}
+	}
+	return true
 }
