@@ -14,19 +14,21 @@ import "sync/atomic"
 //
 // The shared-panel schedule (gemm) packs each k block of A once for the whole team and needs a
 // barrier per k block, where the faster worker waits for the slower one's last task; this one
-// packs a weight row once per task column (ceil(n/ownNB) times, twice for a 512-token prompt;
-// f16 rows are widened as often), which costs far less than the barriers. On Zen 3 (one worker,
-// f16 weights, GFLOPS per CPU second on a loaded machine, schedules alternating) the 5632x512x2048
-// product ran at 57-63 against the shared panels' 42-46, and ownNB from 96 to 516 within noise.
+// packs a weight row once per task column (f16 rows are widened as often), so the columns are as
+// wide as ownNB allows unless the weight rows alone give the team too few tasks. On Zen 3 (one
+// worker, f16 weights, GFLOPS per CPU second on a loaded machine, schedules alternating) the
+// 5632x512x2048 product ran at 57-63 against the shared panels' 42-46; on two workers 2048³ lost
+// 10-17% with columns of 264 rows (A packed 8 times) and is level with the shared panels with one
+// column (f32 127/127 against 122/125 GFLOPS, f16 125/134 against 134/134).
 // Tasks run weight-block-major, so the tasks that pack the same weight rows run next to each
 // other on different workers and the second one reads the rows from the shared L3.
 
 // Blocking of gemmOwnA (variables only so that benchmarks can try others: KERN_OWN in
 // bench_test.go).
 var (
-	ownKC = 256 // k block: a 16-row A panel of 16 KiB stays in L1
-	ownMB = 64  // weight rows per task (multiple of gemmNR): a 64 KiB A block per worker
-	ownNB = 264 // activation rows per task (multiple of gemmMR): 264 KiB of packed B per k block stay in L2
+	ownKC = 256  // k block: a 16-row A panel of 16 KiB stays in L1
+	ownMB = 64   // weight rows per task (multiple of gemmNR): a 64 KiB A block per worker
+	ownNB = 2052 // at most this many activation rows per task (multiple of gemmMR): a weight row is packed once for n <= 2052
 )
 
 // ownPlan is gemmOwnA's deterministic work split (the same in every worker).
@@ -41,8 +43,8 @@ type ownPlan struct {
 	aSize      int // floats of one worker's A block (a multiple of 16: 64-byte aligned)
 }
 
-func newOwnPlan(m, n, k int) ownPlan {
-	pl := ownPlan{m: m, n: n, k: k, mb: ownMB, nb: ownNB}
+func newOwnPlan(m, n, k, nth int) ownPlan {
+	pl := ownPlan{m: m, n: n, k: k, mb: ownMB}
 	pl.nblk = (k + ownKC - 1) / ownKC
 	pl.kc = (k + pl.nblk - 1) / pl.nblk
 	if pl.nblk > 1 {
@@ -54,6 +56,11 @@ func newOwnPlan(m, n, k int) ownPlan {
 	pl.bPanel = bStride(pl.kc)
 	pl.bBlock = pl.bpan * pl.bPanel
 	pl.mt = (m + pl.mb - 1) / pl.mb
+	// Task columns: as few as ownNB allows (each one packs the weights again), but enough that
+	// every worker gets two tasks when the weight rows alone give too few.
+	pl.nt = max((n+ownNB-1)/ownNB, (2*max(nth, 1)+pl.mt-1)/pl.mt)
+	pl.nt = min(pl.nt, (n+gemmMR-1)/gemmMR)
+	pl.nb = ((n+pl.nt-1)/pl.nt + gemmMR - 1) / gemmMR * gemmMR
 	pl.nt = (n + pl.nb - 1) / pl.nb
 	pl.aSize = (pl.mb*pl.kc + 15) &^ 15
 	return pl
@@ -61,14 +68,14 @@ func newOwnPlan(m, n, k int) ownPlan {
 
 // ownWorkSize is the scratch of gemmOwnA, without the alignment slack.
 func ownWorkSize(m, n, k, nth int) int {
-	pl := newOwnPlan(m, n, k)
+	pl := newOwnPlan(m, n, k, nth)
 	return (pl.nblk*pl.bBlock+15)&^15 + max(nth, 1)*pl.aSize
 }
 
 // gemmOwnA runs the product with the schedule above (n > gemmSmallN, m, n, k > 0, no bf16
 // pairs). The protocol is Sgemm's, with one barrier call per worker when nth > 1.
 func gemmOwnA(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
-	pl := newOwnPlan(m, n, k)
+	pl := newOwnPlan(m, n, k, nth)
 	if ith < 0 || ith >= max(nth, 1) {
 		panic("kern.Sgemm: bad worker index")
 	}

@@ -198,7 +198,7 @@ func TestSgemmLarger(t *testing.T) {
 		{40, 20, 1100, 1103, 1101, 41}, // three k blocks of the 512-bit kernels too
 		{16, 6, 256, 256, 256, 16},     // exactly one tile
 		{32, 12, 520, 520, 520, 32},    // k blocks of 264 and 256
-		{150, 200, 520, 523, 521, 151}, // partial task blocks on both sides (64 weight rows, 96 activation rows per task)
+		{150, 200, 520, 523, 521, 151}, // partial task blocks on both sides (64 weight rows per task, two task columns at 2-3 workers)
 		{33, 4, 9, 9, 9, 33},           // smallest n on the packed path
 		{100, 3, 77, 80, 79, 101},      // mat-vec path, n = 3
 		{1000, 1, 1000, 1000, 1000, 1000},
