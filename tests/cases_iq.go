@@ -21,10 +21,13 @@ func init() {
 	extraCases = append(extraCases, iqCases)
 }
 
-func iqCases() []Case {
+func iqCases() []Case { return iqFamily("iq/", iqTypes) }
+
+// iqFamily is iqTypeCases for every type of types, the case names prefixed with prefix.
+func iqFamily(prefix string, types []core.Type) []Case {
 	var cs []Case
-	add := func(c Case) { c.Name = "iq/" + c.Name; cs = append(cs, c) }
-	for _, typ := range iqTypes {
+	add := func(c Case) { c.Name = prefix + c.Name; cs = append(cs, c) }
+	for _, typ := range types {
 		iqTypeCases(typ, add)
 	}
 	return cs

@@ -19,11 +19,4 @@ func init() {
 	extraCases = append(extraCases, iq3Cases)
 }
 
-func iq3Cases() []Case {
-	var cs []Case
-	add := func(c Case) { c.Name = "iq3/" + c.Name; cs = append(cs, c) }
-	for _, typ := range iq3Types {
-		iqTypeCases(typ, add)
-	}
-	return cs
-}
+func iq3Cases() []Case { return iqFamily("iq3/", iq3Types) }

@@ -68,12 +68,7 @@ func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
 	if pairs {
 		kc = gemmKCPairs
 	}
-	pl.nblk = (k + kc - 1) / kc
-	pl.kc = (k + pl.nblk - 1) / pl.nblk
-	if pl.nblk > 1 {
-		pl.kc = (pl.kc + 7) &^ 7
-		pl.nblk = (k + pl.kc - 1) / pl.kc
-	}
+	pl.kc, pl.nblk = kBlocks(k, kc)
 	pl.apan = (m + gemmNR - 1) / gemmNR
 	pl.bpan = (n + gemmMR - 1) / gemmMR
 	pl.nbuf = 2
@@ -89,6 +84,18 @@ func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
 	pl.mTasks = (m + pl.nc - 1) / pl.nc
 	pl.nTasks = (n + pl.mc - 1) / pl.mc
 	return pl
+}
+
+// kBlocks cuts k into nblk blocks of at most kcMax, equal up to rounding: kc is a multiple of 8
+// unless one block holds all of k.
+func kBlocks(k, kcMax int) (kc, nblk int) {
+	nblk = (k + kcMax - 1) / kcMax
+	kc = (k + nblk - 1) / nblk
+	if nblk > 1 {
+		kc = (kc + 7) &^ 7
+		nblk = (k + kc - 1) / kc
+	}
+	return kc, nblk
 }
 
 // clearTeamRows is worker ith's share (every nth row) of zeroing the n rows of m results in c:

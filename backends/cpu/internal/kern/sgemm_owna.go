@@ -45,12 +45,7 @@ type ownPlan struct {
 
 func newOwnPlan(m, n, k, nth int) ownPlan {
 	pl := ownPlan{m: m, n: n, k: k, mb: ownMB}
-	pl.nblk = (k + ownKC - 1) / ownKC
-	pl.kc = (k + pl.nblk - 1) / pl.nblk
-	if pl.nblk > 1 {
-		pl.kc = (pl.kc + 7) &^ 7
-		pl.nblk = (k + pl.kc - 1) / pl.kc
-	}
+	pl.kc, pl.nblk = kBlocks(k, ownKC)
 	pl.apan = (m + gemmNR - 1) / gemmNR
 	pl.bpan = (n + gemmMR - 1) / gemmMR
 	pl.bPanel = bStride(pl.kc)
