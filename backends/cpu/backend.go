@@ -60,7 +60,7 @@ type Backend struct {
 
 	log *slog.Logger // SetLogger; nil reports nothing
 
-	prof *opProfile // SetOpProfile; nil: off
+	prof *core.OpTimes // SetOpProfile; nil: off
 }
 
 var _ core.Backend = (*Backend)(nil)

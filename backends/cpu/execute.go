@@ -22,8 +22,8 @@ type runState struct {
 	errs    errSlot
 	stopAt  atomic.Int64
 	stopErr error
-	prms    []params   // one per worker
-	prof    *opProfile // the backend's op profile, nil when off
+	prms    []params      // one per worker
+	prof    *core.OpTimes // the backend's op profile, nil when off
 }
 
 // execute runs the planned graph on the pool: every worker walks all nodes, runs those it has a task
@@ -113,7 +113,7 @@ func (b *Backend) runWorker(ith int) {
 		}
 		p.barrier.wait()
 		if prof != nil {
-			prof.add(n, time.Since(t0))
+			prof.Add(n, time.Since(t0))
 		}
 		// Errors of node i were all recorded before the barrier; later nodes' errors carry a
 		// larger index, so every worker takes the same decision here.

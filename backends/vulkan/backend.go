@@ -84,3 +84,15 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 // validation layer is on (TANDEM_VK_VALIDATE), and one record per validation message so far
 // (ValidationMessages). It does nothing on a nil or zero backend.
 func (b *Backend) SetLogger(l *slog.Logger) { b.shell().SetLogger(l) }
+
+// SetOpProfile turns the per-op profile on (clearing what it held) or off. While it is on, every
+// node is followed by a timestamp query, so OpProfile holds the device's own time per kind of
+// node (the time between the end of one node and the end of the next; the host's recording and
+// submitting are not in it). Nothing is recorded on a device without timestamps.
+func (b *Backend) SetOpProfile(on bool) { b.shell().SetOpProfile(on) }
+
+// OpProfile returns the device time per kind of node since SetOpProfile(true), the most costly
+// first; nil while the profile is off.
+func (b *Backend) OpProfile() []core.OpTime { return b.shell().OpProfile() }
+
+var _ core.OpProfiler = (*Backend)(nil)

@@ -5,6 +5,7 @@ package vulkan
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tandem-ml/tandem/backends/internal/gpubackend"
 	"github.com/tandem-ml/tandem/backends/internal/gpuops"
@@ -93,6 +94,60 @@ type vkQueue struct {
 	cur       *vkrt.Commands
 	submitted []*vkrt.Commands
 	binds     [vkrt.MaxBindings]vkrt.Binding
+	timing    bool                          // StartTiming: each command buffer begins with a timestamp
+	marks     map[*vkrt.Commands][]nodeMark // TimeNode's marks per command buffer
+}
+
+// nodeMark is a node's timestamp in its command buffer and who gets its time.
+type nodeMark struct {
+	query int
+	done  func(time.Duration)
+}
+
+var _ gpubackend.NodeTimer = (*vkQueue)(nil)
+
+// StartTiming makes every command buffer of the graph begin with a timestamp (on a device whose
+// compute queue has timestamps; elsewhere TimeNode fails and nothing is timed).
+func (q *vkQueue) StartTiming() {
+	q.timing = q.vd.Info().TimestampValidBits > 0
+	q.marks = map[*vkrt.Commands][]nodeMark{}
+}
+
+// TimeNode writes a timestamp after the work issued so far; finish hands done the time since the
+// command buffer's previous timestamp.
+func (q *vkQueue) TimeNode(done func(time.Duration)) error {
+	if !q.timing {
+		return errors.New("vulkan: TimeNode before StartTiming")
+	}
+	c, err := q.commands()
+	if err != nil {
+		return err
+	}
+	i, err := c.Timestamp()
+	if err != nil {
+		return err
+	}
+	q.marks[c] = append(q.marks[c], nodeMark{query: i, done: done})
+	return nil
+}
+
+// deliverTimes hands each node of c its time; c has finished.
+func (q *vkQueue) deliverTimes(c *vkrt.Commands) error {
+	marks := q.marks[c]
+	if len(marks) == 0 {
+		return nil
+	}
+	delete(q.marks, c)
+	ts, err := c.Timestamps()
+	if err != nil {
+		return err
+	}
+	for _, m := range marks {
+		if m.query > 0 && m.query < len(ts) {
+			m.done(time.Duration(ts[m.query] - ts[m.query-1]))
+		}
+	}
+	return nil
 }
 
 // commands returns the command buffer being recorded, beginning one when there is none.
@@ -101,6 +156,12 @@ func (q *vkQueue) commands() (*vkrt.Commands, error) {
 		c, err := q.vd.Begin()
 		if err != nil {
 			return nil, err
+		}
+		if q.timing {
+			if _, err := c.Timestamp(); err != nil {
+				c.Release()
+				return nil, err
+			}
 		}
 		q.cur = c
 	}
@@ -168,7 +229,11 @@ func (q *vkQueue) finish(err error) error {
 		}
 	}
 	for _, c := range q.submitted {
-		err = errors.Join(err, c.Wait())
+		werr := c.Wait()
+		if werr == nil && q.timing {
+			werr = q.deliverTimes(c)
+		}
+		err = errors.Join(err, werr)
 		c.Release()
 	}
 	q.submitted = nil

@@ -58,3 +58,9 @@ func ValidationMessages() []string { return nil }
 
 // Shutdown does nothing in this build.
 func Shutdown() error { return nil }
+
+// SetOpProfile does nothing: this build has no Vulkan devices.
+func (b *Backend) SetOpProfile(on bool) {}
+
+// OpProfile returns nil: this build has no Vulkan devices.
+func (b *Backend) OpProfile() []core.OpTime { return nil }

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tandem-ml/tandem/backends/cpu"
 	_ "github.com/tandem-ml/tandem/backends/gl"
 	_ "github.com/tandem-ml/tandem/backends/vulkan"
 	"github.com/tandem-ml/tandem/core"
@@ -79,8 +78,8 @@ func runCmd(args []string) error {
 	ignoreEOS := fs.Bool("ignore-eos", false, "keep generating past end-of-generation tokens")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS to the prompt")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generation to this file")
-	opProfile := fs.Bool("op-profile", false, "time the CPU backend's nodes while generating: a table per op, and the time outside the nodes")
-	opProfilePrompt := fs.Bool("op-profile-prompt", false, "time the CPU backend's nodes while evaluating the prompt (as -op-profile does for the generated tokens)")
+	opProfile := fs.Bool("op-profile", false, "time each backend's nodes while generating (the CPU's by the clock, Vulkan's by device timestamps): a table per op and backend, and the time outside the nodes")
+	opProfilePrompt := fs.Bool("op-profile-prompt", false, "time each backend's nodes while evaluating the prompt (as -op-profile does for the generated tokens)")
 	randomPrompt := fs.Int("prompt-tokens", 0, "use this many seeded random token ids as the prompt instead of -p (as llama-bench does)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -151,25 +150,25 @@ func runCmd(args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var cpus []*cpu.Backend
+	var profs []profiled // the backends whose nodes -op-profile times
 	for _, be := range m.Backends() {
-		if c, ok := be.(*cpu.Backend); ok && (*opProfile || *opProfilePrompt) {
-			cpus = append(cpus, c)
-			c.SetOpProfile(*opProfilePrompt)
+		if p, ok := be.(core.OpProfiler); ok && (*opProfile || *opProfilePrompt) {
+			profs = append(profs, profiled{be.Name(), p})
+			p.SetOpProfile(*opProfilePrompt)
 		}
 	}
 	fmt.Print(*prompt)
 	first := true
-	var promptOps []cpu.OpTime // the prompt's profile, taken when the first token arrives
+	promptOps := make([][]core.OpTime, len(profs)) // the prompt's profiles, taken when the first token arrives
 	out, genErr := s.Generate(ctx, ids, llm.GenerateOptions{MaxTokens: *n, Sampler: sampler, IgnoreEOG: *ignoreEOS,
 		OnToken: func(_ int32, text string) error {
 			if first { // the prompt is done: profile the generated tokens only, or stop
 				first = false
-				for _, c := range cpus {
+				for i, p := range profs {
 					if *opProfilePrompt {
-						promptOps = append(promptOps, c.OpProfile()...)
+						promptOps[i] = p.OpProfile()
 					}
-					c.SetOpProfile(*opProfile)
+					p.SetOpProfile(*opProfile)
 				}
 			}
 			fmt.Print(text)
@@ -178,22 +177,29 @@ func runCmd(args []string) error {
 	fmt.Println()
 	printTimings(m, s, len(out), rssLoad)
 	t := s.LastTimings()
-	if *opProfilePrompt {
-		printOpProfile(os.Stderr, "prompt", promptOps, t.PromptTokens, t.PromptDuration)
-	}
-	for _, c := range cpus {
-		if *opProfile {
-			printOpProfile(os.Stderr, "generated", c.OpProfile(), t.GenTokens, t.GenDuration)
+	for i, p := range profs {
+		if *opProfilePrompt {
+			printOpProfile(os.Stderr, p.name, "prompt", promptOps[i], t.PromptTokens, t.PromptDuration)
 		}
-		c.SetOpProfile(false)
+		if *opProfile {
+			printOpProfile(os.Stderr, p.name, "generated", p.OpProfile(), t.GenTokens, t.GenDuration)
+		}
+		p.SetOpProfile(false)
 	}
 	return genErr
 }
 
-// printOpProfile writes the CPU backend's per-op times of tokens (the prompt's or the generated
-// ones, which took total), and how much of that time was spent outside its nodes (building,
-// planning and launching graphs, sampling, other devices).
-func printOpProfile(w io.Writer, what string, ops []cpu.OpTime, tokens int, total time.Duration) {
+// profiled is a backend of the model whose nodes -op-profile times.
+type profiled struct {
+	name string
+	core.OpProfiler
+}
+
+// printOpProfile writes a backend's per-op times of tokens (the prompt's or the generated ones,
+// which took total), and how much of that time was spent outside its nodes (building, planning
+// and launching graphs, sampling, other devices; for a GPU, the host's recording and the device's
+// idle time too). The CPU's times are wall times of its nodes, a GPU's the device's own.
+func printOpProfile(w io.Writer, name, what string, ops []core.OpTime, tokens int, total time.Duration) {
 	var sum time.Duration
 	for _, o := range ops {
 		sum += o.Time
@@ -201,13 +207,13 @@ func printOpProfile(w io.Writer, what string, ops []cpu.OpTime, tokens int, tota
 	if sum <= 0 || tokens == 0 {
 		return
 	}
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(tokens) }
-	fmt.Fprintf(w, "\nCPU nodes of the %d %s tokens (µs per token):\n", tokens, what)
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(tokens) }
+	fmt.Fprintf(w, "\n%s nodes of the %d %s tokens (µs per token):\n", name, tokens, what)
 	for _, o := range ops {
 		fmt.Fprintf(w, "  %-28s %6d nodes %10.1f µs %5.1f%%\n", o.Op, o.Nodes, per(o.Time), 100*float64(o.Time)/float64(sum))
 	}
 	out := total - sum
-	fmt.Fprintf(w, "  %-28s %17.1f µs %5.1f%% of the %s tokens' time\n", "outside the CPU nodes", per(out),
+	fmt.Fprintf(w, "  %-28s %17.1f µs %5.1f%% of the %s tokens' time\n", "outside the "+name+" nodes", per(out),
 		100*float64(out)/float64(total), what)
 }
 

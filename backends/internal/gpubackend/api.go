@@ -1,6 +1,10 @@
 package gpubackend
 
-import "github.com/tandem-ml/tandem/backends/internal/gpuops"
+import (
+	"time"
+
+	"github.com/tandem-ml/tandem/backends/internal/gpuops"
+)
 
 // Allocation is one device buffer of a GPU API (a *vkrt.Buffer, a GL shader storage buffer). It is
 // also the handle the op encoders bind (gpuops.Binding.Buf holds the Allocation itself) and it
@@ -63,4 +67,16 @@ type Queue interface {
 	// EndNode marks the end of a graph node: a runtime may submit the work issued so far (Vulkan
 	// submits a command buffer every hundred dispatches, so the device starts on it).
 	EndNode() error
+}
+
+// NodeTimer is a Queue that can time the device's work node by node (Vulkan, with timestamp
+// queries); the shell uses it while the backend's op profile is on.
+type NodeTimer interface {
+	// StartTiming is called once, before the graph's first node is issued.
+	StartTiming()
+	// TimeNode marks the end of the node whose work was issued since the previous mark (or since
+	// the graph began) and before EndNode; once the graph has run, before Run returns, done gets
+	// the device time between the two marks. An error means the node is not timed (done is not
+	// called); the graph runs on.
+	TimeNode(done func(time.Duration)) error
 }

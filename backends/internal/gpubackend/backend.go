@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tandem-ml/tandem/backends/internal/gpuops"
 	"github.com/tandem-ml/tandem/core"
@@ -24,7 +25,8 @@ type Backend struct {
 	dispatches int
 	enc        *gpuops.Encoder // the shared op encoders, recording through rt
 	rt         opsRuntime
-	q          Queue // the queue of the graph being recorded
+	q          Queue         // the queue of the graph being recorded
+	prof       *core.OpTimes // SetOpProfile; nil: off
 }
 
 // NewBackend returns a backend on d that runs graphs through disp.
@@ -178,6 +180,12 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		recorded = true
 		b.q = q
 		defer func() { b.q = nil }()
+		var timer NodeTimer
+		if b.prof != nil {
+			if timer, _ = q.(NodeTimer); timer != nil {
+				timer.StartTiming()
+			}
+		}
 		for i, n := range g.Nodes() {
 			if n.Op == core.OpNone || n.Op.IsView() || n.IsEmpty() {
 				continue
@@ -187,6 +195,12 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 			}
 			if err := b.enc.Encode(i, n); err != nil {
 				return core.Errorf("%s: node %d %v: %w", p, i, n, err)
+			}
+			if timer != nil {
+				prof := b.prof
+				if timer.TimeNode(func(d time.Duration) { prof.Add(n, d) }) != nil {
+					timer = nil // the device cannot time more nodes of this graph
+				}
 			}
 			if err := q.EndNode(); err != nil {
 				return core.Errorf("%s: node %d %v: %w", p, i, n, err)
@@ -252,4 +266,33 @@ func (r *opsRuntime) Barrier() error {
 // NewStatusBuffer allocates host memory for the index checks' status words.
 func (r *opsRuntime) NewStatusBuffer(size uint64) (gpuops.StatusBuffer, error) {
 	return r.b.dev.cfg.Memory.Alloc(size, true)
+}
+
+// SetOpProfile turns the per-op profile on (clearing what it held) or off. While it is on, a
+// device that can time its work (Vulkan's timestamp queries) records the device time of every
+// node; other devices record nothing.
+func (b *Backend) SetOpProfile(on bool) {
+	if b.unmade != "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.prof = nil
+	if on {
+		b.prof = &core.OpTimes{}
+	}
+}
+
+// OpProfile returns the device time per kind of node since SetOpProfile(true), the most costly
+// first; nil while the profile is off.
+func (b *Backend) OpProfile() []core.OpTime {
+	if b.unmade != "" {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.prof == nil {
+		return nil
+	}
+	return b.prof.Sorted()
 }
