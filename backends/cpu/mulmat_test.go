@@ -250,10 +250,23 @@ func benchMulMat(b *testing.B, typ core.Type, m, n, k int64, threads int) {
 	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
 
+// benchThreads is the worker counts the benchmarks compare: 1, 2, and on a machine with more
+// cores 4, 8, ... up to all of them.
+func benchThreads() []int {
+	out := []int{1, 2}
+	for th := 4; th < runtime.NumCPU(); th *= 2 {
+		out = append(out, th)
+	}
+	if n := runtime.NumCPU(); n > 2 {
+		out = append(out, n)
+	}
+	return out
+}
+
 func BenchmarkMulMat(b *testing.B) {
 	for _, typ := range []core.Type{core.TypeF32, core.TypeQ4_0} {
 		for _, s := range []struct{ m, n, k int64 }{{1024, 1024, 1024}, {4096, 1, 4096}} {
-			for _, th := range []int{1, 2} {
+			for _, th := range benchThreads() {
 				b.Run(fmt.Sprintf("%v/m%d_n%d_k%d/threads%d", typ, s.m, s.n, s.k, th), func(b *testing.B) {
 					benchMulMat(b, typ, s.m, s.n, s.k, th)
 				})
@@ -264,7 +277,7 @@ func BenchmarkMulMat(b *testing.B) {
 
 // BenchmarkPoolOverhead measures the per-node cost of the pool on a 1000-node graph of tiny ADDs.
 func BenchmarkPoolOverhead(b *testing.B) {
-	for _, th := range []int{1, 2} {
+	for _, th := range benchThreads() {
 		b.Run(fmt.Sprintf("threads%d", th), func(b *testing.B) {
 			g, _ := chainGraph(1000)
 			be, _ := cpu.New(cpu.Options{Threads: th})
