@@ -1,0 +1,78 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// TestBarrierPolicies runs many phases of the barrier under both waiting policies and team sizes
+// above and below GOMAXPROCS: every participant must see every phase.
+func TestBarrierPolicies(t *testing.T) {
+	for _, n := range []int{2, 3, runtime.GOMAXPROCS(0) + 2} {
+		for _, yieldAll := range []bool{false, true} {
+			b := &barrier{n: int32(n), spin: 64, yieldAll: yieldAll}
+			b.wake.L = &b.mu
+			const phases = 2000
+			counts := make([]int, n)
+			var wg sync.WaitGroup
+			for w := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range phases {
+						counts[w]++
+						b.wait()
+					}
+				}()
+			}
+			wg.Wait()
+			if got := b.phase.Load(); got != phases {
+				t.Errorf("n %d yieldAll %v: %d phases, want %d", n, yieldAll, got, phases)
+			}
+		}
+	}
+}
+
+// BenchmarkBarrier is the cost of one barrier of an empty phase for teams of 2 to all cores,
+// under the policy the pool picks (spin, then yield now and then) and under yielding at every
+// turn past the spin.
+func BenchmarkBarrier(b *testing.B) {
+	for _, n := range benchTeams() {
+		for _, yieldAll := range []bool{false, true} {
+			b.Run(fmt.Sprintf("workers%d/yieldAll=%v", n, yieldAll), func(b *testing.B) {
+				br := &barrier{n: int32(n), spin: 2048, yieldAll: yieldAll}
+				br.wake.L = &br.mu
+				var wg sync.WaitGroup
+				for range n - 1 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range b.N {
+							br.wait()
+						}
+					}()
+				}
+				b.ResetTimer()
+				for range b.N {
+					br.wait()
+				}
+				wg.Wait()
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "µs/barrier")
+			})
+		}
+	}
+}
+
+// benchTeams is 2, 4, 8, ... and all cores.
+func benchTeams() []int {
+	out := []int{2}
+	for th := 4; th < runtime.NumCPU(); th *= 2 {
+		out = append(out, th)
+	}
+	if n := runtime.NumCPU(); n > 2 {
+		out = append(out, n)
+	}
+	return out
+}
