@@ -28,5 +28,7 @@
 //
 // Environment: TANDEM_GL_DEBUG=1 creates a debug context (KHR_debug): any message of type error,
 // undefined or deprecated behaviour becomes the error of the call that caused it (the tests set
-// it). TANDEM_GL_DISABLE=1 hides the device.
+// it). TANDEM_GL_DISABLE=1 hides the device. TANDEM_GPU_KERNELS=gpu makes a software device
+// (llvmpipe) encode with the kernels for GPUs (MUL_MAT's mat-vec kernel and tiles), =cpu any
+// device with those for software devices, as in package vulkan.
 package gl

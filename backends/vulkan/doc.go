@@ -19,7 +19,11 @@
 // Environment: TANDEM_VK_VALIDATE=1 enables the Khronos validation layer
 // (messages: ValidationMessages); TANDEM_VK_FORCE_STAGING=1 never maps device
 // memory (every transfer goes through a staging buffer); TANDEM_VK_LOADER
-// overrides the loader library.
+// overrides the loader library. TANDEM_GPU_KERNELS=gpu makes a software device
+// (lavapipe) encode with the kernels for GPUs where they differ (MUL_MAT's mat-vec
+// kernel and tiles), so tests there run what a GPU runs; =cpu gives any device the
+// software devices' kernels; unset or "auto" picks by the device. Read as each
+// graph is encoded; another value fails MUL_MAT with an error naming it.
 //
 // Errors and numerics follow the CPU backend: an index out of range in GET_ROWS or
 // SET_ROWS is checked on the device and reported after the graph with the CPU's

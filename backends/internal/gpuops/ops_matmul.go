@@ -122,10 +122,14 @@ func (e *Encoder) encodeMulMat(n *core.Tensor) error {
 	bname, bu := mulMatB(n)
 	name := "mul_mat_vec_" + mt.name + "_" + bname
 	info := e.dev
+	soft, err := e.softwareKernels()
+	if err != nil {
+		return err
+	}
 	wg := min(max(info.SubgroupSize, 32), 128)
 	rowsPerGroup := int64(1)
 	switch {
-	case info.Software:
+	case soft:
 		// llvmpipe: one invocation per row and no workgroup reduction. Measured on 4096²:
 		// f32 0.64 → 1.63 GFLOPS, q4_0 0.88 → 1.81 (32 rows per workgroup beat 8, 16 and 64).
 		name = "mul_mat_vec_rows_" + mt.name + "_" + bname
@@ -176,7 +180,11 @@ func (e *Encoder) mulMatDispatch(n *core.Tensor) error {
 	cols := n.Src[1].Ne[1]
 	// On CPU-type devices (lavapipe) the tiled kernel wins from two columns on (measured: n = 8
 	// at ~5 GFLOPS tiled vs ~0.7 mat-vec); GPUs keep mat-vec up to 8 columns as ggml does.
-	if cols > mulMatVecMaxCols || (cols >= 2 && e.dev.Software) {
+	soft, err := e.softwareKernels()
+	if err != nil {
+		return err
+	}
+	if cols > mulMatVecMaxCols || (cols >= 2 && soft) {
 		return e.encodeMulMatTiled(n)
 	}
 	return e.encodeMulMat(n)
@@ -222,10 +230,11 @@ func (d *Device) FitTile(t Tile) bool {
 		t.Shared() <= d.MaxComputeSharedMemorySize
 }
 
-// mulMatTile picks the tile for node n (M = ne0, N = ne1), falling back to
-// smaller GPU tiles when the device's limits are too small.
-func (d *Device) mulMatTile(n *core.Tensor) (Tile, bool) {
-	if d.Software {
+// mulMatTile picks the tile for node n (M = ne0, N = ne1): cpuTile when soft (the software
+// devices' kernels), else a GPU tile, falling back to smaller ones when the device's limits are
+// too small.
+func (d *Device) mulMatTile(n *core.Tensor, soft bool) (Tile, bool) {
+	if soft {
 		if t := cpuTile(n.Ne[0], n.Ne[1]); d.FitTile(t) {
 			return t, true
 		}
@@ -247,7 +256,11 @@ func (d *Device) mulMatTile(n *core.Tensor) (Tile, bool) {
 // encodeMulMatTiled encodes MUL_MAT with the tiled kernel and the default
 // tile (the mat-vec kernel if no tile fits the device).
 func (e *Encoder) encodeMulMatTiled(n *core.Tensor) error {
-	t, ok := e.dev.mulMatTile(n)
+	soft, err := e.softwareKernels()
+	if err != nil {
+		return err
+	}
+	t, ok := e.dev.mulMatTile(n, soft)
 	if !ok {
 		return e.encodeMulMat(n)
 	}
