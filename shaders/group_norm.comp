@@ -1,10 +1,11 @@
 #version 450
 // group_norm.comp: GROUP_NORM of f32 (ggml_group_norm), one workgroup per task (group g, index
 // i3 of dim 3): the ne0·ne1·cpg elements of channels [g·cpg, min(g·cpg + cpg, ne2)) become
-// (x - mean) / sqrt(var + eps), var the population variance. The mean and the sum of squared
-// deviations are f32 shared-memory tree reductions (the CPU sums in float64), the scale
-// 1/sqrt(var + eps) applied last. Each thread reads and writes only its own elements in the last
-// pass, so dst may alias src (in place). Groups past the channels are empty and write nothing.
+// (x - mean) / sqrt(var + eps), var the population variance. The mean (relative to the group's
+// first element, exact for a group of equal values) and the sum of squared deviations are f32
+// shared-memory tree reductions (the CPU sums in float64), the scale 1/sqrt(var + eps) applied
+// last. Each thread reads and writes only its own elements in the last pass, so dst may alias src
+// (in place). Groups past the channels are empty and write nothing.
 //
 // Bindings: 0 = src, 1 = dst.
 // Specialization: constant 0 = workgroup size (power of two, default 256).
@@ -57,15 +58,21 @@ void main() {
         const uint n = plane * (end - start);
         const uint bs = p.offs_s + i3 * p.nb03;
         const uint bd = p.offs_d + i3 * p.nb3;
+        // The mean is x0 + Σ(x - x0)/n, x0 the group's first element: a group of equal
+        // values sums to exactly 0 and its mean is the value itself (a rounded f32 sum
+        // of the values, divided by n, can be an ulp off, or overflow). A non-finite x0
+        // is replaced by 0 (the plain sum, which is non-finite then anyway).
+        float x0 = data_s[bs + start * p.nb02];
+        x0 = (isinf(x0) || isnan(x0)) ? 0.0 : x0;
         float s = 0.0;
         for (uint e = tid; e < n; e += wg) {
             const uint i0 = e % p.ne0;
             const uint r = e / p.ne0;
             const uint i1 = r % p.ne1;
             const uint i2 = start + r / p.ne1;
-            s += data_s[bs + i0 * p.nb00 + i1 * p.nb01 + i2 * p.nb02];
+            s += data_s[bs + i0 * p.nb00 + i1 * p.nb01 + i2 * p.nb02] - x0;
         }
-        const float mean = reduce_sum(s, tid) / float(n);
+        const float mean = x0 + reduce_sum(s, tid) / float(n);
         float s2 = 0.0;
         for (uint e = tid; e < n; e += wg) {
             const uint i0 = e % p.ne0;

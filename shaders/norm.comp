@@ -20,6 +20,9 @@
 // k / sqrt(eps) itself can overflow. NaN and Inf sums keep the plain formula.
 // norm_factors applies this rule to both ops.
 //
+// NORM's mean is taken relative to the row's first element (see main), so rows
+// of equal values have a mean of exactly that value and normalise to 0.
+//
 // Defines: RMS for RMS_NORM (else NORM).
 // Bindings: 0 = src, 1 = dst.
 // Specialization: constant 0 = workgroup size (power of two, default 256).
@@ -113,20 +116,31 @@ void main() {
             data_d[id + i0 * p.nb0] = data_s[is + i0 * p.nb00] * ik * f.x * f.y;
         }
 #else
+        // The mean is x0 + Σ(x - x0)/n, x0 the row's first (scaled) element: a row of
+        // equal values sums to exactly 0 and its mean is the value itself, where a
+        // rounded f32 sum of the values, divided by n, can be an ulp off (x - mean
+        // = ±ulp, normalised to ±1 instead of 0). A non-finite x0 is replaced by 0
+        // (the plain sum, which is non-finite then anyway). The scaled values are
+        // precise: a compiler that fused x·ik - x0 (or x·ik - mean) into one fma
+        // would leave the product's rounding error, not 0, for x = x0.
+        precise float x0 = data_s[is] * ik;
+        x0 = (isinf(x0) || isnan(x0)) ? 0.0 : x0;
         float s = 0.0;
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            s += data_s[is + i0 * p.nb00] * ik;
+            precise float y = data_s[is + i0 * p.nb00] * ik - x0;
+            s += y;
         }
-        float mean = reduce_sum(s, tid) / n;
+        const float mean = x0 + reduce_sum(s, tid) / n;
         float s2 = 0.0;
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            float d = data_s[is + i0 * p.nb00] * ik - mean;
+            precise float d = data_s[is + i0 * p.nb00] * ik - mean;
             s2 += d * d;
         }
         s2 = reduce_sum(s2, tid);
         const vec2 f = norm_factors(s2 / n, ik, k);
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            data_d[id + i0 * p.nb0] = (data_s[is + i0 * p.nb00] * ik - mean) * f.x * f.y;
+            precise float d = data_s[is + i0 * p.nb00] * ik - mean;
+            data_d[id + i0 * p.nb0] = d * f.x * f.y;
         }
 #endif
     }

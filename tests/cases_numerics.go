@@ -68,6 +68,15 @@ func numericInit(scale float32) func(t *core.Tensor, r *rand.Rand) error {
 				}
 			}
 			set(5, n0/2, 1e29)
+		case "flatblocks": // blocks of 300 elements of one value each (NORM rows, GROUP_NORM groups)
+			// Values x whose f32 tree sum of 300 copies over 256 invocations, divided by 300, is
+			// not x again (for NORM: after the prescale by max|x|, x·(1/|x|) = ±(1 - 2^-24)), so a
+			// mean summed naively leaves x - mean = ±ulp and the normalised row comes out ±1
+			// where the exact result is 0. 3.3e37·300 overflows f32 too.
+			vals := []float32{3.3e37, 300001.03, 3e30, -3e30, 1.00000024e30, -3.3e37, 1234.5677, -0.3}
+			for i := range v {
+				v[i] = vals[(i/300)%len(vals)]
+			}
 		case "nan": // row 0 starts with NaN, row 4 ends with one, row 7 has two
 			set(0, 0, nan)
 			set(4, n0-1, nan)
@@ -139,7 +148,17 @@ func numericCases() []Case {
 		add(n.name+"(rows of equal huge values)", 0, 0, func(c *core.Context) *core.Tensor {
 			return n.f(c, c.NewTensor(f32, 300, 7).SetName("flat"))
 		})
+		// The exact mean of equal values is the value: a float32 sum of the row, rounded, is not
+		// (NORM gave ±1 instead of 0 on an NVIDIA H200; the values here fail the same way on
+		// lavapipe).
+		add(n.name+"(rows of equal values, inexact sums)", 0, 0, func(c *core.Context) *core.Tensor {
+			return n.f(c, c.NewTensor(f32, 300, 8).SetName("flatblocks"))
+		})
 	}
+	// GROUP_NORM's mean over a group of equal values (groups of 300 elements: 10·10·3 channels).
+	add("GROUP_NORM(groups of equal values, inexact sums)", 0, 0, func(c *core.Context) *core.Tensor {
+		return c.GroupNorm(c.NewTensor(f32, 10, 10, 6, 2).SetName("flatblocks"), 2, 1e-5)
+	})
 
 	weights := []core.Type{f32, core.TypeF16, core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0}
 	for _, typ := range weights {
