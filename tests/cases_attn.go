@@ -24,6 +24,7 @@ type attnShape struct {
 	m2, m3                   int64
 	scale, maxBias, softcap  float32
 	sinks, cache             bool
+	maskName                 string // the mask's name for Init; "": "mask" (normInit's)
 }
 
 const noAttnMask = core.Type(-1)
@@ -53,7 +54,11 @@ func (s attnShape) build(c *core.Context) *core.Tensor {
 	}
 	var mask *core.Tensor
 	if s.mt != noAttnMask {
-		mask = c.NewTensor(s.mt, s.nkv, s.nq+1, s.m2, s.m3).SetName("mask")
+		name := s.maskName
+		if name == "" {
+			name = "mask"
+		}
+		mask = c.NewTensor(s.mt, s.nkv, s.nq+1, s.m2, s.m3).SetName(name)
 	}
 	out := c.FlashAttnExt(q, k, v, mask, s.scale, s.maxBias, s.softcap)
 	if s.sinks {

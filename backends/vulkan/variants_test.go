@@ -4,6 +4,7 @@ package vulkan
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tandem-ml/tandem/core"
@@ -61,13 +62,18 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 			k, v := c.NewTensor4D(a, 32, 5, 1, 1), c.NewTensor4D(b, 32, 5, 1, 1)
 			return c.FlashAttnExt(q, k, v, c.NewTensor2D(core.TypeF16, 5, 2), 1, 0, 0)
 		},
+		"FLASH_ATTN_EXT split": func(c *core.Context, a, b core.Type) *core.Tensor { // keys split over workgroups
+			q := c.NewTensor4D(core.TypeF32, 32, 1, 2, 1)
+			k, v := c.NewTensor4D(a, 32, 300, 1, 1), c.NewTensor4D(b, 32, 300, 1, 1)
+			return c.FlashAttnExt(q, k, v, c.NewTensor2D(core.TypeF16, 300, 1), 1, 0, 0)
+		},
 	}
 	types := allTypes()
 	supported := 0
 	for name, bld := range builds {
 		for _, a := range types {
 			seconds := []core.Type{core.TypeF32}
-			if name == "CPY" || name == "FLASH_ATTN_EXT" {
+			if name == "CPY" || strings.HasPrefix(name, "FLASH_ATTN_EXT") {
 				seconds = types
 			}
 			for _, b := range seconds {
@@ -78,7 +84,7 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 				}
 				supported++
 				label := fmt.Sprintf("%s %v", name, a)
-				if name == "CPY" || name == "FLASH_ATTN_EXT" {
+				if name == "CPY" || strings.HasPrefix(name, "FLASH_ATTN_EXT") {
 					label += fmt.Sprintf("→%v", b)
 				}
 				allocCtx(t, ctx, be.DefaultBufferType())

@@ -268,6 +268,12 @@ func (r *opsRuntime) NewStatusBuffer(size uint64) (gpuops.StatusBuffer, error) {
 	return r.b.dev.cfg.Memory.Alloc(size, true)
 }
 
+// NewScratchBuffer allocates device memory for the encoders' intermediate results. The encoder
+// calls it from Start, before the graph is recorded, and keeps it until Close.
+func (r *opsRuntime) NewScratchBuffer(size uint64) (gpuops.ScratchBuffer, error) {
+	return r.b.dev.cfg.Memory.Alloc(size, false)
+}
+
 // SetOpProfile turns the per-op profile on (clearing what it held) or off. While it is on, a
 // device that can time its work (Vulkan's timestamp queries) records the device time of every
 // node; other devices record nothing.

@@ -23,9 +23,12 @@ type Encoder struct {
 	// Index checks of GET_ROWS/SET_ROWS nodes (status.go): one status word per node.
 	status StatusBuffer
 	checks []indexCheck
-	node   int // position of the node being encoded
+	// The scratch buffer (scratch.go), sized by Start for the graph's largest need.
+	scratch ScratchBuffer
+	node    int // position of the node being encoded
 
-	mulMat func(*Encoder, *core.Tensor) error // MUL_MAT's encoder when a test forces one
+	mulMat   func(*Encoder, *core.Tensor) error // MUL_MAT's encoder when a test forces one
+	faOneRow bool                               // FLASH_ATTN_EXT never splits its keys (UseFlashAttnSplit)
 }
 
 // NewEncoder returns an encoder that records through rt for device dev. api names the backend in
@@ -35,10 +38,14 @@ func NewEncoder(rt Runtime, dev *Device, api, prefix string) *Encoder {
 	return &Encoder{rt: rt, dev: dev, api: api, name: prefix}
 }
 
-// Start prepares the encoder for the graph whose nodes are nodes: no access is pending and each
-// GET_ROWS and SET_ROWS node has a zeroed status word.
+// Start prepares the encoder for the graph whose nodes are nodes: no access is pending, each
+// GET_ROWS and SET_ROWS node has a zeroed status word and the scratch buffer is as large as the
+// nodes need.
 func (e *Encoder) Start(nodes []*core.Tensor) error {
 	e.written, e.read = e.written[:0], e.read[:0]
+	if err := e.reserveScratch(e.scratchNeed(nodes)); err != nil {
+		return err
+	}
 	return e.resetChecks(checksNeeded(nodes))
 }
 
@@ -57,11 +64,15 @@ func (e *Encoder) Encode(i int, n *core.Tensor) error {
 // Barriers returns the number of barriers recorded so far.
 func (e *Encoder) Barriers() int { return e.barriers }
 
-// Close releases the status buffer.
+// Close releases the status and scratch buffers.
 func (e *Encoder) Close() {
 	if e.status != nil {
 		e.status.Destroy()
 		e.status = nil
+	}
+	if e.scratch != nil {
+		e.scratch.Destroy()
+		e.scratch = nil
 	}
 }
 

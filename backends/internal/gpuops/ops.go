@@ -55,6 +55,8 @@ func Implemented(op core.Op) bool { return op >= 0 && op < core.OpCount && opTab
 type opImpl struct {
 	supports func(d *Device, t *core.Tensor) bool
 	encode   func(e *Encoder, n *core.Tensor) error
+	// scratch (optional) is the scratch bytes encode will use for n (scratch.go).
+	scratch func(e *Encoder, n *core.Tensor) uint64
 }
 
 var opTable [core.OpCount]opImpl

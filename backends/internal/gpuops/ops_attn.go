@@ -3,14 +3,15 @@ package gpuops
 import "github.com/tandem-ml/tandem/core"
 
 // FLASH_ATTN_EXT, after the CPU kernel (backends/cpu/ops_attn.go): flash_attn_ext.comp runs one
-// workgroup per query row with an online softmax over tiles of keys. It takes f32, f16 or q8_0
+// workgroup per query row with an online softmax over tiles of keys; a node with few query rows
+// and many keys splits its keys over workgroups instead (ops_attn_split.go). It takes f32, f16 or q8_0
 // keys and values (any pair; f16 and q8_0 need 16-bit storage), an f16 or f32 mask, ALiBi, the
 // logit soft cap and sinks, head sizes up to faMaxD, and k/v views with any strides that are whole
 // units. The query is rounded to f16 for f16 keys as the CPU does; for q8_0 keys it stays f32 (the
 // CPU quantizes it to q8_0), well inside ggml's 5e-4 bound for the op.
 
 func init() {
-	registerOp(core.OpFlashAttnExt, opImpl{supports: supportsFlashAttn, encode: (*Encoder).encodeFlashAttn})
+	registerOp(core.OpFlashAttnExt, opImpl{supports: supportsFlashAttn, encode: (*Encoder).encodeFlashAttn, scratch: scratchFlashAttn})
 }
 
 // faMaxD is the largest head size (Dk and Dv) of the shader (its MAX_D).
@@ -68,6 +69,11 @@ func supportsFlashAttn(d *Device, t *core.Tensor) bool {
 }
 
 func (e *Encoder) encodeFlashAttn(n *core.Tensor) error {
+	if s, ok := e.faSplitPlan(n); ok {
+		if sp, ok := e.scratchOperand(s.scratch); ok {
+			return e.encodeFlashAttnSplit(n, s, sp)
+		}
+	}
 	q, k, v, m, sinks := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4]
 	kn, ku, _ := faTypeName(e.dev, k.Type)
 	vn, vu, _ := faTypeName(e.dev, v.Type)

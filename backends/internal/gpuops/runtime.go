@@ -21,6 +21,9 @@ type Runtime interface {
 	// NewStatusBuffer allocates a host-readable buffer of at least size bytes for the index
 	// checks' status words.
 	NewStatusBuffer(size uint64) (StatusBuffer, error)
+	// NewScratchBuffer allocates a device buffer of at least size bytes that shaders write and
+	// read between the dispatches of one node (its contents do not outlive a graph).
+	NewScratchBuffer(size uint64) (ScratchBuffer, error)
 }
 
 // Pipeline is a runtime's compiled shader variant (a Vulkan pipeline, a GL program), opaque to
@@ -29,7 +32,7 @@ type Pipeline any
 
 // Binding is a byte range of a runtime buffer bound to one storage binding of a dispatch.
 type Binding struct {
-	Buf       any // a buffer from Runtime.Locate, or a StatusBuffer
+	Buf       any // a buffer from Runtime.Locate, a StatusBuffer or a ScratchBuffer
 	Off, Size uint64
 }
 
@@ -38,5 +41,11 @@ type StatusBuffer interface {
 	Size() uint64
 	Memset(off, size uint64, v byte) error
 	Read(off uint64, dst []byte) error
+	Destroy()
+}
+
+// ScratchBuffer is the device buffer of the encoders' intermediate results (scratch.go).
+type ScratchBuffer interface {
+	Size() uint64
 	Destroy()
 }

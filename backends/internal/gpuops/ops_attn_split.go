@@ -1,0 +1,174 @@
+package gpuops
+
+import "github.com/tandem-ml/tandem/core"
+
+// FLASH_ATTN_EXT split over the keys (flash_attn_split.comp, "flash decoding"). One workgroup per
+// query row leaves most of a GPU idle in a decode step (32 rows of TinyLlama on 132 SMs, each
+// walking every key): when a node has few rows and many keys, pass 1 runs (query rows / G) x
+// nsplit workgroups, each over a contiguous chunk of the keys for the G query heads that share a
+// k and a v head, and writes its partial softmax state (max, sum, unnormalised accumulator) to the
+// scratch buffer; pass 2 combines a row's partials into dst. The split pays its way where the
+// grid is small: the rule below.
+
+const (
+	faSplitMaxRows  = 512  // query rows (dst rows) below which a node may split its keys
+	faSplitMinKeys  = 256  // keys from which it does
+	faSplitTile     = 64   // keys per tile of pass 1 (its workgroup size); chunks are multiples
+	faSplitTarget   = 1024 // pass 1 workgroups aimed for (a large GPU's SMs a few times over)
+	faSplitMaxG     = 8    // query heads per workgroup (MAX_G)
+	faSplitMaxGD    = 512  // G*dv bound (MAX_D: the flat accumulator of 64 threads x 8)
+	faSplitMaxGK    = 2048 // G*dk bound (QS_N: the query rows in shared memory)
+	faSplitPushSize = 32 * 4
+	faCombinePush   = 8 * 4
+)
+
+// UseFlashAttnSplit turns the key split of FLASH_ATTN_EXT on (the default: the rule decides) or
+// off (one workgroup per query row always), for tests and benchmarks.
+func (e *Encoder) UseFlashAttnSplit(on bool) { e.faOneRow = !on }
+
+// faSplit is how a FLASH_ATTN_EXT node splits its keys.
+type faSplit struct {
+	g, nsplit, chunk int64  // query heads per workgroup, splits, keys per split
+	groups           int64  // pass 1 work items per split: nq * ne3 * nh / g
+	scratch          uint64 // bytes of partials
+}
+
+// faSplitPlan returns n's split, ok false when n runs in one pass. The split is taken for fewer
+// than faSplitMaxRows query rows over at least faSplitMinKeys keys. g is the largest number of
+// query heads up to faSplitMaxG that share their k head and their v head (a divisor of both
+// ratios) and fits the shader's accumulator and query buffer. nsplit aims at faSplitTarget
+// workgroups in all, with chunks of at least one tile: chunk = ceil(nkv / nsplit) rounded up to
+// whole tiles, nsplit then recomputed from the chunk (every split has a key).
+func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
+	q, k, v := n.Src[0], n.Src[1], n.Src[2]
+	dk, dv, nq, nkv, nh, ne3 := k.Ne[0], v.Ne[0], q.Ne[1], k.Ne[1], q.Ne[2], q.Ne[3]
+	rows := nq * nh * ne3
+	if e.faOneRow || rows >= faSplitMaxRows || nkv < faSplitMinKeys {
+		return faSplit{}, false
+	}
+	rk2, rv2 := nh/k.Ne[2], nh/v.Ne[2]
+	c := gcd(rk2, rv2)
+	var g int64 = 1
+	for d := int64(faSplitMaxG); d > 1; d-- {
+		if c%d == 0 && d*dv <= faSplitMaxGD && d*dk <= faSplitMaxGK {
+			g = d
+			break
+		}
+	}
+	groups := rows / g
+	nsplit := min((nkv+faSplitTile-1)/faSplitTile, max(2, (faSplitTarget+groups-1)/groups))
+	chunk := (nkv + nsplit - 1) / nsplit
+	chunk = (chunk + faSplitTile - 1) / faSplitTile * faSplitTile
+	nsplit = (nkv + chunk - 1) / chunk
+	s := faSplit{g: g, nsplit: nsplit, chunk: chunk, groups: groups, scratch: uint64(rows*nsplit*(dv+2)) * 4}
+	if nsplit < 2 || s.scratch > uint64(e.dev.MaxStorageBufferRange) || groups*nsplit >= maxShaderIndex {
+		return faSplit{}, false
+	}
+	return s, true
+}
+
+// gcd is the greatest common divisor of two positive numbers.
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// scratchFlashAttn is the scratch a FLASH_ATTN_EXT node needs: its partials when it splits.
+func scratchFlashAttn(e *Encoder, n *core.Tensor) uint64 {
+	if s, ok := e.faSplitPlan(n); ok {
+		return s.scratch
+	}
+	return 0
+}
+
+// encodeFlashAttnSplit records the two passes of split s. Pass 1 writes the scratch (a barrier
+// first if an earlier node still reads or writes it), pass 2 reads it (a barrier between them).
+func (e *Encoder) encodeFlashAttnSplit(n *core.Tensor, s faSplit, sp operand) error {
+	q, k, v, m, sinks := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4]
+	kn, ku, _ := faTypeName(e.dev, k.Type)
+	vn, vu, _ := faTypeName(e.dev, v.Type)
+	name := "flash_attn_split_k" + kn + "_v" + vn
+	mu := int64(4)
+	if m != nil && m.Type == core.TypeF16 {
+		name, mu = name+"_mask_f16", 2
+	}
+	p1, err := e.pipeline(name, 5, faSplitPushSize)
+	if err != nil {
+		return err
+	}
+	p2, err := e.pipeline("flash_attn_split_combine", 3, faCombinePush)
+	if err != nil {
+		return err
+	}
+	oq, err := e.bindTensor(q, 4)
+	if err != nil {
+		return err
+	}
+	ok, err := e.bindTensor(k, ku)
+	if err != nil {
+		return err
+	}
+	ov, err := e.bindTensor(v, vu)
+	if err != nil {
+		return err
+	}
+	srcs := []operand{oq, ok, ov}
+	om, os := oq, oq // absent: bind q again (never read)
+	if m != nil {
+		if om, err = e.bindTensor(m, mu); err != nil {
+			return err
+		}
+		srcs = append(srcs, om)
+	}
+	od, err := e.bindTensor(n, 4)
+	if err != nil {
+		return err
+	}
+	if err := e.sync(sp, srcs...); err != nil {
+		return err
+	}
+
+	fp := core.FlashAttnParamsOf(n)
+	scale := fp.Scale
+	if fp.LogitSoftcap != 0 {
+		scale /= fp.LogitSoftcap
+	}
+	var mnb [3]int64
+	m2, m3 := int64(1), int64(1)
+	if m != nil {
+		mnb = [3]int64{m.Nb[1] / mu, m.Nb[2] / mu, m.Nb[3] / mu}
+		m2, m3 = m.Ne[2], m.Ne[3]
+	}
+	work := s.groups * s.nsplit
+	pc := e.push.Reset()
+	pc.U32(u32(k.Ne[0]), u32(v.Ne[0]), u32(q.Ne[1]), u32(k.Ne[1]), u32(q.Ne[2]))
+	pc.U32(u32(q.Nb[1]/4), u32(q.Nb[2]/4), u32(q.Nb[3]/4))
+	pc.U32(u32(k.Nb[1]/ku), u32(k.Nb[2]/ku), u32(k.Nb[3]/ku))
+	pc.U32(u32(v.Nb[1]/vu), u32(v.Nb[2]/vu), u32(v.Nb[3]/vu))
+	pc.U32(u32(mnb[0]), u32(mnb[1]), u32(mnb[2]), u32(m2), u32(m3))
+	pc.U32(u32(q.Ne[2]/k.Ne[2]), u32(q.Ne[2]/v.Ne[2]))
+	pc.U32(oq.offs, ok.offs, ov.offs, om.offs)
+	pc.F32(scale, fp.LogitSoftcap, fp.MaxBias)
+	pc.U32(b2u(m != nil)|u32(s.g)<<8, u32(s.nsplit), u32(s.chunk), u32(work))
+	if err := e.dispatch(p1, [3]uint32{e.groups(work, 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ov.bind, om.bind, sp.bind); err != nil {
+		return err
+	}
+
+	srcs = append(srcs[:0], sp)
+	if sinks != nil {
+		if os, err = e.bindTensor(sinks, 4); err != nil {
+			return err
+		}
+		srcs = append(srcs, os)
+	}
+	if err := e.sync(od, srcs...); err != nil {
+		return err
+	}
+	rows := n.NRows()
+	pc = e.push.Reset()
+	pc.U32(u32(v.Ne[0]), u32(q.Ne[2]), u32(rows), u32(s.nsplit))
+	pc.U32(0, os.offs, od.offs, b2u(sinks != nil)<<1)
+	return e.dispatch(p2, [3]uint32{e.groups(rows, 1, 0), 1, 1}, pc.Bytes(), sp.bind, os.bind, od.bind)
+}

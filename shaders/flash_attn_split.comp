@@ -1,0 +1,371 @@
+#version 450
+// flash_attn_split.comp: FLASH_ATTN_EXT split over the keys ("flash decoding"), for steps with few
+// query rows (a decode step) where one workgroup per row (flash_attn_ext.comp) leaves the device
+// idle while each workgroup walks every key. Two passes, picked by a define:
+//
+// Pass 1 (no COMBINE): workgroup w takes split s = w % nsplit of the keys, [s*chunk, s*chunk +
+// chunk) cut at nkv, for G query heads (h0 .. h0+G-1, which share their k head and their v head)
+// of one query row (iq1, iq3). The G query rows sit in shared memory (rounded to f16 for f16 keys,
+// as the CPU converts them to K's vec-dot type). The chunk is walked in tiles of WG keys: thread t
+// scores key c0+t against the G queries (each key element read once for the G heads; scale, soft
+// cap, plus slope*mask; a key whose mask is -inf for a head is skipped for it), threads g < G take
+// the tile max of head g and update its running max M_g and rescale factor exp(M_old - M_new);
+// every thread turns its scores into weights p and adds them to its share of the sums; then the
+// accumulator elements are spread over the workgroup as one flat array of G*dv (element e = t +
+// r*WG is head e / dv, output element e % dv), each adding p_j * v_j[d] over the tile's keys. A
+// tile that no head sees (all masked) costs its mask reads only. The workgroup writes its partial
+// (the unnormalised accumulator acc[dv], M and the sum S, per head) to the scratch buffer.
+//
+// Pass 2 (COMBINE): one workgroup per (head, query row): M = max of the splits' M_s, then
+// S = sum S_s exp(M_s - M) and out[d] = sum acc_s[d] exp(M_s - M) over the splits that saw a
+// key (M_s > -inf); the sink logit (optional) joins the denominator only, as in
+// flash_attn_ext.comp; a row with no key anywhere gives zeros.
+//
+// Partial layout (floats): partial (row, s) at (row * nsplit + s) * (dv + 2), row = (iq3 * nq +
+// iq1) * nh + h (dst's row order): acc[0..dv), M, S.
+//
+// Defines: COMBINE for pass 2; else K_F32 | K_F16 | K_Q8_0, V_F32 | V_F16 | V_Q8_0, MASK_F16
+// (else an f32 mask or none).
+// Pass 1 bindings: 0 = q (f32), 1 = k, 2 = v, 3 = mask (any buffer when unused), 4 = partials
+// (bound from their first word).
+// Pass 2 bindings: 0 = partials, 1 = sinks (any buffer when unused), 2 = dst (f32, contiguous
+// [dv, n_head, n_q, ne3]).
+// Units: f32 tensors in floats, f16 and q8_0 tensors in 16-bit words.
+// Dispatch: any x grid (both passes loop over their work items).
+
+#define WG 64u
+#define MAX_D 512u
+#define ACC_N (MAX_D / WG)
+#define MAX_G 8u
+#define QS_N 2048u
+
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+
+#include "types.glsl"
+
+#if defined(COMBINE)
+
+layout(std430, binding = 0) readonly buffer BufP { float data_p[]; };
+layout(std430, binding = 1) readonly buffer BufS { float data_s[]; };
+layout(std430, binding = 2) writeonly buffer BufD { float data_d[]; };
+
+layout(push_constant) uniform Params {
+    uint dv, nh, nrows, nsplit;
+    uint offs_p, offs_s, offs_d;
+    uint flags; // 2: sinks
+} p;
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const float ninf = uintBitsToFloat(0xff800000u);
+    const uint stride = p.dv + 2u;
+    for (uint row = gl_WorkGroupID.x; row < p.nrows; row += gl_NumWorkGroups.x) {
+        uint pb = p.offs_p + row * p.nsplit * stride;
+        float M = ninf;
+        for (uint s = 0u; s < p.nsplit; s++) {
+            M = max(M, data_p[pb + s * stride + p.dv]);
+        }
+        float S = 0.0;
+        float o[ACC_N];
+        for (uint r = 0u; r < ACC_N; r++) {
+            o[r] = 0.0;
+        }
+        if (M != ninf) {
+            for (uint s = 0u; s < p.nsplit; s++) {
+                uint b = pb + s * stride;
+                float ms = data_p[b + p.dv];
+                if (ms == ninf) {
+                    continue; // the split saw no key
+                }
+                float w = exp(ms - M);
+                S += w * data_p[b + p.dv + 1u];
+                for (uint r = 0u; r < ACC_N; r++) {
+                    uint d = tid + r * WG;
+                    if (d < p.dv) {
+                        o[r] += w * data_p[b + d];
+                    }
+                }
+            }
+        }
+        float g = 1.0;
+        if ((p.flags & 2u) != 0u) {
+            float sk = data_s[p.offs_s + row % p.nh];
+            if (sk > M) {
+                g = M == ninf ? 0.0 : exp(M - sk);
+                S = S * g + 1.0;
+            } else {
+                S += exp(sk - M);
+            }
+        }
+        float inv = S == 0.0 ? 0.0 : g / S;
+        uint db = p.offs_d + row * p.dv;
+        for (uint r = 0u; r < ACC_N; r++) {
+            uint d = tid + r * WG;
+            if (d < p.dv) {
+                data_d[db + d] = o[r] * inv;
+            }
+        }
+    }
+}
+
+#else // pass 1
+
+layout(std430, binding = 0) readonly buffer BufQ { float data_q[]; };
+#if defined(K_F32)
+layout(std430, binding = 1) readonly buffer BufK { float data_k[]; };
+#else
+layout(std430, binding = 1) readonly buffer BufK { uint16_t data_k[]; };
+#endif
+#if defined(V_F32)
+layout(std430, binding = 2) readonly buffer BufV { float data_v[]; };
+#else
+layout(std430, binding = 2) readonly buffer BufV { uint16_t data_v[]; };
+#endif
+#if defined(MASK_F16)
+layout(std430, binding = 3) readonly buffer BufM { uint16_t data_m[]; };
+float mask_at(uint i) { return half_bits_to_float(uint(data_m[i])); }
+#else
+layout(std430, binding = 3) readonly buffer BufM { float data_m[]; };
+float mask_at(uint i) { return data_m[i]; }
+#endif
+layout(std430, binding = 4) writeonly buffer BufP { float data_p[]; };
+
+layout(push_constant) uniform Params {
+    uint dk, dv, nq, nkv, nh;
+    uint q_nb1, q_nb2, q_nb3;      // floats
+    uint k_nb1, k_nb2, k_nb3;      // k units
+    uint v_nb1, v_nb2, v_nb3;      // v units
+    uint m_nb1, m_nb2, m_nb3;      // mask units (rows dense)
+    uint m_ne2, m_ne3;             // mask broadcast planes
+    uint rk2, rv2;                 // query heads per k head, per v head
+    uint offs_q, offs_k, offs_v, offs_m; // the partials start at word 0
+    float scale;                   // divided by the soft cap when there is one
+    float softcap;                 // 0: none
+    float max_bias;                // > 0: ALiBi
+    uint flags;                    // bit 0: mask; bits 8..15: G, the query heads per workgroup
+                                   // (<= MAX_G, G*dv <= MAX_D, G*dk <= QS_N)
+    uint nsplit, chunk;            // splits of the keys, keys per split (a multiple of WG)
+    uint nwork;                    // workgroups' work items: nq * ne3 * (nh / G) * nsplit
+} p;
+
+shared float qs[QS_N];
+shared float sc[MAX_G * WG];    // scores, then weights, of the tile's keys per head
+shared float sl[MAX_G];         // ALiBi slope per head
+shared uint smb[MAX_G];         // mask row start per head
+shared float sM[MAX_G];         // running max per head
+shared float sf[MAX_G];         // this tile's rescale factor per head
+shared uint live[MAX_G];        // head sees a key of this tile
+
+#if defined(K_Q8_0)
+int k_q8(uint w0, uint b) {
+    return bitfieldExtract(int(uint(data_k[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
+}
+#endif
+#if defined(V_Q8_0)
+int v_q8(uint w0, uint b) {
+    return bitfieldExtract(int(uint(data_v[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
+}
+#endif
+
+// k_at is element i of the key row that starts at unit 'row'.
+float k_at(uint row, uint i) {
+#if defined(K_F32)
+    return data_k[row + i];
+#elif defined(K_F16)
+    return half_bits_to_float(uint(data_k[row + i]));
+#else
+    uint w0 = row + (i / QK8_0) * Q8_0_WORDS;
+    return half_bits_to_float(uint(data_k[w0])) * float(k_q8(w0, i % QK8_0));
+#endif
+}
+
+// v_at is element d of the value row that starts at unit 'row'.
+float v_at(uint row, uint d) {
+#if defined(V_F32)
+    return data_v[row + d];
+#elif defined(V_F16)
+    return half_bits_to_float(uint(data_v[row + d]));
+#else
+    uint w0 = row + (d / QK8_0) * Q8_0_WORDS;
+    return half_bits_to_float(uint(data_v[w0])) * float(v_q8(w0, d % QK8_0));
+#endif
+}
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const float ninf = uintBitsToFloat(0xff800000u);
+    const bool has_mask = (p.flags & 1u) != 0u;
+    const uint G = (p.flags >> 8) & 0xffu;
+    const uint ngh = p.nh / G;
+    for (uint w = gl_WorkGroupID.x; w < p.nwork; w += gl_NumWorkGroups.x) {
+        uint split = w % p.nsplit;
+        uint t = w / p.nsplit;
+        uint h0 = (t % ngh) * G;
+        t /= ngh;
+        uint iq1 = t % p.nq;
+        uint iq3 = t / p.nq;
+
+        uint qb = p.offs_q + iq1 * p.q_nb1 + h0 * p.q_nb2 + iq3 * p.q_nb3;
+        for (uint e = tid; e < G * p.dk; e += WG) {
+            uint g = e / p.dk;
+            uint i = e - g * p.dk;
+            float x = data_q[qb + g * p.q_nb2 + i];
+#if defined(K_F16)
+            x = unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
+#endif
+            qs[e] = x;
+        }
+        if (tid < G) {
+            uint h = h0 + tid;
+            float slope = 1.0;
+            if (p.max_bias > 0.0) {
+                uint n_log2 = 1u << uint(findMSB(p.nh));
+                float e0 = -p.max_bias / float(n_log2);
+                slope = h < n_log2 ? exp2(e0 * float(h + 1u)) : exp2(0.5 * e0 * float(2u * (h - n_log2) + 1u));
+            }
+            sl[tid] = slope;
+            smb[tid] = p.offs_m + iq1 * p.m_nb1 + (h % p.m_ne2) * p.m_nb2 + (iq3 % p.m_ne3) * p.m_nb3;
+            sM[tid] = ninf;
+        }
+        barrier();
+
+        uint kb = p.offs_k + (h0 / p.rk2) * p.k_nb2 + iq3 * p.k_nb3;
+        uint vb = p.offs_v + (h0 / p.rv2) * p.v_nb2 + iq3 * p.v_nb3;
+        uint j0 = split * p.chunk;
+        uint j1 = min(p.nkv, j0 + p.chunk);
+
+        float Sp[MAX_G]; // this thread's share of each head's sum of weights
+        float acc[ACC_N]; // flat accumulator element tid + r*WG: head /dv, element %dv
+        for (uint g = 0u; g < MAX_G; g++) {
+            Sp[g] = 0.0;
+        }
+        for (uint r = 0u; r < ACC_N; r++) {
+            acc[r] = 0.0;
+        }
+        for (uint c0 = j0; c0 < j1; c0 += WG) {
+            uint j = c0 + tid;
+            float s[MAX_G];
+            bool any = false;
+            for (uint g = 0u; g < MAX_G; g++) {
+                s[g] = ninf;
+                if (g < G && j < j1) {
+                    float mv = has_mask ? sl[g] * mask_at(smb[g] + j) : 0.0;
+                    if (mv != ninf) {
+                        s[g] = mv; // the mask term, the score added below
+                        any = true;
+                    }
+                }
+            }
+            if (any) {
+                float dot[MAX_G];
+                for (uint g = 0u; g < MAX_G; g++) {
+                    dot[g] = 0.0;
+                }
+                uint kr = kb + j * p.k_nb1;
+                for (uint i = 0u; i < p.dk; i++) {
+                    float kv = k_at(kr, i);
+                    for (uint g = 0u; g < MAX_G; g++) {
+                        if (g < G) {
+                            dot[g] += kv * qs[g * p.dk + i];
+                        }
+                    }
+                }
+                for (uint g = 0u; g < MAX_G; g++) {
+                    if (s[g] != ninf) {
+                        float x = dot[g] * p.scale;
+                        if (p.softcap != 0.0) {
+                            x = p.softcap * tanh(clamp(x, -15.0, 15.0));
+                        }
+                        s[g] += x;
+                    }
+                }
+            }
+            for (uint g = 0u; g < MAX_G; g++) {
+                if (g < G) {
+                    sc[g * WG + tid] = s[g];
+                }
+            }
+            barrier();
+            if (tid < G) {
+                float m = ninf;
+                for (uint jj = 0u; jj < WG; jj++) {
+                    m = max(m, sc[tid * WG + jj]);
+                }
+                float mo = sM[tid];
+                float mn = max(mo, m);
+                sf[tid] = mo == mn ? 1.0 : exp(mo - mn);
+                sM[tid] = mn;
+                live[tid] = m != ninf ? 1u : 0u;
+            }
+            barrier();
+            bool tile_live = false;
+            for (uint g = 0u; g < MAX_G; g++) {
+                if (g < G && live[g] != 0u) {
+                    tile_live = true;
+                }
+            }
+            if (!tile_live) {
+                continue; // no head sees a key of this tile (uniform: read from shared memory)
+            }
+            for (uint g = 0u; g < MAX_G; g++) {
+                if (g < G) {
+                    float x = sc[g * WG + tid];
+                    float pj = x == ninf ? 0.0 : exp(x - sM[g]);
+                    Sp[g] = Sp[g] * sf[g] + pj;
+                    sc[g * WG + tid] = pj;
+                }
+            }
+            for (uint r = 0u; r < ACC_N; r++) {
+                uint e = tid + r * WG;
+                if (e < G * p.dv) {
+                    acc[r] *= sf[e / p.dv];
+                }
+            }
+            barrier();
+            uint nb = min(WG, j1 - c0);
+            for (uint jj = 0u; jj < nb; jj++) {
+                uint vr = vb + (c0 + jj) * p.v_nb1;
+                for (uint r = 0u; r < ACC_N; r++) {
+                    uint e = tid + r * WG;
+                    if (e < G * p.dv) {
+                        uint g = e / p.dv;
+                        float wt = sc[g * WG + jj];
+                        if (wt != 0.0) {
+                            acc[r] += wt * v_at(vr, e - g * p.dv);
+                        }
+                    }
+                }
+            }
+            barrier();
+        }
+
+        // The heads' sums: each thread's shares through sc, added by thread g.
+        for (uint g = 0u; g < MAX_G; g++) {
+            if (g < G) {
+                sc[g * WG + tid] = Sp[g];
+            }
+        }
+        barrier();
+        uint rowb = ((iq3 * p.nq + iq1) * p.nh + h0) * p.nsplit + split; // partial of head h0
+        uint stride = p.dv + 2u;
+        if (tid < G) {
+            float S = 0.0;
+            for (uint jj = 0u; jj < WG; jj++) {
+                S += sc[tid * WG + jj];
+            }
+            uint b = (rowb + tid * p.nsplit) * stride;
+            data_p[b + p.dv] = sM[tid];
+            data_p[b + p.dv + 1u] = S;
+        }
+        for (uint r = 0u; r < ACC_N; r++) {
+            uint e = tid + r * WG;
+            if (e < G * p.dv) {
+                uint g = e / p.dv;
+                data_p[(rowb + g * p.nsplit) * stride + e - g * p.dv] = acc[r];
+            }
+        }
+        barrier(); // sc, sM and qs are reused by the next work item
+    }
+}
+
+#endif

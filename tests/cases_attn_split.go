@@ -1,0 +1,97 @@
+package tests
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// FLASH_ATTN_EXT in the shapes of a decode step: few query rows (1 to 4) over 300 to 2000 keys,
+// which GPU backends split over workgroups (chunks of 64 keys on lavapipe's sizes) and combine:
+// GQA ratios 1, 2, 4 and 8, head sizes 40, 64, 80 and 128 (dv != dk too), f32, f16 and q8_0 K/V,
+// masks in f16 and f32 with whole 64-key chunks of -inf (splits that see no key) and fully
+// masked query rows, per-head mask planes, ALiBi, soft cap, sinks, a KV cache view, a row with
+// every key masked; and a graph of two such attentions that share the GPU's scratch memory. The
+// f32/f16 cases are held to 1e-8 (they reach 1e-13 on lavapipe), far below what a split combined
+// without its rescaling gives.
+
+func init() {
+	extraCases = append(extraCases, attnSplitCases)
+}
+
+// attnSplitInit fills "chunkmask" (every third query row entirely -inf; keys of every third
+// 64-key chunk -inf; in odd planes the first chunk -inf too; a quarter of the rest -inf at random,
+// else [-1, 1)) and "deadmask" (all -inf); everything else as normInit.
+func attnSplitInit(t *core.Tensor, r *rand.Rand) error {
+	ninf := float32(math.Inf(-1))
+	switch t.Name {
+	case "chunkmask":
+		v := make([]float32, t.NElements())
+		for i := range v {
+			j := int64(i) % t.Ne[0]
+			row := int64(i) / t.Ne[0] % t.Ne[1]
+			plane := int64(i) / (t.Ne[0] * t.Ne[1])
+			switch {
+			case row%3 == 2, (j/64)%3 == 1, plane%2 == 1 && j < 64, r.IntN(4) == 0:
+				v[i] = ninf
+			default:
+				v[i] = 2*r.Float32() - 1
+			}
+		}
+		return core.SetFloat32s(t, v)
+	case "deadmask":
+		v := make([]float32, t.NElements())
+		for i := range v {
+			v[i] = ninf
+		}
+		return core.SetFloat32s(t, v)
+	}
+	return normInit(0, 0)(t, r)
+}
+
+func attnSplitCases() []Case {
+	f32, f16, q8 := core.TypeF32, core.TypeF16, core.TypeQ8_0
+	base := attnShape{kt: f16, vt: f16, dk: 64, dv: 64, nq: 1, nkv: 300, nh: 8, nhk: 2, ne3: 1, mt: f16, m2: 1, m3: 1,
+		scale: 0.125, maskName: "chunkmask"}
+	with := func(f func(s *attnShape)) attnShape { s := base; f(&s); return s }
+	shapes := []attnShape{
+		base,
+		with(func(s *attnShape) {
+			s.nq, s.nkv, s.nh, s.nhk, s.kt, s.vt, s.dk, s.dv, s.mt = 3, 1000, 4, 4, f32, f32, 80, 80, f32
+		}),
+		with(func(s *attnShape) {
+			s.nkv, s.nh, s.nhk, s.kt, s.vt, s.dk, s.dv, s.sinks = 2000, 16, 2, q8, q8, 128, 128, true
+		}),
+		with(func(s *attnShape) {
+			s.nq, s.nkv, s.dk, s.dv, s.vt, s.mt, s.softcap = 2, 777, 40, 24, f32, noAttnMask, 30
+		}),
+		with(func(s *attnShape) {
+			s.nq, s.nkv, s.nh, s.nhk, s.kt, s.maxBias, s.softcap, s.scale = 4, 513, 6, 3, q8, 8, 10, 1
+		}),
+		with(func(s *attnShape) { s.kt, s.vt, s.mt, s.maskName, s.sinks = f32, q8, f32, "deadmask", true }),
+		with(func(s *attnShape) { s.nkv, s.nh, s.nhk, s.cache, s.sinks = 600, 32, 4, true, true }),
+		with(func(s *attnShape) { s.nq, s.nkv, s.nh, s.nhk, s.ne3, s.mt, s.m2, s.m3 = 2, 400, 4, 2, 2, f32, 4, 2 }),
+		with(func(s *attnShape) { s.nq, s.nkv, s.nh, s.nhk, s.dk, s.dv, s.kt, s.vt = 1, 1500, 8, 1, 128, 64, f16, q8 }),
+	}
+	var cs []Case
+	for _, s := range shapes {
+		limit := 1e-8
+		if s.kt == q8 || s.vt == q8 {
+			limit = nmseMatMul // the CPU quantizes q to q8_0 for q8_0 keys
+		}
+		cs = append(cs, Case{Name: s.name() + "/split", Build: s.build, MaxNMSE: limit, Init: attnSplitInit})
+	}
+	// Two layers' attentions in one graph, independent but for the GPU's scratch memory.
+	a := with(func(s *attnShape) { s.nkv = 700 })
+	b := with(func(s *attnShape) { s.nkv = 300; s.mt = f32 })
+	cs = append(cs, Case{
+		Name: fmt.Sprintf("FLASH_ATTN_EXT+FLASH_ATTN_EXT(nkv=%d,%d,heads=%d/%d)/split", a.nkv, b.nkv, a.nh, a.nhk),
+		Build: func(c *core.Context) *core.Tensor {
+			return c.Add(a.build(c), b.build(c))
+		},
+		MaxNMSE: 1e-8, Init: attnSplitInit,
+	})
+	return cs
+}
