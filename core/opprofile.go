@@ -42,8 +42,11 @@ func profiledByType(op Op) bool {
 	return op == OpMulMat || op == OpMulMatID || op == OpGetRows
 }
 
-// Add counts node n as run for d.
+// Add counts node n as run for d; on a nil *OpTimes (a profile that is off) it does nothing.
 func (p *OpTimes) Add(n *Tensor, d time.Duration) {
+	if p == nil || n == nil {
+		return
+	}
 	k := opTimeKey{op: n.Op}
 	if profiledByType(n.Op) && n.Src[0] != nil {
 		k.typ = n.Src[0].Type
@@ -69,8 +72,11 @@ func (p *OpTimes) Add(n *Tensor, d time.Duration) {
 	p.times[i].Time += d
 }
 
-// Sorted returns a copy of the accumulated times, the most costly first.
+// Sorted returns a copy of the accumulated times, the most costly first; nil for a nil *OpTimes.
 func (p *OpTimes) Sorted() []OpTime {
+	if p == nil {
+		return nil
+	}
 	out := slices.Clone(p.times)
 	slices.SortStableFunc(out, func(x, y OpTime) int { return int(y.Time - x.Time) })
 	return out
