@@ -9,10 +9,10 @@
 // as the CPU converts them to K's vec-dot type). The chunk is walked in tiles of WG keys: thread t
 // scores key c0+t against the G queries (each key element read once for the G heads; scale, soft
 // cap, plus slope*mask; a key whose mask is -inf for a head is skipped for it), threads g < G take
-// the tile max of head g and update its running max M_g and rescale factor exp(M_old - M_new);
-// every thread turns its scores into weights p and adds them to its share of the sums; then the
-// accumulator elements are spread over the workgroup as one flat array of G*dv (element e = t +
-// r*WG is head e / dv, output element e % dv), each adding p_j * v_j[d] over the tile's keys. A
+// the tile max of head g (from the maxima of 8 threads over 8 keys each) and update its running
+// max M_g and rescale factor exp(M_old - M_new); every thread turns its scores into weights p and
+// adds them to its share of the sums; then thread t adds p_j * v_j[d] over the tile's keys for
+// output elements d = t, t + WG, ... of all G heads (each value element read once for them). A
 // tile that no head sees (all masked) costs its mask reads only. The workgroup writes its partial
 // (the unnormalised accumulator acc[dv], M and the sum S, per head) to the scratch buffer.
 //
@@ -36,7 +36,7 @@
 #define WG 64u
 #define MAX_D 512u
 #define ACC_N (MAX_D / WG)
-#define MAX_G 8u
+#define MAX_G 8u // query heads per workgroup; G * ceil(dv / WG) <= ACC_N
 #define QS_N 2048u
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
@@ -143,7 +143,7 @@ layout(push_constant) uniform Params {
     float softcap;                 // 0: none
     float max_bias;                // > 0: ALiBi
     uint flags;                    // bit 0: mask; bits 8..15: G, the query heads per workgroup
-                                   // (<= MAX_G, G*dv <= MAX_D, G*dk <= QS_N)
+                                   // (<= MAX_G, G*ceil(dv/WG) <= ACC_N, G*dk <= QS_N)
     uint nsplit, chunk;            // splits of the keys, keys per split (a multiple of WG)
     uint nwork;                    // workgroups' work items: nq * ne3 * (nh / G) * nsplit
 } p;
@@ -155,6 +155,7 @@ shared uint smb[MAX_G];         // mask row start per head
 shared float sM[MAX_G];         // running max per head
 shared float sf[MAX_G];         // this tile's rescale factor per head
 shared uint live[MAX_G];        // head sees a key of this tile
+shared float red[WG];           // the first step of the per-head reductions
 
 #if defined(K_Q8_0)
 int k_q8(uint w0, uint b) {
@@ -234,13 +235,16 @@ void main() {
         uint j0 = split * p.chunk;
         uint j1 = min(p.nkv, j0 + p.chunk);
 
+        // Accumulator slot k of this thread is head k % G, output element tid + (k / G) * WG: the
+        // G heads' slots of one element follow each other and share its value load.
+        const uint nr = (p.dv + WG - 1u) / WG;
         float Sp[MAX_G]; // this thread's share of each head's sum of weights
-        float acc[ACC_N]; // flat accumulator element tid + r*WG: head /dv, element %dv
+        float acc[ACC_N];
         for (uint g = 0u; g < MAX_G; g++) {
             Sp[g] = 0.0;
         }
-        for (uint r = 0u; r < ACC_N; r++) {
-            acc[r] = 0.0;
+        for (uint k = 0u; k < ACC_N; k++) {
+            acc[k] = 0.0;
         }
         for (uint c0 = j0; c0 < j1; c0 += WG) {
             uint j = c0 + tid;
@@ -286,10 +290,23 @@ void main() {
                 }
             }
             barrier();
+            // Tile max per head in two steps: thread t takes 8 keys of head t / 8, thread g < G
+            // the 8 results of head g.
+            {
+                uint g = tid >> 3u;
+                float m = ninf;
+                if (g < G) {
+                    for (uint i = 0u; i < 8u; i++) {
+                        m = max(m, sc[g * WG + (tid & 7u) * 8u + i]);
+                    }
+                }
+                red[tid] = m;
+            }
+            barrier();
             if (tid < G) {
                 float m = ninf;
-                for (uint jj = 0u; jj < WG; jj++) {
-                    m = max(m, sc[tid * WG + jj]);
+                for (uint i = 0u; i < 8u; i++) {
+                    m = max(m, red[tid * 8u + i]);
                 }
                 float mo = sM[tid];
                 float mn = max(mo, m);
@@ -315,53 +332,64 @@ void main() {
                     sc[g * WG + tid] = pj;
                 }
             }
-            for (uint r = 0u; r < ACC_N; r++) {
-                uint e = tid + r * WG;
-                if (e < G * p.dv) {
-                    acc[r] *= sf[e / p.dv];
+            for (uint k = 0u; k < ACC_N; k++) {
+                if (k < G * nr) {
+                    acc[k] *= sf[k % G];
                 }
             }
             barrier();
             uint nb = min(WG, j1 - c0);
             for (uint jj = 0u; jj < nb; jj++) {
                 uint vr = vb + (c0 + jj) * p.v_nb1;
-                for (uint r = 0u; r < ACC_N; r++) {
-                    uint e = tid + r * WG;
-                    if (e < G * p.dv) {
-                        uint g = e / p.dv;
-                        float wt = sc[g * WG + jj];
-                        if (wt != 0.0) {
-                            acc[r] += wt * v_at(vr, e - g * p.dv);
+                float vv = 0.0;
+                for (uint k = 0u; k < ACC_N; k++) {
+                    if (k < G * nr) {
+                        uint g = k % G;
+                        if (g == 0u) {
+                            uint d = tid + (k / G) * WG;
+                            vv = d < p.dv ? v_at(vr, d) : 0.0;
                         }
+                        acc[k] += sc[g * WG + jj] * vv;
                     }
                 }
             }
             barrier();
         }
 
-        // The heads' sums: each thread's shares through sc, added by thread g.
+        // The heads' sums of weights: the threads' shares through sc, added in two steps.
         for (uint g = 0u; g < MAX_G; g++) {
             if (g < G) {
                 sc[g * WG + tid] = Sp[g];
             }
         }
         barrier();
+        {
+            uint g = tid >> 3u;
+            float S = 0.0;
+            if (g < G) {
+                for (uint i = 0u; i < 8u; i++) {
+                    S += sc[g * WG + (tid & 7u) * 8u + i];
+                }
+            }
+            red[tid] = S;
+        }
+        barrier();
         uint rowb = ((iq3 * p.nq + iq1) * p.nh + h0) * p.nsplit + split; // partial of head h0
         uint stride = p.dv + 2u;
         if (tid < G) {
             float S = 0.0;
-            for (uint jj = 0u; jj < WG; jj++) {
-                S += sc[tid * WG + jj];
+            for (uint i = 0u; i < 8u; i++) {
+                S += red[tid * 8u + i];
             }
             uint b = (rowb + tid * p.nsplit) * stride;
             data_p[b + p.dv] = sM[tid];
             data_p[b + p.dv + 1u] = S;
         }
-        for (uint r = 0u; r < ACC_N; r++) {
-            uint e = tid + r * WG;
-            if (e < G * p.dv) {
-                uint g = e / p.dv;
-                data_p[(rowb + g * p.nsplit) * stride + e - g * p.dv] = acc[r];
+        for (uint k = 0u; k < ACC_N; k++) {
+            uint g = k % G;
+            uint d = tid + (k / G) * WG;
+            if (k < G * nr && d < p.dv) {
+                data_p[(rowb + g * p.nsplit) * stride + d] = acc[k];
             }
         }
         barrier(); // sc, sM and qs are reused by the next work item

@@ -9,7 +9,8 @@ import (
 )
 
 // FLASH_ATTN_EXT in the shapes of a decode step: few query rows (1 to 4) over 300 to 2000 keys,
-// which GPU backends split over workgroups (chunks of 64 keys on lavapipe's sizes) and combine:
+// which GPU backends split over workgroups (chunks of 64 keys on lavapipe's sizes, 128 for the
+// case of 64 rows) and combine:
 // GQA ratios 1, 2, 4 and 8, head sizes 40, 64, 80 and 128 (dv != dk too), f32, f16 and q8_0 K/V,
 // masks in f16 and f32 with whole 64-key chunks of -inf (splits that see no key) and fully
 // masked query rows, per-head mask planes, ALiBi, soft cap, sinks, a KV cache view, a row with
@@ -74,6 +75,8 @@ func attnSplitCases() []Case {
 		with(func(s *attnShape) { s.nkv, s.nh, s.nhk, s.cache, s.sinks = 600, 32, 4, true, true }),
 		with(func(s *attnShape) { s.nq, s.nkv, s.nh, s.nhk, s.ne3, s.mt, s.m2, s.m3 = 2, 400, 4, 2, 2, f32, 4, 2 }),
 		with(func(s *attnShape) { s.nq, s.nkv, s.nh, s.nhk, s.dk, s.dv, s.kt, s.vt = 1, 1500, 8, 1, 128, 64, f16, q8 }),
+		// 64 query rows: 16 splits of two tiles each (the in-workgroup rescaling between tiles)
+		with(func(s *attnShape) { s.nq, s.nkv, s.nh, s.nhk, s.mt, s.maxBias = 4, 2000, 16, 16, f32, 4 }),
 	}
 	var cs []Case
 	for _, s := range shapes {

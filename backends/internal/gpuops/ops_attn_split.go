@@ -16,7 +16,7 @@ const (
 	faSplitTile     = 64   // keys per tile of pass 1 (its workgroup size); chunks are multiples
 	faSplitTarget   = 1024 // pass 1 workgroups aimed for (a large GPU's SMs a few times over)
 	faSplitMaxG     = 8    // query heads per workgroup (MAX_G)
-	faSplitMaxGD    = 512  // G*dv bound (MAX_D: the flat accumulator of 64 threads x 8)
+	faSplitAcc      = 8    // G*ceil(dv/faSplitTile) bound (ACC_N: accumulator slots per thread)
 	faSplitMaxGK    = 2048 // G*dk bound (QS_N: the query rows in shared memory)
 	faSplitPushSize = 32 * 4
 	faCombinePush   = 8 * 4
@@ -50,7 +50,7 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	c := gcd(rk2, rv2)
 	var g int64 = 1
 	for d := int64(faSplitMaxG); d > 1; d-- {
-		if c%d == 0 && d*dv <= faSplitMaxGD && d*dk <= faSplitMaxGK {
+		if c%d == 0 && d*((dv+faSplitTile-1)/faSplitTile) <= faSplitAcc && d*dk <= faSplitMaxGK {
 			g = d
 			break
 		}
