@@ -7,8 +7,9 @@
 // chunk) cut at nkv, for G query heads (h0 .. h0+G-1, which share their k head and their v head)
 // of one query row (iq1, iq3). The G query rows sit in shared memory (rounded to f16 for f16 keys,
 // as the CPU converts them to K's vec-dot type). The chunk is walked in tiles of WG keys: thread t
-// scores key c0+t against the G queries (each key element read once for the G heads; scale, soft
-// cap, plus slope*mask; a key whose mask is -inf for a head is skipped for it), threads g < G take
+// scores key c0+t against the G queries (the tile's keys staged in shared memory DS dimensions at
+// a time by reads along the rows, each key element read once for the G heads; scale, soft cap,
+// plus slope*mask; a key whose mask is -inf for a head is skipped for it), threads g < G take
 // the tile max of head g (from the maxima of 8 threads over 8 keys each) and update its running
 // max M_g and rescale factor exp(M_old - M_new); every thread turns its scores into weights p and
 // adds them to its share of the sums; then thread t adds p_j * v_j[d] over the tile's keys for
@@ -38,6 +39,7 @@
 #define ACC_N (MAX_D / WG)
 #define MAX_G 8u // query heads per workgroup; G * ceil(dv / WG) <= ACC_N
 #define QS_N 2048u
+#define DS 16u // key dimensions staged at a time
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
@@ -156,6 +158,7 @@ shared float sM[MAX_G];         // running max per head
 shared float sf[MAX_G];         // this tile's rescale factor per head
 shared uint live[MAX_G];        // head sees a key of this tile
 shared float red[WG];           // the first step of the per-head reductions
+shared float ks[WG * (DS + 1u)]; // a slice of the tile's keys (rows padded against bank conflicts)
 
 #if defined(K_Q8_0)
 int k_q8(uint w0, uint b) {
@@ -260,20 +263,37 @@ void main() {
                     }
                 }
             }
-            if (any) {
-                float dot[MAX_G];
-                for (uint g = 0u; g < MAX_G; g++) {
-                    dot[g] = 0.0;
+            // The dot products, DS dimensions at a time: the workgroup stages the tile's keys
+            // (consecutive threads read consecutive elements of a key row), then thread t
+            // multiplies key t's slice with the G query rows.
+            float dot[MAX_G];
+            for (uint g = 0u; g < MAX_G; g++) {
+                dot[g] = 0.0;
+            }
+            uint nb = min(WG, j1 - c0);
+            for (uint i0 = 0u; i0 < p.dk; i0 += DS) {
+                uint ni = min(DS, p.dk - i0);
+                for (uint e = tid; e < WG * DS; e += WG) {
+                    uint key = e / DS;
+                    uint i = e % DS;
+                    if (key < nb && i < ni) {
+                        ks[key * (DS + 1u) + i] = k_at(kb + (c0 + key) * p.k_nb1, i0 + i);
+                    }
                 }
-                uint kr = kb + j * p.k_nb1;
-                for (uint i = 0u; i < p.dk; i++) {
-                    float kv = k_at(kr, i);
-                    for (uint g = 0u; g < MAX_G; g++) {
-                        if (g < G) {
-                            dot[g] += kv * qs[g * p.dk + i];
+                barrier();
+                if (any) {
+                    for (uint i = 0u; i < ni; i++) {
+                        float kv = ks[tid * (DS + 1u) + i];
+                        for (uint g = 0u; g < MAX_G; g++) {
+                            if (g < G) {
+                                dot[g] += kv * qs[g * p.dk + i0 + i];
+                            }
                         }
                     }
                 }
+                barrier();
+            }
+            if (any) {
                 for (uint g = 0u; g < MAX_G; g++) {
                     if (s[g] != ninf) {
                         float x = dot[g] * p.scale;
@@ -338,7 +358,6 @@ void main() {
                 }
             }
             barrier();
-            uint nb = min(WG, j1 - c0);
             for (uint jj = 0u; jj < nb; jj++) {
                 uint vr = vb + (c0 + jj) * p.v_nb1;
                 float vv = 0.0;
