@@ -96,5 +96,18 @@ func attnSplitCases() []Case {
 		},
 		MaxNMSE: 1e-8, Init: attnSplitInit,
 	})
+	// K and V with different head counts (8 query heads over 2 k heads and 4 v heads): the
+	// workgroups take the query heads that share both (2).
+	cs = append(cs, Case{
+		Name: "FLASH_ATTN_EXT(k=f16,v=f16,heads=8/2k/4v,nq=2,nkv=450)/split",
+		Build: func(c *core.Context) *core.Tensor {
+			q := c.NewTensor(f32, 64, 2, 8, 1)
+			k := c.NewTensor(f16, 64, 450, 2, 1)
+			v := c.NewTensor(f16, 48, 450, 4, 1)
+			m := c.NewTensor(f16, 450, 3, 1, 1).SetName("chunkmask")
+			return c.FlashAttnExt(q, k, v, m, 0.125, 0, 0)
+		},
+		MaxNMSE: 1e-8, Init: attnSplitInit,
+	})
 	return cs
 }
