@@ -116,43 +116,109 @@ func supportsMulMat(d *Device, t *core.Tensor) bool {
 
 const mulMatVecPushSize = 19 * 4
 
+// encodeMulMat encodes MUL_MAT with the mat-vec kernel of the device: mul_mat_vec_rows.comp on
+// software devices (or with KernelsEnv=cpu), mul_mat_vec.comp with mulMatVecShape's workgroup
+// otherwise.
 func (e *Encoder) encodeMulMat(n *core.Tensor) error {
-	a, x := n.Src[0], n.Src[1]
-	mt := mulMatTypes[a.Type]
-	bname, bu := mulMatB(n)
-	name := "mul_mat_vec_" + mt.name + "_" + bname
-	info := e.dev
 	soft, err := e.softwareKernels()
 	if err != nil {
 		return err
 	}
-	wg := min(max(info.SubgroupSize, 32), 128)
-	rowsPerGroup := int64(1)
-	switch {
-	case soft:
+	if soft {
 		// llvmpipe: one invocation per row and no workgroup reduction. Measured on 4096²:
 		// f32 0.64 → 1.63 GFLOPS, q4_0 0.88 → 1.81 (32 rows per workgroup beat 8, 16 and 64).
-		name = "mul_mat_vec_rows_" + mt.name + "_" + bname
-		wg = max(info.SubgroupSize, 32)
-		rowsPerGroup = int64(wg)
-	case info.SubgroupArithmetic:
-		name += "_subgroup"
+		wg := max(e.dev.SubgroupSize, 32)
+		return e.encodeMulMatVecKernel(n, "mul_mat_vec_rows_", wg, int64(wg), false)
 	}
-	p, err := e.pipeline(name, 3, mulMatVecPushSize, wg)
-	if err != nil {
-		return err
+	wg, rows := e.dev.mulMatVecShape(n)
+	return e.encodeMulMatVecKernel(n, "mul_mat_vec_", wg, int64(rows), true)
+}
+
+// mulMatVecShape returns mul_mat_vec.comp's workgroup size and rows per workgroup for node n on
+// device d: one subgroup (at least 32 invocations: one step of a 2048-wide row is 32 chunks of
+// 32 elements, and the reduction needs no barrier), one row per workgroup for fewer than 1024
+// rows (each workgroup then has the least work to wait for), four rows for the block types
+// above (each chunk of B serves four rows, four rows' loads in flight) and for the float types
+// from 16384 rows on (below, one row per workgroup keeps more workgroups resident). Measured on
+// an NVIDIA H200 (subgroup 32) with BenchmarkMatVecGPU's device time per node, workgroup size
+// and rows 32/1, 32/2, 32/4, 64/1, 64/2, 64/4, 128/1, 128/2: q4_0 2048x2048 9.0, 7.2, 7.3, 9.3,
+// 7.1, 7.3, 9.9, 7.9 µs; 5632x2048 17.7, 12.2, 10.4, 17.9, 12.0, 9.9, 20.6, 15.0; 32000x2048
+// 75, 44, 31, 81, 58, 32, 92, 58; 256x2048 4.9, 5.1, 6.0, 4.7, 4.6, 5.5, 5.1, 5.5; f16
+// 5632x2048 10.7, 16.3, 30.4, 11.4, 10.8, 23.3, 13.9, 12.3; 32000x2048 142, 123, 114, 180,
+// 145, 136, 178, 201.
+func (d *Device) mulMatVecShape(n *core.Tensor) (wg, rows uint32) {
+	wg = min(max(d.SubgroupSize, 32), 128, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupInvocations)
+	m := n.Src[0].Ne[1]
+	switch {
+	case m < 1024:
+		rows = 1
+	case n.Src[0].Type.IsQuantized() || m >= 16384:
+		rows = 4
+	default:
+		rows = 1
+	}
+	return wg, rows
+}
+
+// UseMulMatVec makes e encode every MUL_MAT node with mul_mat_vec.comp (the GPUs' mat-vec
+// kernel, whatever the device), wg invocations and rows rows per workgroup, for tests and
+// benchmarks; UseMulMat(MulMatAuto, Tile{}) restores the default choice.
+func (e *Encoder) UseMulMatVec(wg, rows uint32) {
+	e.mulMat = func(e *Encoder, n *core.Tensor) error {
+		return e.encodeMulMatVecKernel(n, "mul_mat_vec_", wg, int64(rows), true)
+	}
+}
+
+// encodeMulMatVecKernel encodes MUL_MAT with the mat-vec shader named prefix (mul_mat_vec_ or
+// mul_mat_vec_rows_), wg invocations per workgroup and rows rows per workgroup; spec passes
+// rows and the alignment flag of mul_mat_vec.comp as its specialization constants 1 and 2.
+func (e *Encoder) encodeMulMatVecKernel(n *core.Tensor, prefix string, wg uint32, rows int64, spec bool) error {
+	a, x := n.Src[0], n.Src[1]
+	mt := mulMatTypes[a.Type]
+	bname, bu := mulMatB(n)
+	name := prefix + mt.name + "_" + bname
+	if spec && e.dev.SubgroupArithmetic {
+		name += "_subgroup"
 	}
 	ops, err := e.bindNode(n, 4, use{a, mt.unit}, use{x, bu})
 	if err != nil {
 		return err
 	}
 	oa, ox, od := ops[0], ops[1], ops[2]
+	var p Pipeline
+	if spec {
+		p, err = e.pipeline(name, 3, mulMatVecPushSize, wg, uint32(rows), mulMatAligned(n, oa, ox, od)&1)
+	} else {
+		p, err = e.pipeline(name, 3, mulMatVecPushSize, wg)
+	}
+	if err != nil {
+		return err
+	}
 	// A strides in units of the shader's array (floats, halves or 16-bit words).
 	au := mt.unit
 	nbatch := x.Ne[2] * x.Ne[3]
 	pc := e.pushMulMat(n, oa, ox, od, au, bu)
-	grid := [3]uint32{e.groups(a.Ne[1], rowsPerGroup, 0), e.groups(x.Ne[1], 1, 1), e.groups(nbatch, 1, 2)}
+	grid := [3]uint32{e.groups(a.Ne[1], rows, 0), e.groups(x.Ne[1], 1, 1), e.groups(nbatch, 1, 2)}
 	return e.dispatch(p, grid, pc.Bytes(), oa.bind, ox.bind, od.bind)
+}
+
+// mulMatAligned returns the alignment flags of mul_mm.comp (and bit 0 for mul_mat_vec.comp)
+// for node n with A, B and dst bound at oa, ox and od: bit 0 when K is a multiple of 4 and the
+// rows of B (and of f32/f16 A) start on 4-element boundaries, so they are read as vec4; bit 1
+// when dst's rows do likewise (written as vec4).
+func mulMatAligned(n *core.Tensor, oa, ox, od operand) uint32 {
+	a, x := n.Src[0], n.Src[1]
+	au := mulMatTypes[a.Type].unit
+	_, bu := mulMatB(n)
+	aligned := uint32(0)
+	if a.Ne[0]%4 == 0 && ox.offs%4 == 0 && x.Nb[1]%(4*bu) == 0 && x.Nb[2]%(4*bu) == 0 && x.Nb[3]%(4*bu) == 0 &&
+		(a.Type.IsQuantized() || oa.offs%4 == 0 && a.Nb[1]%(4*au) == 0 && a.Nb[2]%(4*au) == 0 && a.Nb[3]%(4*au) == 0) {
+		aligned |= 1
+	}
+	if od.offs%4 == 0 && n.Nb[1]%16 == 0 && n.Nb[2]%16 == 0 && n.Nb[3]%16 == 0 {
+		aligned |= 2
+	}
+	return aligned
 }
 
 // pushMulMat packs the push constants the mat-vec and tiled MUL_MAT shaders share: sizes, offsets,
@@ -285,18 +351,8 @@ func (e *Encoder) encodeMulMatTiledWith(n *core.Tensor, t Tile) error {
 	if err != nil {
 		return err
 	}
-	// ALIGNED bit 0: rows of B (and of f32/f16 A) start on 4-element
-	// boundaries and K is a multiple of 4, so the shader reads them as vec4;
-	// bit 1: dst rows likewise, written as vec4.
 	au := mt.unit
-	aligned := uint32(0)
-	if a.Ne[0]%4 == 0 && ox.offs%4 == 0 && x.Nb[1]%(4*bu) == 0 && x.Nb[2]%(4*bu) == 0 && x.Nb[3]%(4*bu) == 0 &&
-		(a.Type.IsQuantized() || oa.offs%4 == 0 && a.Nb[1]%(4*au) == 0 && a.Nb[2]%(4*au) == 0 && a.Nb[3]%(4*au) == 0) {
-		aligned |= 1
-	}
-	if od.offs%4 == 0 && n.Nb[1]%16 == 0 && n.Nb[2]%16 == 0 && n.Nb[3]%16 == 0 {
-		aligned |= 2
-	}
+	aligned := mulMatAligned(n, oa, ox, od)
 	p, err := e.pipeline("mul_mm_"+mt.name+"_"+bname, 3, mulMatVecPushSize, t.WG(), t.BM, t.BN, t.TM, t.TN, aligned)
 	if err != nil {
 		return err
