@@ -61,7 +61,11 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	chunk = (chunk + faSplitTile - 1) / faSplitTile * faSplitTile
 	nsplit = (nkv + chunk - 1) / chunk
 	s := faSplit{g: g, nsplit: nsplit, chunk: chunk, groups: groups, scratch: uint64(rows*nsplit*(dv+2)) * 4}
-	if nsplit < 2 || s.scratch > uint64(e.dev.MaxStorageBufferRange) || groups*nsplit >= maxShaderIndex {
+	// The split is there to spread the keys over more workgroups than the rows alone give: where
+	// the device's grid cannot hold one workgroup per work item, the one-pass shader serves as well
+	// (and a software driver's per-invocation loop limit is not crossed by looping over items).
+	if nsplit < 2 || s.scratch > uint64(e.dev.MaxStorageBufferRange) || groups*nsplit >= maxShaderIndex ||
+		groups*nsplit > int64(e.dev.MaxComputeWorkGroupCount[0]) {
 		return faSplit{}, false
 	}
 	return s, true
