@@ -140,15 +140,20 @@ float elt_expm1(float x) {
 // elt_log: ln x (fdlibm's logf reduction: x = 2^e (1+f), sqrt(2)/2 <= 1+f <
 // sqrt(2), log(1+f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f/(2+f)).
 float elt_log(float x) {
-    if (isnan(x) || x < 0.0) {
+    // The sign is read from the bits: a device that flushes denormals compares a negative
+    // denormal as -0 (not < 0), while its bits still carry the sign and a huge exponent field.
+    uint b = floatBitsToUint(x);
+    if (isnan(x)) {
         return ELT_NAN;
+    }
+    if ((b & 0x7fffffffu) == 0u) {
+        return -ELT_INF; // +0 or -0
+    }
+    if ((b & 0x80000000u) != 0u) {
+        return ELT_NAN; // x < 0, a negative denormal included
     }
     if (isinf(x)) {
         return x;
-    }
-    uint b = floatBitsToUint(x);
-    if ((b & 0x7fffffffu) == 0u) {
-        return -ELT_INF; // +0 or -0
     }
     int e = 0;
     if (b < 0x00800000u) {
