@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 )
 
 // barrier is a reusable barrier for a fixed number of participants. A waiter spins first (the
@@ -13,7 +15,9 @@ import (
 // that waits for one the OS has descheduled must give its core back, or it delays the very worker
 // it waits for (spinning alone made decoding 3-4x slower beside one busy process).
 //
-// While it spins a waiter only reads the phase (a cache line that changes once per barrier). It
+// While it spins a waiter only reads the phase (a cache line that changes once per barrier),
+// with a pause instruction at every turn (kern.Pause: under KVM a loop of them lets the host run
+// the virtual CPU the waiter waits for, should it have been descheduled). It
 // yields its P to other goroutines (runtime.Gosched) at every turn only when the team has more
 // workers than Ps, where the worker it waits for may be queued behind it; otherwise it yields
 // only now and then (yieldEvery), so that no goroutine waits for a P until preemption. Yielding
@@ -64,6 +68,7 @@ func (b *barrier) wait() {
 		if b.broken.Load() {
 			return
 		}
+		kern.Pause()
 		if i <= b.spin {
 			continue
 		}
