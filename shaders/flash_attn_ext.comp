@@ -2,7 +2,8 @@
 // flash_attn_ext.comp: FLASH_ATTN_EXT (core.FlashAttnExt), after the CPU kernel
 // (backends/cpu/ops_attn.go). One workgroup per query row (iq1, head h, batch
 // iq3), grid-stride over rows. The query row sits in shared memory (rounded to
-// f16 for f16 keys, as the CPU converts it to K's vec-dot type); the keys are
+// f16 for f16 keys and to bf16 for bf16 keys, as the CPU converts it to K's vec-dot
+// type; f32 for the block types: fa_kv.glsl); the keys are
 // walked in tiles of WG rows: thread t scores key c0+t (scale, soft cap, plus
 // slope*mask; a -inf mask entry skips the key), the tile max updates the running
 // max M, every running quantity is rescaled by exp(M_old - M), and each thread
@@ -11,11 +12,11 @@
 // (optional) joins the denominator only. A row with no key left gives zeros.
 // Nothing like the full KQ matrix is stored: one tile of weights in shared memory.
 //
-// Defines: K_F32 | K_F16 | K_Q8_0, V_F32 | V_F16 | V_Q8_0, MASK_F16 (else an f32
-// mask or none).
+// Defines: a K_ and a V_ type of fa_kv.glsl (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0,
+// q5_1, iq4_nl, q1_0, q2_0), MASK_F16 (else an f32 mask or none).
 // Bindings: 0 = q (f32), 1 = k, 2 = v, 3 = mask, 4 = sinks (any buffer when
 // unused), 5 = dst (f32, contiguous [dv, n_head, n_q, ne3]).
-// Units: f32 tensors in floats, f16 and q8_0 tensors in 16-bit words.
+// Units: f32 tensors in floats, the other K/V types in 16-bit words.
 // Dispatch: any x grid.
 
 #define WG 64u
@@ -68,53 +69,38 @@ shared float qs[MAX_D];
 shared float sc[WG];
 shared float red[WG];
 
-// k_q8 and v_q8 are the signed byte b (0..31) of the q8_0 block whose first word is w0 (each
-// array named where it is read: the GL translation rewrites accesses by name).
-#if defined(K_Q8_0)
-int k_q8(uint w0, uint b) {
-    return bitfieldExtract(int(uint(data_k[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
-}
-#endif
-#if defined(V_Q8_0)
-int v_q8(uint w0, uint b) {
-    return bitfieldExtract(int(uint(data_v[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
-}
-#endif
+#include "fa_kv.glsl"
 
-// k_dot is the dot product of key row 'row' (first unit) with the query in qs.
+// k_dot is the dot product of key row 'row' (first unit) with the query in qs. The block types
+// take each block's scale once: d * sum(c_j q_j) (+ m * sum(q_j) for q4_1 and q5_1).
 float k_dot(uint row) {
     float s = 0.0;
 #if defined(K_F32)
     for (uint i = 0u; i < p.dk; i++) {
         s += data_k[row + i] * qs[i];
     }
-#elif defined(K_F16)
+#elif defined(K_F16) || defined(K_BF16)
     for (uint i = 0u; i < p.dk; i++) {
-        s += half_bits_to_float(uint(data_k[row + i])) * qs[i];
+        s += k_at(row, i) * qs[i];
     }
 #else
-    for (uint b = 0u; b < p.dk / QK8_0; b++) {
-        uint w0 = row + b * Q8_0_WORDS;
+    for (uint b = 0u; b < p.dk / K_QK; b++) {
+        uint w0 = row + b * K_WORDS;
+        vec2 dm = fa_dm(FA_K, K_T, w0);
         float bs = 0.0;
-        for (uint j = 0u; j < QK8_0; j++) {
-            bs += float(k_q8(w0, j)) * qs[b * QK8_0 + j];
+        float qsum = 0.0;
+        for (uint j = 0u; j < K_QK; j++) {
+            float q = qs[b * K_QK + j];
+            bs += fa_code(FA_K, K_T, w0, j) * q;
+            qsum += q;
         }
-        s += half_bits_to_float(uint(data_k[w0])) * bs;
+        s += dm.x * bs;
+        if (K_T == FA_TQ4_1 || K_T == FA_TQ5_1) {
+            s += dm.y * qsum;
+        }
     }
 #endif
     return s;
-}
-
-// v_at is element d of value row 'row' (first unit).
-float v_at(uint row, uint d) {
-#if defined(V_F32)
-    return data_v[row + d];
-#elif defined(V_F16)
-    return half_bits_to_float(uint(data_v[row + d]));
-#else
-    uint w0 = row + (d / QK8_0) * Q8_0_WORDS;
-    return half_bits_to_float(uint(data_v[w0])) * float(v_q8(w0, d % QK8_0));
-#endif
 }
 
 void main() {
@@ -130,11 +116,7 @@ void main() {
 
         uint qb = p.offs_q + iq1 * p.q_nb1 + h * p.q_nb2 + iq3 * p.q_nb3;
         for (uint i = tid; i < p.dk; i += WG) {
-            float x = data_q[qb + i];
-#if defined(K_F16)
-            x = unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
-#endif
-            qs[i] = x;
+            qs[i] = fa_q_conv(data_q[qb + i]);
         }
         barrier();
 

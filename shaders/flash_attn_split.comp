@@ -5,8 +5,9 @@
 //
 // Pass 1 (no COMBINE): workgroup w takes split s = w % nsplit of the keys, [s*chunk, s*chunk +
 // chunk) cut at nkv, for G query heads (h0 .. h0+G-1, which share their k head and their v head)
-// of one query row (iq1, iq3). The G query rows sit in shared memory (rounded to f16 for f16 keys,
-// as the CPU converts them to K's vec-dot type). The chunk is walked in tiles of WG keys: thread t
+// of one query row (iq1, iq3). The G query rows sit in shared memory (rounded to f16 for f16 keys
+// and to bf16 for bf16 keys, as the CPU converts them to K's vec-dot type; f32 for the block
+// types: fa_kv.glsl). The chunk is walked in tiles of WG keys: thread t
 // scores key c0+t against the G queries (the tile's keys staged in shared memory DS dimensions at
 // a time by reads along the rows, each key element read once for the G heads; scale, soft cap,
 // plus slope*mask; a key whose mask is -inf for a head is skipped for it), threads g < G take
@@ -25,13 +26,13 @@
 // Partial layout (floats): partial (row, s) at (row * nsplit + s) * (dv + 2), row = (iq3 * nq +
 // iq1) * nh + h (dst's row order): acc[0..dv), M, S.
 //
-// Defines: COMBINE for pass 2; else K_F32 | K_F16 | K_Q8_0, V_F32 | V_F16 | V_Q8_0, MASK_F16
-// (else an f32 mask or none).
+// Defines: COMBINE for pass 2; else a K_ and a V_ type of fa_kv.glsl (f32, f16, bf16, q8_0,
+// q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0, q2_0), MASK_F16 (else an f32 mask or none).
 // Pass 1 bindings: 0 = q (f32), 1 = k, 2 = v, 3 = mask (any buffer when unused), 4 = partials
 // (bound from their first word).
 // Pass 2 bindings: 0 = partials, 1 = sinks (any buffer when unused), 2 = dst (f32, contiguous
 // [dv, n_head, n_q, ne3]).
-// Units: f32 tensors in floats, f16 and q8_0 tensors in 16-bit words.
+// Units: f32 tensors in floats, the other K/V types in 16-bit words.
 // Dispatch: any x grid (both passes loop over their work items).
 
 #define WG 64u
@@ -160,40 +161,7 @@ shared uint live[MAX_G];        // head sees a key of this tile
 shared float red[WG];           // the first step of the per-head reductions
 shared float ks[WG * (DS + 1u)]; // a slice of the tile's keys (rows padded against bank conflicts)
 
-#if defined(K_Q8_0)
-int k_q8(uint w0, uint b) {
-    return bitfieldExtract(int(uint(data_k[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
-}
-#endif
-#if defined(V_Q8_0)
-int v_q8(uint w0, uint b) {
-    return bitfieldExtract(int(uint(data_v[w0 + 1u + b / 2u])), int(8u * (b & 1u)), 8);
-}
-#endif
-
-// k_at is element i of the key row that starts at unit 'row'.
-float k_at(uint row, uint i) {
-#if defined(K_F32)
-    return data_k[row + i];
-#elif defined(K_F16)
-    return half_bits_to_float(uint(data_k[row + i]));
-#else
-    uint w0 = row + (i / QK8_0) * Q8_0_WORDS;
-    return half_bits_to_float(uint(data_k[w0])) * float(k_q8(w0, i % QK8_0));
-#endif
-}
-
-// v_at is element d of the value row that starts at unit 'row'.
-float v_at(uint row, uint d) {
-#if defined(V_F32)
-    return data_v[row + d];
-#elif defined(V_F16)
-    return half_bits_to_float(uint(data_v[row + d]));
-#else
-    uint w0 = row + (d / QK8_0) * Q8_0_WORDS;
-    return half_bits_to_float(uint(data_v[w0])) * float(v_q8(w0, d % QK8_0));
-#endif
-}
+#include "fa_kv.glsl"
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -213,11 +181,7 @@ void main() {
         for (uint e = tid; e < G * p.dk; e += WG) {
             uint g = e / p.dk;
             uint i = e - g * p.dk;
-            float x = data_q[qb + g * p.q_nb2 + i];
-#if defined(K_F16)
-            x = unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
-#endif
-            qs[e] = x;
+            qs[e] = fa_q_conv(data_q[qb + g * p.q_nb2 + i]);
         }
         if (tid < G) {
             uint h = h0 + tid;

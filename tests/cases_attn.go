@@ -6,7 +6,8 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// FLASH_ATTN_EXT over the K/V types (f32, f16, q8_0, and mixed), odd head sizes and kv lengths,
+// FLASH_ATTN_EXT over the K/V types (f32, f16, q8_0, and mixed; bf16, q4_0, q4_1, q5_0, q5_1,
+// iq4_nl, q1_0 and q2_0 in ggml's pairs: attnTypeShapes), odd head sizes and kv lengths,
 // GQA, masks in f16 and f32 broadcast over dims 2 and 3 with -inf entries and fully masked query
 // rows (normInit's "mask"), ALiBi with a head count that is not a power of two, logit soft cap,
 // sinks, batches in dim 3, and k/v as permuted views of a KV cache. Shapes stay small: lavapipe
@@ -85,9 +86,46 @@ func attnCases() []Case {
 		with(func(s *attnShape) { s.cache, s.kt, s.vt, s.dk, s.dv, s.ne3, s.m3 = true, q8, q8, 32, 32, 2, 2 }),
 		with(func(s *attnShape) { s.dk, s.dv, s.nkv, s.nq, s.nh, s.nhk = 128, 128, 300, 2, 2, 1 }),
 	}
+	shapes = append(shapes, attnTypeShapes(base)...)
 	var cs []Case
 	for _, s := range shapes {
 		cs = append(cs, Case{Name: s.name(), Build: s.build, MaxNMSE: nmseMatMul, Init: normInit(0, 0)})
 	}
 	return cs
+}
+
+// attnTypeShapes are base with the K/V types beyond f32, f16 and q8_0, as ggml's test-backend-ops
+// runs them: bf16, q4_0, q4_1, q5_0, q5_1 and iq4_nl each with itself (its head sizes 64 and 72,
+// the latter padded to 96 for the block types), some with ALiBi and soft cap, sinks, batches
+// and cache views; and its mixed pairs (4 k heads of 4 query heads, 2 query rows): q8_0/q4_0,
+// q4_0 with f16 and q8_0, q1_0 (128-element blocks) and q2_0 (64) with themselves, q4_0 and f16.
+func attnTypeShapes(base attnShape) []attnShape {
+	with := func(f func(s *attnShape)) attnShape { s := base; f(&s); return s }
+	f16, f32, q40, q80 := core.TypeF16, core.TypeF32, core.TypeQ4_0, core.TypeQ8_0
+	var shapes []attnShape
+	for _, t := range []core.Type{core.TypeBF16, q40, core.TypeQ4_1, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL} {
+		shapes = append(shapes, with(func(s *attnShape) { s.kt, s.vt = t, t }))
+	}
+	bf16, q41, q50, q51, iq4 := core.TypeBF16, core.TypeQ4_1, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL
+	shapes = append(shapes,
+		with(func(s *attnShape) { s.kt, s.vt, s.dk, s.dv, s.nq, s.ne3, s.m3 = q41, q41, 96, 96, 3, 2, 2 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nh, s.nhk, s.maxBias, s.softcap, s.scale = q51, q51, 6, 3, 8, 10, 1 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.sinks, s.mt, s.m2, s.ne3 = q50, q50, true, f32, 4, 2 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.cache, s.sinks, s.nh, s.nhk = bf16, bf16, true, true, 8, 1 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.cache, s.dk, s.dv, s.mt = iq4, iq4, true, 32, 32, noAttnMask }),
+	)
+	q10, q20 := core.TypeQ1_0, core.TypeQ2_0
+	for _, p := range []struct {
+		k, v   core.Type
+		dk, dv int64
+	}{
+		{q80, q40, 64, 64}, {q40, f16, 64, 64}, {q40, q80, 96, 96}, {f16, q40, 128, 128},
+		{q10, q10, 128, 128}, {q10, q40, 128, 64}, {q40, q10, 64, 128}, {q10, f16, 128, 64},
+		{q20, q20, 128, 128}, {q20, q40, 128, 64}, {q40, q20, 64, 128}, {q20, f16, 128, 64},
+	} {
+		shapes = append(shapes, with(func(s *attnShape) {
+			s.kt, s.vt, s.dk, s.dv, s.nh, s.nhk, s.nq, s.nkv = p.k, p.v, p.dk, p.dv, 4, 4, 2, 96
+		}))
+	}
+	return shapes
 }

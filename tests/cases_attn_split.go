@@ -11,12 +11,13 @@ import (
 // FLASH_ATTN_EXT in the shapes of a decode step: few query rows (1 to 4) over 300 to 2000 keys,
 // which GPU backends split over workgroups (chunks of 64 keys on lavapipe's sizes, 128 for the
 // case of 64 rows) and combine:
-// GQA ratios 1, 2, 4 and 8, head sizes 40, 64, 80 and 128 (dv != dk too), f32, f16 and q8_0 K/V,
+// GQA ratios 1, 2, 4 and 8, head sizes 40, 64, 80 and 128 (dv != dk too), f32, f16 and q8_0 K/V
+// (and bf16, q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0 and q2_0 in ggml's pairs: attnSplitTypeShapes),
 // masks in f16 and f32 with whole 64-key chunks of -inf (splits that see no key) and fully
 // masked query rows, per-head mask planes, ALiBi, soft cap, sinks, a KV cache view, a row with
 // every key masked; and a graph of two such attentions that share the GPU's scratch memory. The
-// f32/f16 cases are held to 1e-8 (they reach 1e-13 on lavapipe), far below what a split combined
-// without its rescaling gives.
+// cases of float keys are held to 1e-8 (they reach 1e-13 on lavapipe), far below what a split
+// combined without its rescaling gives.
 
 func init() {
 	extraCases = append(extraCases, attnSplitCases)
@@ -78,11 +79,12 @@ func attnSplitCases() []Case {
 		// 64 query rows: 16 splits of two tiles each (the in-workgroup rescaling between tiles)
 		with(func(s *attnShape) { s.nq, s.nkv, s.nh, s.nhk, s.mt, s.maxBias = 4, 2000, 16, 16, f32, 4 }),
 	}
+	shapes = append(shapes, attnSplitTypeShapes(with)...)
 	var cs []Case
 	for _, s := range shapes {
 		limit := 1e-8
-		if s.kt == q8 || s.vt == q8 {
-			limit = nmseMatMul // the CPU quantizes q to q8_0 for q8_0 keys
+		if s.kt.IsQuantized() {
+			limit = nmseMatMul // the CPU quantizes q to q8_0 (q8_1) for the block types' keys
 		}
 		cs = append(cs, Case{Name: s.name() + "/split", Build: s.build, MaxNMSE: limit, Init: attnSplitInit})
 	}
@@ -110,4 +112,34 @@ func attnSplitCases() []Case {
 		MaxNMSE: 1e-8, Init: attnSplitInit,
 	})
 	return cs
+}
+
+// attnSplitTypeShapes are split cases of the K/V types beyond f32, f16 and q8_0 (ggml's pairs, as
+// attnTypeShapes): bf16 (held to 1e-8 like f16: the GPU rounds the query to bf16 as the CPU
+// does), q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0 and q2_0 with themselves, and the mixed pairs with
+// q4_0, q8_0 and f16 (f16 keys over q4_0 values held to 1e-8: the values decode exactly).
+func attnSplitTypeShapes(with func(func(s *attnShape)) attnShape) []attnShape {
+	f16, f32, q40, q80 := core.TypeF16, core.TypeF32, core.TypeQ4_0, core.TypeQ8_0
+	q41, q50, q51, iq4 := core.TypeQ4_1, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL
+	q10, q20 := core.TypeQ1_0, core.TypeQ2_0
+	return []attnShape{
+		with(func(s *attnShape) { s.kt, s.vt = core.TypeBF16, core.TypeBF16 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nq, s.nkv, s.sinks = q40, q40, 2, 777, true }),
+		with(func(s *attnShape) {
+			s.kt, s.vt, s.nq, s.nkv, s.nh, s.nhk, s.dk, s.dv, s.mt = q41, q41, 3, 400, 4, 4, 96, 96, f32
+		}),
+		with(func(s *attnShape) {
+			s.kt, s.vt, s.nq, s.nkv, s.nh, s.nhk, s.maxBias, s.softcap, s.scale = q50, q50, 4, 513, 6, 3, 8, 10, 1
+		}),
+		with(func(s *attnShape) { s.kt, s.vt, s.nkv, s.nh, s.nhk, s.cache = q51, q51, 600, 16, 4, true }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nkv, s.dk, s.dv = iq4, iq4, 1000, 128, 128 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.dk, s.dv = q10, q10, 128, 128 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nq, s.nkv, s.dk, s.dv = q20, q20, 2, 450, 128, 128 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nkv = q80, q40, 500 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nq, s.nh, s.nhk = q40, q80, 2, 4, 4 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.cache, s.sinks = q40, f16, true, true }),
+		with(func(s *attnShape) { s.kt, s.vt, s.nkv, s.nh, s.nhk, s.dk, s.dv = f16, q40, 1000, 8, 8, 128, 128 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.dk, s.dv, s.nkv = q10, q40, 128, 64, 350 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.dk, s.dv, s.nkv, s.mt = q40, q20, 64, 128, 350, f32 }),
+	}
 }

@@ -2,15 +2,15 @@ package tests
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/tandem-ml/tandem/core"
 )
 
 // The GPU backends (Vulkan, GL) decode MXFP4, NVFP4 and Q1_0 blocks (MUL_MAT, MUL_MAT_ID,
-// OUT_PROD, GET_ROWS, CPY into floats) but read only f32, f16 and q8_0 keys and values in
-// FLASH_ATTN_EXT, and quantize into the types only as quantGPUReasons says: those cases of the
-// fp4/ family are theirs to refuse, so the scheduler keeps those nodes on the CPU.
+// OUT_PROD, GET_ROWS, CPY into floats) but read MXFP4 and NVFP4 keys and values in
+// FLASH_ATTN_EXT not at all (Q1_0 they do: gpuAttnReason), and quantize into the types only as
+// quantGPUReasons says: those cases of the fp4/ family are theirs to refuse, so the scheduler
+// keeps those nodes on the CPU.
 func init() {
 	for _, typ := range fp4Types {
 		for name, why := range quantGPUReasons(typ) {
@@ -18,8 +18,8 @@ func init() {
 		}
 	}
 	for _, c := range fp4Cases() {
-		if strings.HasPrefix(c.Name, "fp4/FLASH_ATTN_EXT(") {
-			gpuUnsupported[c.Name] = "FLASH_ATTN_EXT: the GPU shader reads f32, f16 and q8_0 keys and values only"
+		if why := gpuAttnReason(c.Name); why != "" {
+			gpuUnsupported[c.Name] = why
 		}
 	}
 }

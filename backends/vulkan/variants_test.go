@@ -58,18 +58,21 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 			return c.RMSNorm(c.NewTensor2D(a, 64, 3), 1e-6)
 		},
 		"FLASH_ATTN_EXT": func(c *core.Context, a, b core.Type) *core.Tensor { // k of a, v of b
-			q := c.NewTensor4D(core.TypeF32, 32, 2, 2, 1)
-			k, v := c.NewTensor4D(a, 32, 5, 1, 1), c.NewTensor4D(b, 32, 5, 1, 1)
+			dk, dv := rowLen(a), rowLen(b)
+			q := c.NewTensor4D(core.TypeF32, dk, 2, 2, 1)
+			k, v := c.NewTensor4D(a, dk, 5, 1, 1), c.NewTensor4D(b, dv, 5, 1, 1)
 			return c.FlashAttnExt(q, k, v, c.NewTensor2D(core.TypeF16, 5, 2), 1, 0, 0)
 		},
 		"FLASH_ATTN_EXT split": func(c *core.Context, a, b core.Type) *core.Tensor { // keys split over workgroups
-			q := c.NewTensor4D(core.TypeF32, 32, 1, 2, 1)
-			k, v := c.NewTensor4D(a, 32, 300, 1, 1), c.NewTensor4D(b, 32, 300, 1, 1)
+			dk, dv := rowLen(a), rowLen(b)
+			q := c.NewTensor4D(core.TypeF32, dk, 1, 2, 1)
+			k, v := c.NewTensor4D(a, dk, 300, 1, 1), c.NewTensor4D(b, dv, 300, 1, 1)
 			return c.FlashAttnExt(q, k, v, c.NewTensor2D(core.TypeF16, 300, 1), 1, 0, 0)
 		},
 	}
 	types := allTypes()
 	supported := 0
+	perBuild := map[string]int{}
 	for name, bld := range builds {
 		for _, a := range types {
 			seconds := []core.Type{core.TypeF32}
@@ -83,6 +86,7 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 					continue // core or the device says no: nothing to check
 				}
 				supported++
+				perBuild[name]++
 				label := fmt.Sprintf("%s %v", name, a)
 				if name == "CPY" || strings.HasPrefix(name, "FLASH_ATTN_EXT") {
 					label += fmt.Sprintf("→%v", b)
@@ -103,6 +107,14 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 					t.Errorf("%s is supported but does not compute: %v", label, err)
 				}
 			}
+		}
+	}
+	// FLASH_ATTN_EXT's K/V pairs (gpuops' faPair): the 9 of f32, f16 and q8_0, bf16, q4_0, q4_1,
+	// q5_0, q5_1, iq4_nl, q1_0 and q2_0 with themselves, and 10 mixed pairs of ggml's tests (f32
+	// alone on a device without 16-bit storage).
+	for _, name := range []string{"FLASH_ATTN_EXT", "FLASH_ATTN_EXT split"} {
+		if n := perBuild[name]; n != 27 && n != 1 {
+			t.Errorf("%s: %d K/V type pairs supported, want 27", name, n)
 		}
 	}
 	if supported < 40 {

@@ -4,11 +4,13 @@ import "github.com/tandem-ml/tandem/core"
 
 // FLASH_ATTN_EXT, after the CPU kernel (backends/cpu/ops_attn.go): flash_attn_ext.comp runs one
 // workgroup per query row with an online softmax over tiles of keys; a node with few query rows
-// and many keys splits its keys over workgroups instead (ops_attn_split.go). It takes f32, f16 or q8_0
-// keys and values (any pair; f16 and q8_0 need 16-bit storage), an f16 or f32 mask, ALiBi, the
+// and many keys splits its keys over workgroups instead (ops_attn_split.go). It takes keys and
+// values of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0 and q2_0 in the pairs of
+// faPair (all but f32 need 16-bit storage), an f16 or f32 mask, ALiBi, the
 // logit soft cap and sinks, head sizes up to faMaxD, and k/v views with any strides that are whole
-// units. The query is rounded to f16 for f16 keys as the CPU does; for q8_0 keys it stays f32 (the
-// CPU quantizes it to q8_0), well inside ggml's 5e-4 bound for the op.
+// units. The query is rounded to f16 for f16 keys and to bf16 for bf16 keys as the CPU does; for
+// the block types it stays f32 (the CPU quantizes it to q8_0, or q8_1 for q4_1 and q5_1 keys),
+// more precise than the CPU and well inside ggml's 5e-4 bound for the op.
 
 func init() {
 	registerOp(core.OpFlashAttnExt, opImpl{supports: supportsFlashAttn, encode: (*Encoder).encodeFlashAttn, scratch: scratchFlashAttn})
@@ -26,12 +28,33 @@ func faTypeName(d *Device, t core.Type) (name string, unit int64, ok bool) {
 	switch {
 	case t == core.TypeF32:
 		return "f32", 4, true
-	case t == core.TypeF16 && d.Storage16Bit:
-		return "f16", 2, true
-	case t == core.TypeQ8_0 && d.Storage16Bit:
-		return "q8_0", 2, true
+	case faTypes16[t] && d.Storage16Bit:
+		return t.String(), 2, true
 	}
 	return "", 0, false
+}
+
+// faTypes16 are the K/V types the shaders read as 16-bit words (fa_kv.glsl); variants exist for
+// the pairs of faPair only.
+var faTypes16 = map[core.Type]bool{core.TypeF16: true, core.TypeBF16: true, core.TypeQ8_0: true,
+	core.TypeQ4_0: true, core.TypeQ4_1: true, core.TypeQ5_0: true, core.TypeQ5_1: true,
+	core.TypeIQ4_NL: true, core.TypeQ1_0: true, core.TypeQ2_0: true}
+
+// faMixed are the pairs of different K and V types beyond those of f32, f16 and q8_0 that ggml's
+// test-backend-ops runs: q8_0/q4_0, q4_0 with f16 and q8_0, and q1_0 and q2_0 with q4_0 and f16.
+var faMixed = map[[2]core.Type]bool{
+	{core.TypeQ8_0, core.TypeQ4_0}: true, {core.TypeQ4_0, core.TypeQ8_0}: true,
+	{core.TypeQ4_0, core.TypeF16}: true, {core.TypeF16, core.TypeQ4_0}: true,
+	{core.TypeQ1_0, core.TypeQ4_0}: true, {core.TypeQ4_0, core.TypeQ1_0}: true, {core.TypeQ1_0, core.TypeF16}: true,
+	{core.TypeQ2_0, core.TypeQ4_0}: true, {core.TypeQ4_0, core.TypeQ2_0}: true, {core.TypeQ2_0, core.TypeF16}: true,
+}
+
+// faPair reports whether (k, v) is a pair of the shader variants (shaders/internal/build/
+// variants_attn.go, which lists the same): every pair of f32, f16 and q8_0, each type with
+// itself, and faMixed.
+func faPair(k, v core.Type) bool {
+	base := func(t core.Type) bool { return t == core.TypeF32 || t == core.TypeF16 || t == core.TypeQ8_0 }
+	return base(k) && base(v) || k == v || faMixed[[2]core.Type{k, v}]
 }
 
 func supportsFlashAttn(d *Device, t *core.Tensor) bool {
@@ -39,7 +62,7 @@ func supportsFlashAttn(d *Device, t *core.Tensor) bool {
 	_, ku, kok := faTypeName(d, k.Type)
 	_, vu, vok := faTypeName(d, v.Type)
 	switch {
-	case !kok || !vok || q.Type != core.TypeF32 || t.Type != core.TypeF32:
+	case !kok || !vok || !faPair(k.Type, v.Type) || q.Type != core.TypeF32 || t.Type != core.TypeF32:
 		return false
 	case q.Ne[0] != k.Ne[0] || k.Ne[0] > faMaxD || v.Ne[0] > faMaxD || k.Ne[1] != v.Ne[1] || k.Ne[0]%k.Type.BlockSize() != 0:
 		return false
