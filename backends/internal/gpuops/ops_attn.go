@@ -98,13 +98,7 @@ func (e *Encoder) encodeFlashAttn(n *core.Tensor) error {
 		}
 	}
 	q, k, v, m, sinks := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4]
-	kn, ku, _ := faTypeName(e.dev, k.Type)
-	vn, vu, _ := faTypeName(e.dev, v.Type)
-	name := "flash_attn_ext_k" + kn + "_v" + vn
-	mu := int64(4)
-	if m != nil && m.Type == core.TypeF16 {
-		name, mu = name+"_mask_f16", 2
-	}
+	name, ku, vu, mu := faVariant(e.dev, "flash_attn_ext", n)
 	p, err := e.pipeline(name, 6, faPushSize)
 	if err != nil {
 		return err
@@ -128,11 +122,41 @@ func (e *Encoder) encodeFlashAttn(n *core.Tensor) error {
 	if sinks != nil {
 		os = ops[len(ops)-2]
 	}
+	pc := e.pushFlashAttnShape(n, ku, vu, mu)
+	pc.U32(oq.offs, ok.offs, ov.offs, om.offs, os.offs, od.offs)
 	fp := core.FlashAttnParamsOf(n)
-	scale := fp.Scale
-	if fp.LogitSoftcap != 0 {
-		scale /= fp.LogitSoftcap
+	pc.F32(faScale(fp), fp.LogitSoftcap, fp.MaxBias)
+	pc.U32(b2u(m != nil)|b2u(sinks != nil)<<1, u32(n.NRows()))
+	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ov.bind, om.bind, os.bind, od.bind)
+}
+
+// faVariant returns the shader variant of FLASH_ATTN_EXT node n in the family prefix
+// ("flash_attn_ext", "flash_attn_split": _k<type>_v<type>[_mask_f16]) and the units its K, V and
+// mask are addressed in.
+func faVariant(d *Device, prefix string, n *core.Tensor) (name string, ku, vu, mu int64) {
+	k, v, m := n.Src[1], n.Src[2], n.Src[3]
+	kn, ku, _ := faTypeName(d, k.Type)
+	vn, vu, _ := faTypeName(d, v.Type)
+	name, mu = prefix+"_k"+kn+"_v"+vn, 4
+	if m != nil && m.Type == core.TypeF16 {
+		name, mu = name+"_mask_f16", 2
 	}
+	return name, ku, vu, mu
+}
+
+// faScale is the score scale the shaders apply: divided by the soft cap when there is one.
+func faScale(fp core.FlashAttnParams) float32 {
+	if fp.LogitSoftcap != 0 {
+		return fp.Scale / fp.LogitSoftcap
+	}
+	return fp.Scale
+}
+
+// pushFlashAttnShape starts the push constants both FLASH_ATTN_EXT shaders share: sizes, the
+// strides of q (floats), k and v (their units) and the mask (mu bytes), the mask's broadcast
+// planes and the query heads per k and per v head.
+func (e *Encoder) pushFlashAttnShape(n *core.Tensor, ku, vu, mu int64) *Push {
+	q, k, v, m := n.Src[0], n.Src[1], n.Src[2], n.Src[3]
 	var mnb [3]int64
 	m2, m3 := int64(1), int64(1)
 	if m != nil {
@@ -146,8 +170,5 @@ func (e *Encoder) encodeFlashAttn(n *core.Tensor) error {
 	pc.U32(u32(v.Nb[1]/vu), u32(v.Nb[2]/vu), u32(v.Nb[3]/vu))
 	pc.U32(u32(mnb[0]), u32(mnb[1]), u32(mnb[2]), u32(m2), u32(m3))
 	pc.U32(u32(q.Ne[2]/k.Ne[2]), u32(q.Ne[2]/v.Ne[2]))
-	pc.U32(oq.offs, ok.offs, ov.offs, om.offs, os.offs, od.offs)
-	pc.F32(scale, fp.LogitSoftcap, fp.MaxBias)
-	pc.U32(b2u(m != nil)|b2u(sinks != nil)<<1, u32(n.NRows()))
-	return e.dispatch(p, [3]uint32{e.groups(n.NRows(), 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ov.bind, om.bind, os.bind, od.bind)
+	return pc
 }

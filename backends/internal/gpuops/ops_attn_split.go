@@ -91,13 +91,7 @@ func scratchFlashAttn(e *Encoder, n *core.Tensor) uint64 {
 // first if an earlier node still reads or writes it), pass 2 reads it (a barrier between them).
 func (e *Encoder) encodeFlashAttnSplit(n *core.Tensor, s faSplit, sp operand) error {
 	q, k, v, m, sinks := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4]
-	kn, ku, _ := faTypeName(e.dev, k.Type)
-	vn, vu, _ := faTypeName(e.dev, v.Type)
-	name := "flash_attn_split_k" + kn + "_v" + vn
-	mu := int64(4)
-	if m != nil && m.Type == core.TypeF16 {
-		name, mu = name+"_mask_f16", 2
-	}
+	name, ku, vu, mu := faVariant(e.dev, "flash_attn_split", n)
 	p1, err := e.pipeline(name, 5, faSplitPushSize)
 	if err != nil {
 		return err
@@ -134,27 +128,11 @@ func (e *Encoder) encodeFlashAttnSplit(n *core.Tensor, s faSplit, sp operand) er
 		return err
 	}
 
-	fp := core.FlashAttnParamsOf(n)
-	scale := fp.Scale
-	if fp.LogitSoftcap != 0 {
-		scale /= fp.LogitSoftcap
-	}
-	var mnb [3]int64
-	m2, m3 := int64(1), int64(1)
-	if m != nil {
-		mnb = [3]int64{m.Nb[1] / mu, m.Nb[2] / mu, m.Nb[3] / mu}
-		m2, m3 = m.Ne[2], m.Ne[3]
-	}
 	work := s.groups * s.nsplit
-	pc := e.push.Reset()
-	pc.U32(u32(k.Ne[0]), u32(v.Ne[0]), u32(q.Ne[1]), u32(k.Ne[1]), u32(q.Ne[2]))
-	pc.U32(u32(q.Nb[1]/4), u32(q.Nb[2]/4), u32(q.Nb[3]/4))
-	pc.U32(u32(k.Nb[1]/ku), u32(k.Nb[2]/ku), u32(k.Nb[3]/ku))
-	pc.U32(u32(v.Nb[1]/vu), u32(v.Nb[2]/vu), u32(v.Nb[3]/vu))
-	pc.U32(u32(mnb[0]), u32(mnb[1]), u32(mnb[2]), u32(m2), u32(m3))
-	pc.U32(u32(q.Ne[2]/k.Ne[2]), u32(q.Ne[2]/v.Ne[2]))
+	pc := e.pushFlashAttnShape(n, ku, vu, mu)
 	pc.U32(oq.offs, ok.offs, ov.offs, om.offs)
-	pc.F32(scale, fp.LogitSoftcap, fp.MaxBias)
+	fp := core.FlashAttnParamsOf(n)
+	pc.F32(faScale(fp), fp.LogitSoftcap, fp.MaxBias)
 	pc.U32(b2u(m != nil)|u32(s.g)<<8, u32(s.nsplit), u32(s.chunk), u32(work))
 	if err := e.dispatch(p1, [3]uint32{e.groups(work, 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ov.bind, om.bind, sp.bind); err != nil {
 		return err
