@@ -4,32 +4,39 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
 // TestBarrierPolicies runs many phases of the barrier under both waiting policies and team sizes
-// above and below GOMAXPROCS: every participant must see every phase.
+// above and below GOMAXPROCS: no participant may leave a phase before every other one arrived.
 func TestBarrierPolicies(t *testing.T) {
 	for _, n := range []int{2, 3, runtime.GOMAXPROCS(0) + 2} {
 		for _, yieldAll := range []bool{false, true} {
 			b := &barrier{n: int32(n), spin: 64, yieldAll: yieldAll}
 			b.wake.L = &b.mu
 			const phases = 2000
-			counts := make([]int, n)
+			arrived := make([]atomic.Int64, n) // phases each participant has reached
+			var early atomic.Int64             // a participant left before another arrived
 			var wg sync.WaitGroup
 			for w := range n {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for range phases {
-						counts[w]++
+					for k := range int64(phases) {
+						arrived[w].Store(k + 1)
 						b.wait()
+						for o := range arrived {
+							if arrived[o].Load() < k+1 {
+								early.Add(1)
+							}
+						}
 					}
 				}()
 			}
 			wg.Wait()
-			if got := b.phase.Load(); got != phases {
-				t.Errorf("n %d yieldAll %v: %d phases, want %d", n, yieldAll, got, phases)
+			if got := b.phase.Load(); got != phases || early.Load() != 0 {
+				t.Errorf("n %d yieldAll %v: %d phases (want %d), %d early departures", n, yieldAll, got, phases, early.Load())
 			}
 		}
 	}

@@ -26,6 +26,9 @@ type Encoder struct {
 	// The scratch buffer (scratch.go), sized by Start for the graph's largest need.
 	scratch ScratchBuffer
 	node    int // position of the node being encoded
+	// The kernel family MUL_MAT takes (kernels.go), read from the environment once per graph.
+	soft    bool
+	softErr error
 
 	mulMat   func(*Encoder, *core.Tensor) error // MUL_MAT's encoder when a test forces one
 	faOneRow bool                               // FLASH_ATTN_EXT never splits its keys (UseFlashAttnSplit)
@@ -43,6 +46,7 @@ func NewEncoder(rt Runtime, dev *Device, api, prefix string) *Encoder {
 // nodes need.
 func (e *Encoder) Start(nodes []*core.Tensor) error {
 	e.written, e.read = e.written[:0], e.read[:0]
+	e.soft, e.softErr = readKernelsEnv(e.dev)
 	if err := e.reserveScratch(e.scratchNeed(nodes)); err != nil {
 		return err
 	}
