@@ -24,6 +24,9 @@ type params struct {
 	// counterReady: the pool's chunk counter was reset and a barrier passed since (mulMatPaths
 	// after converting the activations), so forEachBatch's first batch needs neither
 	counterReady bool
+	// nf fixes the non-finite outputs of the mat-vec sets' tasks this worker finishes
+	// (mulmat_vec_repacked.go); kept here so that handing it to the kernel allocates nothing
+	nf nonFiniteHook
 }
 
 // mulMatRoute is the node's planned MUL_MAT route i (routeNone where none was planned).

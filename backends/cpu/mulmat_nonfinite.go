@@ -26,7 +26,27 @@ func fixNonFiniteDots(p *params, dst *core.Tensor) {
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)
 		row := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:dst.Ne[0]]
-		f.fixRow(row, i2/r2, i3/r3, b, db, i1, i2, i3)
+		f.fixRow(row, 0, i2/r2, i3/r3, b, db, i1, i2, i3)
+	}
+}
+
+// fixNonFiniteChunk recomputes the non-finite outputs among rows [ir1s, ir1e) (flat src1 row
+// indices) x columns [ir0s, ir0e) of a MUL_MAT node whose weights are not f32: a dot route's
+// chunk, fixed by the worker that computed it. *f is made at the first non-finite output.
+func fixNonFiniteChunk(f **nonFiniteFixer, dst *core.Tensor, ir0s, ir0e, ir1s, ir1e int64) {
+	a, b := dst.Src[0], dst.Src[1]
+	dd := dst.Data()
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	for ir := ir1s; ir < ir1e; ir++ {
+		i1, i2, i3 := unravel(ir, dst.Ne)
+		row := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[ir0s:ir0e]
+		if allFinite(row) {
+			continue
+		}
+		if *f == nil {
+			*f = newNonFiniteFixer(a)
+		}
+		(*f).fixRow(row, ir0s, i2/r2, i3/r3, b, b.Data(), i1, i2, i3)
 	}
 }
 
@@ -47,15 +67,16 @@ func newNonFiniteFixer(a *core.Tensor) *nonFiniteFixer {
 	return f
 }
 
-// fixRow replaces each non-finite row[i0] by the float32 dot of weight row i0 of a's slice
+// fixRow replaces each non-finite row[i] by the float32 dot of weight row first+i of a's slice
 // (a2, a3) with the activation row (j1, j2, j3) of b.
-func (f *nonFiniteFixer) fixRow(row []float32, a2, a3 int64, b *core.Tensor, db []byte, j1, j2, j3 int64) {
+func (f *nonFiniteFixer) fixRow(row []float32, first, a2, a3 int64, b *core.Tensor, db []byte, j1, j2, j3 int64) {
 	k := f.a.Ne[0]
 	loaded := false
-	for i0, v := range row {
+	for i, v := range row {
 		if v-v == 0 { // finite
 			continue
 		}
+		i0 := first + int64(i)
 		if !loaded {
 			if f.x == nil {
 				f.w, f.x = make([]float32, k), make([]float32, k)
@@ -67,14 +88,14 @@ func (f *nonFiniteFixer) fixRow(row []float32, a2, a3 int64, b *core.Tensor, db 
 			if f.wrow == nil {
 				f.wrow = make([]byte, f.rl.rowBytes())
 			}
-			loadRepackedRow(f.a, f.raw, f.rl, int64(i0), a2, a3, f.wrow, f.w)
+			loadRepackedRow(f.a, f.raw, f.rl, i0, a2, a3, f.wrow, f.w)
 		} else {
-			loadRow(f.a, f.da, int64(i0), a2, a3, f.w)
+			loadRow(f.a, f.da, i0, a2, a3, f.w)
 		}
 		var s float32
 		for j := range f.w {
 			s += f.w[j] * f.x[j]
 		}
-		row[i0] = s
+		row[i] = s
 	}
 }

@@ -224,8 +224,12 @@ func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 // computeMulMat: dst[i0, i1, i2, i3] = dot(src0 row (i0, i2/r2, i3/r3), src1 row (i1, i2, i3)),
 // by the route the plan decided for the node (mulMatRouteOf).
 func computeMulMat(p *params, dst *core.Tensor) {
-	mulMatPaths(p, dst, p.mulMatRoute(0))
-	if dst.Src[0].Type != core.TypeF32 {
+	route := p.mulMatRoute(0)
+	if route == routeRepacked && dst.Src[1].NRows() == 1 {
+		computeMulMatVecRepacked(p, dst) // mulmat_vec_repacked.go: fixes its non-finite outputs
+		return
+	}
+	if mulMatPaths(p, dst, route) {
 		fixNonFiniteDots(p, dst) // mulmat_nonfinite.go
 	}
 }
@@ -234,15 +238,15 @@ func computeMulMat(p *params, dst *core.Tensor) {
 // (route.actType) in the work buffer where it is not already in it (each worker its share of
 // rows); then the team routes run one team GEMM per batch, and the dot routes have the workers
 // claim chunks of dst from a shared atomic counter (ggml's work stealing: a worker that finishes
-// early takes the next free chunk).
-func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
+// early takes the next free chunk) and fix the non-finite outputs of each chunk they finish. It
+// reports whether the caller still has to fix them (fixNonFiniteDots, after the team routes).
+func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) (fixLater bool) {
 	if route == routeNone || int(route) >= len(routeNames) {
 		panic(fmt.Sprintf("cpu: MUL_MAT %v has no planned route (%v)", dst, route))
 	}
 	a, b := dst.Src[0], dst.Src[1]
 	vdt := route.actType(a.Type)
-	ne00 := a.Ne[0]
-	da, dd := a.Data(), dst.Data()
+	da := a.Data()
 
 	// Rows of src1 in the route's type: either src1 itself or its converted copy in the work buffer.
 	yData := b.Data()
@@ -254,14 +258,26 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
 		yData = p.work[:conv]
 		// src1 is f32 with dense rows here (mulMatSupports), so rows convert in place of reading.
 		bd := b.Data()
-		r0, r1 := rowRange(b.NRows(), p.ith, p.nth)
-		for ir := r0; ir < r1; ir++ {
-			i1, i2, i3 := unravel(ir, b.Ne)
-			row := f32s(bd[i1*b.Nb[1]+i2*b.Nb[2]+i3*b.Nb[3]:])[:b.Ne[0]]
-			if route == routeRef {
-				fromF32(vdt, row, yData[ir*rs:(ir+1)*rs])
-			} else {
-				convertActivations(vdt, row, yData[ir*rs:(ir+1)*rs])
+		if nr := b.NRows(); nr < int64(p.nth) && route != routeRef {
+			// Fewer rows than workers (a generated token's one row): each worker converts a
+			// share of every row's blocks.
+			bs, ys := vdt.BlockSize(), vdt.Size()
+			k0, k1 := rowRange(b.Ne[0]/bs, p.ith, p.nth)
+			for ir := int64(0); ir < nr && k0 < k1; ir++ {
+				i1, i2, i3 := unravel(ir, b.Ne)
+				row := f32s(bd[i1*b.Nb[1]+i2*b.Nb[2]+i3*b.Nb[3]:])[:b.Ne[0]]
+				convertActivations(vdt, row[k0*bs:k1*bs], yData[ir*rs+k0*ys:ir*rs+k1*ys])
+			}
+		} else {
+			r0, r1 := rowRange(nr, p.ith, p.nth)
+			for ir := r0; ir < r1; ir++ {
+				i1, i2, i3 := unravel(ir, b.Ne)
+				row := f32s(bd[i1*b.Nb[1]+i2*b.Nb[2]+i3*b.Nb[3]:])[:b.Ne[0]]
+				if route == routeRef {
+					fromF32(vdt, row, yData[ir*rs:(ir+1)*rs])
+				} else {
+					convertActivations(vdt, row, yData[ir*rs:(ir+1)*rs])
+				}
 			}
 		}
 	}
@@ -285,7 +301,7 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
 		default:
 			computeMulMatQgemm(p, dst, yData, conv, ynb1, ynb2, ynb3)
 		}
-		return
+		return a.Type != core.TypeF32
 	}
 	if p.ith == 0 {
 		p.pool.chunk.Store(int64(p.nth))
@@ -296,9 +312,11 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
 	if route == routeRef {
 		dot = refVecDot(a.Type)
 	}
-	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	nr0, nr1 := dst.Ne[0], dst.Ne[1]*dst.Ne[2]*dst.Ne[3]
 	nchunk0, nchunk1, dr0, dr1 := mulMatChunks(nr0, nr1, p.nth)
+	// Each chunk's non-finite outputs are fixed by the worker that computed it.
+	fix := a.Type != core.TypeF32
+	var fixer *nonFiniteFixer
 	var tile kern.KTile
 	if route == routeKTile {
 		tile = tileDotK(a.Type) // ops_mulmat_kquant.go
@@ -314,28 +332,42 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) {
 		ir1s, ir1e := dr1*c1, min(dr1*c1+dr1, nr1)
 		if tile != nil {
 			mulMatTileChunk(tile, dst, yData, ynb1, ynb2, ynb3, ir0s, ir0e, ir1s, ir1e)
-			ir1e = ir1s // done
+		} else {
+			mulMatDotChunk(dst, dot, da, yData, ynb1, ynb2, ynb3, &tmp, ir0s, ir0e, ir1s, ir1e)
 		}
-		for iir1 := ir1s; iir1 < ir1e; iir1 += mulMatBlock {
-			for iir0 := ir0s; iir0 < ir0e; iir0 += mulMatBlock {
-				for ir1 := iir1; ir1 < min(iir1+mulMatBlock, ir1e); ir1++ {
-					i11, i12, i13 := unravel(ir1, dst.Ne)
-					i02, i03 := i12/r2, i13/r3
-					yoff := i11*ynb1 + i12*ynb2 + i13*ynb3
-					y := yData[yoff:]
-					end := min(iir0+mulMatBlock, ir0e)
-					for ir0 := iir0; ir0 < end; ir0++ {
-						xoff := ir0*a.Nb[1] + i02*a.Nb[2] + i03*a.Nb[3]
-						tmp[ir0-iir0] = dot(int(ne00), da[xoff:], y)
-					}
-					doff := i11*dst.Nb[1] + i12*dst.Nb[2] + i13*dst.Nb[3] + iir0*4
-					copy(f32s(dd[doff:])[:end-iir0], tmp[:end-iir0])
-				}
-			}
+		if fix {
+			fixNonFiniteChunk(&fixer, dst, ir0s, ir0e, ir1s, ir1e) // mulmat_nonfinite.go
 		}
 		if int64(p.nth) >= total {
 			break
 		}
 		cur = p.pool.chunk.Add(1) - 1
+	}
+	return false
+}
+
+// mulMatDotChunk computes the chunk [ir0s, ir0e) x [ir1s, ir1e) of dst by per-row dots, in
+// blocks of mulMatBlock x mulMatBlock outputs.
+func mulMatDotChunk(dst *core.Tensor, dot vecDot, da, yData []byte, ynb1, ynb2, ynb3 int64, tmp *[mulMatBlock]float32, ir0s, ir0e, ir1s, ir1e int64) {
+	a, b := dst.Src[0], dst.Src[1]
+	ne00 := a.Ne[0]
+	dd := dst.Data()
+	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
+	for iir1 := ir1s; iir1 < ir1e; iir1 += mulMatBlock {
+		for iir0 := ir0s; iir0 < ir0e; iir0 += mulMatBlock {
+			for ir1 := iir1; ir1 < min(iir1+mulMatBlock, ir1e); ir1++ {
+				i11, i12, i13 := unravel(ir1, dst.Ne)
+				i02, i03 := i12/r2, i13/r3
+				yoff := i11*ynb1 + i12*ynb2 + i13*ynb3
+				y := yData[yoff:]
+				end := min(iir0+mulMatBlock, ir0e)
+				for ir0 := iir0; ir0 < end; ir0++ {
+					xoff := ir0*a.Nb[1] + i02*a.Nb[2] + i03*a.Nb[3]
+					tmp[ir0-iir0] = dot(int(ne00), da[xoff:], y)
+				}
+				doff := i11*dst.Nb[1] + i12*dst.Nb[2] + i13*dst.Nb[3] + iir0*4
+				copy(f32s(dd[doff:])[:end-iir0], tmp[:end-iir0])
+			}
+		}
 	}
 }

@@ -224,8 +224,7 @@ func computeMulMatIDFast(p *params, dst *core.Tensor) {
 				copy(act[j*k:(j+1)*k], f32s(db[(slot%b.Ne[1])*b.Nb[1]+t*b.Nb[2]:])[:k])
 			}
 			p.barrier() // the gathered rows are complete
-			mulMatPaths(&sp, cE, p.mulMatRoute(int(n-1)))
-			if as.Type != core.TypeF32 {
+			if mulMatPaths(&sp, cE, p.mulMatRoute(int(n-1))) {
 				fixNonFiniteDots(&sp, cE)
 			}
 			p.barrier() // the expert's results are complete

@@ -39,27 +39,24 @@ func mulMatIDVecWork(dst *core.Tensor) int64 {
 	return conv + 4*int64(kern.GemvRepackedSetWorkSize(rt, int(n), int(b.Ne[0]))) + 64
 }
 
-// computeMulMatIDVec is the one-token path (mulMatIDVecOK holds).
+// computeMulMatIDVec is the one-token path (mulMatIDVecOK holds): one barrier, the converted
+// activation rows prepared by all workers (mulmat_vec_repacked.go), and the non-finite outputs
+// fixed by the worker that computed them.
 func computeMulMatIDVec(p *params, dst *core.Tensor) {
 	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
 	raw, l, _ := repackedOf(as)
-	db, di, dd := b.Data(), ids.Data(), dst.Data()
+	di := ids.Data()
 	k, m := as.Ne[0], as.Ne[1]
 	nUsed := dst.Ne[1]
 	vdt := as.Type.VecDotType()
-	rs := vdt.RowSize(k)
 	n := b.Ne[1] * b.Ne[2]
-	conv := core.AlignUp(n*rs, 64)
-	y := p.work[:n*rs]
-	r0, r1 := rowRange(n, p.ith, p.nth)
-	for r := r0; r < r1; r++ {
-		i1, i2 := r%b.Ne[1], r/b.Ne[1]
-		convertActivations(vdt, f32s(db[i1*b.Nb[1]+i2*b.Nb[2]:])[:k], y[r*rs:(r+1)*rs])
-	}
+	conv := core.AlignUp(n*vdt.RowSize(k), 64)
+	work := f32s(p.work[conv:])
+	prepGemvRows(p, l.rt, vdt, b, n, p.work[:conv], work)
 	if p.ith == 0 {
 		p.pool.chunk.Store(0)
 	}
-	p.barrier() // the activations are converted and the counter is reset
+	p.barrier() // the activations are prepared and the counter is reset
 
 	var buf [mmidVecJobs]kern.GemvJob
 	jobs := buf[:0]
@@ -75,23 +72,7 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 			})
 		}
 	}
-	work := f32s(p.work[conv:])
-	kern.GemvRepackedSet(l.rt, p.ith, p.nth, p.barrier, &p.pool.chunk, work, int(m), int(k),
-		raw, int(l.sliceBytes()), int(n), y, int(rs), jobs, f32s(dd))
-	fixNonFiniteIDDots(p, dst)
-}
-
-// fixNonFiniteIDDots is fixNonFiniteDots for MUL_MAT_ID: each worker recomputes its share of
-// the non-finite outputs as the float32 dot of the dequantized expert row and the activation.
-func fixNonFiniteIDDots(p *params, dst *core.Tensor) {
-	p.barrier() // every worker's outputs are written
-	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
-	db, di, dd := b.Data(), ids.Data(), dst.Data()
-	f := newNonFiniteFixer(as)
-	r0, r1 := rowRange(dst.Ne[1]*dst.Ne[2], p.ith, p.nth)
-	for r := r0; r < r1; r++ {
-		s, t := r%dst.Ne[1], r/dst.Ne[1]
-		row := f32s(dd[s*dst.Nb[1]+t*dst.Nb[2]:])[:dst.Ne[0]]
-		f.fixRow(row, mulMatIDExpert(ids, di, s, t), 0, b, db, s%b.Ne[1], t, 0)
-	}
+	p.nf = nonFiniteHook{dst: dst, id: true}
+	kern.GemvRepackedSetPrepared(l.rt, &p.pool.chunk, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
+		jobs, f32s(dst.Data()), &p.nf)
 }

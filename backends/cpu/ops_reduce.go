@@ -93,7 +93,6 @@ func computeSumRows(p *params, dst *core.Tensor) {
 	buf := scratch(p, a.Ne[0])
 	n := float64(a.Ne[0])
 	r0, r1 := rowRange(a.NRows(), p.ith, p.nth)
-	var out [1]float32
 	for ir := r0; ir < r1; ir++ {
 		i1, i2, i3 := unravel(ir, a.Ne)
 		s := eltSumF64(eltSrcRow(a, da, i1, i2, i3, buf))
@@ -104,9 +103,16 @@ func computeSumRows(p *params, dst *core.Tensor) {
 			setF32(dd, i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3], float32(s))
 			continue
 		}
-		out[0] = float32(s)
-		storeRow(dst, dd, i1, i2, i3, out[:])
+		storeScalar(dst, dd, i1, i2, i3, float32(s))
 	}
+}
+
+// storeScalar stores v as the one-element row (i1, i2, i3) of dst in dst's type. Its buffer
+// escapes through the type conversion, so it lives here, off the f32 path that a generated token
+// takes (which allocates nothing).
+func storeScalar(dst *core.Tensor, dd []byte, i1, i2, i3 int64, v float32) {
+	out := [1]float32{v}
+	storeRow(dst, dd, i1, i2, i3, out[:])
 }
 
 // computeArgmax: the index of the largest element of each row; the first one wins ties and NaNs

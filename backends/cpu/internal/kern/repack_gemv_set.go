@@ -59,19 +59,31 @@ func GemvRepackedSet(rt RepackType, ith, nth int, barrier func(), counter *atomi
 			panic("kern.GemvRepackedSet: job out of range")
 		}
 	}
-	off := alignOff(work)
-	nb := k / QK
-	ts := nb * rpRec
-	// Viewing the float32 scratch as bytes is safe: the slice stays live for the whole call,
-	// and bytes have no alignment requirement.
-	prep := unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)[:n*ts]
-
-	nprep := rpPrepPhase(rt, counter, n, nb, 1, b, ldb, prep)
-	base := nprep + int64(nth)
+	prep := gemvPrepArea(work, n, k)
+	nprep := rpPrepPhase(rt, counter, n, k/QK, 1, b, ldb, prep)
 	if nth > 1 {
 		barrier()
 	}
+	gemvSetTasks(rt, counter, nprep+int64(nth), m, k, a, sliceBytes, prep, jobs, c, nil)
+}
 
+// gemvPrepArea is the prepared activation rows in work: n rows of k/32 records, from work's
+// first 64-byte aligned float.
+func gemvPrepArea(work []float32, n, k int) []byte {
+	off := alignOff(work)
+	// Viewing the float32 scratch as bytes is safe: the slice stays live as long as the
+	// returned one, and bytes have no alignment requirement.
+	return unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)[:n*(k/QK)*rpRec]
+}
+
+// gemvSetTasks is the task phase of the mat-vec sets: tasks numbered from base on the counter,
+// rpMVecM groups of one job each; done, when not nil, hears of every finished task.
+func gemvSetTasks(rt RepackType, counter *atomic.Int64, base int64, m, k int, a []byte, sliceBytes int,
+	prep []byte, jobs []GemvJob, c []float32, done RowsDone) {
+	f := rt.format("GemvRepackedSet")
+	rs := RepackedSize(rt, m, k)
+	nb := k / QK
+	ts := nb * rpRec
 	ngroups := (m + RepackRows - 1) / RepackRows
 	gf := m / RepackRows // groups below gf are full
 	tm := rpMVecM
@@ -83,7 +95,8 @@ func GemvRepackedSet(rt RepackType, ith, nth int, barrier func(), counter *atomi
 		if t >= ntasks {
 			return
 		}
-		j := jobs[t/per]
+		ji := int(t / per)
+		j := jobs[ji]
 		g0 := int(t%per) * tm
 		g1 := min(ngroups, g0+tm)
 		w := a[j.Slice*sliceBytes : j.Slice*sliceBytes+rs]
@@ -100,6 +113,9 @@ func GemvRepackedSet(rt RepackType, ith, nth int, barrier func(), counter *atomi
 			var tmp [RepackRows]float32
 			rpTile(rt, 1, nb, w[gf*gs:(gf+1)*gs], p, tmp[:], RepackRows, false)
 			copy(c[j.COff+gf*RepackRows:j.COff+m], tmp[:m-gf*RepackRows])
+		}
+		if done != nil {
+			done.RowsDone(ji, g0*RepackRows, min(m, g1*RepackRows))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package kern
 import (
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -42,15 +43,36 @@ func TestGemvRepackedSet(t *testing.T) {
 							jobs = append(jobs, GemvJob{Slice: e, Row: (e + j) % sh.n, COff: len(jobs) * ldc})
 						}
 					}
-					for _, nth := range []int{1, 2} {
+					for _, run := range []struct {
+						nth      int
+						prepared bool
+					}{{1, false}, {2, false}, {1, true}, {2, true}, {3, true}} {
+						nth := run.nth
 						c := make([]float32, len(jobs)*ldc)
 						for i := range c {
 							c[i] = 777
 						}
 						work := make([]float32, GemvRepackedSetWorkSize(rt, sh.n, sh.k)+1)[1:]
+						seen := &doneRecorder{count: make([]int, len(jobs)*sh.m), m: sh.m}
 						runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
-							GemvRepackedSet(rt, ith, nth, barrier, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, b, ldb, jobs, c)
+							if !run.prepared {
+								GemvRepackedSet(rt, ith, nth, barrier, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, b, ldb, jobs, c)
+								return
+							}
+							// every worker prepares a share of each row's blocks, as the CPU backend does
+							for j := 0; j < sh.n; j++ {
+								GemvPrepBlocks(rt, work, sh.n, sh.k, j, b[j*ldb:], ith*nb/nth, (ith+1)*nb/nth)
+							}
+							barrier()
+							GemvRepackedSetPrepared(rt, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, jobs, c, seen)
 						})
+						if run.prepared {
+							for i, v := range seen.count {
+								if v != 1 {
+									t.Fatalf("%v %v %+v nth=%d: output %d of job %d reported done %d times", s, rt, sh, nth, i%sh.m, i/sh.m, v)
+								}
+							}
+						}
 						for ji, jb := range jobs {
 							want := make([]float32, sh.m)
 							w := make([]float32, GemmRepackedWorkSize(rt, sh.m, 1, sh.k, 1))
@@ -65,7 +87,7 @@ func TestGemvRepackedSet(t *testing.T) {
 									continue
 								}
 								if got != want[i] {
-									t.Fatalf("%v %v %+v nth=%d job %d row %d: %v, GemmRepacked %v", s, rt, sh, nth, ji, i, got, want[i])
+									t.Fatalf("%v %v %+v nth=%d prepared=%v job %d row %d: %v, GemmRepacked %v", s, rt, sh, nth, run.prepared, ji, i, got, want[i])
 								}
 							}
 						}
@@ -73,6 +95,21 @@ func TestGemvRepackedSet(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// doneRecorder counts the RowsDone reports of every output.
+type doneRecorder struct {
+	mu    sync.Mutex
+	count []int
+	m     int
+}
+
+func (d *doneRecorder) RowsDone(job, i0, i1 int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := i0; i < i1; i++ {
+		d.count[job*d.m+i]++
 	}
 }
 
