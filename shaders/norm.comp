@@ -23,8 +23,11 @@
 // NORM's mean is taken relative to the row's first element (see main), so rows
 // of equal values have a mean of exactly that value and normalise to 0.
 //
-// Defines: RMS for RMS_NORM (else NORM).
-// Bindings: 0 = src, 1 = dst.
+// Defines: RMS for RMS_NORM (else NORM); with RMS, MUL fuses the MUL that follows
+// (MUL(RMS_NORM(x), w), w broadcast over the rows by repetition): each thread
+// stores its normalized element y in dst and y·w in the MUL's result, the
+// unfused shaders' float operations on the same values (bit for bit).
+// Bindings: 0 = src, 1 = dst; with MUL 2 = w, 3 = the MUL's result.
 // Specialization: constant 0 = workgroup size (power of two, default 256).
 // Dispatch: any x grid (grid-stride loop over rows).
 
@@ -32,6 +35,10 @@ layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id =
 
 layout(std430, binding = 0) readonly buffer BufS { float data_s[]; };
 layout(std430, binding = 1) buffer BufD { float data_d[]; };
+#if defined(MUL)
+layout(std430, binding = 2) readonly buffer BufW { float data_w[]; };
+layout(std430, binding = 3) buffer BufM { float data_m[]; };
+#endif
 
 layout(push_constant) uniform Params {
     uint ne0, ne1, ne2, ne3;
@@ -40,6 +47,12 @@ layout(push_constant) uniform Params {
     uint offs_s, offs_d;
     float eps;
     uint nrows;
+#if defined(MUL)
+    uint wne0, wne1, wne2, wne3;   // w's shape (each dividing the row shape)
+    uint wnb0, wnb1, wnb2, wnb3;   // w's strides (floats)
+    uint mnb0, mnb1, mnb2, mnb3;   // the MUL result's strides (floats)
+    uint offs_w, offs_m;
+#endif
 } p;
 
 shared float red[gl_WorkGroupSize.x];
@@ -112,8 +125,16 @@ void main() {
         }
         s2 = reduce_sum(s2, tid);
         const vec2 f = norm_factors(s2 / n, ik, k);
+#if defined(MUL)
+        uint iw = p.offs_w + (i1 % p.wne1) * p.wnb1 + (i2 % p.wne2) * p.wnb2 + (i3 % p.wne3) * p.wnb3;
+        uint im = p.offs_m + i1 * p.mnb1 + i2 * p.mnb2 + i3 * p.mnb3;
+#endif
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            data_d[id + i0 * p.nb0] = data_s[is + i0 * p.nb00] * ik * f.x * f.y;
+            const float y = data_s[is + i0 * p.nb00] * ik * f.x * f.y;
+            data_d[id + i0 * p.nb0] = y;
+#if defined(MUL)
+            data_m[im + i0 * p.mnb0] = y * data_w[iw + (i0 % p.wne0) * p.wnb0];
+#endif
         }
 #else
         // The mean is x0 + Σ(x - x0)/n, x0 the row's first (scaled) element: a row of

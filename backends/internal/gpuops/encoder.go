@@ -32,6 +32,10 @@ type Encoder struct {
 
 	mulMat   func(*Encoder, *core.Tensor) error // MUL_MAT's encoder when a test forces one
 	faOneRow bool                               // FLASH_ATTN_EXT never splits its keys (UseFlashAttnSplit)
+	// The graph's nodes and their fused pairs (fuse.go); noFuse turns fusion off (UseFusion).
+	nodes  []*core.Tensor
+	fused  []fusion
+	noFuse bool
 }
 
 // NewEncoder returns an encoder that records through rt for device dev. api names the backend in
@@ -47,6 +51,7 @@ func NewEncoder(rt Runtime, dev *Device, api, prefix string) *Encoder {
 func (e *Encoder) Start(nodes []*core.Tensor) error {
 	e.written, e.read = e.written[:0], e.read[:0]
 	e.soft, e.softErr = readKernelsEnv(e.dev)
+	e.nodes, e.fused = nodes, e.planFusions(nodes)
 	if err := e.reserveScratch(e.scratchNeed(nodes)); err != nil {
 		return err
 	}
@@ -59,6 +64,14 @@ func (e *Encoder) Encode(i int, n *core.Tensor) error {
 		return fmt.Errorf("op %v with types %v not supported by the %s backend", n.Op, srcTypes(n), e.api)
 	}
 	e.node = i
+	if i < len(e.fused) && e.nodes[i] == n {
+		switch e.fused[i] {
+		case fuseInNext:
+			return nil // recorded with the next node
+		case fuseRMSMul:
+			return e.encodeRMSNormMul(e.nodes[i-1], n)
+		}
+	}
 	if n.Op == core.OpMulMat && e.mulMat != nil {
 		return e.mulMat(e, n)
 	}

@@ -1,0 +1,95 @@
+//go:build cgo && !novulkan
+
+package vulkan
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tandem-ml/tandem/core"
+)
+
+// TestFusedRMSNormMul: MUL(RMS_NORM(x), w) recorded as one dispatch gives both nodes' results bit
+// for bit as the two dispatches do — for w repeated over rows, over rows and one more dimension,
+// with RMS_NORM's result also read by another node, and with MUL writing over RMS_NORM's memory
+// (as an allocator reusing a parent's memory does) — and the fused graph has one dispatch less.
+func TestFusedRMSNormMul(t *testing.T) {
+	be := newBackend(t)
+	defer be.sh.Encoder().UseFusion(true)
+	for _, c := range []struct {
+		name    string
+		wShape  [4]int64
+		inPlace bool
+	}{
+		{"w_row", [4]int64{300, 1, 1, 1}, false},
+		{"w_rows_and_dim2", [4]int64{300, 5, 1, 1}, false},
+		{"mul_over_norm", [4]int64{300, 1, 1, 1}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var results [2][3][]byte
+			var dispatches [2]int
+			for run, fuse := range []bool{false, true} {
+				ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+				x := ctx.NewTensor(core.TypeF32, 300, 5, 4)
+				w := ctx.NewTensor(core.TypeF32, c.wShape[0], c.wShape[1], c.wShape[2], c.wShape[3])
+				norm := ctx.RMSNorm(x, 1e-6)
+				mul := ctx.Mul(norm, w)
+				other := ctx.Add(x, x) // keeps the graph longer than the pair
+				if !c.inPlace {
+					other = ctx.Add(norm, x) // RMS_NORM's result read again after the pair
+				}
+				if err := ctx.Err(); err != nil {
+					t.Fatal(err)
+				}
+				bt := be.DefaultBufferType()
+				buf, err := bt.Alloc(8 * x.NBytes())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer buf.Free()
+				off := int64(0)
+				for _, tt := range []*core.Tensor{x, w, norm, mul, other} {
+					off = core.AlignUp(off, bt.Alignment())
+					at := off
+					if tt == mul && c.inPlace {
+						at = norm.Offset
+					}
+					if err := core.TensorAlloc(buf, tt, at); err != nil {
+						t.Fatal(err)
+					}
+					off += bt.AllocSize(tt)
+				}
+				r := rand.New(rand.NewPCG(3, 4))
+				randomize(t, r, x, -3, 3)
+				randomize(t, r, w, -2, 2)
+				g := core.NewGraph(core.DefaultGraphSize)
+				g.BuildForwardExpand(mul)
+				g.BuildForwardExpand(other)
+				be.sh.Encoder().UseFusion(fuse)
+				d0 := be.sh.Dispatches()
+				if err := be.GraphCompute(g); err != nil {
+					t.Fatal(err)
+				}
+				dispatches[run] = be.sh.Dispatches() - d0
+				for i, tt := range []*core.Tensor{norm, mul, other} {
+					results[run][i] = make([]byte, tt.NBytes())
+					if err := core.TensorGet(tt, results[run][i], 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i, name := range []string{"RMS_NORM", "MUL", "ADD"} {
+				if i == 0 && c.inPlace {
+					continue // overwritten by MUL in both runs
+				}
+				if !bytes.Equal(results[0][i], results[1][i]) {
+					t.Errorf("%s: fused result differs from the unfused one", name)
+				}
+			}
+			if dispatches[1] != dispatches[0]-1 {
+				t.Errorf("%d dispatches fused, %d unfused: want one less", dispatches[1], dispatches[0])
+			}
+		})
+	}
+}
