@@ -43,6 +43,9 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
+#if defined(KQ_IQ_GRID8)
+    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#endif
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint i0 = i % p.ne0;

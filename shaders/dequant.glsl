@@ -3,7 +3,8 @@
 // The including shader defines exactly one of A_F32, A_F16, A_BF16, A_Q4_0, A_Q4_1, A_Q8_0,
 // A_Q5_0, A_Q5_1, A_Q2_K ... A_Q6_K, A_Q8_K, A_IQ4_NL, A_IQ4_XS,
 // A_MXFP4, A_NVFP4, A_Q1_0, A_TQ1_0, A_TQ2_0,
-// A_Q2_0, A_IQ3_XXS, A_IQ3_S (those via kquants.glsl; MXFP4 in bytes)
+// A_Q2_0, A_IQ3_XXS, A_IQ3_S, A_IQ2_XXS, A_IQ2_XS, A_IQ2_S, A_IQ1_S, A_IQ1_M (those via
+// kquants.glsl; MXFP4 in bytes)
 // and A_BINDING (the binding number of A, default 0). This file declares the
 // readonly array data_a (float for A_F32, float16_t for A_F16, uint16_t for A_BF16
 // and words for the block types) and provides:
@@ -118,7 +119,7 @@ vec4 a_load4(uint base, uint k) {
     return vec4(q) * d;
 }
 
-#elif defined(A_Q5_0) || defined(A_Q5_1) || defined(A_Q2_K) || defined(A_Q3_K) || defined(A_Q4_K) || defined(A_Q5_K) || defined(A_Q6_K) || defined(A_Q8_K) || defined(A_IQ4_NL) || defined(A_IQ4_XS) || defined(A_MXFP4) || defined(A_NVFP4) || defined(A_Q1_0) || defined(A_TQ1_0) || defined(A_TQ2_0) || defined(A_Q2_0) || defined(A_IQ3_XXS) || defined(A_IQ3_S)
+#elif defined(A_Q5_0) || defined(A_Q5_1) || defined(A_Q2_K) || defined(A_Q3_K) || defined(A_Q4_K) || defined(A_Q5_K) || defined(A_Q6_K) || defined(A_Q8_K) || defined(A_IQ4_NL) || defined(A_IQ4_XS) || defined(A_MXFP4) || defined(A_NVFP4) || defined(A_Q1_0) || defined(A_TQ1_0) || defined(A_TQ2_0) || defined(A_Q2_0) || defined(A_IQ3_XXS) || defined(A_IQ3_S) || defined(A_IQ2_XXS) || defined(A_IQ2_XS) || defined(A_IQ2_S) || defined(A_IQ1_S) || defined(A_IQ1_M)
 
 #if defined(A_Q5_0)
 #define KQ_Q5_0
@@ -156,6 +157,16 @@ vec4 a_load4(uint base, uint k) {
 #define KQ_IQ3_XXS
 #elif defined(A_IQ3_S)
 #define KQ_IQ3_S
+#elif defined(A_IQ2_XXS)
+#define KQ_IQ2_XXS
+#elif defined(A_IQ2_XS)
+#define KQ_IQ2_XS
+#elif defined(A_IQ2_S)
+#define KQ_IQ2_S
+#elif defined(A_IQ1_S)
+#define KQ_IQ1_S
+#elif defined(A_IQ1_M)
+#define KQ_IQ1_M
 #endif
 layout(std430, binding = A_BINDING) readonly buffer BufA { uint16_t data_a[]; };
 #define KQ_DATA data_a

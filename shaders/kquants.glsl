@@ -1,11 +1,12 @@
 // kquants.glsl: element loaders for ggml's Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
-// Q8_K, IQ4_NL, IQ4_XS, MXFP4, NVFP4, Q1_0, TQ1_0, TQ2_0, Q2_0, IQ3_XXS and IQ3_S blocks,
+// Q8_K, IQ4_NL, IQ4_XS, MXFP4, NVFP4, Q1_0, TQ1_0, TQ2_0, Q2_0, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS,
+// IQ2_S, IQ1_S and IQ1_M blocks,
 // shared by dequant.glsl (A operands) and rows.glsl (copies and row gathers).
 //
 // The including file declares the uint16_t array holding the blocks, defines KQ_DATA
 // as its name and exactly one of KQ_Q5_0, KQ_Q5_1, KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K,
 // KQ_Q6_K, KQ_Q8_K, KQ_IQ4_NL, KQ_IQ4_XS, KQ_MXFP4, KQ_NVFP4, KQ_Q1_0, KQ_TQ1_0, KQ_TQ2_0,
-// KQ_Q2_0, KQ_IQ3_XXS, KQ_IQ3_S.
+// KQ_Q2_0, KQ_IQ3_XXS, KQ_IQ3_S, KQ_IQ2_XXS, KQ_IQ2_XS, KQ_IQ2_S, KQ_IQ1_S, KQ_IQ1_M.
 // Provided:
 //
 //   KQ_QK      elements per block (32, 64, 128 or 256)
@@ -52,6 +53,24 @@
 //   iq3_s 110 B: d@0, qs[64]@2 (low bytes of 9-bit grid indices), qh[8]@66 (bit i of byte g:
 //         high bit of index i of group g), signs[32]@74 (one byte per eight values),
 //         scales[4]@106 (4 bits per group, low nibble even groups); value d*(1+2s)*grid*sign.
+//   The IQ2 and IQ1 types: groups of 32 (g = j/32) of four eighths (l = j/8 % 4), each eighth an
+//   entry of a grid of eight values (iq_grids.glsl: 2-bit codes of the magnitudes 8, 25, 43 for
+//   IQ2, of -1, 0, 1 for IQ1).
+//   iq2_xxs 66 B: d@0, per group a u32 pair@2+8g: grid indices (byte l) and a u32@6+8g of four
+//         7-bit sign indices (ksigns_iq2xs, as iq3_xxs) and the scale s (bits 28..31);
+//         value ((d*(0.5+s))*0.25)*grid*sign.
+//   iq2_xs 74 B: d@0, u16@2+8g+2l (9-bit grid index, 7-bit sign index on top), scales[8]@66
+//         (low nibble for the first 16 values of a group, high for the next); value as iq2_xxs.
+//   iq2_s  82 B: d@0, qs[32]@2 (low 8 bits of the 10-bit index of eighth 4g+l), signs[32]@34 (one
+//         byte an eighth), qh[8]@66 (bits 2l, 2l+1 of byte g: the index's top bits), scales[8]@74
+//         as iq2_xs; value as iq2_xxs.
+//   iq1_s  50 B: d@0, qs[32]@2 (low 8 bits of the 11-bit index of eighth 4g+l), u16 qh@34+2g
+//         (bits 3l..3l+2 top index bits, 12..14 the scale s, 15 the delta's sign);
+//         value (d*(2s+1))*(grid + delta), delta = -1/8 with the sign bit set, else +1/8.
+//   iq1_m  56 B: qs[32]@0 (low index bits), qh[16]@32 (nibble l%2 of byte 32+2g+l/2: 3 top index
+//         bits and, bit 3, the delta's sign), four u16 scales@48 (3-bit s of the 16 values
+//         16h+32g.. at bits 6(g%2)+3h of u16 g/2; their top nibbles the f16 block scale d, low
+//         nibble first); value as iq1_s.
 
 #ifndef TANDEM_KQUANTS_GLSL
 #define TANDEM_KQUANTS_GLSL
@@ -111,6 +130,21 @@
 #elif defined(KQ_IQ3_S)
 #define KQ_QK 256u
 #define KQ_WORDS 55u
+#elif defined(KQ_IQ2_XXS)
+#define KQ_QK 256u
+#define KQ_WORDS 33u
+#elif defined(KQ_IQ2_XS)
+#define KQ_QK 256u
+#define KQ_WORDS 37u
+#elif defined(KQ_IQ2_S)
+#define KQ_QK 256u
+#define KQ_WORDS 41u
+#elif defined(KQ_IQ1_S)
+#define KQ_QK 256u
+#define KQ_WORDS 25u
+#elif defined(KQ_IQ1_M)
+#define KQ_QK 256u
+#define KQ_WORDS 28u
 #else
 #error "kquants.glsl: define one of the KQ_<type> macros"
 #endif
@@ -125,9 +159,8 @@ uint kq_byte(uint b, uint off) {
 #endif
 }
 
-// kq_half converts the f16 at byte off (even) exactly, subnormals included.
-float kq_half(uint b, uint off) {
-    uint h = uint(KQ_DATA[b + (off >> 1)]);
+// kq_half_bits converts the f16 bits h exactly, subnormals included.
+float kq_half_bits(uint h) {
     uint s = (h & 0x8000u) << 16;
     uint e = (h >> 10) & 0x1fu;
     uint m = h & 0x3ffu;
@@ -140,6 +173,11 @@ float kq_half(uint b, uint off) {
         return uintBitsToFloat(s | 0x7f800000u | (m << 13));
     }
     return uintBitsToFloat(s | ((e + 112u) << 23) | (m << 13));
+}
+
+// kq_half converts the f16 at byte off (even) of the block at word b.
+float kq_half(uint b, uint off) {
+    return kq_half_bits(uint(KQ_DATA[b + (off >> 1)]));
 }
 
 #if defined(KQ_IQ4_NL) || defined(KQ_IQ4_XS)
@@ -205,6 +243,47 @@ uvec2 kq_iq3_entry(uint b, uint j) {
     uint grid = IQ3S_GRID[gi];
 #endif
     return uvec2(grid, s >> jj);
+}
+#endif
+
+#if defined(KQ_IQ2_XXS) || defined(KQ_IQ2_XS) || defined(KQ_IQ2_S) || defined(KQ_IQ1_S) || defined(KQ_IQ1_M)
+// The grid is kq_grid8 in shared memory: the including shader calls kq_grid_init() first in main,
+// in uniform control flow (iq_grids.glsl).
+#define KQ_IQ_GRID8
+#include "iq_grids.glsl"
+
+#if defined(KQ_IQ2_XXS) || defined(KQ_IQ2_XS)
+// kq_ksigns is ggml's ksigns_iq2xs[si]: the 7 sign bits si and their parity as the eighth.
+uint kq_ksigns(uint si) {
+    return si | ((uint(bitCount(si)) & 1u) << 7);
+}
+#endif
+
+// kq_iq_entry returns, for element j of the block at word b, the 2-bit codes of its grid entry
+// shifted to it (x: bits 2i hold element j+i of its eighth) and, for the IQ2 types, its sign
+// byte shifted to it (y: bit i is the sign of element j+i). Elements 4k..4k+3 share both:
+// kq_load4 looks the grid up once for the four.
+uvec2 kq_iq_entry(uint b, uint j) {
+    uint g = j >> 5, l = (j >> 3) & 3u, jj = j & 7u; // group of 32, its eighth, the value in it
+    uint s = 0u, gi;
+#if defined(KQ_IQ2_XXS)
+    uint aux = uint(KQ_DATA[b + 3u + 4u * g]) | (uint(KQ_DATA[b + 4u + 4u * g]) << 16);
+    s = kq_ksigns((aux >> (7u * l)) & 127u);
+    gi = kq_byte(b, 2u + 8u * g + l);
+#elif defined(KQ_IQ2_XS)
+    uint q = uint(KQ_DATA[b + 1u + 4u * g + l]);
+    s = kq_ksigns(q >> 9);
+    gi = q & 511u;
+#elif defined(KQ_IQ2_S)
+    gi = kq_byte(b, 2u + 4u * g + l) | (((kq_byte(b, 66u + g) >> (2u * l)) & 3u) << 8);
+    s = kq_byte(b, 34u + 4u * g + l);
+#elif defined(KQ_IQ1_S)
+    gi = kq_byte(b, 2u + 4u * g + l) | (((uint(KQ_DATA[b + 17u + g]) >> (3u * l)) & 7u) << 8);
+#else // KQ_IQ1_M
+    gi = kq_byte(b, 4u * g + l) | (((kq_byte(b, 32u + 2u * g + (l >> 1)) >> (4u * (l & 1u))) & 7u) << 8);
+#endif
+    uint e = kq_grid8[gi >> 3][(gi >> 1) & 3u]; // entries gi & ~1 and gi | 1
+    return uvec2(e >> (16u * (gi & 1u) + 2u * jj), s >> jj);
 }
 #endif
 
@@ -275,6 +354,31 @@ vec2 kq_params(uint b, uint j) {
     uint sc = (kq_byte(b, 106u + (g >> 1)) >> (4u * (g & 1u))) & 0xfu;
     precise float db = kq_half(b, 0u) * float(1u + 2u * sc);
     return vec2(db, 0.0);
+#elif defined(KQ_IQ2_XXS) || defined(KQ_IQ2_XS) || defined(KQ_IQ2_S)
+    // core/quant's iq2Scale: (d*(0.5+s))*0.25, s the scale of j's 32 (XXS) or 16 values.
+#if defined(KQ_IQ2_XXS)
+    uint s = uint(KQ_DATA[b + 4u + 4u * (j >> 5)]) >> 12;
+#elif defined(KQ_IQ2_XS)
+    uint s = (kq_byte(b, 66u + (j >> 5)) >> (4u * ((j >> 4) & 1u))) & 0xfu;
+#else
+    uint s = (kq_byte(b, 74u + (j >> 5)) >> (4u * ((j >> 4) & 1u))) & 0xfu;
+#endif
+    precise float ds = kq_half(b, 0u) * (0.5 + float(s));
+    precise float db = ds * 0.25;
+    return vec2(db, 0.0);
+#elif defined(KQ_IQ1_S)
+    uint qh = uint(KQ_DATA[b + 17u + (j >> 5)]);
+    precise float dl = kq_half(b, 0u) * float(2u * ((qh >> 12) & 7u) + 1u);
+    return vec2(dl, (qh & 0x8000u) != 0u ? -0.125 : 0.125);
+#elif defined(KQ_IQ1_M)
+    uint g = j >> 5;
+    uint d = (uint(KQ_DATA[b + 24u]) >> 12) | ((uint(KQ_DATA[b + 25u]) >> 8) & 0xf0u) |
+             ((uint(KQ_DATA[b + 26u]) >> 4) & 0xf00u) | (uint(KQ_DATA[b + 27u]) & 0xf000u);
+    uint s = (uint(KQ_DATA[b + 24u + (g >> 1)]) >> (6u * (g & 1u) + 3u * ((j >> 4) & 1u))) & 7u;
+    uint l = (j >> 3) & 3u;
+    uint qh = kq_byte(b, 32u + 2u * g + (l >> 1)) >> (4u * (l & 1u));
+    precise float dl = kq_half_bits(d) * float(2u * s + 1u);
+    return vec2(dl, (qh & 8u) != 0u ? -0.125 : 0.125);
 #endif
 }
 
@@ -404,6 +508,18 @@ float kq_value(uint b, uint j, vec2 p) {
     uvec2 e = kq_iq3_entry(b, j);
     precise float v = p.x * float((e.x >> (8u * (j & 3u))) & 0xffu);
     return (e.y & 1u) != 0u ? -v : v;
+
+#elif defined(KQ_IQ2_XXS) || defined(KQ_IQ2_XS) || defined(KQ_IQ2_S)
+    uvec2 e = kq_iq_entry(b, j);
+    uint c = e.x & 3u; // code 0, 1, 2: magnitude 8, 25, 43
+    precise float v = p.x * float(8u + 17u * c + (c >> 1));
+    return (e.y & 1u) != 0u ? -v : v;
+
+#elif defined(KQ_IQ1_S) || defined(KQ_IQ1_M)
+    uint c = kq_iq_entry(b, j).x & 3u; // code 0, 1, 2: value -1, 0, 1
+    precise float t = float(int(c) - 1) + p.y;
+    precise float v = p.x * t;
+    return v;
 #endif
 }
 
@@ -418,6 +534,17 @@ vec4 kq_load4(uint b, uint j) {
     uvec2 e = kq_iq3_entry(b, j); // one grid entry and sign byte for the four
     precise vec4 v = p.x * vec4((uvec4(e.x) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu);
     return mix(v, -v, notEqual((uvec4(e.y) >> uvec4(0u, 1u, 2u, 3u)) & 1u, uvec4(0u)));
+#elif defined(KQ_IQ_GRID8)
+    uvec2 e = kq_iq_entry(b, j); // one grid entry (and sign byte) for the four
+    uvec4 c = (uvec4(e.x) >> uvec4(0u, 2u, 4u, 6u)) & 3u;
+#if defined(KQ_IQ1_S) || defined(KQ_IQ1_M)
+    precise vec4 t = vec4(ivec4(c) - 1) + p.y;
+    precise vec4 v = p.x * t;
+    return v;
+#else
+    precise vec4 v = p.x * vec4(8u + 17u * c + (c >> 1));
+    return mix(v, -v, notEqual((uvec4(e.y) >> uvec4(0u, 1u, 2u, 3u)) & 1u, uvec4(0u)));
+#endif
 #else
     return vec4(kq_value(b, j, p), kq_value(b, j + 1u, p), kq_value(b, j + 2u, p), kq_value(b, j + 3u, p));
 #endif

@@ -40,6 +40,9 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
+#if defined(KQ_IQ_GRID8)
+    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#endif
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint tok = gl_WorkGroupID.z; tok < p.n_tokens; tok += gl_NumWorkGroups.z) {
         for (uint slot = gl_WorkGroupID.y; slot < p.n_used; slot += gl_NumWorkGroups.y) {

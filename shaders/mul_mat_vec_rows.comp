@@ -35,6 +35,9 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
+#if defined(KQ_IQ_GRID8)
+    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#endif
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint batch = gl_WorkGroupID.z; batch < p.nbatch; batch += gl_NumWorkGroups.z) {
         const uint i12 = batch % p.ne12;

@@ -30,6 +30,9 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
+#if defined(KQ_IQ_GRID8)
+    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#endif
     for (uint batch = gl_WorkGroupID.z; batch < p.nbatch; batch += gl_NumWorkGroups.z) {
         const uint i2 = batch % p.ne2;
         const uint i3 = batch / p.ne2;

@@ -12,7 +12,7 @@
 // Loader (one of SRC_F32, SRC_F16, SRC_BF16, SRC_I32, SRC_Q4_0, SRC_Q4_1, SRC_Q8_0, or a
 // type of kquants.glsl: SRC_Q5_0, SRC_Q5_1, SRC_Q2_K ... SRC_Q6_K, SRC_Q8_K, SRC_IQ4_NL, SRC_IQ4_XS,
 // SRC_MXFP4 (addressed in bytes), SRC_NVFP4, SRC_Q1_0, SRC_TQ1_0, SRC_TQ2_0,
-// SRC_Q2_0, SRC_IQ3_XXS, SRC_IQ3_S;
+// SRC_Q2_0, SRC_IQ3_XXS, SRC_IQ3_S, SRC_IQ2_XXS, SRC_IQ2_XS, SRC_IQ2_S, SRC_IQ1_S, SRC_IQ1_M;
 // binding SRC_BINDING, default 0) declares data_s (uint[] for 32-bit types,
 // uint16_t[] otherwise) and provides
 //   float src_load(uint row, uint i0, uint nb0)
@@ -215,7 +215,7 @@ float src_load(uint row, uint i0, uint nb0) {
 #endif
 }
 
-#elif defined(SRC_Q5_0) || defined(SRC_Q5_1) || defined(SRC_Q2_K) || defined(SRC_Q3_K) || defined(SRC_Q4_K) || defined(SRC_Q5_K) || defined(SRC_Q6_K) || defined(SRC_Q8_K) || defined(SRC_IQ4_NL) || defined(SRC_IQ4_XS) || defined(SRC_MXFP4) || defined(SRC_NVFP4) || defined(SRC_Q1_0) || defined(SRC_TQ1_0) || defined(SRC_TQ2_0) || defined(SRC_Q2_0) || defined(SRC_IQ3_XXS) || defined(SRC_IQ3_S)
+#elif defined(SRC_Q5_0) || defined(SRC_Q5_1) || defined(SRC_Q2_K) || defined(SRC_Q3_K) || defined(SRC_Q4_K) || defined(SRC_Q5_K) || defined(SRC_Q6_K) || defined(SRC_Q8_K) || defined(SRC_IQ4_NL) || defined(SRC_IQ4_XS) || defined(SRC_MXFP4) || defined(SRC_NVFP4) || defined(SRC_Q1_0) || defined(SRC_TQ1_0) || defined(SRC_TQ2_0) || defined(SRC_Q2_0) || defined(SRC_IQ3_XXS) || defined(SRC_IQ3_S) || defined(SRC_IQ2_XXS) || defined(SRC_IQ2_XS) || defined(SRC_IQ2_S) || defined(SRC_IQ1_S) || defined(SRC_IQ1_M)
 
 #if defined(SRC_Q5_0)
 #define KQ_Q5_0
@@ -253,6 +253,16 @@ float src_load(uint row, uint i0, uint nb0) {
 #define KQ_IQ3_XXS
 #elif defined(SRC_IQ3_S)
 #define KQ_IQ3_S
+#elif defined(SRC_IQ2_XXS)
+#define KQ_IQ2_XXS
+#elif defined(SRC_IQ2_XS)
+#define KQ_IQ2_XS
+#elif defined(SRC_IQ2_S)
+#define KQ_IQ2_S
+#elif defined(SRC_IQ1_S)
+#define KQ_IQ1_S
+#elif defined(SRC_IQ1_M)
+#define KQ_IQ1_M
 #endif
 layout(std430, binding = SRC_BINDING) readonly buffer BufS { uint16_t data_s[]; };
 #define KQ_DATA data_s

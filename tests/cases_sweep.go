@@ -670,8 +670,8 @@ func gpuNoQuantizerReason(op core.Op, t core.Type) string {
 }
 
 // gpuNoDecode are the quantized types the GPU backends do not read or write at all: every sweep
-// case with one of them is theirs to refuse.
-var gpuNoDecode = map[core.Type]bool{core.TypeIQ2_XXS: true, core.TypeIQ2_XS: true, core.TypeIQ2_S: true, core.TypeIQ1_S: true, core.TypeIQ1_M: true}
+// case with one of them is theirs to refuse. None today (the IQ2 and IQ1 types were the last).
+var gpuNoDecode = map[core.Type]bool{}
 
 // gpuRawCopyReason is why the GPU backends cannot copy blocks of type t to blocks of the same
 // type, "" when they can: their raw copy moves whole 16-bit words, and MXFP4's blocks are 17

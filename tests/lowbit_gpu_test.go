@@ -12,16 +12,21 @@ import (
 // with its rules: each case passes or is listed in expectedUnsupported, and a listed case that a
 // software device supports is a failure).
 func TestLowBitGPUOps(t *testing.T) {
+	lowbit := map[core.Type]bool{core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true,
+		core.TypeTQ1_0: true, core.TypeTQ2_0: true, core.TypeQ2_0: true, core.TypeIQ3_XXS: true, core.TypeIQ3_S: true}
+	runGPUSubset(t, lowbit, append(append(fp4Cases(), tqCases()...), iq3Cases()...))
+}
+
+// runGPUSubset runs cases and the sweep's cases of the types in types on every non-CPU device
+// against the CPU reference, with TestOps' rules.
+func runGPUSubset(t *testing.T, types map[core.Type]bool, cases []Case) {
 	devs := devicesUnderTest()
 	if len(devs) == 0 {
 		t.Skipf("no device besides the CPU: %s", vulkanWhy())
 	}
-	lowbit := map[core.Type]bool{core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true,
-		core.TypeTQ1_0: true, core.TypeTQ2_0: true, core.TypeQ2_0: true, core.TypeIQ3_XXS: true, core.TypeIQ3_S: true}
-	cases := append(append(fp4Cases(), tqCases()...), iq3Cases()...)
 	for _, c := range sweepSelection() {
 		for _, typ := range c.types {
-			if lowbit[typ] {
+			if types[typ] {
 				cases = append(cases, c.Case)
 				break
 			}

@@ -79,8 +79,9 @@ func randomize(t *testing.T, r *rand.Rand, x *core.Tensor, lo, hi float32) []flo
 	return got
 }
 
-// randomBlocks fills x, of a type read but never written from floats (IQ3_XXS, IQ3_S: their
-// f16 block scale leads the block), with random bytes and a scale in ±[2^-5, 2^-4), and returns
+// randomBlocks fills x, of a type read but never written from floats (the IQ3, IQ2 and IQ1 types:
+// their f16 block scale leads the block, but for IQ1_M's, spread over the top nibbles of its four
+// u16 scale words at bytes 48 … 55), with random bytes and a scale in ±[2^-5, 2^-4), and returns
 // the values as stored. Every byte pattern of the other fields decodes.
 func randomBlocks(t *testing.T, r *rand.Rand, x *core.Tensor) []float32 {
 	t.Helper()
@@ -90,7 +91,13 @@ func randomBlocks(t *testing.T, r *rand.Rand, x *core.Tensor) []float32 {
 	}
 	for off, size := 0, int(x.Type.Size()); off+size <= len(raw); off += size {
 		d := uint16(r.Uint32()&0x8000) | 10<<10 | uint16(r.IntN(1024))
-		raw[off], raw[off+1] = byte(d), byte(d>>8)
+		if x.Type == core.TypeIQ1_M {
+			for k := range 4 {
+				raw[off+49+2*k] = raw[off+49+2*k]&0x0f | byte(d>>(4*k)&0xf)<<4
+			}
+		} else {
+			raw[off], raw[off+1] = byte(d), byte(d>>8)
+		}
 	}
 	if err := core.TensorSet(x, raw, 0); err != nil {
 		t.Fatal(err)

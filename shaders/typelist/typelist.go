@@ -9,6 +9,7 @@ var MatMulWeights = []string{
 	"f32", "f16", "bf16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1",
 	"q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs",
 	"mxfp4", "nvfp4", "q1_0", "tq1_0", "tq2_0", "q2_0", "iq3_xxs", "iq3_s",
+	"iq2_xxs", "iq2_xs", "iq2_s", "iq1_s", "iq1_m",
 }
 
 // MatMulF16B are the weight types whose MUL_MAT shaders also come with f16 activations (B_F16):

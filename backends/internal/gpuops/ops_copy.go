@@ -12,7 +12,8 @@ import (
 //     cpy_u16 for 2-byte elements and whole quantized blocks), exact for every
 //     type, NaN payloads included; not MXFP4, whose 17-byte blocks are no whole
 //     number of 16-bit words.
-//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant, IQ4, FP4, Q1_0, TQ, Q2_0 and IQ3 types ->
+//   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant, IQ4, FP4, Q1_0, TQ, Q2_0, IQ3, IQ2 and
+//     IQ1 types ->
 //     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
@@ -60,6 +61,12 @@ var elemTypes = map[core.Type]struct {
 	core.TypeQ2_0:    {"q2_0", 2},
 	core.TypeIQ3_XXS: {"iq3_xxs", 2},
 	core.TypeIQ3_S:   {"iq3_s", 2},
+	// IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M sources (kquants.glsl; read only, as on the CPU).
+	core.TypeIQ2_XXS: {"iq2_xxs", 2},
+	core.TypeIQ2_XS:  {"iq2_xs", 2},
+	core.TypeIQ2_S:   {"iq2_s", 2},
+	core.TypeIQ1_S:   {"iq1_s", 2},
+	core.TypeIQ1_M:   {"iq1_m", 2},
 }
 
 // copyConversions lists the converting element copies (cpy.comp) by source type.
@@ -76,7 +83,8 @@ var copyConversions = map[core.Type][]core.Type{
 func init() {
 	for _, t := range []core.Type{core.TypeQ5_0, core.TypeQ5_1, core.TypeQ2_K, core.TypeQ3_K, core.TypeQ4_K, core.TypeQ5_K,
 		core.TypeQ6_K, core.TypeQ8_K, core.TypeIQ4_NL, core.TypeIQ4_XS, core.TypeMXFP4, core.TypeNVFP4, core.TypeQ1_0,
-		core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0, core.TypeIQ3_XXS, core.TypeIQ3_S} {
+		core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0, core.TypeIQ3_XXS, core.TypeIQ3_S, core.TypeIQ2_XXS, core.TypeIQ2_XS,
+		core.TypeIQ2_S, core.TypeIQ1_S, core.TypeIQ1_M} {
 		copyConversions[t] = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16}
 	}
 }

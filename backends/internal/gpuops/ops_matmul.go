@@ -296,12 +296,33 @@ func (d *Device) FitTile(t Tile) bool {
 		t.Shared() <= d.MaxComputeSharedMemorySize
 }
 
+// gridShared is the shared memory, in bytes, that the shaders of weight type a take besides a
+// tile's: the IQ2 and IQ1 grids, which they copy into shared memory (shaders/iq_grids.glsl).
+func gridShared(a core.Type) uint32 {
+	switch a {
+	case core.TypeIQ2_XXS:
+		return 512
+	case core.TypeIQ2_XS:
+		return 1024
+	case core.TypeIQ2_S:
+		return 2048
+	case core.TypeIQ1_S, core.TypeIQ1_M:
+		return 4096
+	}
+	return 0
+}
+
+// fitTileFor reports whether device d can run tile t over weights of type a.
+func (d *Device) fitTileFor(t Tile, a core.Type) bool {
+	return d.FitTile(t) && t.Shared()+gridShared(a) <= d.MaxComputeSharedMemorySize
+}
+
 // mulMatTile picks the tile for node n (M = ne0, N = ne1): cpuTile when soft (the software
 // devices' kernels), else a GPU tile, falling back to smaller ones when the device's limits are
 // too small.
 func (d *Device) mulMatTile(n *core.Tensor, soft bool) (Tile, bool) {
 	if soft {
-		if t := cpuTile(n.Ne[0], n.Ne[1]); d.FitTile(t) {
+		if t := cpuTile(n.Ne[0], n.Ne[1]); d.fitTileFor(t, n.Src[0].Type) {
 			return t, true
 		}
 	}
@@ -312,7 +333,7 @@ func (d *Device) mulMatTile(n *core.Tensor, soft bool) (Tile, bool) {
 		i = 1
 	}
 	for ; i < len(GPUTiles); i++ {
-		if d.FitTile(GPUTiles[i]) {
+		if d.fitTileFor(GPUTiles[i], n.Src[0].Type) {
 			return GPUTiles[i], true
 		}
 	}

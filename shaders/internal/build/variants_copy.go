@@ -47,10 +47,10 @@ func init() {
 	}
 }
 
-// kquantTypes are the Q5, K-quant, IQ4, FP4, Q1_0, ternary, Q2_0 and IQ3 types whose loaders
-// live in kquants.glsl.
+// kquantTypes are the Q5, K-quant, IQ4, FP4, Q1_0, ternary, Q2_0, IQ3, IQ2 and IQ1 types whose
+// loaders live in kquants.glsl.
 var kquantTypes = []string{"q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K", "iq4_nl", "iq4_xs",
-	"mxfp4", "nvfp4", "q1_0", "tq1_0", "tq2_0", "q2_0", "iq3_xxs", "iq3_s"}
+	"mxfp4", "nvfp4", "q1_0", "tq1_0", "tq2_0", "q2_0", "iq3_xxs", "iq3_s", "iq2_xxs", "iq2_xs", "iq2_s", "iq1_s", "iq1_m"}
 
 // quantDsts are the block types the row shaders quantize into (rows.glsl's dst_store_block).
 var quantDsts = []string{"q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "iq4_nl", "q4_K", "q5_K", "q6_K", "iq4_xs",
