@@ -21,6 +21,9 @@ func prepGemvRows(p *params, rt kern.RepackType, vdt core.Type, b *core.Tensor, 
 	k := b.Ne[0]
 	bs, ys := vdt.BlockSize(), vdt.Size()
 	nb := k / bs
+	if nb == 0 {
+		return // empty rows: nothing to prepare
+	}
 	rs := vdt.RowSize(k)
 	db := b.Data()
 	f0, f1 := rowRange(n*nb, p.ith, p.nth)
