@@ -53,7 +53,7 @@ func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 	p.barrier() // the row is prepared
 	jobs := [1]kern.GemvJob{}
 	p.nf = nonFiniteHook{dst: dst}
-	kern.GemvRepackedSetPrepared(l.rt, &p.pool.chunk, work, l.m, l.k, raw, int(l.sliceBytes()), 1,
+	kern.GemvRepackedSetPrepared(l.rt, p.nth, &p.pool.chunk, work, l.m, l.k, raw, int(l.sliceBytes()), 1,
 		jobs[:], f32s(dst.Data())[:l.m], &p.nf)
 }
 

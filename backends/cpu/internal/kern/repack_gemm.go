@@ -21,11 +21,12 @@ import (
 var (
 	rpTaskM = 8  // groups of 16 weight rows per task
 	rpTaskN = 8  // activation tiles per task (GEMM)
-	rpMVecM = 8  // groups per task of the mat-vec
+	rpMVecM = 8  // groups per task of the mat-vec, at most (gemvTaskGroups)
 	rpKC    = 64 // blocks of k per micro-kernel call
 )
 
 const (
+	rpMVecTasks = 4 // mat-vec tasks per worker, at least, where rows allow (gemvTaskGroups)
 	rpNR        = 8 // activation rows per tile (GEMM)
 	rpRec       = 40
 	rpPrepTiles = 2
@@ -103,7 +104,7 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 	ngroups := (m + RepackRows - 1) / RepackRows
 	tm, tn := rpTaskM, rpTaskN
 	if nr == 1 {
-		tm, tn = rpMVecM, 1
+		tm, tn = gemvTaskGroups(ngroups, 1, nth), 1
 	}
 	mt := (ngroups + tm - 1) / tm
 	nt := (ntiles + tn - 1) / tn

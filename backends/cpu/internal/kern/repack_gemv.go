@@ -34,10 +34,10 @@ func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1
 
 // GemvRepackedSetPrepared is GemvRepackedSet on activation rows already prepared in work by
 // GemvPrepBlocks (every block of the n rows, made visible to every worker by a barrier or the
-// like): the workers claim tasks from *counter (0 before the first claim) until none is left,
+// like): the nth workers claim tasks from *counter (0 before the first claim) until none is left,
 // with no barrier inside; the results are bit for bit GemvRepackedSet's. done, when not nil, is
 // called by the worker that finished each task. It panics on sizes or slices that do not fit.
-func GemvRepackedSetPrepared(rt RepackType, counter *atomic.Int64, work []float32, m, k int, a []byte,
+func GemvRepackedSetPrepared(rt RepackType, nth int, counter *atomic.Int64, work []float32, m, k int, a []byte,
 	sliceBytes, n int, jobs []GemvJob, c []float32, done RowsDone) {
 	rs := RepackedSize(rt, m, k)
 	switch {
@@ -66,5 +66,5 @@ func GemvRepackedSetPrepared(rt RepackType, counter *atomic.Int64, work []float3
 			panic("kern.GemvRepackedSetPrepared: job out of range")
 		}
 	}
-	gemvSetTasks(rt, counter, 0, m, k, a, sliceBytes, gemvPrepArea(work, n, k), jobs, c, done)
+	gemvSetTasks(rt, nth, counter, 0, m, k, a, sliceBytes, gemvPrepArea(work, n, k), jobs, c, done)
 }

@@ -64,7 +64,7 @@ func GemvRepackedSet(rt RepackType, ith, nth int, barrier func(), counter *atomi
 	if nth > 1 {
 		barrier()
 	}
-	gemvSetTasks(rt, counter, nprep+int64(nth), m, k, a, sliceBytes, prep, jobs, c, nil)
+	gemvSetTasks(rt, nth, counter, nprep+int64(nth), m, k, a, sliceBytes, prep, jobs, c, nil)
 }
 
 // gemvPrepArea is the prepared activation rows in work: n rows of k/32 records, from work's
@@ -77,8 +77,8 @@ func gemvPrepArea(work []float32, n, k int) []byte {
 }
 
 // gemvSetTasks is the task phase of the mat-vec sets: tasks numbered from base on the counter,
-// rpMVecM groups of one job each; done, when not nil, hears of every finished task.
-func gemvSetTasks(rt RepackType, counter *atomic.Int64, base int64, m, k int, a []byte, sliceBytes int,
+// groups of one job each (gemvTaskGroups); done, when not nil, hears of every finished task.
+func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, base int64, m, k int, a []byte, sliceBytes int,
 	prep []byte, jobs []GemvJob, c []float32, done RowsDone) {
 	f := rt.format("GemvRepackedSet")
 	rs := RepackedSize(rt, m, k)
@@ -86,7 +86,7 @@ func gemvSetTasks(rt RepackType, counter *atomic.Int64, base int64, m, k int, a 
 	ts := nb * rpRec
 	ngroups := (m + RepackRows - 1) / RepackRows
 	gf := m / RepackRows // groups below gf are full
-	tm := rpMVecM
+	tm := gemvTaskGroups(ngroups, len(jobs), nth)
 	per := int64((ngroups + tm - 1) / tm)
 	ntasks := per * int64(len(jobs))
 	gs := nb * f.super
@@ -118,4 +118,16 @@ func gemvSetTasks(rt RepackType, counter *atomic.Int64, base int64, m, k int, a 
 			done.RowsDone(ji, g0*RepackRows, min(m, g1*RepackRows))
 		}
 	}
+}
+
+// gemvTaskGroups is the number of weight groups per task of a mat-vec over ngroups groups in
+// njobs jobs on nth workers: rpMVecM, halved while that would give fewer than rpMVecTasks tasks
+// per worker, so that the last tasks leave little time idle (a 256-row K or V projection is 2
+// tasks of 8 groups: with 8 or 16 workers most would wait at the node's end for the two).
+func gemvTaskGroups(ngroups, njobs, nth int) int {
+	tm := rpMVecM
+	for tm > 1 && (ngroups+tm-1)/tm*njobs < rpMVecTasks*nth {
+		tm /= 2
+	}
+	return tm
 }

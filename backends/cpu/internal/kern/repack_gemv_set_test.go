@@ -64,7 +64,7 @@ func TestGemvRepackedSet(t *testing.T) {
 								GemvPrepBlocks(rt, work, sh.n, sh.k, j, b[j*ldb:], ith*nb/nth, (ith+1)*nb/nth)
 							}
 							barrier()
-							GemvRepackedSetPrepared(rt, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, jobs, c, seen)
+							GemvRepackedSetPrepared(rt, nth, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, jobs, c, seen)
 						})
 						if run.prepared {
 							for i, v := range seen.count {
@@ -149,5 +149,18 @@ func benchGemvSet(b *testing.B, m, k int) {
 			}
 			b.ReportMetric(float64(2*rs)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
+	}
+}
+
+// TestGemvTaskGroups: mat-vec tasks shrink from 8 groups until every worker has 4 tasks or a task
+// is one group (TinyLlama's shapes: K/V 16 groups, Q/O 128, FFN 352; the MoE's 2 jobs of 176).
+func TestGemvTaskGroups(t *testing.T) {
+	for _, c := range []struct{ groups, jobs, nth, want int }{
+		{128, 1, 2, 8}, {352, 1, 2, 8}, {176, 2, 2, 8}, {16, 1, 2, 2}, {16, 1, 1, 4},
+		{128, 1, 8, 4}, {128, 1, 16, 2}, {16, 1, 16, 1}, {1, 1, 4, 1}, {64, 2, 8, 4},
+	} {
+		if got := gemvTaskGroups(c.groups, c.jobs, c.nth); got != c.want {
+			t.Errorf("%d groups, %d jobs, %d workers: %d groups per task, want %d", c.groups, c.jobs, c.nth, got, c.want)
+		}
 	}
 }
