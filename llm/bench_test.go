@@ -7,12 +7,21 @@ import (
 	"github.com/tandem-ml/tandem/llm"
 )
 
-// BenchmarkDecode generates one token per iteration with a small model (the per-token overhead of
-// building, planning and launching a graph shows here more than with a big one): tokens/s and
-// allocations per token.
+// BenchmarkDecode generates one token per iteration with small models (the per-token overhead of
+// building, planning and launching a graph shows here more than with a big one), f32 on one
+// worker, Q4_0 dense and mixture-of-experts on two: tokens/s and allocations per token.
 func BenchmarkDecode(b *testing.B) {
-	c := caseByName(b, "llama-f32")
-	m := openCase(b, c.Name, llm.Options{Threads: 1})
+	for _, c := range []struct {
+		name    string
+		threads int
+	}{{"llama-f32", 1}, {"llama-q4_0", 2}, {"qwen3moe-q4_0", 2}} {
+		b.Run(c.name, func(b *testing.B) { benchDecode(b, c.name, c.threads) })
+	}
+}
+
+func benchDecode(b *testing.B, name string, threads int) {
+	c := caseByName(b, name)
+	m := openCase(b, c.Name, llm.Options{Threads: threads})
 	s, err := m.NewSession(llm.SessionOptions{ContextSize: 256})
 	if err != nil {
 		b.Fatal(err)
