@@ -10,7 +10,7 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// TestOpProfile times a graph of a mat-vec and a chain of 250 ADDs (three command buffers, more
+// TestOpProfile times a graph of a mat-vec and a chain of 250 ADDs (five command buffers, more
 // nodes than one buffer's timestamp queries would hold without the per-buffer restart) and checks
 // the profile's kinds, counts and that the device's times are positive.
 func TestOpProfile(t *testing.T) {

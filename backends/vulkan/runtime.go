@@ -16,9 +16,14 @@ import (
 // The Vulkan side of the shared backend (package gpubackend): device memory (vkMemory) and
 // command buffers (vkDispatcher, vkQueue).
 
-// maxNodesPerSubmit bounds the dispatches recorded into one command buffer before it is submitted
-// (the GPU starts on it while the rest is recorded).
-const maxNodesPerSubmit = 100
+// A graph's dispatches go into command buffers submitted as they fill, so that the GPU runs the
+// first ones while the host records the rest: the first holds firstNodesPerSubmit dispatches (the
+// GPU starts early), each next one twice as many, up to maxNodesPerSubmit (as llama.cpp's Vulkan
+// backend grows its batches by work estimate, bounded by 100 nodes).
+const (
+	firstNodesPerSubmit = 12
+	maxNodesPerSubmit   = 100
+)
 
 // vkMemory is a device's memory: buffers of its logical device (opened on first use).
 type vkMemory struct{ d *device }
@@ -74,7 +79,7 @@ func (v *vkDispatcher) Pipeline(name string, bindings int, push uint32, spec []u
 	return p, nil
 }
 
-// Run records the graph into command buffers, submitted every maxNodesPerSubmit dispatches and at
+// Run records the graph into command buffers, submitted as they fill (firstNodesPerSubmit) and at
 // the end, and waits for all of them. The device counts the graph as an operation in progress:
 // Shutdown waits for it instead of destroying the device under it.
 func (v *vkDispatcher) Run(record func(gpubackend.Queue) error) error {
@@ -83,7 +88,7 @@ func (v *vkDispatcher) Run(record func(gpubackend.Queue) error) error {
 		return err
 	}
 	defer done()
-	q := &vkQueue{vd: v.vd}
+	q := &vkQueue{vd: v.vd, batch: firstNodesPerSubmit}
 	return q.finish(record(q))
 }
 
@@ -94,6 +99,7 @@ type vkQueue struct {
 	cur       *vkrt.Commands
 	submitted []*vkrt.Commands
 	binds     [vkrt.MaxBindings]vkrt.Binding
+	batch     int                           // dispatches the command buffer being recorded is submitted at
 	timing    bool                          // StartTiming: each command buffer begins with a timestamp
 	marks     map[*vkrt.Commands][]nodeMark // TimeNode's marks per command buffer
 }
@@ -201,11 +207,13 @@ func (q *vkQueue) Barrier() error {
 	return c.Barrier()
 }
 
-// EndNode submits the command buffer once it holds maxNodesPerSubmit dispatches.
+// EndNode submits the command buffer once it holds the batch's dispatches; the next batch is twice
+// as large, up to maxNodesPerSubmit.
 func (q *vkQueue) EndNode() error {
-	if q.cur == nil || q.cur.Dispatches() < maxNodesPerSubmit {
+	if q.cur == nil || q.cur.Dispatches() < q.batch {
 		return nil
 	}
+	q.batch = min(2*q.batch, maxNodesPerSubmit)
 	if err := q.cur.Submit(); err != nil {
 		return err
 	}
