@@ -8,6 +8,9 @@
 //   RAW32            32-bit units copied bit for bit (f32 -> f32, i32 -> i32)
 //   RAW16            units of p.words 16-bit words copied bit for bit (f16, bf16,
 //                    and whole quantized blocks: shapes and strides count blocks)
+//   RAW_MXFP4        MXFP4 blocks (17 bytes) copied bit for bit: shapes count blocks,
+//                    strides and offsets bytes; a block shares dst words with its
+//                    neighbours, written with rows.glsl's MXFP4 storer (lb_store17)
 //   SRC_x and DST_y  convert (see rows.glsl): x in F32 F16 BF16 I32 Q4_0 Q4_1 Q8_0,
 //                    y in F32 F16 BF16 I32; for a block source, ne0 counts elements
 //                    and nb00 is the block stride.
@@ -28,6 +31,10 @@ layout(std430, binding = 1) writeonly buffer BufD { uint data_d[]; };
 #define DST_NONE
 layout(std430, binding = 0) readonly buffer BufS { uint16_t data_s[]; };
 layout(std430, binding = 1) writeonly buffer BufD { uint16_t data_d[]; };
+#elif defined(RAW_MXFP4)
+#define SRC_NONE
+#define DST_MXFP4 // lowbit_store.glsl: data_d as words and lb_store17
+layout(std430, binding = 0) readonly buffer BufS { uint data_s[]; };
 #endif
 
 #include "rows.glsl"
@@ -43,8 +50,8 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
-#if defined(KQ_IQ_GRID8)
-    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#if defined(KQ_GRID_SHARED)
+    kq_grid_init(); // the IQ3/IQ2/IQ1 grid into shared memory (iq_grids.glsl, iq3_grids.glsl)
 #endif
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
@@ -72,6 +79,14 @@ void main() {
         for (uint w = 0u; w < p.words; w++) {
             data_d[id + w] = data_s[is + w];
         }
+#elif defined(RAW_MXFP4)
+        id += i0 * p.nb0;
+        is += j0 * p.nb00;
+        uint q[17];
+        for (uint k = 0u; k < 17u; k++) {
+            q[k] = (data_s[(is + k) >> 2] >> (8u * ((is + k) & 3u))) & 0xffu;
+        }
+        lb_store17(id, q);
 #elif defined(SRC_F32) && defined(DST_F32)
         dst_store_bits(id + i0 * p.nb0, src_bits(is, j0, p.nb00));
 #else

@@ -215,6 +215,9 @@ float kq_ue4m3_half(uint x) {
 #endif
 
 #if defined(KQ_IQ3_XXS) || defined(KQ_IQ3_S)
+// The grid is kq_grid in shared memory: the including shader calls kq_grid_init() first in main,
+// in uniform control flow (iq3_grids.glsl).
+#define KQ_GRID_SHARED
 #include "iq3_grids.glsl"
 #endif
 
@@ -235,20 +238,21 @@ uvec2 kq_iq3_entry(uint b, uint j) {
 #if defined(KQ_IQ3_XXS)
     uint si = (kq_iq3xxs_aux(b, g) >> (7u * l)) & 127u;
     uint s = si | ((uint(bitCount(si)) & 1u) << 7);
-    uint grid = IQ3XXS_GRID[kq_byte(b, 2u + 8u * g + 2u * l + (jj >> 2))];
+    uint gi = kq_byte(b, 2u + 8u * g + 2u * l + (jj >> 2));
 #else
     uint idx = 2u * l + (jj >> 2);
     uint gi = kq_byte(b, 2u + 8u * g + idx) | (((kq_byte(b, 66u + g) >> idx) & 1u) << 8);
     uint s = kq_byte(b, 74u + 4u * g + l);
-    uint grid = IQ3S_GRID[gi];
 #endif
+    uint grid = kq_grid[gi >> 2][gi & 3u];
     return uvec2(grid, s >> jj);
 }
 #endif
 
 #if defined(KQ_IQ2_XXS) || defined(KQ_IQ2_XS) || defined(KQ_IQ2_S) || defined(KQ_IQ1_S) || defined(KQ_IQ1_M)
-// The grid is kq_grid8 in shared memory: the including shader calls kq_grid_init() first in main,
+// The grid is kq_grid in shared memory: the including shader calls kq_grid_init() first in main,
 // in uniform control flow (iq_grids.glsl).
+#define KQ_GRID_SHARED
 #define KQ_IQ_GRID8
 #include "iq_grids.glsl"
 
@@ -282,7 +286,7 @@ uvec2 kq_iq_entry(uint b, uint j) {
 #else // KQ_IQ1_M
     gi = kq_byte(b, 4u * g + l) | (((kq_byte(b, 32u + 2u * g + (l >> 1)) >> (4u * (l & 1u))) & 7u) << 8);
 #endif
-    uint e = kq_grid8[gi >> 3][(gi >> 1) & 3u]; // entries gi & ~1 and gi | 1
+    uint e = kq_grid[gi >> 3][(gi >> 1) & 3u]; // entries gi & ~1 and gi | 1
     return uvec2(e >> (16u * (gi & 1u) + 2u * jj), s >> jj);
 }
 #endif

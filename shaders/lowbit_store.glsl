@@ -1,32 +1,58 @@
-// lowbit_store.glsl: rows.glsl's block storers for NVFP4, Q1_0, TQ1_0, TQ2_0 and Q2_0
-// (DST_NVFP4, DST_Q1_0, DST_TQ1_0, DST_TQ2_0, DST_Q2_0), the reference quantizers of core/quant
-// (fp4.go, tq.go, q2_0.go) bit for bit: every product and sum is marked precise (no fma), divisions go through rows.glsl's
-// div_rn, f16 scales through f32_bits_to_f16. Block layouts as kquants.glsl. MXFP4 has no
-// storer: its 17-byte blocks share 16-bit words with their neighbours, and its scale is
-// floor(log2(amax)) as the CPU's float64 log2 rounds it.
+// lowbit_store.glsl: rows.glsl's block storers for NVFP4, MXFP4, Q1_0, TQ1_0, TQ2_0 and Q2_0
+// (DST_NVFP4, DST_MXFP4, DST_Q1_0, DST_TQ1_0, DST_TQ2_0, DST_Q2_0), the reference quantizers of
+// core/quant (fp4.go, tq.go, q2_0.go) bit for bit: every product and sum is marked precise (no
+// fma), divisions go through rows.glsl's div_rn, f16 scales through f32_bits_to_f16. Block
+// layouts as kquants.glsl.
 //
 // Included by rows.glsl for one of those DST_ types; provides DST_BLOCK, DST_QK and
-// dst_store_block(uint base, float x[DST_QK]) writing the block at 16-bit word base.
+// dst_store_block(uint base, float x[DST_QK]) writing the block at 16-bit word base (at byte base
+// for MXFP4, whose 17-byte blocks share 32-bit words with their neighbours: data_d is words, and
+// a block writes the bytes of a shared word with atomics).
 
 #ifndef TANDEM_LOWBIT_STORE_GLSL
 #define TANDEM_LOWBIT_STORE_GLSL
 
+#if defined(DST_MXFP4)
+layout(std430, binding = DST_BINDING) buffer BufD { uint data_d[]; };
+#else
 layout(std430, binding = DST_BINDING) buffer BufD { uint16_t data_d[]; };
+#endif
 
 #define DST_BLOCK
 #if defined(DST_NVFP4) || defined(DST_Q2_0)
 #define DST_QK 64u
+#elif defined(DST_MXFP4)
+#define DST_QK 32u
 #elif defined(DST_Q1_0)
 #define DST_QK 128u
 #else
 #define DST_QK 256u
 #endif
 
-#if defined(DST_NVFP4)
-
+#if defined(DST_NVFP4) || defined(DST_MXFP4)
 // ggml's kvalues_mxfp4 (twice the E2M1 values).
 const float LB_FP4[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0,
                                    0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0);
+
+// lb_best_fp4 is core/quant's bestIndexFP4: the code whose value LB_FP4[i]*d is nearest to x,
+// the first of equals.
+uint lb_best_fp4(float x, float d) {
+    uint best = 0u;
+    float bestErr = abs(x);
+    for (uint i = 1u; i < 16u; i++) {
+        precise float v = LB_FP4[i] * d;
+        precise float diff = v - x;
+        float err = abs(diff);
+        if (err < bestErr) {
+            best = i;
+            bestErr = err;
+        }
+    }
+    return best;
+}
+#endif
+
+#if defined(DST_NVFP4)
 
 // lb_ue4m3_half is core/quant.UE4M3ToFP32Half.
 float lb_ue4m3_half(uint x) {
@@ -71,23 +97,6 @@ uint lb_fp32_to_ue4m3(float x) {
     return (uint(e) << 3) | man;
 }
 
-// lb_best_fp4 is core/quant's bestIndexFP4: the code whose value LB_FP4[i]*d is nearest to x,
-// the first of equals.
-uint lb_best_fp4(float x, float d) {
-    uint best = 0u;
-    float bestErr = abs(x);
-    for (uint i = 1u; i < 16u; i++) {
-        precise float v = LB_FP4[i] * d;
-        precise float diff = v - x;
-        float err = abs(diff);
-        if (err < bestErr) {
-            best = i;
-            bestErr = err;
-        }
-    }
-    return best;
-}
-
 // dst_store_block quantizes x as core/quant.QuantizeRowNVFP4: per 16 values the UE4M3 scale of
 // amax/6, each value the nearest code at that (halved) scale.
 void dst_store_block(uint base, float x[64]) {
@@ -111,6 +120,86 @@ void dst_store_block(uint base, float x[64]) {
     }
     data_d[base] = uint16_t(scales & 0xffffu);
     data_d[base + 1u] = uint16_t(scales >> 16);
+}
+
+#elif defined(DST_MXFP4)
+
+// LB_MX_T[q+1] is floor(2^q*ln2), q = -1 .. 7: see lb_mxfp4_exponent.
+const uint LB_MX_T[9] = uint[9](0u, 0u, 1u, 2u, 5u, 11u, 22u, 44u, 88u);
+
+// lb_mxfp4_exponent is core/quant's mxfp4Exponent: the E8M0 scale floor(log2(amax)) - 2 + 127
+// (its low byte; 0 for a zero or infinite amax) with log2 as the CPU takes it, in float64 rounded
+// to float32, computed exactly from amax's bits: amax = m * 2^E (m in [1, 2)) has float32(log2)
+// E, or E+1 where log2 rounds up to it: where 2 - m is at most floor(2^q*ln2) units of 2^-23, 2^q
+// being half the float32 spacing at E+1 on the side of E in units of 2^-24 (E+1 > 0: q = p-1 for
+// E+1 = 2^p, q = p for 2^p < E+1 < 2^(p+1); E+1 < 0: q = p for 2^p <= |E+1| < 2^(p+1); never
+// for E+1 = 0). Checked against mxfp4Exponent for every exponent near both ends of the mantissa,
+// every subnormal pattern near them and 5 million random floats.
+uint lb_mxfp4_exponent(float amax) {
+    if (!(amax > 0.0) || isinf(amax)) {
+        return 0u;
+    }
+    uint bits = floatBitsToUint(amax);
+    int e;
+    uint m;
+    if ((bits >> 23) == 0u) { // subnormal: bits * 2^-149
+        int top = findMSB(bits);
+        e = top - 149;
+        m = (bits << uint(23 - top)) & 0x7fffffu;
+    } else {
+        e = int(bits >> 23) - 127;
+        m = bits & 0x7fffffu;
+    }
+    int n = e + 1, f = e;
+    if (n != 0) {
+        uint an = uint(abs(n));
+        int p = findMSB(an);
+        int q = (n > 0 && (an & (an - 1u)) == 0u) ? p - 1 : p;
+        if (0x800000u - m <= LB_MX_T[q + 1]) {
+            f = n;
+        }
+    }
+    return uint(f + 125) & 0xffu;
+}
+
+// lb_store17 writes the 17 bytes q at byte base: words of the block alone whole, words shared
+// with a neighbour (a block or another tensor) byte by byte with atomics, so that concurrent
+// writers of one word keep each other's bytes.
+void lb_store17(uint base, uint q[17]) {
+    uint end = base + 17u;
+    for (uint w = base >> 2; w <= (end - 1u) >> 2; w++) {
+        uint val = 0u, mask = 0u;
+        for (uint o = max(base, 4u * w); o < min(end, 4u * w + 4u); o++) {
+            val |= q[o - base] << (8u * (o & 3u));
+            mask |= 0xffu << (8u * (o & 3u));
+        }
+        if (mask == 0xffffffffu) {
+            data_d[w] = val;
+        } else {
+            atomicAnd(data_d[w], ~mask);
+            atomicOr(data_d[w], val);
+        }
+    }
+}
+
+// dst_store_block quantizes x as core/quant.QuantizeRowMXFP4: the E8M0 scale of the largest
+// magnitude (NaNs skipped), each value the nearest code at half that scale; base is a byte offset.
+void dst_store_block(uint base, float x[32]) {
+    float amax = 0.0;
+    for (uint j = 0u; j < 32u; j++) {
+        float a = abs(x[j]);
+        if (amax < a) {
+            amax = a;
+        }
+    }
+    uint e = lb_mxfp4_exponent(amax);
+    float d = e < 2u ? uintBitsToFloat(0x00200000u << e) : uintBitsToFloat((e - 1u) << 23);
+    uint q[17];
+    q[0] = e;
+    for (uint j = 0u; j < 16u; j++) {
+        q[1u + j] = lb_best_fp4(x[j], d) | (lb_best_fp4(x[j + 16u], d) << 4);
+    }
+    lb_store17(base, q);
 }
 
 #elif defined(DST_Q1_0)

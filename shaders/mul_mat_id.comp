@@ -40,8 +40,8 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
-#if defined(KQ_IQ_GRID8)
-    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#if defined(KQ_GRID_SHARED)
+    kq_grid_init(); // the IQ3/IQ2/IQ1 grid into shared memory (iq_grids.glsl, iq3_grids.glsl)
 #endif
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint tok = gl_WorkGroupID.z; tok < p.n_tokens; tok += gl_NumWorkGroups.z) {

@@ -145,8 +145,8 @@ float chunk_dot(uint a_row, uint k0, uint tid, vec4 b[8]) {
 }
 
 void main() {
-#if defined(KQ_IQ_GRID8)
-    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#if defined(KQ_GRID_SHARED)
+    kq_grid_init(); // the IQ3/IQ2/IQ1 grid into shared memory (iq_grids.glsl, iq3_grids.glsl)
 #endif
     const uint tid = gl_LocalInvocationID.x;
     const uint K = p.ncols;

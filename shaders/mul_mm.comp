@@ -116,8 +116,8 @@ vec4 load_b(uint base, uint k) {
 }
 
 void main() {
-#if defined(KQ_IQ_GRID8)
-    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#if defined(KQ_GRID_SHARED)
+    kq_grid_init(); // the IQ3/IQ2/IQ1 grid into shared memory (iq_grids.glsl, iq3_grids.glsl)
 #endif
     const uint tid = gl_LocalInvocationID.x;
     const uint NTM = BM / TM;

@@ -30,8 +30,8 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
-#if defined(KQ_IQ_GRID8)
-    kq_grid_init(); // the IQ2/IQ1 grid into shared memory (iq_grids.glsl)
+#if defined(KQ_GRID_SHARED)
+    kq_grid_init(); // the IQ3/IQ2/IQ1 grid into shared memory (iq_grids.glsl, iq3_grids.glsl)
 #endif
     for (uint batch = gl_WorkGroupID.z; batch < p.nbatch; batch += gl_NumWorkGroups.z) {
         const uint i2 = batch % p.ne2;

@@ -22,7 +22,7 @@
 //
 // Storer (one of DST_F32, DST_F16, DST_BF16, DST_I32, DST_Q4_0, DST_Q4_1, DST_Q8_0, DST_Q5_0,
 // DST_Q5_1, DST_IQ4_NL, DST_Q4_K, DST_Q5_K, DST_Q6_K, DST_IQ4_XS, or DST_NVFP4, DST_Q1_0,
-// DST_TQ1_0, DST_TQ2_0, DST_Q2_0 (lowbit_store.glsl);
+// DST_TQ1_0, DST_TQ2_0, DST_Q2_0, DST_MXFP4 (lowbit_store.glsl; MXFP4 addressed in bytes);
 // binding DST_BINDING, default 1) declares data_d and provides
 //   void dst_store(uint idx, float v)          element types: store v at unit idx
 //   void dst_store_bits(uint idx, uint bits)   DST_F32 / DST_I32: raw bits
@@ -1097,7 +1097,7 @@ void dst_store_block(uint base, float x[32]) {
 #endif
 }
 
-#elif defined(DST_NVFP4) || defined(DST_Q1_0) || defined(DST_TQ1_0) || defined(DST_TQ2_0) || defined(DST_Q2_0)
+#elif defined(DST_NVFP4) || defined(DST_MXFP4) || defined(DST_Q1_0) || defined(DST_TQ1_0) || defined(DST_TQ2_0) || defined(DST_Q2_0)
 
 #include "lowbit_store.glsl"
 

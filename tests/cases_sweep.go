@@ -655,16 +655,13 @@ func (g *sweepGen) outProd() {
 
 // gpuNoQuantizer are the quantized types the GPU backends cannot write from floats (CPY and
 // SET_ROWS into them from another type): their shaders have no quantizer for these blocks.
-var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true, core.TypeMXFP4: true}
+var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true}
 
 // gpuNoQuantizerReason is why the GPU backends cannot run op (CPY or SET_ROWS) into t from
 // another type, "" when they can.
 func gpuNoQuantizerReason(op core.Op, t core.Type) string {
-	switch {
-	case !gpuNoQuantizer[t]:
+	if !gpuNoQuantizer[t] {
 		return ""
-	case t == core.TypeMXFP4:
-		return fmt.Sprintf("%v into mxfp4: the GPU shaders have no MXFP4 quantizer (its 17-byte blocks share 16-bit words with their neighbours, and its scale is floor(log2(amax)) as the CPU's float64 log2 rounds it)", op)
 	}
 	return fmt.Sprintf("%v into %v: the GPU shaders have no quantizer for %v blocks", op, t, t)
 }
@@ -673,16 +670,6 @@ func gpuNoQuantizerReason(op core.Op, t core.Type) string {
 // case with one of them is theirs to refuse. None today (the IQ2 and IQ1 types were the last).
 var gpuNoDecode = map[core.Type]bool{}
 
-// gpuRawCopyReason is why the GPU backends cannot copy blocks of type t to blocks of the same
-// type, "" when they can: their raw copy moves whole 16-bit words, and MXFP4's blocks are 17
-// bytes.
-func gpuRawCopyReason(t core.Type) string {
-	if t == core.TypeMXFP4 {
-		return "CPY MXFP4 -> MXFP4: the GPU's raw block copy moves whole 16-bit words, and MXFP4 blocks are 17 bytes"
-	}
-	return ""
-}
-
 // sweepGPUReason is the rule for the GPU backends (Vulkan, GL): why they cannot run a sweep case,
 // or "" when they must. TestSweepGPURule checks it against every case of the whole sweep.
 func sweepGPUReason(c sweepCase) string {
@@ -690,9 +677,6 @@ func sweepGPUReason(c sweepCase) string {
 		if gpuNoDecode[t] {
 			return fmt.Sprintf("%v: the GPU shaders have no decoding for these blocks (CPU only)", t)
 		}
-	}
-	if c.op == core.OpCpy && c.src == c.dst && gpuRawCopyReason(c.src) != "" {
-		return gpuRawCopyReason(c.src)
 	}
 	if c.op == core.OpSetRows || c.op == core.OpCpy && c.src != c.dst {
 		if why := gpuNoQuantizerReason(c.op, c.dst); why != "" {

@@ -7,14 +7,14 @@ import (
 	"github.com/tandem-ml/tandem/core"
 )
 
-// TestLowBitGPUOps runs the fp4/, tq/ and iq3/ families and the sweep's cases of MXFP4, NVFP4,
+// TestLowBitGPUOps runs the fp4/, tq/, iq3/ and mxfp4/ families and the sweep's cases of MXFP4, NVFP4,
 // Q1_0, TQ1_0, TQ2_0, Q2_0, IQ3_XXS and IQ3_S on every non-CPU device against the CPU reference (a quick subset of TestOps,
 // with its rules: each case passes or is listed in expectedUnsupported, and a listed case that a
 // software device supports is a failure).
 func TestLowBitGPUOps(t *testing.T) {
 	lowbit := map[core.Type]bool{core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true,
 		core.TypeTQ1_0: true, core.TypeTQ2_0: true, core.TypeQ2_0: true, core.TypeIQ3_XXS: true, core.TypeIQ3_S: true}
-	runGPUSubset(t, lowbit, append(append(fp4Cases(), tqCases()...), iq3Cases()...))
+	runGPUSubset(t, lowbit, append(append(append(fp4Cases(), tqCases()...), iq3Cases()...), mxfp4Cases()...))
 }
 
 // runGPUSubset runs cases and the sweep's cases of the types in types on every non-CPU device

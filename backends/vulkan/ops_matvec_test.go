@@ -48,22 +48,14 @@ func runMatVecTypes(t *testing.T, be *Backend, types []core.Type) {
 }
 
 // TestMulMatVecGPU runs the GPUs' mat-vec kernel (mul_mat_vec.comp, which software devices never
-// pick) with TANDEM_GPU_KERNELS=gpu on every weight type but IQ3's, with the device's grid and with one
+// pick) with TANDEM_GPU_KERNELS=gpu on every weight type, with the device's grid and with one
 // workgroup per dimension (the grid-stride loops), then a few types with other workgroup sizes
 // and rows per workgroup.
 func TestMulMatVecGPU(t *testing.T) {
 	t.Setenv(gpuops.KernelsEnv, "gpu")
 	be := newBackend(t)
 	withMulMat(t, be, gpuops.MulMatVec, gpuops.Tile{})
-	var types []core.Type
-	for _, typ := range gpuops.MulMatTypes() {
-		// The IQ3 types' pipelines take llvmpipe 4-10 s each to compile: tests' TestGPUKernelsMulMat
-		// runs their cases through this kernel.
-		if typ != core.TypeIQ3_XXS && typ != core.TypeIQ3_S {
-			types = append(types, typ)
-		}
-	}
-	runMatVecTypes(t, be, types)
+	runMatVecTypes(t, be, gpuops.MulMatTypes())
 	t.Run("one group", func(t *testing.T) {
 		t.Cleanup(LimitGroupsForTest(be, [3]uint32{1, 1, 1}))
 		runMatVecTypes(t, be, []core.Type{core.TypeF16, core.TypeQ4_0, core.TypeQ6_K})
@@ -77,7 +69,7 @@ func TestMulMatVecGPU(t *testing.T) {
 	})
 	// Other workgroup sizes and rows per workgroup than the device's (M not a multiple of the
 	// rows; several subgroups per workgroup where the subgroup is narrower).
-	types = []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ8_0, core.TypeQ4_K}
+	types := []core.Type{core.TypeF32, core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ8_0, core.TypeQ4_K}
 	for _, c := range [][2]uint32{{32, 3}, {64, 4}, {128, 2}} {
 		t.Run(fmt.Sprintf("wg=%d rows=%d", c[0], c[1]), func(t *testing.T) {
 			be.sh.Encoder().UseMulMatVec(c[0], c[1])

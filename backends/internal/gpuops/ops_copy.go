@@ -9,16 +9,17 @@ import (
 // row-major order becomes the k-th element of dst, any strides on either side.
 //
 //   - Same type: bits are copied unit by unit (cpy_u32 for 4-byte elements,
-//     cpy_u16 for 2-byte elements and whole quantized blocks), exact for every
-//     type, NaN payloads included; not MXFP4, whose 17-byte blocks are no whole
-//     number of 16-bit words.
+//     cpy_u16 for 2-byte elements and whole quantized blocks, cpy_mxfp4_raw for
+//     MXFP4's 17-byte blocks, which share words with their neighbours: bytes,
+//     the shared words' with atomics), exact for every type, NaN payloads included.
 //   - f32/f16/bf16/i32/q4_0/q4_1/q8_0 and the Q5, K-quant, IQ4, FP4, Q1_0, TQ, Q2_0, IQ3, IQ2 and
 //     IQ1 types ->
 //     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
-//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q4_K/q5_K/q6_K/iq4_xs/nvfp4/q1_0/tq1_0/tq2_0/q2_0: one
-//     thread per dst block, as core/quant's reference quantizer (see shaders/rows.glsl).
+//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q4_K/q5_K/q6_K/iq4_xs/nvfp4/q1_0/tq1_0/tq2_0/q2_0/mxfp4:
+//     one thread per dst block, as core/quant's reference quantizer (see shaders/rows.glsl;
+//     MXFP4 blocks addressed in bytes, the words shared with a neighbour written with atomics).
 
 func init() {
 	for _, op := range []core.Op{core.OpDup, core.OpCont, core.OpCpy} {
@@ -122,7 +123,7 @@ func wholeBlocks(t *core.Tensor) bool { return t.Ne[0]%t.Type.BlockSize() == 0 }
 func isQuantDst(t core.Type) bool {
 	switch t {
 	case core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS,
-		core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0:
+		core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0, core.TypeMXFP4:
 		return true
 	}
 	return false
@@ -143,8 +144,7 @@ func supportsCopy(d *Device, t *core.Tensor) bool {
 		return false
 	}
 	if src.Type == t.Type {
-		// cpy_u16 moves whole 16-bit words: not MXFP4's 17-byte blocks.
-		return elemTypes[src.Type].unit != 1
+		return true // cpy_u32, cpy_u16 or, for MXFP4, cpy_mxfp4_raw
 	}
 	if isQuantDst(t.Type) {
 		return (src.Type == core.TypeF32 || src.Type == core.TypeF16 || src.Type == core.TypeBF16) &&
@@ -205,6 +205,11 @@ func (e *Encoder) encodeCopy(n *core.Tensor) error {
 	switch {
 	case src.Type == n.Type && st.unit == 4:
 		name = "cpy_u32"
+	case src.Type == n.Type && st.unit == 1:
+		// MXFP4: whole 17-byte blocks, strides and offsets in bytes
+		name = "cpy_mxfp4_raw"
+		bs = n.Type.BlockSize()
+		units /= bs
 	case src.Type == n.Type:
 		// whole blocks (or 2-byte elements) of words 16-bit words
 		name = "cpy_u16"

@@ -297,14 +297,15 @@ func (d *Device) FitTile(t Tile) bool {
 }
 
 // gridShared is the shared memory, in bytes, that the shaders of weight type a take besides a
-// tile's: the IQ2 and IQ1 grids, which they copy into shared memory (shaders/iq_grids.glsl).
+// tile's: the IQ3, IQ2 and IQ1 grids, which they copy into shared memory (shaders/iq3_grids.glsl,
+// iq_grids.glsl).
 func gridShared(a core.Type) uint32 {
 	switch a {
 	case core.TypeIQ2_XXS:
 		return 512
-	case core.TypeIQ2_XS:
+	case core.TypeIQ2_XS, core.TypeIQ3_XXS:
 		return 1024
-	case core.TypeIQ2_S:
+	case core.TypeIQ2_S, core.TypeIQ3_S:
 		return 2048
 	case core.TypeIQ1_S, core.TypeIQ1_M:
 		return 4096
