@@ -67,6 +67,18 @@ func (rt RepackType) format(op string) repackFormat {
 	panic(fmt.Sprintf("kern.%s: bad repack type %d", op, int(rt)))
 }
 
+// repackFormats are the formats by repack type, as format returns them.
+var repackFormats = [...]repackFormat{
+	RepackQ4_0: RepackQ4_0.format(""),
+	RepackQ4_1: RepackQ4_1.format(""),
+	RepackQ8_0: RepackQ8_0.format(""),
+}
+
+// tileFormat is format for the micro-kernel drivers, which run per tile after an entry point
+// has checked rt: a table read the compiler inlines (format's panic message keeps it out of
+// line, and it showed as ~2% of a generated token's time).
+func (rt RepackType) tileFormat() repackFormat { return repackFormats[rt] }
+
 // qsOff is the offset of the quants in a standard weight block.
 func (f repackFormat) qsOff() int { return f.block - 4*f.chunks }
 

@@ -104,7 +104,7 @@ var (
 // rpTile256 runs a 256-bit kernel set on a (group, tile) pair: two halves of 8 weight rows
 // times nr/4 calls of 4 activation rows (or one call of 1).
 func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, nb int, w, p []byte, c []float32, ldc, acc int) {
-	f := rt.format("rpTile")
+	f := rt.tileFormat()
 	rs := nr * rpRec
 	step, ki := 4, 0
 	if nr == 1 {
@@ -141,7 +141,7 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 		return
 	}
 	// Bounds checks standing in for the assembly's unchecked accesses.
-	f := rt.format("rpTile")
+	f := rt.tileFormat()
 	_ = w[nb*f.super-1]
 	_ = p[nb*nr*rpRec-1]
 	_ = c[(nr-1)*ldc+RepackRows-1]

@@ -226,7 +226,7 @@ func prepRepackZero(nb, nr, r int, p []byte) {
 // weight row r < 16 of the group w (both nb blocks), c[j*ldc+r] = Σ over blocks of
 // float32(sumi)*(dw*dy) (+ mw*sy for Q4_1), added to c when accum.
 func rpTileGo(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum bool) {
-	f := rt.format("rpTile")
+	f := rt.tileFormat()
 	rec := nr * rpRec
 	for j := 0; j < nr; j++ {
 		for r := 0; r < RepackRows; r++ {
