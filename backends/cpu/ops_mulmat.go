@@ -235,8 +235,8 @@ func computeMulMat(p *params, dst *core.Tensor) {
 }
 
 // mulMatPaths computes MUL_MAT by route. src1 is first converted to the type the route reads
-// (route.actType) in the work buffer where it is not already in it (each worker its share of
-// rows); then the team routes run one team GEMM per batch, and the dot routes have the workers
+// (route.actType) in the work buffer where it is not already in it (each worker its share of the
+// rows, or of every row's blocks when there are fewer rows than workers); then the team routes run one team GEMM per batch, and the dot routes have the workers
 // claim chunks of dst from a shared atomic counter (ggml's work stealing: a worker that finishes
 // early takes the next free chunk) and fix the non-finite outputs of each chunk they finish. It
 // reports whether the caller still has to fix them (fixNonFiniteDots, after the team routes).
