@@ -18,16 +18,9 @@ import "github.com/tandem-ml/tandem/core"
 // Every worker calls it after the node's main computation.
 func fixNonFiniteDots(p *params, dst *core.Tensor) {
 	p.barrier() // every worker's outputs are written
-	a, b := dst.Src[0], dst.Src[1]
-	db, dd := b.Data(), dst.Data()
-	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
-	f := newNonFiniteFixer(a)
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
-	for ir := r0; ir < r1; ir++ {
-		i1, i2, i3 := unravel(ir, dst.Ne)
-		row := f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:dst.Ne[0]]
-		f.fixRow(row, 0, i2/r2, i3/r3, b, db, i1, i2, i3)
-	}
+	var f *nonFiniteFixer
+	fixNonFiniteChunk(&f, dst, 0, dst.Ne[0], r0, r1)
 }
 
 // fixNonFiniteChunk recomputes the non-finite outputs among rows [ir1s, ir1e) (flat src1 row

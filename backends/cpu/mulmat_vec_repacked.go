@@ -9,7 +9,7 @@ import (
 // in ops_mulmat_id_vec.go) in one barrier: every worker converts a share of the activation
 // row's blocks to the weights' vec-dot type and prepares them for the micro-kernels
 // (kern.GemvPrepBlocks), the team passes one barrier, and the workers claim tasks of weight
-// rows (kern.GemvRepackedSetPrepared); each worker fixes the non-finite outputs of the tasks
+// rows (kern.GemvRepackedSet); each worker fixes the non-finite outputs of the tasks
 // it finished (mulmat_nonfinite.go's rule) while they are in its cache, so no barrier comes
 // before the node's own. Results are bit for bit those of kern.GemmRepacked.
 
@@ -53,7 +53,7 @@ func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 	p.barrier() // the row is prepared
 	jobs := [1]kern.GemvJob{}
 	p.nf = nonFiniteHook{dst: dst}
-	kern.GemvRepackedSetPrepared(l.rt, p.nth, &p.pool.chunk, work, l.m, l.k, raw, int(l.sliceBytes()), 1,
+	kern.GemvRepackedSet(l.rt, p.nth, &p.pool.chunk, work, l.m, l.k, raw, int(l.sliceBytes()), 1,
 		jobs[:], f32s(dst.Data())[:l.m], &p.nf)
 }
 
@@ -69,25 +69,20 @@ type nonFiniteHook struct {
 // RowsDone fixes the non-finite outputs among rows [i0, i1) of job j.
 func (h *nonFiniteHook) RowsDone(j, i0, i1 int) {
 	dst := h.dst
-	s, t := int64(0), int64(0)
-	if h.id {
-		s, t = int64(j)%dst.Ne[1], int64(j)/dst.Ne[1]
-	}
-	dd := dst.Data()
-	row := f32s(dd[s*dst.Nb[1]+t*dst.Nb[2]:])[:dst.Ne[0]]
-	if allFinite(row[i0:i1]) {
+	if !h.id {
+		fixNonFiniteChunk(&h.fixer, dst, int64(i0), int64(i1), 0, 1) // the node's one row
 		return
 	}
-	a, b := dst.Src[0], dst.Src[1]
+	s, t := int64(j)%dst.Ne[1], int64(j)/dst.Ne[1]
+	row := f32s(dst.Data()[s*dst.Nb[1]+t*dst.Nb[2]:])[i0:i1]
+	if allFinite(row) {
+		return
+	}
+	a, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
 	if h.fixer == nil {
 		h.fixer = newNonFiniteFixer(a)
 	}
-	a2, j1 := int64(0), int64(0)
-	if h.id {
-		ids := dst.Src[2]
-		a2, j1 = mulMatIDExpert(ids, ids.Data(), s, t), s%b.Ne[1]
-	}
-	h.fixer.fixRow(row[i0:i1], int64(i0), a2, 0, b, b.Data(), j1, t, 0)
+	h.fixer.fixRow(row, int64(i0), mulMatIDExpert(ids, ids.Data(), s, t), 0, b, b.Data(), s%b.Ne[1], t, 0)
 }
 
 // allFinite reports whether every value of v is finite: x·0 is ±0 for a finite x and NaN for

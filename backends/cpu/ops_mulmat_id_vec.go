@@ -73,6 +73,6 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 		}
 	}
 	p.nf = nonFiniteHook{dst: dst, id: true}
-	kern.GemvRepackedSetPrepared(l.rt, p.nth, &p.pool.chunk, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
+	kern.GemvRepackedSet(l.rt, p.nth, &p.pool.chunk, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
 		jobs, f32s(dst.Data()), &p.nf)
 }

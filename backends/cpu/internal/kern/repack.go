@@ -55,23 +55,19 @@ type repackFormat struct {
 	block, super, hdr, chunks, yblock int
 }
 
-func (rt RepackType) format(op string) repackFormat {
-	switch rt {
-	case RepackQ4_0:
-		return repackFormat{BlockQ4_0Size, 288, 32, 4, BlockQ8_0Size}
-	case RepackQ4_1:
-		return repackFormat{BlockQ4_1Size, 320, 64, 4, BlockQ8_1Size}
-	case RepackQ8_0:
-		return repackFormat{BlockQ8_0Size, 544, 32, 8, BlockQ8_0Size}
-	}
-	panic(fmt.Sprintf("kern.%s: bad repack type %d", op, int(rt)))
+// repackFormats are the formats by repack type (index 0: none).
+var repackFormats = [...]repackFormat{
+	RepackQ4_0: {BlockQ4_0Size, 288, 32, 4, BlockQ8_0Size},
+	RepackQ4_1: {BlockQ4_1Size, 320, 64, 4, BlockQ8_1Size},
+	RepackQ8_0: {BlockQ8_0Size, 544, 32, 8, BlockQ8_0Size},
 }
 
-// repackFormats are the formats by repack type, as format returns them.
-var repackFormats = [...]repackFormat{
-	RepackQ4_0: RepackQ4_0.format(""),
-	RepackQ4_1: RepackQ4_1.format(""),
-	RepackQ8_0: RepackQ8_0.format(""),
+// format is rt's format; it panics, naming op, on a type without one (the entry points' check).
+func (rt RepackType) format(op string) repackFormat {
+	if rt < RepackQ4_0 || int(rt) >= len(repackFormats) {
+		panic(fmt.Sprintf("kern.%s: bad repack type %d", op, int(rt)))
+	}
+	return repackFormats[rt]
 }
 
 // tileFormat is format for the micro-kernel drivers, which run per tile after an entry point

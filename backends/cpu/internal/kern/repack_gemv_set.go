@@ -6,13 +6,13 @@ import (
 )
 
 // GemvJob is one mat-vec product of GemvRepackedSet: the weight slice Slice of a with the
-// activation row Row of b, its m results written to c[COff:COff+m].
+// prepared activation row Row, its m results written to c[COff:COff+m].
 type GemvJob struct {
 	Slice, Row, COff int
 }
 
 // GemvRepackedSetWorkSize returns the float32 elements of shared scratch GemvRepackedSet needs
-// for n activation rows of k elements.
+// for n prepared activation rows of k elements (GemvPrepBlocks writes them).
 func GemvRepackedSetWorkSize(rt RepackType, n, k int) int {
 	rt.format("GemvRepackedSetWorkSize")
 	if n <= 0 || k <= 0 {
@@ -21,36 +21,71 @@ func GemvRepackedSetWorkSize(rt RepackType, n, k int) int {
 	return n*(k/QK)*rpRec/4 + gemmAlign
 }
 
+// RowsDone hears, from the worker that computed them, which outputs of a mat-vec set are final:
+// rows [i0, i1) of job number job. A caller uses it to post-process outputs while they are in
+// the worker's cache, without a barrier.
+type RowsDone interface {
+	RowsDone(job, i0, i1 int)
+}
+
+// GemvPrepBlocks writes blocks [b0, b1) of activation row j into work, the scratch of n prepared
+// rows of k elements (GemvRepackedSetWorkSize(rt, n, k) floats) that GemvRepackedSet reads. y
+// holds row j from its first block, in GemmRepacked's activation type for rt (Q8_0 blocks, Q8_1
+// for Q4_1). Workers may prepare disjoint ranges at the same time.
+func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1 int) {
+	f := rt.format("GemvPrepBlocks")
+	nb := k / QK
+	switch {
+	case k <= 0 || k%QK != 0 || j < 0 || j >= n || b0 < 0 || b1 > nb || b0 > b1:
+		panic("kern.GemvPrepBlocks: bad sizes")
+	case len(work) < GemvRepackedSetWorkSize(rt, n, k):
+		panic("kern.GemvPrepBlocks: work shorter than GemvRepackedSetWorkSize")
+	case len(y) < b1*f.yblock:
+		panic("kern.GemvPrepBlocks: activation row too short")
+	}
+	if b0 == b1 {
+		return
+	}
+	prep := gemvPrepArea(work, n, k)
+	row := prep[j*nb*rpRec:]
+	prepRepackRow(rt, b1-b0, 1, 0, y[b0*f.yblock:b1*f.yblock], row[b0*rpRec:b1*rpRec])
+}
+
 // GemvRepackedSet runs a set of mat-vec products over repacked weights as one team job — a
 // mixture-of-experts layer for one token, where each (slot, token) row multiplies a different
-// expert's matrix. For every job j and i < m, c[j.COff+i] = dot(weight row i of slice j.Slice of
-// a, activation row j.Row of b) over k elements (a multiple of 32), equal to GemmRepacked's
-// result for that slice and row. a holds repacked slices of m rows (RepackedSize bytes each)
-// sliceBytes apart; b holds n activation rows ldb bytes apart in GemmRepacked's types.
+// expert's matrix, or one generated token's MUL_MAT (one job). For every job j and i < m,
+// c[j.COff+i] = dot(weight row i of slice j.Slice of a, activation row j.Row) over k elements (a
+// multiple of 32), bit for bit GemmRepacked's result for that slice and row. a holds repacked
+// slices of m rows (RepackedSize bytes each) sliceBytes apart; the n activation rows are already
+// prepared in work by GemvPrepBlocks (every block of every row, made visible to every worker by a
+// barrier or the like).
 //
-// The team protocol is GemmRepacked's: every worker calls it with its ith and the same other
-// arguments; *counter is 0 before the first worker enters; barrier() is called exactly once by
-// every worker when nth > 1 and there is work (never when nth == 1). The tasks — rpMVecM groups
-// of 16 rows of one job — are claimed from the counter, so the jobs share out
-// evenly however few there are. It panics on sizes or slices that do not fit (programmer errors).
-func GemvRepackedSet(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, work []float32,
-	m, k int, a []byte, sliceBytes int, n int, b []byte, ldb int, jobs []GemvJob, c []float32) {
-	f := rt.format("GemvRepackedSet")
+// The nth workers each call it with the same arguments and claim tasks — up to rpMVecM groups of
+// 16 rows of one job (gemvTaskGroups) — from *counter (0 before the first claim) until none is
+// left, so the jobs share out evenly however few there are; there is no barrier inside. done,
+// when not nil, is called by the worker that finished each task. It panics on sizes or slices
+// that do not fit (programmer errors).
+func GemvRepackedSet(rt RepackType, nth int, counter *atomic.Int64, work []float32, m, k int, a []byte,
+	sliceBytes, n int, jobs []GemvJob, c []float32, done RowsDone) {
 	rs := RepackedSize(rt, m, k)
 	switch {
-	case nth < 1 || ith < 0 || ith >= nth:
-		panic("kern.GemvRepackedSet: bad worker index")
 	case m < 0 || n < 0 || k < 0 || k%QK != 0 || sliceBytes < rs:
 		panic("kern.GemvRepackedSet: bad sizes")
-	case m == 0 || n == 0 || len(jobs) == 0 || k == 0:
-		if k == 0 && ith == 0 {
-			for _, j := range jobs {
-				clear(c[j.COff : j.COff+m])
+	case m == 0 || n == 0 || len(jobs) == 0:
+		return
+	case k == 0:
+		// Nothing to prepare or read: the dots are empty sums, claimed as tasks like any other.
+		for {
+			t := counter.Add(1) - 1
+			if t >= int64(len(jobs)) {
+				return
+			}
+			j := jobs[t]
+			clear(c[j.COff : j.COff+m])
+			if done != nil {
+				done.RowsDone(int(t), 0, m)
 			}
 		}
-		return
-	case ldb < k/QK*f.yblock || len(b) < (n-1)*ldb+k/QK*f.yblock:
-		panic("kern.GemvRepackedSet: activation operand too short")
 	case len(work) < GemvRepackedSetWorkSize(rt, n, k):
 		panic("kern.GemvRepackedSet: work shorter than GemvRepackedSetWorkSize")
 	}
@@ -59,12 +94,7 @@ func GemvRepackedSet(rt RepackType, ith, nth int, barrier func(), counter *atomi
 			panic("kern.GemvRepackedSet: job out of range")
 		}
 	}
-	prep := gemvPrepArea(work, n, k)
-	nprep := rpPrepPhase(rt, counter, n, k/QK, 1, b, ldb, prep)
-	if nth > 1 {
-		barrier()
-	}
-	gemvSetTasks(rt, nth, counter, nprep+int64(nth), m, k, a, sliceBytes, prep, jobs, c, nil)
+	gemvSetTasks(rt, nth, counter, m, k, a, sliceBytes, gemvPrepArea(work, n, k), jobs, c, done)
 }
 
 // gemvPrepArea is the prepared activation rows in work: n rows of k/32 records, from work's
@@ -76,9 +106,9 @@ func gemvPrepArea(work []float32, n, k int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)[:n*(k/QK)*rpRec]
 }
 
-// gemvSetTasks is the task phase of the mat-vec sets: tasks numbered from base on the counter,
-// groups of one job each (gemvTaskGroups); done, when not nil, hears of every finished task.
-func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, base int64, m, k int, a []byte, sliceBytes int,
+// gemvSetTasks is GemvRepackedSet's task loop: tasks of groups of one job each (gemvTaskGroups),
+// numbered by the counter; done, when not nil, hears of every finished task.
+func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, m, k int, a []byte, sliceBytes int,
 	prep []byte, jobs []GemvJob, c []float32, done RowsDone) {
 	f := rt.format("GemvRepackedSet")
 	rs := RepackedSize(rt, m, k)
@@ -91,7 +121,7 @@ func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, base int64, m, 
 	ntasks := per * int64(len(jobs))
 	gs := nb * f.super
 	for {
-		t := counter.Add(1) - 1 - base
+		t := counter.Add(1) - 1
 		if t >= ntasks {
 			return
 		}

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// TestGemvRepackedSet checks every job of a set against GemmRepacked's mat-vec on the same
-// slice and row, bit for bit, for each kernel set, type, odd m (a partial last group), several
-// jobs per slice and row, and one or two workers; the unwritten parts of C stay untouched.
+// TestGemvRepackedSet checks every job of a set (rows prepared by every worker) against
+// GemmRepacked's mat-vec on the same slice and row, bit for bit, for each kernel set, type, odd m
+// (a partial last group), several jobs per slice and row, and one to three workers; every output
+// is reported done once, and the unwritten parts of C stay untouched.
 func TestGemvRepackedSet(t *testing.T) {
 	shapes := []struct{ m, k, slices, n int }{{16, 32, 1, 1}, {33, 96, 3, 2}, {70, 2560, 4, 3}, {5, 320, 2, 1}}
 	for _, s := range supportedSets() {
@@ -43,11 +44,7 @@ func TestGemvRepackedSet(t *testing.T) {
 							jobs = append(jobs, GemvJob{Slice: e, Row: (e + j) % sh.n, COff: len(jobs) * ldc})
 						}
 					}
-					for _, run := range []struct {
-						nth      int
-						prepared bool
-					}{{1, false}, {2, false}, {1, true}, {2, true}, {3, true}} {
-						nth := run.nth
+					for _, nth := range []int{1, 2, 3} {
 						c := make([]float32, len(jobs)*ldc)
 						for i := range c {
 							c[i] = 777
@@ -55,22 +52,11 @@ func TestGemvRepackedSet(t *testing.T) {
 						work := make([]float32, GemvRepackedSetWorkSize(rt, sh.n, sh.k)+1)[1:]
 						seen := &doneRecorder{count: make([]int, len(jobs)*sh.m), m: sh.m}
 						runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
-							if !run.prepared {
-								GemvRepackedSet(rt, ith, nth, barrier, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, b, ldb, jobs, c)
-								return
-							}
-							// every worker prepares a share of each row's blocks, as the CPU backend does
-							for j := 0; j < sh.n; j++ {
-								GemvPrepBlocks(rt, work, sh.n, sh.k, j, b[j*ldb:], ith*nb/nth, (ith+1)*nb/nth)
-							}
-							barrier()
-							GemvRepackedSetPrepared(rt, nth, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, jobs, c, seen)
+							gemvSetTeam(rt, ith, nth, barrier, counter, work, sh.m, sh.k, a, sliceBytes, sh.n, b, ldb, jobs, c, seen)
 						})
-						if run.prepared {
-							for i, v := range seen.count {
-								if v != 1 {
-									t.Fatalf("%v %v %+v nth=%d: output %d of job %d reported done %d times", s, rt, sh, nth, i%sh.m, i/sh.m, v)
-								}
+						for i, v := range seen.count {
+							if v != 1 {
+								t.Fatalf("%v %v %+v nth=%d: output %d of job %d reported done %d times", s, rt, sh, nth, i%sh.m, i/sh.m, v)
 							}
 						}
 						for ji, jb := range jobs {
@@ -87,7 +73,7 @@ func TestGemvRepackedSet(t *testing.T) {
 									continue
 								}
 								if got != want[i] {
-									t.Fatalf("%v %v %+v nth=%d prepared=%v job %d row %d: %v, GemmRepacked %v", s, rt, sh, nth, run.prepared, ji, i, got, want[i])
+									t.Fatalf("%v %v %+v nth=%d job %d row %d: %v, GemmRepacked %v", s, rt, sh, nth, ji, i, got, want[i])
 								}
 							}
 						}
@@ -96,6 +82,18 @@ func TestGemvRepackedSet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gemvSetTeam is one worker's part of a mat-vec set as the CPU backend runs it: a share of every
+// activation row's blocks (n rows ldb bytes apart in b) prepared, a barrier, then the tasks.
+func gemvSetTeam(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, work []float32,
+	m, k int, a []byte, sliceBytes, n int, b []byte, ldb int, jobs []GemvJob, c []float32, done RowsDone) {
+	nb := k / QK
+	for j := 0; j < n; j++ {
+		GemvPrepBlocks(rt, work, n, k, j, b[j*ldb:], ith*nb/nth, (ith+1)*nb/nth)
+	}
+	barrier()
+	GemvRepackedSet(rt, nth, counter, work, m, k, a, sliceBytes, n, jobs, c, done)
 }
 
 // doneRecorder counts the RowsDone reports of every output.
@@ -144,7 +142,7 @@ func benchGemvSet(b *testing.B, m, k int) {
 		b.Run(fmt.Sprintf("th%d", nth), func(b *testing.B) {
 			for b.Loop() {
 				runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
-					GemvRepackedSet(rt, ith, nth, barrier, counter, work, m, k, a, rs, 1, y, len(y), jobs, c)
+					gemvSetTeam(rt, ith, nth, barrier, counter, work, m, k, a, rs, 1, y, len(y), jobs, c, nil)
 				})
 			}
 			b.ReportMetric(float64(2*rs)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
