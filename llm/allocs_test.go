@@ -7,11 +7,12 @@ import (
 	"github.com/tandem-ml/tandem/llm"
 )
 
-// A generated token allocates nothing with quantized weights either: the mat-vecs on repacked
-// Q4_0 and Q8_0 weights, the one-token MUL_MAT_ID of a mixture of experts, and the K-quant
-// dots (each fixing its own non-finite outputs without scratch of its own), on two workers.
-func TestDecodeNoAllocsQuantized(t *testing.T) {
-	for _, name := range []string{"llama-q4_0", "llama-q8_0", "llama-q4_k", "qwen3moe-q4_0"} {
+// A generated token (EvalTo of one token with room in dst) allocates nothing, with f32 weights
+// and with quantized ones: the mat-vecs on repacked Q4_0 and Q8_0 weights, the one-token
+// MUL_MAT_ID of a mixture of experts, and the K-quant dots (each fixing its own non-finite
+// outputs without scratch of its own), on two workers.
+func TestDecodeNoAllocs(t *testing.T) {
+	for _, name := range []string{"llama-f32", "llama-q4_0", "llama-q8_0", "llama-q4_k", "qwen3moe-q4_0"} {
 		t.Run(name, func(t *testing.T) {
 			c := caseByName(t, name)
 			m := openCase(t, c.Name, llm.Options{Threads: 2})
