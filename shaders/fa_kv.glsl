@@ -3,8 +3,13 @@
 // K and V are two buffers of possibly different types, so the one-buffer loaders of
 // dequant.glsl do not serve: the including shader declares data_k and data_v (float for f32,
 // uint16_t words for every other type), defines one of K_F32, K_F16, K_BF16, K_Q8_0, K_Q4_0,
-// K_Q4_1, K_Q5_0, K_Q5_1, K_IQ4_NL, K_Q1_0, K_Q2_0 and one of the same V_ types, and includes
-// this file after the declarations. The arrays are read by name in k_word and v_word only (the
+// K_Q4_1, K_Q5_0, K_Q5_1, K_IQ4_NL, K_Q1_0, K_Q2_0 or a type of kquants.glsl (K_Q2_K, K_Q3_K,
+// K_Q4_K, K_Q5_K, K_Q6_K, K_IQ4_XS, K_MXFP4, K_NVFP4, K_IQ3_XXS, K_IQ3_S, K_IQ2_XXS, K_IQ2_XS,
+// K_IQ2_S, K_IQ1_S, K_IQ1_M) and one of the same V_ types (V of a kquants.glsl type only with K
+// of that type: FA_K_KQ, FA_V_KQ), and includes this file after the declarations. The
+// kquants.glsl types are decoded by its loaders (kq_load, kq_load4; core/quant's arithmetic);
+// the IQ3/IQ2/IQ1 ones need kq_grid_init() first in main (KQ_GRID_SHARED), and MXFP4's K and V
+// are addressed in bytes (units of 1 byte instead of 16-bit words). The arrays are read by name in k_word and v_word only (the
 // GL translation rewrites 16-bit arrays' accesses by name); the decoders below take the buffer
 // as an argument, FA_K or FA_V, a constant at every call, which the compiler folds.
 //
@@ -45,6 +50,7 @@
 #define FA_TIQ4_NL 8u
 #define FA_TQ1_0 9u
 #define FA_TQ2_0 10u
+#define FA_TKQ 11u // a type of kquants.glsl (K and V both of it)
 
 #if defined(K_F32)
 #define K_T FA_TF32
@@ -68,6 +74,66 @@
 #define K_T FA_TQ1_0
 #elif defined(K_Q2_0)
 #define K_T FA_TQ2_0
+#elif defined(K_Q2_K)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_Q2_K
+#elif defined(K_Q3_K)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_Q3_K
+#elif defined(K_Q4_K)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_Q4_K
+#elif defined(K_Q5_K)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_Q5_K
+#elif defined(K_Q6_K)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_Q6_K
+#elif defined(K_IQ4_XS)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ4_XS
+#elif defined(K_MXFP4)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_MXFP4
+#elif defined(K_NVFP4)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_NVFP4
+#elif defined(K_IQ3_XXS)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ3_XXS
+#elif defined(K_IQ3_S)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ3_S
+#elif defined(K_IQ2_XXS)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ2_XXS
+#elif defined(K_IQ2_XS)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ2_XS
+#elif defined(K_IQ2_S)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ2_S
+#elif defined(K_IQ1_S)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ1_S
+#elif defined(K_IQ1_M)
+#define K_T FA_TKQ
+#define FA_K_KQ
+#define KQ_IQ1_M
 #else
 #error "fa_kv.glsl: define the K type"
 #endif
@@ -94,14 +160,104 @@
 #define V_T FA_TQ1_0
 #elif defined(V_Q2_0)
 #define V_T FA_TQ2_0
+#elif defined(V_Q2_K)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_Q2_K)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_Q3_K)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_Q3_K)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_Q4_K)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_Q4_K)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_Q5_K)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_Q5_K)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_Q6_K)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_Q6_K)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ4_XS)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ4_XS)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_MXFP4)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_MXFP4)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_NVFP4)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_NVFP4)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ3_XXS)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ3_XXS)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ3_S)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ3_S)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ2_XXS)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ2_XXS)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ2_XS)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ2_XS)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ2_S)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ2_S)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ1_S)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ1_S)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
+#elif defined(V_IQ1_M)
+#define V_T FA_TKQ
+#define FA_V_KQ
+#if !defined(K_IQ1_M)
+#error "fa_kv.glsl: V of a kquants.glsl type needs K of the same type"
+#endif
 #else
 #error "fa_kv.glsl: define the V type"
 #endif
 
 // fa_qk is the elements per block of type t (1 for the float types).
-#define fa_qk(t) ((t) <= FA_TBF16 ? 1u : (t) == FA_TQ1_0 ? 128u : (t) == FA_TQ2_0 ? 64u : 32u)
-// fa_words is the 16-bit words per block of type t (1 for f16 and bf16).
-#define fa_words(t) ((t) == FA_TQ8_0 ? 17u : (t) == FA_TQ4_1 ? 10u : (t) == FA_TQ5_0 ? 11u : (t) == FA_TQ5_1 ? 12u : (t) <= FA_TBF16 ? 1u : 9u)
+#define fa_qk(t) ((t) == FA_TKQ ? FA_KQ_QK : (t) <= FA_TBF16 ? 1u : (t) == FA_TQ1_0 ? 128u : (t) == FA_TQ2_0 ? 64u : 32u)
+// fa_words is the 16-bit words per block of type t (1 for f16 and bf16; bytes for MXFP4).
+#define fa_words(t) ((t) == FA_TKQ ? FA_KQ_WORDS : (t) == FA_TQ8_0 ? 17u : (t) == FA_TQ4_1 ? 10u : (t) == FA_TQ5_0 ? 11u : (t) == FA_TQ5_1 ? 12u : (t) <= FA_TBF16 ? 1u : 9u)
 
 #define K_QK fa_qk(K_T)
 #define V_QK fa_qk(V_T)
@@ -128,6 +284,30 @@ uint v_word(uint i) {
 uint fa_word(uint buf, uint i) {
     return buf == FA_K ? k_word(i) : v_word(i);
 }
+
+#if defined(FA_K_KQ)
+// The types of kquants.glsl (K_<type> with V_<type> of the same type, or V of another type): one
+// include of its loaders reads both buffers. A block address b (kq_load's) of V carries the tag
+// FA_KQ_VB, which puts bit 30 on every word index derived from it (b counts words, or bytes for
+// MXFP4, where the word index is b >> 1), and fa_kq_word reads V's array for it, K's without it.
+// Word indices stay below 2^30 (buffers under 2 GiB).
+#define FA_KQ_VW 0x40000000u
+uint fa_kq_word(uint i) {
+    return (i & FA_KQ_VW) != 0u ? v_word(i & ~FA_KQ_VW) : k_word(i);
+}
+#define KQ_WORD(i) fa_kq_word(i)
+#include "kquants.glsl"
+#define FA_KQ_QK KQ_QK
+#define FA_KQ_WORDS KQ_WORDS
+#if defined(KQ_BYTES)
+#define FA_KQ_VB 0x80000000u
+#else
+#define FA_KQ_VB FA_KQ_VW
+#endif
+#else
+#define FA_KQ_QK 1u
+#define FA_KQ_WORDS 1u
+#endif
 
 #if defined(K_IQ4_NL) || defined(V_IQ4_NL)
 const float fa_iq4nl[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
@@ -210,6 +390,8 @@ float fa_at(uint buf, uint t, uint row, uint i) {
 float k_at(uint row, uint i) {
 #if defined(K_F32)
     return data_k[row + i];
+#elif defined(FA_K_KQ)
+    return kq_load(row + (i / KQ_QK) * KQ_WORDS, i % KQ_QK);
 #else
     return fa_at(FA_K, K_T, row, i);
 #endif
@@ -219,6 +401,8 @@ float k_at(uint row, uint i) {
 float v_at(uint row, uint d) {
 #if defined(V_F32)
     return data_v[row + d];
+#elif defined(FA_V_KQ)
+    return kq_load((row | FA_KQ_VB) + (d / KQ_QK) * KQ_WORDS, d % KQ_QK);
 #else
     return fa_at(FA_V, V_T, row, d);
 #endif

@@ -13,10 +13,10 @@
 // Nothing like the full KQ matrix is stored: one tile of weights in shared memory.
 //
 // Defines: a K_ and a V_ type of fa_kv.glsl (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0,
-// q5_1, iq4_nl, q1_0, q2_0), MASK_F16 (else an f32 mask or none).
+// q5_1, iq4_nl, q1_0, q2_0 and the types of kquants.glsl), MASK_F16 (else an f32 mask or none).
 // Bindings: 0 = q (f32), 1 = k, 2 = v, 3 = mask, 4 = sinks (any buffer when
 // unused), 5 = dst (f32, contiguous [dv, n_head, n_q, ne3]).
-// Units: f32 tensors in floats, the other K/V types in 16-bit words.
+// Units: f32 tensors in floats, MXFP4 in bytes, the other K/V types in 16-bit words.
 // Dispatch: any x grid.
 
 #define WG 64u
@@ -83,6 +83,12 @@ float k_dot(uint row) {
     for (uint i = 0u; i < p.dk; i++) {
         s += k_at(row, i) * qs[i];
     }
+#elif defined(FA_K_KQ)
+    // kquants.glsl's types: four elements at a time (one sub-block's parameters, one grid entry).
+    for (uint i = 0u; i < p.dk; i += 4u) {
+        vec4 kv = kq_load4(row + (i / KQ_QK) * KQ_WORDS, i % KQ_QK);
+        s += dot(kv, vec4(qs[i], qs[i + 1u], qs[i + 2u], qs[i + 3u]));
+    }
 #else
     for (uint b = 0u; b < p.dk / K_QK; b++) {
         uint w0 = row + b * K_WORDS;
@@ -104,6 +110,9 @@ float k_dot(uint row) {
 }
 
 void main() {
+#if defined(KQ_GRID_SHARED)
+    kq_grid_init(); // the IQ3/IQ2/IQ1 grid into shared memory (iq_grids.glsl, iq3_grids.glsl)
+#endif
     const uint tid = gl_LocalInvocationID.x;
     const float ninf = uintBitsToFloat(0xff800000u);
     const bool has_mask = (p.flags & 1u) != 0u;

@@ -27,12 +27,13 @@
 // iq1) * nh + h (dst's row order): acc[0..dv), M, S.
 //
 // Defines: COMBINE for pass 2; else a K_ and a V_ type of fa_kv.glsl (f32, f16, bf16, q8_0,
-// q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0, q2_0), MASK_F16 (else an f32 mask or none).
+// q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0, q2_0 and the types of kquants.glsl), MASK_F16 (else an
+// f32 mask or none).
 // Pass 1 bindings: 0 = q (f32), 1 = k, 2 = v, 3 = mask (any buffer when unused), 4 = partials
 // (bound from their first word).
 // Pass 2 bindings: 0 = partials, 1 = sinks (any buffer when unused), 2 = dst (f32, contiguous
 // [dv, n_head, n_q, ne3]).
-// Units: f32 tensors in floats, the other K/V types in 16-bit words.
+// Units: f32 tensors in floats, MXFP4 in bytes, the other K/V types in 16-bit words.
 // Dispatch: any x grid (both passes loop over their work items).
 
 #define WG 64u
@@ -164,6 +165,9 @@ shared float ks[WG * (DS + 1u)]; // a slice of the tile's keys (rows padded agai
 #include "fa_kv.glsl"
 
 void main() {
+#if defined(KQ_GRID_SHARED)
+    kq_grid_init(); // the IQ3/IQ2/IQ1 grid into shared memory (iq_grids.glsl, iq3_grids.glsl)
+#endif
     const uint tid = gl_LocalInvocationID.x;
     const float ninf = uintBitsToFloat(0xff800000u);
     const bool has_mask = (p.flags & 1u) != 0u;

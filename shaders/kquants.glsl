@@ -4,7 +4,8 @@
 // shared by dequant.glsl (A operands) and rows.glsl (copies and row gathers).
 //
 // The including file declares the uint16_t array holding the blocks, defines KQ_DATA
-// as its name and exactly one of KQ_Q5_0, KQ_Q5_1, KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K,
+// as its name (or KQ_WORD(i), the 16-bit word i as a uint, where the blocks come from more than
+// one array: fa_kv.glsl) and exactly one of KQ_Q5_0, KQ_Q5_1, KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K,
 // KQ_Q6_K, KQ_Q8_K, KQ_IQ4_NL, KQ_IQ4_XS, KQ_MXFP4, KQ_NVFP4, KQ_Q1_0, KQ_TQ1_0, KQ_TQ2_0,
 // KQ_Q2_0, KQ_IQ3_XXS, KQ_IQ3_S, KQ_IQ2_XXS, KQ_IQ2_XS, KQ_IQ2_S, KQ_IQ1_S, KQ_IQ1_M.
 // Provided:
@@ -74,6 +75,11 @@
 
 #ifndef TANDEM_KQUANTS_GLSL
 #define TANDEM_KQUANTS_GLSL
+
+// KQ_WORD(i) is 16-bit word i of the blocks' array: every read of the blocks goes through it.
+#if !defined(KQ_WORD)
+#define KQ_WORD(i) uint(KQ_DATA[i])
+#endif
 
 #if defined(KQ_Q5_0)
 #define KQ_QK 32u
@@ -153,9 +159,9 @@
 uint kq_byte(uint b, uint off) {
 #if defined(KQ_BYTES)
     uint a = b + off;
-    return (uint(KQ_DATA[a >> 1]) >> ((a & 1u) * 8u)) & 0xffu;
+    return (KQ_WORD(a >> 1) >> ((a & 1u) * 8u)) & 0xffu;
 #else
-    return (uint(KQ_DATA[b + (off >> 1)]) >> ((off & 1u) * 8u)) & 0xffu;
+    return (KQ_WORD(b + (off >> 1)) >> ((off & 1u) * 8u)) & 0xffu;
 #endif
 }
 
@@ -177,7 +183,7 @@ float kq_half_bits(uint h) {
 
 // kq_half converts the f16 at byte off (even) of the block at word b.
 float kq_half(uint b, uint off) {
-    return kq_half_bits(uint(KQ_DATA[b + (off >> 1)]));
+    return kq_half_bits(KQ_WORD(b + (off >> 1)));
 }
 
 #if defined(KQ_IQ4_NL) || defined(KQ_IQ4_XS)
@@ -224,7 +230,7 @@ float kq_ue4m3_half(uint x) {
 #if defined(KQ_IQ3_XXS)
 // kq_iq3xxs_aux is the u32 of group g (grid signs and scale) of the block at word b.
 uint kq_iq3xxs_aux(uint b, uint g) {
-    return uint(KQ_DATA[b + 33u + 2u * g]) | (uint(KQ_DATA[b + 34u + 2u * g]) << 16);
+    return KQ_WORD(b + 33u + 2u * g) | (KQ_WORD(b + 34u + 2u * g) << 16);
 }
 #endif
 
@@ -271,18 +277,18 @@ uvec2 kq_iq_entry(uint b, uint j) {
     uint g = j >> 5, l = (j >> 3) & 3u, jj = j & 7u; // group of 32, its eighth, the value in it
     uint s = 0u, gi;
 #if defined(KQ_IQ2_XXS)
-    uint aux = uint(KQ_DATA[b + 3u + 4u * g]) | (uint(KQ_DATA[b + 4u + 4u * g]) << 16);
+    uint aux = KQ_WORD(b + 3u + 4u * g) | (KQ_WORD(b + 4u + 4u * g) << 16);
     s = kq_ksigns((aux >> (7u * l)) & 127u);
     gi = kq_byte(b, 2u + 8u * g + l);
 #elif defined(KQ_IQ2_XS)
-    uint q = uint(KQ_DATA[b + 1u + 4u * g + l]);
+    uint q = KQ_WORD(b + 1u + 4u * g + l);
     s = kq_ksigns(q >> 9);
     gi = q & 511u;
 #elif defined(KQ_IQ2_S)
     gi = kq_byte(b, 2u + 4u * g + l) | (((kq_byte(b, 66u + g) >> (2u * l)) & 3u) << 8);
     s = kq_byte(b, 34u + 4u * g + l);
 #elif defined(KQ_IQ1_S)
-    gi = kq_byte(b, 2u + 4u * g + l) | (((uint(KQ_DATA[b + 17u + g]) >> (3u * l)) & 7u) << 8);
+    gi = kq_byte(b, 2u + 4u * g + l) | (((KQ_WORD(b + 17u + g) >> (3u * l)) & 7u) << 8);
 #else // KQ_IQ1_M
     gi = kq_byte(b, 4u * g + l) | (((kq_byte(b, 32u + 2u * g + (l >> 1)) >> (4u * (l & 1u))) & 7u) << 8);
 #endif
@@ -330,11 +336,11 @@ vec2 kq_params(uint b, uint j) {
     precise float dl = kq_half(b, 208u) * float(sc);
     return vec2(dl, 0.0);
 #elif defined(KQ_Q8_K)
-    return vec2(uintBitsToFloat(uint(KQ_DATA[b]) | (uint(KQ_DATA[b + 1u]) << 16)), 0.0);
+    return vec2(uintBitsToFloat(KQ_WORD(b) | (KQ_WORD(b + 1u) << 16)), 0.0);
 #elif defined(KQ_IQ4_XS)
     uint ib = j >> 5;
     uint ls = ((kq_byte(b, 4u + (ib >> 1)) >> (4u * (ib & 1u))) & 0xfu) |
-              (((uint(KQ_DATA[b + 1u]) >> (2u * ib)) & 3u) << 4);
+              (((KQ_WORD(b + 1u) >> (2u * ib)) & 3u) << 4);
     precise float dl = kq_half(b, 0u) * float(int(ls) - 32);
     return vec2(dl, 0.0);
 #elif defined(KQ_MXFP4)
@@ -361,7 +367,7 @@ vec2 kq_params(uint b, uint j) {
 #elif defined(KQ_IQ2_XXS) || defined(KQ_IQ2_XS) || defined(KQ_IQ2_S)
     // core/quant's iq2Scale: (d*(0.5+s))*0.25, s the scale of j's 32 (XXS) or 16 values.
 #if defined(KQ_IQ2_XXS)
-    uint s = uint(KQ_DATA[b + 4u + 4u * (j >> 5)]) >> 12;
+    uint s = KQ_WORD(b + 4u + 4u * (j >> 5)) >> 12;
 #elif defined(KQ_IQ2_XS)
     uint s = (kq_byte(b, 66u + (j >> 5)) >> (4u * ((j >> 4) & 1u))) & 0xfu;
 #else
@@ -371,14 +377,14 @@ vec2 kq_params(uint b, uint j) {
     precise float db = ds * 0.25;
     return vec2(db, 0.0);
 #elif defined(KQ_IQ1_S)
-    uint qh = uint(KQ_DATA[b + 17u + (j >> 5)]);
+    uint qh = KQ_WORD(b + 17u + (j >> 5));
     precise float dl = kq_half(b, 0u) * float(2u * ((qh >> 12) & 7u) + 1u);
     return vec2(dl, (qh & 0x8000u) != 0u ? -0.125 : 0.125);
 #elif defined(KQ_IQ1_M)
     uint g = j >> 5;
-    uint d = (uint(KQ_DATA[b + 24u]) >> 12) | ((uint(KQ_DATA[b + 25u]) >> 8) & 0xf0u) |
-             ((uint(KQ_DATA[b + 26u]) >> 4) & 0xf00u) | (uint(KQ_DATA[b + 27u]) & 0xf000u);
-    uint s = (uint(KQ_DATA[b + 24u + (g >> 1)]) >> (6u * (g & 1u) + 3u * ((j >> 4) & 1u))) & 7u;
+    uint d = (KQ_WORD(b + 24u) >> 12) | ((KQ_WORD(b + 25u) >> 8) & 0xf0u) |
+             ((KQ_WORD(b + 26u) >> 4) & 0xf00u) | (KQ_WORD(b + 27u) & 0xf000u);
+    uint s = (KQ_WORD(b + 24u + (g >> 1)) >> (6u * (g & 1u) + 3u * ((j >> 4) & 1u))) & 7u;
     uint l = (j >> 3) & 3u;
     uint qh = kq_byte(b, 32u + 2u * g + (l >> 1)) >> (4u * (l & 1u));
     precise float dl = kq_half_bits(d) * float(2u * s + 1u);
@@ -402,9 +408,9 @@ float kq_value(uint b, uint j, vec2 p) {
     return v;
 #else
 #if defined(KQ_Q5_0)
-    uint qh = uint(KQ_DATA[b + 1u]) | (uint(KQ_DATA[b + 2u]) << 16);
+    uint qh = KQ_WORD(b + 1u) | (KQ_WORD(b + 2u) << 16);
 #else
-    uint qh = uint(KQ_DATA[b + 2u]) | (uint(KQ_DATA[b + 3u]) << 16);
+    uint qh = KQ_WORD(b + 2u) | (KQ_WORD(b + 3u) << 16);
 #endif
     code |= ((qh >> j) & 1u) << 4;
 #if defined(KQ_Q5_0)

@@ -11,8 +11,7 @@ import (
 // broadcast batches, permuted activations, a single super-block), MUL_MAT_ID, OUT_PROD (plain and
 // broadcast), GET_ROWS, CPY from (dense and permuted) into f32/f16 and FLASH_ATTN_EXT with K and
 // V of the type. ggml has no quantizer for these types (no CPY or SET_ROWS into them); the inputs
-// are random valid blocks (randomBlocks). The GPU backends decode them in every op here but
-// FLASH_ATTN_EXT, whose cases they list unsupported (iq_gpu_test.go).
+// are random valid blocks (randomBlocks). The GPU backends decode them in every op here.
 
 // iqTypes are the types of this family.
 var iqTypes = []core.Type{core.TypeIQ2_XXS, core.TypeIQ2_XS, core.TypeIQ2_S, core.TypeIQ1_S, core.TypeIQ1_M}

@@ -10,7 +10,7 @@ import (
 // counts, broadcast batches, permuted activations, a single block), MUL_MAT_ID, OUT_PROD (plain
 // and broadcast), GET_ROWS, CPY from (dense and permuted) into f32/f16, for Q2_0 also CPY from
 // f32/f16/bf16 and SET_ROWS into it, and FLASH_ATTN_EXT with K and V of the type. The GPU
-// backends list every case unsupported (iq3_gpu_test.go).
+// backends run every case (iq3_gpu_test.go lists what they would refuse).
 
 // iq3Types are the types of this family.
 var iq3Types = []core.Type{core.TypeIQ3_XXS, core.TypeIQ3_S, core.TypeQ2_0}

@@ -7,10 +7,9 @@ import (
 )
 
 // The GPU backends (Vulkan, GL) decode MXFP4, NVFP4 and Q1_0 blocks (MUL_MAT, MUL_MAT_ID,
-// OUT_PROD, GET_ROWS, CPY into floats) and quantize into them (CPY, SET_ROWS) but read MXFP4 and NVFP4 keys and values in
-// FLASH_ATTN_EXT not at all (Q1_0 they do: gpuAttnReason), and quantize into the types only as
-// quantGPUReasons says: those cases of the fp4/ family are theirs to refuse, so the scheduler
-// keeps those nodes on the CPU.
+// OUT_PROD, GET_ROWS, CPY into floats, FLASH_ATTN_EXT keys and values) and quantize into them
+// (CPY, SET_ROWS); the cases of the fp4/ family that quantGPUReasons or gpuAttnReason name (none
+// at present) are theirs to refuse, so the scheduler keeps those nodes on the CPU.
 func init() {
 	for _, typ := range fp4Types {
 		for name, why := range quantGPUReasons(typ) {

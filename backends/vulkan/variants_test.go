@@ -110,11 +110,12 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 		}
 	}
 	// FLASH_ATTN_EXT's K/V pairs (gpuops' faPair): the 9 of f32, f16 and q8_0, bf16, q4_0, q4_1,
-	// q5_0, q5_1, iq4_nl, q1_0 and q2_0 with themselves, and 10 mixed pairs of ggml's tests (f32
-	// alone on a device without 16-bit storage).
+	// q5_0, q5_1, iq4_nl, q1_0 and q2_0 with themselves, 10 mixed pairs of ggml's tests, and the 15
+	// types of kquants.glsl's loaders (q2_K..q6_K, iq4_xs, mxfp4, nvfp4, the IQ3/IQ2/IQ1 types)
+	// with themselves (f32 alone on a device without 16-bit storage).
 	for _, name := range []string{"FLASH_ATTN_EXT", "FLASH_ATTN_EXT split"} {
-		if n := perBuild[name]; n != 27 && n != 1 {
-			t.Errorf("%s: %d K/V type pairs supported, want 27", name, n)
+		if n := perBuild[name]; n != 42 && n != 1 {
+			t.Errorf("%s: %d K/V type pairs supported, want 42", name, n)
 		}
 	}
 	if supported < 40 {

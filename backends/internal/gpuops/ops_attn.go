@@ -5,11 +5,12 @@ import "github.com/tandem-ml/tandem/core"
 // FLASH_ATTN_EXT, after the CPU kernel (backends/cpu/ops_attn.go): flash_attn_ext.comp runs one
 // workgroup per query row with an online softmax over tiles of keys; a node with few query rows
 // and many keys splits its keys over workgroups instead (ops_attn_split.go). It takes keys and
-// values of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0 and q2_0 in the pairs of
+// values of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0 and q2_0, and of the
+// K-quants, IQ4_XS, MXFP4, NVFP4 and the IQ3/IQ2/IQ1 types (K and V of one type), in the pairs of
 // faPair (all but f32 need 16-bit storage), an f16 or f32 mask, ALiBi, the
 // logit soft cap and sinks, head sizes up to faMaxD, and k/v views with any strides that are whole
 // units. The query is rounded to f16 for f16 keys and to bf16 for bf16 keys as the CPU does; for
-// the block types it stays f32 (the CPU quantizes it to q8_0, or q8_1 for q4_1 and q5_1 keys),
+// the block types it stays f32 (the CPU quantizes it to K's vec-dot type: q8_0, q8_1 or q8_K),
 // more precise than the CPU and well inside ggml's 5e-4 bound for the op.
 
 func init() {
@@ -28,6 +29,8 @@ func faTypeName(d *Device, t core.Type) (name string, unit int64, ok bool) {
 	switch {
 	case t == core.TypeF32:
 		return "f32", 4, true
+	case t == core.TypeMXFP4 && d.Storage16Bit:
+		return "mxfp4", 1, true // 17-byte blocks: addressed in bytes (still read as 16-bit words)
 	case faTypes16[t] && d.Storage16Bit:
 		return t.String(), 2, true
 	}
@@ -38,7 +41,11 @@ func faTypeName(d *Device, t core.Type) (name string, unit int64, ok bool) {
 // the pairs of faPair only.
 var faTypes16 = map[core.Type]bool{core.TypeF16: true, core.TypeBF16: true, core.TypeQ8_0: true,
 	core.TypeQ4_0: true, core.TypeQ4_1: true, core.TypeQ5_0: true, core.TypeQ5_1: true,
-	core.TypeIQ4_NL: true, core.TypeQ1_0: true, core.TypeQ2_0: true}
+	core.TypeIQ4_NL: true, core.TypeQ1_0: true, core.TypeQ2_0: true,
+	// decoded by kquants.glsl's loaders, K and V of the same type
+	core.TypeQ2_K: true, core.TypeQ3_K: true, core.TypeQ4_K: true, core.TypeQ5_K: true, core.TypeQ6_K: true,
+	core.TypeIQ4_XS: true, core.TypeNVFP4: true, core.TypeIQ3_XXS: true, core.TypeIQ3_S: true,
+	core.TypeIQ2_XXS: true, core.TypeIQ2_XS: true, core.TypeIQ2_S: true, core.TypeIQ1_S: true, core.TypeIQ1_M: true}
 
 // faMixed are the pairs of different K and V types beyond those of f32, f16 and q8_0 that ggml's
 // test-backend-ops runs: q8_0/q4_0, q4_0 with f16 and q8_0, and q1_0 and q2_0 with q4_0 and f16.
