@@ -70,7 +70,7 @@ func (device) SupportsBufferType(bt core.BufferType) bool {
 }
 
 // ExtraBufferTypes lists the CPU's buffer types with a layout of their own: CPU_REPACK
-// (RepackBufferType), for Q4_0, Q4_1 and Q8_0 MUL_MAT weights.
+// (RepackBufferType), for Q4_0, Q4_1, Q8_0 and (kernel set avx2) Q4_K MUL_MAT weights.
 func (device) ExtraBufferTypes() []core.BufferType {
 	return []core.BufferType{repackBufferType}
 }

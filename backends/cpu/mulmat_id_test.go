@@ -288,7 +288,7 @@ func TestMulMatIDBadIDs(t *testing.T) {
 	}
 }
 
-// Expert weights in a CPU_REPACK buffer (Q4_0, Q4_1, Q8_0) run the repacked GEMM per expert,
+// Expert weights in a CPU_REPACK buffer (Q4_0, Q4_1, Q8_0, Q4_K) run the repacked GEMM per expert,
 // or for one token the repacked mat-vec set (one activation row shared by the slots, or one per
 // slot; m not a multiple of 16; k past one kernel block step; an infinite activation), and agree
 // with the same weights in standard memory.
@@ -306,9 +306,13 @@ func TestMulMatIDRepacked(t *testing.T) {
 		{mmidShape{256, 48, 6, 2, 1, 1}, true},
 		{mmidShape{256, 48, 6, 2, 1, 3}, true},
 	}
-	for _, typ := range []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0} {
+	for _, typ := range repackTypes {
+		if repackPlaced(typ) != cpu.RepackBufferTypeName {
+			continue // Q4_K stays in standard memory where the kernel set lacks its repacked kernels
+		}
 		for _, sh := range shapes {
 			s := sh.mmidShape
+			s.k = repackK(typ, s.k)
 			ids := mmidIDs(s, 5, true)
 			run := func(extra bool) ([]float32, string) {
 				ctx := core.NewContext(core.ContextParams{NoAlloc: true})

@@ -81,7 +81,7 @@ func (ks mmKernels) gemmStd(n int64) bool {
 //   - F32 or F16 weights with F32 activations, or BF16 weights with F32 or BF16 activations, unit
 //     element strides, rows a whole number of elements apart and not overlapping, dense f32 dst
 //     rows: routeGemm.
-//   - Q4_0, Q4_1 or Q8_0 weights stored repacked in a CPU_REPACK buffer (the plan reads them in
+//   - Q4_0, Q4_1, Q8_0 or Q4_K weights stored repacked in a CPU_REPACK buffer (the plan reads them in
 //     that layout only where repackRouted allows it): routeRepacked.
 //   - the same types in the standard layout with whole-block, non-overlapping rows, dense dst rows
 //     and a row count ks.gemmStd accepts: routeGemmStd.
@@ -104,7 +104,7 @@ func mulMatRouteOf(dst *core.Tensor, ref bool, ks mmKernels) mmRoute {
 		return routeRepacked
 	}
 	rowsApart := a.Nb[1] >= a.Type.RowSize(a.Ne[0])
-	if _, ok := repackTypeOf(a.Type); ok && ks.gemmStd(b.Ne[1]) && a.Ne[0]%32 == 0 && rowsApart && denseDst {
+	if _, ok := gemmStdTypeOf(a.Type); ok && ks.gemmStd(b.Ne[1]) && a.Ne[0]%32 == 0 && rowsApart && denseDst {
 		return routeGemmStd
 	}
 	if (a.Type == core.TypeQ4_0 || a.Type == core.TypeQ8_0) && denseDst {
@@ -166,7 +166,7 @@ func mulMatRouteWork(dst *core.Tensor, route mmRoute, nTasks int) int64 {
 	case routeQgemm:
 		floats = kern.QgemmWorkSize(m, n, k, nTasks)
 	case routeGemmStd:
-		rt, _ := repackTypeOf(a.Type)
+		rt, _ := gemmStdTypeOf(a.Type)
 		floats = kern.GemmStdWorkSize(rt, m, n, k, nTasks)
 	case routeRepacked:
 		_, l, _ := repackedOf(a)

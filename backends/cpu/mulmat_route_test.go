@@ -129,8 +129,9 @@ var mulMatRouteTable = []struct {
 	// Q4_K, Q6_K: weights repacked on the fly from kstdMinN rows where the set has their kernels (avx2).
 	{core.TypeQ4_K, layoutStd, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ4_K, layoutStd, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
-	{core.TypeQ4_K, layoutRepack, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ4_K, layoutRepack, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
+	// Q4_K in a CPU_REPACK buffer is stored repacked (AcceptsWeight places it there on avx2 only;
+	// placed by hand elsewhere, the repacked products run their Go twins).
+	{core.TypeQ4_K, layoutRepack, "generic avx2 avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "repacked repacked repacked repacked repacked repacked repacked"},
 	{core.TypeQ5_K, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ5_K, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ6_K, layoutStd, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},

@@ -37,7 +37,7 @@ func computeMulMatStdGemm(p *params, dst *core.Tensor, gemm teamGemm, yData []by
 
 // computeMulMatQstd runs kern.GemmStd of the weights' repack type per batch.
 func computeMulMatQstd(p *params, dst *core.Tensor, yData []byte, convBytes, ynb1, ynb2, ynb3 int64) {
-	rt, _ := repackTypeOf(dst.Src[0].Type)
+	rt, _ := gemmStdTypeOf(dst.Src[0].Type)
 	gemm := func(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
 		kern.GemmStd(rt, ith, nth, barrier, counter, work, m, n, k, a, lda, b, ldb, c, ldc)
 	}

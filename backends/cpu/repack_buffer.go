@@ -24,9 +24,12 @@ var repackBufferType = &repackBufType{}
 // RepackBufferType is the CPU's repacked weight buffer type, "CPU_REPACK" (also listed by the CPU
 // device's ExtraBufferTypes). What it stores and how:
 //
-//   - Q4_0, Q4_1 and Q8_0 tensors that are not views and have dense strides are stored repacked:
-//     each 2-D slice (ne2, ne3 index the slices) has its rows in groups of 16 interleaved block by
-//     block, the last group padded with zero rows. AllocSize is that size.
+//   - Q4_0, Q4_1, Q8_0 and Q4_K tensors that are not views and have dense strides are stored
+//     repacked: each 2-D slice (ne2, ne3 index the slices) has its rows in groups of 16
+//     interleaved block by block, the last group padded with zero rows. AllocSize is that size.
+//     (Q4_K rows hold 256-element super-blocks, their scales unpacked to bytes: 2.8% more
+//     memory than the standard rows. AcceptsWeight takes Q4_K only where the kernel set is
+//     avx2, which has its micro-kernels; elsewhere the products run a pure-Go twin.)
 //   - Every other tensor (other types, or tensors with other strides) is stored as-is, in the
 //     standard layout; such tensors work, but the CPU backend reads them through a copy, so they
 //     gain nothing here.
@@ -85,9 +88,9 @@ func (bt *repackBufType) Alloc(size int64) (core.Buffer, error) {
 	return &repackBuffer{raw: raw.Bytes(), tensors: map[*core.Tensor]int64{}}, nil
 }
 
-// AcceptsWeight reports whether w should be stored repacked: a Q4_0, Q4_1 or Q8_0 tensor with
-// dense strides that is not a view, not computed, and not a parameter, input or output (those are
-// written by graphs, and graphs write only standard memory). When the nodes reading w are known,
+// AcceptsWeight reports whether w should be stored repacked: a Q4_0, Q4_1, Q8_0 or (where the
+// kernel set is avx2) Q4_K tensor with dense strides that is not a view, not computed, and not a
+// parameter, input or output (those are written by graphs, and graphs write only standard memory). When the nodes reading w are known,
 // at least one must be a MUL_MAT (or MUL_MAT_ID) with w as src0 that the repacked GEMM serves, and
 // the others MUL_MATs, MUL_MAT_IDs or GET_ROWS with w as src0; any other use keeps w in the
 // standard layout. When they are not known (uses nil), every such weight is accepted, as llama.cpp
@@ -97,6 +100,11 @@ func (*repackBufType) AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool {
 		return false
 	}
 	if _, ok := repackLayoutOf(w); !ok {
+		return false
+	}
+	if w.Type == core.TypeQ4_K && !kern.HasQ4_KStd() {
+		// Only the avx2 set has the repacked Q4_K micro-kernels in assembly; the others keep
+		// Q4_K weights in the standard layout for their tile kernels.
 		return false
 	}
 	if uses == nil {
@@ -130,9 +138,18 @@ func (*repackBufType) AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool {
 	return gemm
 }
 
-// repackTypeOf returns the repacked format of weight type t and whether it has one (Q4_0, Q4_1
-// and Q8_0 do).
+// repackTypeOf returns the repacked format of weight type t and whether it has one (Q4_0, Q4_1,
+// Q8_0 and Q4_K do).
 func repackTypeOf(t core.Type) (kern.RepackType, bool) {
+	if t == core.TypeQ4_K {
+		return kern.RepackQ4_K, true
+	}
+	return gemmStdTypeOf(t)
+}
+
+// gemmStdTypeOf returns the repacked format kern.GemmStd builds on the fly from standard weights
+// of type t, and whether it has one (Q4_0, Q4_1 and Q8_0; Q4_K has its own, kern.GemmQ4_KStd).
+func gemmStdTypeOf(t core.Type) (kern.RepackType, bool) {
 	switch t {
 	case core.TypeQ4_0:
 		return kern.RepackQ4_0, true
@@ -159,7 +176,7 @@ func repackLayoutOf(t *core.Tensor) (repackLayout, bool) {
 	if !ok {
 		return repackLayout{}, false
 	}
-	if t.ViewSrc != nil || t.NElements() <= 0 || t.Ne[0]%kern.QK != 0 || !t.IsContiguous() {
+	if t.ViewSrc != nil || t.NElements() <= 0 || t.Ne[0]%int64(kern.BlockElems(rt)) != 0 || !t.IsContiguous() {
 		return repackLayout{}, false
 	}
 	if t.Ne[1] > 1<<30 || t.Ne[0] > 1<<30 {
@@ -168,7 +185,9 @@ func repackLayoutOf(t *core.Tensor) (repackLayout, bool) {
 	return repackLayout{rt: rt, m: int(t.Ne[1]), k: int(t.Ne[0]), slices: t.Ne[2] * t.Ne[3]}, true
 }
 
-func (l repackLayout) rowBytes() int64   { return int64(l.k/kern.QK) * int64(repackBlockBytes(l.rt)) }
+func (l repackLayout) rowBytes() int64 {
+	return int64(l.k/kern.BlockElems(l.rt)) * int64(repackBlockBytes(l.rt))
+}
 func (l repackLayout) sliceStd() int64   { return int64(l.m) * l.rowBytes() }
 func (l repackLayout) sliceBytes() int64 { return int64(kern.RepackedSize(l.rt, l.m, l.k)) }
 func (l repackLayout) size() int64       { return l.slices * l.sliceBytes() }
@@ -179,6 +198,8 @@ func repackBlockBytes(rt kern.RepackType) int {
 		return kern.BlockQ4_0Size
 	case kern.RepackQ4_1:
 		return kern.BlockQ4_1Size
+	case kern.RepackQ4_K:
+		return int(core.TypeQ4_K.Size())
 	}
 	return kern.BlockQ8_0Size
 }

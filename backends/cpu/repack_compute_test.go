@@ -66,12 +66,13 @@ func TestRepackMulMatMatchesPlain(t *testing.T) {
 		for _, c := range []struct{ k, m, n, ne2w, ne2x int64 }{
 			{64, 17, 1, 1, 1}, {96, 33, 3, 1, 1}, {128, 16, 17, 1, 1}, {64, 40, 64, 1, 1}, {64, 19, 5, 2, 4},
 		} {
+			c.k = repackK(typ, c.k)
 			t.Run(fmt.Sprint(typ, c), func(t *testing.T) {
 				plain, pbt := mulMatRun(t, be, typ, c.k, c.m, c.n, c.ne2w, c.ne2x, false)
 				rp, rbt := mulMatRun(t, be, typ, c.k, c.m, c.n, c.ne2w, c.ne2x, true)
 				rref, _ := mulMatRun(t, ref, typ, c.k, c.m, c.n, c.ne2w, c.ne2x, true)
-				if pbt != "CPU" || rbt != "CPU_REPACK" {
-					t.Fatalf("weights placed in %s and %s, want CPU and CPU_REPACK", pbt, rbt)
+				if pbt != "CPU" || rbt != repackPlaced(typ) {
+					t.Fatalf("weights placed in %s and %s, want CPU and %s", pbt, rbt, repackPlaced(typ))
 				}
 				want := make([]float64, len(plain))
 				for i, v := range plain {

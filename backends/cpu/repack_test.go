@@ -9,10 +9,24 @@ import (
 
 	"github.com/tandem-ml/tandem/alloc"
 	"github.com/tandem-ml/tandem/backends/cpu"
+	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 )
 
-var repackTypes = []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0}
+var repackTypes = []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ4_K}
+
+// repackK is a row length of the tests' shapes for typ: k as it is for the 32-element block types,
+// 8k for Q4_K (whose rows are 256-element super-blocks).
+func repackK(typ core.Type, k int64) int64 { return k * typ.BlockSize() / 32 }
+
+// repackPlaced is the buffer type AcceptsWeight gives a MUL_MAT weight of typ: CPU_REPACK, except
+// for Q4_K where the kernel set lacks its repacked micro-kernels (they are avx2's).
+func repackPlaced(typ core.Type) string {
+	if typ == core.TypeQ4_K && !kern.HasQ4_KStd() {
+		return "CPU"
+	}
+	return cpu.RepackBufferTypeName
+}
 
 // quantBytes returns n standard bytes of typ quantized from uniform [-1, 1) values.
 func quantBytes(t testing.TB, typ core.Type, nElems int64, seed uint64) []byte {
@@ -80,6 +94,7 @@ func TestRepackRoundTrip(t *testing.T) {
 	shapes := [][]int64{{64, 17}, {96, 33, 3}, {32, 1}, {128, 16, 2, 2}, {4096, 301}}
 	for _, typ := range repackTypes {
 		for si, ne := range shapes {
+			ne = append([]int64{repackK(typ, ne[0])}, ne[1:]...)
 			t.Run(fmt.Sprint(typ, ne), func(t *testing.T) {
 				w, buf := newRepacked(t, typ, ne...)
 				defer buf.Free()
@@ -160,12 +175,12 @@ func TestRepackRoundTrip(t *testing.T) {
 // memory never written since it was allocated).
 func TestRepackReusedMemoryReadsZero(t *testing.T) {
 	for _, typ := range repackTypes {
-		w, buf := newRepacked(t, typ, 64, 40)
+		w, buf := newRepacked(t, typ, repackK(typ, 64), 40)
 		if err := core.TensorSet(w, quantBytes(t, typ, w.NElements(), 9), 0); err != nil {
 			t.Fatal(err)
 		}
 		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
-		w2 := ctx.NewTensor(typ, 64, 40)
+		w2 := ctx.NewTensor(typ, repackK(typ, 64), 40)
 		if err := core.TensorAlloc(buf, w2, 0); err != nil {
 			t.Fatal(err)
 		}

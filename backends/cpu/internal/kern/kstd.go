@@ -127,6 +127,14 @@ func (s *kstdSpec) gemm(ith, nth int, barrier func(), counter *atomic.Int64, wor
 		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
+	s.run(ith, nth, barrier, counter, work, m, n, k, a, lda, false, b, ldb, c, ldc)
+}
+
+// run is the GEMM of validated operands: a holds the standard rows lda bytes apart, or, when
+// stored, the repacked slice of m rows (RepackQ4_K, groups of nb super-blocks, padding rows
+// zero), which the tasks then read in place instead of repacking a chunk.
+func (s *kstdSpec) run(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, stored bool, b []byte, ldb int, c []float32, ldc int) {
+	nb := k / qkK
 	if len(work) < s.workSize(m, n, k, nth) {
 		panic("kern." + s.op + ": work shorter than its work size")
 	}
@@ -187,19 +195,27 @@ func (s *kstdSpec) gemm(ith, nth int, barrier func(), counter *atomic.Int64, wor
 		for kb := 0; gf > g0 && kb < nb; kb += kstdKC {
 			kn := min(kstdKC, nb-kb)
 			gs := kn * s.super
-			for g := g0; g < gf; g++ {
+			for g := g0; !stored && g < gf; g++ {
 				s.repack(wscr[(g-g0)*gs:(g-g0+1)*gs], a[g*RepackRows*lda:], lda, RepackRows, kb, kn)
 			}
 			for q := q0; q < q1; q++ {
 				for g := g0; g < gf; g++ {
-					s.quad(kn, wscr[(g-g0)*gs:(g-g0+1)*gs], b, ldb, pp, ldp, kb, q, n, c, ldc, g*RepackRows, RepackRows, edge, kb > 0)
+					w := wscr[(g-g0)*gs : (g-g0+1)*gs]
+					if stored {
+						w = a[(g*nb+kb)*s.super : (g*nb+kb)*s.super+gs]
+					}
+					s.quad(kn, w, b, ldb, pp, ldp, kb, q, n, c, ldc, g*RepackRows, RepackRows, edge, kb > 0)
 				}
 			}
 		}
 		if gf < g1 { // the partial group: over all of k
 			g := gf
 			w := wscr[:nb*s.super]
-			s.repack(w, a[g*RepackRows*lda:], lda, m-g*RepackRows, 0, nb)
+			if stored {
+				w = a[g*nb*s.super : (g+1)*nb*s.super]
+			} else {
+				s.repack(w, a[g*RepackRows*lda:], lda, m-g*RepackRows, 0, nb)
+			}
 			for q := q0; q < q1; q++ {
 				s.quad(nb, w, b, ldb, pp, ldp, 0, q, n, c, ldc, g*RepackRows, m-g*RepackRows, edge, false)
 			}
@@ -281,27 +297,7 @@ func q4kStdR4Go(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c
 			dy := kQ8KD(ys)
 			for r8 := 0; r8 < 8; r8++ {
 				r := 8*h + r8
-				var isum, msum int32
-				for s := 0; s < 8; s++ {
-					pr, hi := s/2, s%2
-					var sumi int32
-					for ch := 0; ch < 8; ch++ {
-						x := ws[320+64*(8*pr+ch)+4*r:]
-						for t := 0; t < 4; t++ {
-							v := int32(x[t] & 15)
-							if hi == 1 {
-								v = int32(x[t] >> 4)
-							}
-							sumi += v * int32(int8(ys[4+32*s+4*ch+t]))
-						}
-					}
-					isum += int32(ws[64+16*s+r]) * sumi
-				}
-				for q := 0; q < 4; q++ {
-					b0 := int32(int16(binary.LittleEndian.Uint16(ps[4*q:])))
-					b1 := int32(int16(binary.LittleEndian.Uint16(ps[4*q+2:])))
-					msum += int32(ws[192+32*q+2*r])*b0 + int32(ws[192+32*q+2*r+1])*b1
-				}
+				isum, msum := q4kSuperSums(ws, r, ys, ps)
 				d := kF16(ws[2*r:])
 				dmin := kF16(ws[32+2*r:])
 				v := float32(float32(isum)*d) - float32(dmin*float32(msum))
@@ -309,6 +305,33 @@ func q4kStdR4Go(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c
 			}
 		}
 	}
+}
+
+// q4kSuperSums returns the integer sums of one super-block of row r of the repacked group
+// super-block ws with the Q8_K block ys and its prepared pairs ps: Σ sc·(sub-block dot) and
+// Σ min·(sub-block sum), as the micro-kernels compute them.
+func q4kSuperSums(ws []byte, r int, ys, ps []byte) (isum, msum int32) {
+	for s := 0; s < 8; s++ {
+		pr, hi := s/2, s%2
+		var sumi int32
+		for ch := 0; ch < 8; ch++ {
+			x := ws[320+64*(8*pr+ch)+4*r:]
+			for t := 0; t < 4; t++ {
+				v := int32(x[t] & 15)
+				if hi == 1 {
+					v = int32(x[t] >> 4)
+				}
+				sumi += v * int32(int8(ys[4+32*s+4*ch+t]))
+			}
+		}
+		isum += int32(ws[64+16*s+r]) * sumi
+	}
+	for q := 0; q < 4; q++ {
+		b0 := int32(int16(binary.LittleEndian.Uint16(ps[4*q:])))
+		b1 := int32(int16(binary.LittleEndian.Uint16(ps[4*q+2:])))
+		msum += int32(ws[192+32*q+2*r])*b0 + int32(ws[192+32*q+2*r+1])*b1
+	}
+	return isum, msum
 }
 
 // kstdPrepPairs writes the prepared pairs of one Q8_K activation row (nb blocks): per block,
@@ -335,29 +358,7 @@ func repackQ4KGroup(dst, a []byte, lda, rows, kb, kn int) {
 	for r := 0; r < rows; r++ {
 		row := a[r*lda+kb*blockQ4_K : r*lda+(kb+kn)*blockQ4_K]
 		for sb := 0; sb < kn; sb++ {
-			src := (*[blockQ4_K]byte)(row[sb*blockQ4_K:])
-			d := (*[kstdSuper]byte)(dst[sb*kstdSuper:])
-			r := r & 15 // r < 16: lets the compiler drop the bounds checks below
-			d[2*r], d[2*r+1] = src[0], src[1]
-			d[32+2*r], d[32+2*r+1] = src[2], src[3]
-			s0 := binary.LittleEndian.Uint32(src[4:])
-			s1 := binary.LittleEndian.Uint32(src[8:])
-			s2 := binary.LittleEndian.Uint32(src[12:])
-			scLo, scHi := s0&0x3f3f3f3f, (s2&0x0f0f0f0f)|((s0>>6)&0x03030303)<<4
-			mnLo, mnHi := s1&0x3f3f3f3f, ((s2>>4)&0x0f0f0f0f)|((s1>>6)&0x03030303)<<4
-			for j := 0; j < 4; j++ {
-				d[64+16*j+r] = byte(scLo >> (8 * j))
-				d[64+16*(j+4)+r] = byte(scHi >> (8 * j))
-			}
-			// mins 0..3 are mnLo's bytes, 4..7 mnHi's; pair q holds mins 2q and 2q+1
-			d[192+2*r], d[192+2*r+1] = byte(mnLo), byte(mnLo>>8)
-			d[192+32+2*r], d[192+32+2*r+1] = byte(mnLo>>16), byte(mnLo>>24)
-			d[192+64+2*r], d[192+64+2*r+1] = byte(mnHi), byte(mnHi>>8)
-			d[192+96+2*r], d[192+96+2*r+1] = byte(mnHi>>16), byte(mnHi>>24)
-			qd := (*[2048]byte)(d[320:])
-			for i := 0; i < 32; i++ {
-				binary.LittleEndian.PutUint32(qd[64*i+4*r:], binary.LittleEndian.Uint32(src[16+4*i:]))
-			}
+			putQ4KBlock((*[kstdSuper]byte)(dst[sb*kstdSuper:]), r, (*[blockQ4_K]byte)(row[sb*blockQ4_K:]))
 		}
 	}
 }

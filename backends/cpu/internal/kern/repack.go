@@ -9,7 +9,7 @@ import (
 //
 // A 2-D slice of m weight rows of k elements is cut into ceil(m/RepackRows) groups of
 // RepackRows consecutive rows; rows past m are zero padding (scale 0, quants 0). A group holds
-// its rows' nb = k/32 blocks as nb superblocks, block index ascending, one superblock per
+// its rows' nb = k/32 blocks (k/256 for Q4_K) as nb superblocks, block index ascending, one superblock per
 // block index laid out so that a 512-bit load covers one 4-byte slice of all 16 rows:
 //
 //   - Q4_0 (288 bytes): the 16 rows' f16 scales d (row r at byte 2r), then 4 chunks of 64
@@ -19,6 +19,9 @@ import (
 //   - Q8_0 (544 bytes): 16 f16 d, then 8 chunks of 64 bytes; chunk c holds row r's
 //     qs[4c:4c+4] XOR 0x80 (the quant plus 128, unsigned) at offset 4r. A zero quant of a
 //     padding row is stored as 0x80.
+//   - Q4_K (2368 bytes per 256 elements): kstd.go's layout, the rows' d and dmin, their 6-bit
+//     sub-block scales and mins unpacked to bytes, and the quants in 4-byte slices of 16 rows
+//     (repack_q4k.go).
 //
 // The group stride is nb superblocks; the slice is RepackedSize bytes.
 
@@ -33,6 +36,7 @@ const (
 	RepackQ4_0 RepackType = iota + 1 // Q4_0 weights, Q8_0 activations
 	RepackQ4_1                       // Q4_1 weights, Q8_1 activations
 	RepackQ8_0                       // Q8_0 weights, Q8_0 activations
+	RepackQ4_K                       // Q4_K weights, Q8_K activations (repack_q4k.go)
 )
 
 // String is the weight type's ggml name ("q4_0", "q4_1", "q8_0").
@@ -44,22 +48,26 @@ func (rt RepackType) String() string {
 		return "q4_1"
 	case RepackQ8_0:
 		return "q8_0"
+	case RepackQ4_K:
+		return "q4_K"
 	}
 	return fmt.Sprintf("RepackType(%d)", int(rt))
 }
 
 // repackFormat describes one repacked type: the standard block size of its weights, the
 // superblock size, the offset of the first chunk in a superblock, the number of 4-byte quant
-// slices per row and block (chunks), and its activation block size.
+// slices per row and block (chunks), its activation block size, and the elements per block.
 type repackFormat struct {
-	block, super, hdr, chunks, yblock int
+	block, super, hdr, chunks, yblock, qk int
 }
 
-// repackFormats are the formats by repack type (index 0: none).
+// repackFormats are the formats by repack type (index 0: none). Q4_K's super-block is the
+// 256-element layout of kstd.go (its own functions in repack_q4k.go; hdr and chunks unused).
 var repackFormats = [...]repackFormat{
-	RepackQ4_0: {BlockQ4_0Size, 288, 32, 4, BlockQ8_0Size},
-	RepackQ4_1: {BlockQ4_1Size, 320, 64, 4, BlockQ8_1Size},
-	RepackQ8_0: {BlockQ8_0Size, 544, 32, 8, BlockQ8_0Size},
+	RepackQ4_0: {BlockQ4_0Size, 288, 32, 4, BlockQ8_0Size, QK},
+	RepackQ4_1: {BlockQ4_1Size, 320, 64, 4, BlockQ8_1Size, QK},
+	RepackQ8_0: {BlockQ8_0Size, 544, 32, 8, BlockQ8_0Size, QK},
+	RepackQ4_K: {blockQ4_K, kstdSuper, 320, 0, blockQ8_K, qkK},
 }
 
 // format is rt's format; it panics, naming op, on a type without one (the entry points' check).
@@ -79,19 +87,23 @@ func (rt RepackType) tileFormat() repackFormat { return repackFormats[rt] }
 func (f repackFormat) qsOff() int { return f.block - 4*f.chunks }
 
 // RepackedSize returns the bytes of a repacked 2-D slice of m rows of k elements (k a multiple
-// of 32).
+// of the type's block: 32, or 256 for Q4_K).
 func RepackedSize(rt RepackType, m, k int) int {
 	f := rt.format("RepackedSize")
-	if m < 0 || k < 0 || k%QK != 0 {
+	if m < 0 || k < 0 || k%f.qk != 0 {
 		panic("kern.RepackedSize: bad sizes")
 	}
-	return (m + RepackRows - 1) / RepackRows * (k / QK) * f.super
+	return (m + RepackRows - 1) / RepackRows * (k / f.qk) * f.super
 }
+
+// BlockElems returns the elements per weight block of rt (32, or 256 for Q4_K): a repacked
+// row's length is a multiple of it.
+func BlockElems(rt RepackType) int { return rt.format("BlockElems").qk }
 
 // checkRepack validates a repacked slice of m rows (mRows < 0: only the row index i is known).
 func checkRepack(op string, rt RepackType, slice []byte, k, i int) repackFormat {
 	f := rt.format(op)
-	if k < 0 || k%QK != 0 || i < 0 {
+	if k < 0 || k%f.qk != 0 || i < 0 {
 		panic("kern." + op + ": bad sizes")
 	}
 	if len(slice) < RepackedSize(rt, i+1, k) {
@@ -103,9 +115,13 @@ func checkRepack(op string, rt RepackType, slice []byte, k, i int) repackFormat 
 // RepackRow writes the standard row (k elements, row bytes) as row i of a repacked slice.
 func RepackRow(rt RepackType, slice []byte, k, i int, row []byte) {
 	f := checkRepack("RepackRow", rt, slice, k, i)
-	nb := k / QK
+	nb := k / f.qk
 	if len(row) < nb*f.block {
 		panic("kern.RepackRow: row too short")
+	}
+	if rt == RepackQ4_K {
+		repackQ4KRow(slice, nb, i, row)
+		return
 	}
 	repackRow(f, rt == RepackQ8_0, slice, nb, i, row)
 }
@@ -136,9 +152,13 @@ func repackRow(f repackFormat, q8 bool, slice []byte, nb, i int, row []byte) {
 // UnpackRow reads row i of a repacked slice back into the standard row (k elements).
 func UnpackRow(rt RepackType, slice []byte, k, i int, row []byte) {
 	f := checkRepack("UnpackRow", rt, slice, k, i)
-	nb := k / QK
+	nb := k / f.qk
 	if len(row) < nb*f.block {
 		panic("kern.UnpackRow: row too short")
+	}
+	if rt == RepackQ4_K {
+		unpackQ4KRow(slice, nb, i, row)
+		return
 	}
 	unpackRow(f, rt == RepackQ8_0, slice, nb, i, row)
 }
@@ -170,10 +190,10 @@ func unpackRow(f repackFormat, q8 bool, slice []byte, nb, i int, row []byte) {
 // RepackedSize bytes), padding rows included.
 func Repack(rt RepackType, dst, src []byte, m, k int) {
 	f := rt.format("Repack")
-	if m < 0 || k < 0 || k%QK != 0 {
+	if m < 0 || k < 0 || k%f.qk != 0 {
 		panic("kern.Repack: bad sizes")
 	}
-	nb := k / QK
+	nb := k / f.qk
 	switch {
 	case len(dst) < RepackedSize(rt, m, k):
 		panic("kern.Repack: dst shorter than RepackedSize")
@@ -185,6 +205,10 @@ func Repack(rt RepackType, dst, src []byte, m, k int) {
 	lda := nb * f.block
 	for g := 0; nb > 0 && g*RepackRows < m; g++ {
 		rows := min(RepackRows, m-g*RepackRows)
+		if rt == RepackQ4_K {
+			repackQ4KGroup(dst[g*nb*f.super:(g+1)*nb*f.super], src[g*RepackRows*lda:], lda, rows, 0, nb)
+			continue
+		}
 		repackGroup(f, q8, dst[g*nb*f.super:(g+1)*nb*f.super], src[g*RepackRows*lda:], lda, rows, 0, nb)
 	}
 }
@@ -194,7 +218,7 @@ func Repack(rt RepackType, dst, src []byte, m, k int) {
 // RepackRows, and the groups it fills are all full (16 rows each). Equal to RepackRow row by row.
 func RepackGroups(rt RepackType, slice []byte, k, i0, ng int, src []byte) {
 	f := checkRepack("RepackGroups", rt, slice, k, max(i0, 0))
-	nb := k / QK
+	nb := k / f.qk
 	lda := nb * f.block
 	switch {
 	case i0 < 0 || i0%RepackRows != 0 || ng < 0:
@@ -207,6 +231,10 @@ func RepackGroups(rt RepackType, slice []byte, k, i0, ng int, src []byte) {
 	q8 := rt == RepackQ8_0
 	for g := 0; nb > 0 && g < ng; g++ {
 		o := (i0/RepackRows + g) * nb * f.super
+		if rt == RepackQ4_K {
+			repackQ4KGroup(slice[o:o+nb*f.super], src[g*RepackRows*lda:], lda, RepackRows, 0, nb)
+			continue
+		}
 		repackGroup(f, q8, slice[o:o+nb*f.super], src[g*RepackRows*lda:], lda, RepackRows, 0, nb)
 	}
 }
@@ -215,10 +243,10 @@ func RepackGroups(rt RepackType, slice []byte, k, i0, ng int, src []byte) {
 // exact inverse of Repack.
 func Unpack(rt RepackType, dst, src []byte, m, k int) {
 	f := rt.format("Unpack")
-	if m < 0 || k < 0 || k%QK != 0 {
+	if m < 0 || k < 0 || k%f.qk != 0 {
 		panic("kern.Unpack: bad sizes")
 	}
-	nb := k / QK
+	nb := k / f.qk
 	switch {
 	case len(src) < RepackedSize(rt, m, k):
 		panic("kern.Unpack: src shorter than RepackedSize")
@@ -227,6 +255,10 @@ func Unpack(rt RepackType, dst, src []byte, m, k int) {
 	}
 	q8 := rt == RepackQ8_0
 	for i := 0; i < m; i++ {
+		if rt == RepackQ4_K {
+			unpackQ4KRow(src, nb, i, dst[i*nb*f.block:])
+			continue
+		}
 		unpackRow(f, q8, src, nb, i, dst[i*nb*f.block:])
 	}
 }

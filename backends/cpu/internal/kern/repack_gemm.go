@@ -47,16 +47,19 @@ func GemmRepackedWorkSize(rt RepackType, m, n, k int, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return 0
 	}
+	if rt == RepackQ4_K {
+		return q4kStd.workSize(m, n, k, nth)
+	}
 	nr := rpTileRows(n)
 	return (n+nr-1)/nr*(k/QK)*nr*rpRec/4 + gemmAlign
 }
 
 // GemmRepacked computes C[j*ldc+i] = dot(weight row i, activation row j) for i < m, j < n
-// over k elements (a multiple of 32): a is a repacked slice of m rows (RepackedSize bytes, see
-// Repack), b holds the activation rows ldb bytes apart — Q8_0 rows for Q4_0 and Q8_0
-// weights, Q8_1 rows for Q4_1 — and the result equals DotQ4_0Q8_0, DotQ4_1Q8_1 or DotQ8_0Q8_0
-// of the standard rows up to float32 rounding of the per-block sums (the integer block sums
-// are exact). The team protocol is Sgemm's and GemmQ4_0Q8_0's: every worker of nth calls it
+// over k elements (a multiple of 32, of 256 for Q4_K): a is a repacked slice of m rows
+// (RepackedSize bytes, see Repack), b holds the activation rows ldb bytes apart — Q8_0 rows for
+// Q4_0 and Q8_0 weights, Q8_1 rows for Q4_1, Q8_K rows for Q4_K — and the result equals
+// DotQ4_0Q8_0, DotQ4_1Q8_1, DotQ8_0Q8_0 or DotQ4_KQ8_K of the standard rows up to float32
+// rounding of the per-block sums (the integer block sums are exact). The team protocol is Sgemm's and GemmQ4_0Q8_0's: every worker of nth calls it
 // with its ith and the same other arguments; *counter is 0 before the first worker enters and
 // unspecified after all return; barrier() is called exactly once by every worker when nth > 1
 // and m, n, k are all positive (never when nth == 1, where it may be nil); work is shared
@@ -68,13 +71,13 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 	switch {
 	case nth < 1 || ith < 0 || ith >= nth:
 		panic("kern.GemmRepacked: bad worker index")
-	case m < 0 || n < 0 || k < 0 || k%QK != 0:
+	case m < 0 || n < 0 || k < 0 || k%f.qk != 0:
 		panic("kern.GemmRepacked: bad sizes")
 	case m == 0 || n == 0:
 		return
-	case ldb < k/QK*f.yblock || ldc < m:
+	case ldb < k/f.qk*f.yblock || ldc < m:
 		panic("kern.GemmRepacked: leading dimension too small")
-	case len(a) < RepackedSize(rt, m, k) || len(b) < (n-1)*ldb+k/QK*f.yblock || len(c) < (n-1)*ldc+m:
+	case len(a) < RepackedSize(rt, m, k) || len(b) < (n-1)*ldb+k/f.qk*f.yblock || len(c) < (n-1)*ldc+m:
 		panic("kern.GemmRepacked: operand too short")
 	}
 	if k == 0 {
@@ -83,6 +86,10 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 	}
 	if len(work) < GemmRepackedWorkSize(rt, m, n, k, nth) {
 		panic("kern.GemmRepacked: work shorter than GemmRepackedWorkSize")
+	}
+	if rt == RepackQ4_K {
+		q4kStd.run(ith, nth, barrier, counter, work, m, n, k, a, 0, true, b, ldb, c, ldc)
+		return
 	}
 	off := alignOff(work)
 	nb := k / QK

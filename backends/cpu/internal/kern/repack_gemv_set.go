@@ -34,9 +34,9 @@ type RowsDone interface {
 // for Q4_1). Workers may prepare disjoint ranges at the same time.
 func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1 int) {
 	f := rt.format("GemvPrepBlocks")
-	nb := k / QK
+	nb := k / f.qk
 	switch {
-	case k <= 0 || k%QK != 0 || j < 0 || j >= n || b0 < 0 || b1 > nb || b0 > b1:
+	case k <= 0 || k%f.qk != 0 || j < 0 || j >= n || b0 < 0 || b1 > nb || b0 > b1:
 		panic("kern.GemvPrepBlocks: bad sizes")
 	case len(work) < GemvRepackedSetWorkSize(rt, n, k):
 		panic("kern.GemvPrepBlocks: work shorter than GemvRepackedSetWorkSize")
@@ -47,6 +47,11 @@ func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1
 		return
 	}
 	prep := gemvPrepArea(work, n, k)
+	if rt == RepackQ4_K {
+		row := prep[j*nb*q4kRec:]
+		prepQ4KBlocks(b1-b0, y[b0*f.yblock:b1*f.yblock], row[b0*q4kRec:b1*q4kRec])
+		return
+	}
 	row := prep[j*nb*rpRec:]
 	prepRepackRow(rt, b1-b0, 1, 0, y[b0*f.yblock:b1*f.yblock], row[b0*rpRec:b1*rpRec])
 }
@@ -55,7 +60,8 @@ func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1
 // mixture-of-experts layer for one token, where each (slot, token) row multiplies a different
 // expert's matrix, or one generated token's MUL_MAT (one job). For every job j and i < m,
 // c[j.COff+i] = dot(weight row i of slice j.Slice of a, activation row j.Row) over k elements (a
-// multiple of 32), bit for bit GemmRepacked's result for that slice and row. a holds repacked
+// multiple of 32, of 256 for Q4_K), bit for bit GemmRepacked's result for that slice and row
+// (for Q4_K: where GemmRepacked computes the row in a quad of four activation rows). a holds repacked
 // slices of m rows (RepackedSize bytes each) sliceBytes apart; the n activation rows are already
 // prepared in work by GemvPrepBlocks (every block of every row, made visible to every worker by a
 // barrier or the like).
@@ -69,7 +75,7 @@ func GemvRepackedSet(rt RepackType, nth int, counter *atomic.Int64, work []float
 	sliceBytes, n int, jobs []GemvJob, c []float32, done RowsDone) {
 	rs := RepackedSize(rt, m, k)
 	switch {
-	case m < 0 || n < 0 || k < 0 || k%QK != 0 || sliceBytes < rs:
+	case m < 0 || n < 0 || k < 0 || sliceBytes < rs:
 		panic("kern.GemvRepackedSet: bad sizes")
 	case m == 0 || n == 0 || len(jobs) == 0:
 		return
@@ -112,8 +118,8 @@ func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, m, k int, a []b
 	prep []byte, jobs []GemvJob, c []float32, done RowsDone) {
 	f := rt.format("GemvRepackedSet")
 	rs := RepackedSize(rt, m, k)
-	nb := k / QK
-	ts := nb * rpRec
+	nb := k / f.qk
+	ts := k / QK * rpRec // bytes per prepared row (k/256 records of q4kRec for Q4_K: the same)
 	ngroups := (m + RepackRows - 1) / RepackRows
 	gf := m / RepackRows // groups below gf are full
 	tm := gemvTaskGroups(ngroups, len(jobs), nth)
@@ -131,6 +137,13 @@ func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, m, k int, a []b
 		g1 := min(ngroups, g0+tm)
 		w := a[j.Slice*sliceBytes : j.Slice*sliceBytes+rs]
 		p := prep[j.Row*ts : (j.Row+1)*ts]
+		if rt == RepackQ4_K {
+			q4kSetTask(nb, m, w, p, c[j.COff:j.COff+m], g0, g1)
+			if done != nil {
+				done.RowsDone(ji, g0*RepackRows, min(m, g1*RepackRows))
+			}
+			continue
+		}
 		// k in rpKC-block steps as GemmRepacked, so that both round alike
 		for kb := 0; kb < nb; kb += rpKC {
 			kn := min(rpKC, nb-kb)

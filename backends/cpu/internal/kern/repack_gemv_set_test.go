@@ -88,7 +88,7 @@ func TestGemvRepackedSet(t *testing.T) {
 // activation row's blocks (n rows ldb bytes apart in b) prepared, a barrier, then the tasks.
 func gemvSetTeam(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, work []float32,
 	m, k int, a []byte, sliceBytes, n int, b []byte, ldb int, jobs []GemvJob, c []float32, done RowsDone) {
-	nb := k / QK
+	nb := k / BlockElems(rt)
 	for j := 0; j < n; j++ {
 		GemvPrepBlocks(rt, work, n, k, j, b[j*ldb:], ith*nb/nth, (ith+1)*nb/nth)
 	}
