@@ -68,6 +68,10 @@ func computeBinary(p *params, dst *core.Tensor) {
 // binaryRowF32 applies op to contiguous f32 rows, repeating b along the row.
 func binaryRowF32(op core.Op, d, a, b []float32) {
 	nb := len(b)
+	if nb == 1 {
+		binaryScalarF32(op, d, a, b[0])
+		return
+	}
 	for off := 0; off < len(d); off += nb {
 		dd, aa := d[off:off+nb], a[off:off+nb]
 		switch op {
@@ -91,13 +95,45 @@ func binaryRowF32(op core.Op, d, a, b []float32) {
 	}
 }
 
-// binaryRowF32Fast is binaryRowF32 with the SIMD add and mul kernels for ADD and MUL.
+// binaryScalarF32 is binaryRowF32 for a b of one element (a scale per row, as a mixture of
+// experts weighs its experts' outputs): one loop over the row instead of one per element.
+func binaryScalarF32(op core.Op, d, a []float32, s float32) {
+	a = a[:len(d)]
+	switch op {
+	case core.OpAdd:
+		for i := range d {
+			d[i] = a[i] + s
+		}
+	case core.OpSub:
+		for i := range d {
+			d[i] = a[i] - s
+		}
+	case core.OpMul:
+		for i := range d {
+			d[i] = a[i] * s
+		}
+	default:
+		for i := range d {
+			d[i] = a[i] / s
+		}
+	}
+}
+
+// binaryRowF32Fast is binaryRowF32 with the SIMD add and mul kernels for ADD and MUL (MUL by
+// one element scales the row).
 func binaryRowF32Fast(op core.Op, d, a, b []float32) {
-	if op != core.OpAdd && op != core.OpMul {
+	nb := len(b)
+	if op == core.OpMul && nb == 1 {
+		if len(d) > 0 && &d[0] != &a[0] { // in place (d is a), the row is scaled as it is
+			copy(d, a)
+		}
+		kern.ScaleF32(b[0], d)
+		return
+	}
+	if op != core.OpAdd && op != core.OpMul || nb == 1 {
 		binaryRowF32(op, d, a, b)
 		return
 	}
-	nb := len(b)
 	for off := 0; off < len(d); off += nb {
 		if op == core.OpAdd {
 			kern.AddF32(d[off:off+nb], a[off:off+nb], b)

@@ -55,10 +55,10 @@ func BenchmarkSIMD(b *testing.B) {
 }
 
 // quantBenchTypes are the weight types of BenchmarkSIMD's model-sized shapes: the float types, the
-// quantized ones in the standard layout, and q4_0, q4_1 and q8_0 in the CPU_REPACK buffer (where
-// alloc and gguf put CPU weights by default).
+// quantized ones in the standard layout, and q4_0, q4_1, q8_0 and q4_K in the CPU_REPACK buffer
+// (where alloc and gguf put CPU weights by default; q4_K only where the kernel set is avx2).
 var quantBenchTypes = []string{"f32", "f16", "bf16", "q4_0", "q4_1", "q8_0", "q4_K", "q5_K", "q6_K",
-	"iq4_xs", "iq4_nl", "q4_0_repacked", "q4_1_repacked", "q8_0_repacked"}
+	"iq4_xs", "iq4_nl", "q4_0_repacked", "q4_1_repacked", "q8_0_repacked", "q4_K_repacked"}
 
 // benchMulMatRepacked is benchMulMat with the weights placed by alloc, which puts them in the CPU's
 // CPU_REPACK buffer type; it fails if they land elsewhere.
@@ -77,8 +77,8 @@ func benchMulMatRepacked(b *testing.B, typ core.Type, m, n, k int64, threads int
 		b.Fatal(err)
 	}
 	defer buf.Free()
-	if got := a.Buffer.Type().Name(); got != cpu.RepackBufferTypeName {
-		b.Fatalf("weights in %s, want %s", got, cpu.RepackBufferTypeName)
+	if got := a.Buffer.Type().Name(); got != repackPlaced(typ) {
+		b.Fatalf("weights in %s, want %s", got, repackPlaced(typ))
 	}
 	fillRandom(b, a, 1)
 	fillRandom(b, x, 2)
