@@ -331,3 +331,76 @@ func TestRepackGroupsMatchesRows(t *testing.T) {
 		})
 	}
 }
+
+// TestRepackIntegerExtremes: the micro-kernels sum a block's products in int16 lanes before
+// widening them (16 products per lane for Q4_0/Q4_1); weight rows of all-maximal and all-minimal
+// quants against activations of all +127 and all -127 reach the largest sums those lanes hold,
+// and every kernel set must give the row dot's result (a saturated or wrapped lane is off by
+// thousands), for the mat-vec (one activation row) and the GEMM (eight).
+func TestRepackIntegerExtremes(t *testing.T) {
+	const m, nb = 16, 3
+	k := nb * QK
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, rt := range repackTypes {
+				q := rpDot(rt)
+				qx, qy := q.xs-QK/2, q.ys-QK // quant offsets in the blocks
+				if rt == RepackQ8_0 {
+					qx = 2
+				}
+				a := make([]byte, m*nb*q.xs)
+				for i := 0; i < m; i++ {
+					for bl := 0; bl < nb; bl++ {
+						blk := a[(i*nb+bl)*q.xs : (i*nb+bl+1)*q.xs]
+						blk[0], blk[1] = 0x00, 0x3c // d = 1 (a Q4_1 min stays 0)
+						for e := qx; e < q.xs; e++ {
+							switch {
+							case i%2 == 0 && rt == RepackQ8_0:
+								blk[e] = 127
+							case i%2 == 0:
+								blk[e] = 0xff // nibbles 15
+							case rt == RepackQ8_0:
+								blk[e] = 0x81 // -127
+							default:
+								blk[e] = 0 // nibbles 0: Q4_0's -8
+							}
+						}
+					}
+				}
+				for _, n := range []int{1, 8} {
+					b := make([]byte, n*nb*q.ys)
+					for j := 0; j < n; j++ {
+						for bl := 0; bl < nb; bl++ {
+							blk := b[(j*nb+bl)*q.ys : (j*nb+bl+1)*q.ys]
+							blk[0], blk[1] = 0x00, 0x3c
+							v := byte(127)
+							if j%2 == 1 {
+								v = 0x81
+							}
+							for e := qy; e < q.ys; e++ {
+								blk[e] = v
+							}
+							if rt == RepackQ4_1 { // Q8_1's s = d·Σq
+								s := f32ToF16Go(float32(int8(v)) * QK)
+								blk[2], blk[3] = byte(s), byte(s>>8)
+							}
+						}
+					}
+					ra := make([]byte, RepackedSize(rt, m, k))
+					Repack(rt, ra, a, m, k)
+					c := make([]float32, n*m)
+					w := make([]float32, GemmRepackedWorkSize(rt, m, n, k, 1))
+					GemmRepacked(rt, 0, 1, nil, new(atomic.Int64), w, m, n, k, ra, b, nb*q.ys, c, m)
+					for j := 0; j < n; j++ {
+						for i := 0; i < m; i++ {
+							want := q.fast(k, a[i*nb*q.xs:], b[j*nb*q.ys:])
+							if got := c[j*m+i]; math.Abs(float64(got-want)) > 1e-6*math.Abs(float64(want)) {
+								t.Fatalf("%v %v n=%d: C[%d][%d] = %v, row dot %v", s, rt, n, j, i, got, want)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
