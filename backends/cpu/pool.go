@@ -27,13 +27,20 @@ import (
 // A barrier can be broken: once a worker has left the run early (a kernel panicked), the others
 // would wait for it forever, so every wait returns at once until the run is over and reset is
 // called.
+//
+// The arrival count and the phase live on cache lines of their own: every arrival writes the
+// count, and were the spinners' phase on the same line, each arrival would take it from every
+// spinner (N arrivals times N readers per barrier, the cost that grows fastest with the team).
 type barrier struct {
 	n        int32
 	spin     int  // turns to spin before the clock is read
 	yieldAll bool // yield the P at every turn past spin (more workers than Ps)
-	count    atomic.Int32
-	phase    atomic.Uint32
+	_        [64]byte
+	count    atomic.Int32 // arrivals of the current phase: written by every worker, read by none spinning
+	_        [60]byte
+	phase    atomic.Uint32 // what the spinners read: written once per barrier
 	broken   atomic.Bool
+	_        [59]byte
 	sleepers atomic.Int32 // waiters asleep on wake (or about to be)
 	mu       sync.Mutex
 	wake     sync.Cond // signalled when the phase advances or the barrier breaks
