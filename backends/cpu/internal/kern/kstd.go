@@ -226,7 +226,8 @@ func (s *kstdSpec) run(ith, nth int, barrier func(), counter *atomic.Int64, work
 // quad runs the micro-kernel on activation rows 4q..4q+3 (those below n) and the 16 weight
 // rows of the repacked group w (kn super-blocks from kb), writing the results for weight rows
 // i0..i0+rows-1 into C (added when accum). A quad of fewer than 4 rows, or a group of fewer than
-// 16, goes row by row through the edge tile (4x16 floats).
+// 16, goes row by row through the edge tile (4x16 floats), by Q4_K's one-row kernel
+// (q4kRepTile1) or, for Q6_K, by the 4-row kernel reading the row four times.
 func (s *kstdSpec) quad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n int, c []float32, ldc, i0, rows int, edge []float32, accum bool) {
 	j0 := 4 * q
 	pk := 0
@@ -246,8 +247,13 @@ func (s *kstdSpec) quad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n i
 		// edge tile's four rows; row 0 is kept
 		y := b[j*ldb+kb*blockQ8_K:]
 		p := pp[j*ldp+pk:]
-		for h := 0; h < 2; h++ {
-			s.r4(kn, w, h, y, 0, p, 0, edge[8*h:], RepackRows, false)
+		if s.pairs {
+			// Q4_K: the one-row kernel (the same arithmetic per row, a quarter of the work)
+			q4kRepTile1(kn, w, y, blockQ8_K, p, kstdPairs, edge[:RepackRows], false)
+		} else {
+			for h := 0; h < 2; h++ {
+				s.r4(kn, w, h, y, 0, p, 0, edge[8*h:], RepackRows, false)
+			}
 		}
 		dst := c[j*ldc+i0 : j*ldc+i0+rows]
 		if !accum {

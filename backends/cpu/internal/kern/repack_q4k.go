@@ -89,36 +89,39 @@ func prepQ4KBlocks(nb int, y, dst []byte) {
 	}
 }
 
-// q4kRepTile1 computes the dots of the 16 rows of the repacked group w (nb super-blocks) with the
-// prepared activation row y (nb records): c[r] (+)= dot r for r < 16, added when accum.
-func q4kRepTile1(nb int, w, y []byte, c []float32, accum bool) {
+// q4kRepTile1 computes the dots of the 16 rows of the repacked group w (nb super-blocks) with one
+// Q8_K activation row, its blocks ys bytes apart in y and their sub-block sum pairs (kstdPairs
+// bytes each) ps bytes apart in p: c[r] (+)= dot r for r < 16, added when accum. Per row the
+// arithmetic is GemmQ4_KStd's micro-kernel's, bit for bit.
+func q4kRepTile1(nb int, w, y []byte, ys int, p []byte, ps int, c []float32, accum bool) {
 	// Bounds checks standing in for the assembly's unchecked accesses.
 	_ = w[nb*kstdSuper-1]
-	_ = y[nb*q4kRec-1]
+	_ = y[(nb-1)*ys+blockQ8_K-1]
+	_ = p[(nb-1)*ps+kstdPairs-1]
 	_ = c[RepackRows-1]
 	if k := q4kRep1Kernel(); k != nil {
 		acc := 0
 		if accum {
 			acc = 1
 		}
-		k(nb, &w[0], &y[0], &c[0], acc)
+		k(nb, &w[0], &y[0], ys, &p[0], ps, &c[0], acc)
 		return
 	}
-	q4kRep1Go(nb, w, y, c, accum)
+	q4kRep1Go(nb, w, y, ys, p, ps, c, accum)
 }
 
-// q4kRep1Go is q4kRepTile1's pure-Go twin: the kernel's integer sums, with float32 operations
-// rounded one at a time (the assembly fuses two of them).
-func q4kRep1Go(nb int, w, y []byte, c []float32, accum bool) {
+// q4kRep1Go is q4kRepTile1's pure-Go twin: the kernel's integer sums, with the float32 operations
+// of q4kStdR4Go.
+func q4kRep1Go(nb int, w, y []byte, ys int, p []byte, ps int, c []float32, accum bool) {
 	if !accum {
 		clear(c[:RepackRows])
 	}
 	for sb := 0; sb < nb; sb++ {
 		ws := w[sb*kstdSuper : (sb+1)*kstdSuper]
-		ys := y[sb*q4kRec : (sb+1)*q4kRec]
-		dy := kQ8KD(ys)
+		yb := y[sb*ys:]
+		dy := kQ8KD(yb)
 		for r := 0; r < RepackRows; r++ {
-			isum, msum := q4kSuperSums(ws, r, ys, ys[blockQ8_K:])
+			isum, msum := q4kSuperSums(ws, r, yb, p[sb*ps:])
 			d := kF16(ws[2*r:])
 			dmin := kF16(ws[32+2*r:])
 			v := float32(float32(isum)*d) - float32(dmin*float32(msum))
@@ -133,11 +136,11 @@ func q4kSetTask(nb, m int, w, p []byte, c []float32, g0, g1 int) {
 	gs := nb * kstdSuper
 	gf := min(g1, m/RepackRows) // groups below gf are full
 	for g := g0; g < gf; g++ {
-		q4kRepTile1(nb, w[g*gs:(g+1)*gs], p, c[g*RepackRows:], false)
+		q4kRepTile1(nb, w[g*gs:(g+1)*gs], p, q4kRec, p[blockQ8_K:], q4kRec, c[g*RepackRows:], false)
 	}
 	if g1 > gf {
 		var tmp [RepackRows]float32
-		q4kRepTile1(nb, w[gf*gs:(gf+1)*gs], p, tmp[:], false)
+		q4kRepTile1(nb, w[gf*gs:(gf+1)*gs], p, q4kRec, p[blockQ8_K:], q4kRec, tmp[:], false)
 		copy(c[gf*RepackRows:m], tmp[:m-gf*RepackRows])
 	}
 }

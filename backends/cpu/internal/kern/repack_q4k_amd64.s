@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// q4kRepR1x2AVX2 is the mat-vec micro-kernel of Q4_K weights stored repacked (RepackQ4_K, the
-// layout of kstd.go): the 16 rows of one group against one prepared Q8_K activation row, nb
-// super-blocks. y holds q4kRec bytes per super-block: the Q8_K block (d, then the quants from
-// byte 4) and, from byte 292, the eight int16 sums of its 32-element sub-blocks. Registers: Y0-Y3
+// q4kRepR1x2AVX2 is the one-row micro-kernel of Q4_K weights repacked (RepackQ4_K, the layout
+// of kstd.go): the 16 rows of one group against one Q8_K activation row, nb super-blocks. y
+// holds the row's Q8_K blocks (d, then the quants from byte 4) ys bytes apart, p the eight int16
+// sums of each block's 32-element sub-blocks, ps bytes apart. Registers: Y0-Y3
 // the int16 sums of the sub-block pair in flight (low nibbles of rows 0-7, high of rows 0-7, low
 // of rows 8-15, high of rows 8-15), Y4-Y7 two 4-byte slices of 8 rows split into nibbles, Y10/Y11
 // the broadcast activations of the pair's two sub-blocks, Y12/Y13 the int32 super-block sums of
@@ -13,13 +13,16 @@
 // arithmetic is q4kStdR4AVX2's (the same integer sums, then d·isum − dmin·Σmin·bsum and c +=
 // dy·v with the same fused operations), so results are bit for bit that kernel's.
 
-// func q4kRepR1x2AVX2(nb int, w *byte, y *byte, c *float32, accum int)
-TEXT ·q4kRepR1x2AVX2(SB), NOSPLIT, $0-40
+// func q4kRepR1x2AVX2(nb int, w, y *byte, ys int, p *byte, ps int, c *float32, accum int)
+TEXT ·q4kRepR1x2AVX2(SB), NOSPLIT, $0-64
 	MOVQ nb+0(FP), CX
 	MOVQ w+8(FP), AX
 	MOVQ y+16(FP), BX
-	MOVQ c+24(FP), DI
-	MOVQ accum+32(FP), SI
+	MOVQ ys+24(FP), R8
+	MOVQ p+32(FP), DX
+	MOVQ ps+40(FP), R9
+	MOVQ c+48(FP), DI
+	MOVQ accum+56(FP), SI
 	TESTQ SI, SI
 	JZ q4kr1_zero
 	VMOVUPS (DI), Y8
@@ -710,26 +713,26 @@ q4kr1_sb:
 	VPADDD Y2, Y13, Y13
 	VPMOVZXBW 192(AX), Y4
 	VPMOVZXBW 208(AX), Y5
-	VPBROADCASTD 292(BX), Y10
+	VPBROADCASTD 0(DX), Y10
 	VPMADDWD Y10, Y4, Y0
 	VPMADDWD Y10, Y5, Y1
 	VPMOVZXBW 224(AX), Y4
 	VPMOVZXBW 240(AX), Y5
-	VPBROADCASTD 296(BX), Y10
+	VPBROADCASTD 4(DX), Y10
 	VPMADDWD Y10, Y4, Y4
 	VPADDD Y4, Y0, Y0
 	VPMADDWD Y10, Y5, Y5
 	VPADDD Y5, Y1, Y1
 	VPMOVZXBW 256(AX), Y4
 	VPMOVZXBW 272(AX), Y5
-	VPBROADCASTD 300(BX), Y10
+	VPBROADCASTD 8(DX), Y10
 	VPMADDWD Y10, Y4, Y4
 	VPADDD Y4, Y0, Y0
 	VPMADDWD Y10, Y5, Y5
 	VPADDD Y5, Y1, Y1
 	VPMOVZXBW 288(AX), Y4
 	VPMOVZXBW 304(AX), Y5
-	VPBROADCASTD 304(BX), Y10
+	VPBROADCASTD 12(DX), Y10
 	VPMADDWD Y10, Y4, Y4
 	VPADDD Y4, Y0, Y0
 	VPMADDWD Y10, Y5, Y5
@@ -750,7 +753,8 @@ q4kr1_sb:
 	VFMSUB231PS Y4, Y7, Y6
 	VFMADD231PS Y10, Y6, Y9
 	ADDQ $2368, AX
-	ADDQ $320, BX
+	ADDQ R8, BX
+	ADDQ R9, DX
 	DECQ CX
 	JNZ q4kr1_sb
 	VMOVUPS Y8, (DI)
