@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // TestBarrierPolicies runs many phases of the barrier under both waiting policies and team sizes
@@ -82,4 +83,26 @@ func benchTeams() []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// TestBarrierLayout: the arrival count, the phase the spinners read and the sleepers' state are
+// at least a cache line apart, and the read-only fields before them too (see barrier's doc).
+func TestBarrierLayout(t *testing.T) {
+	var b barrier
+	const line = 64
+	// unsafe.Offsetof only reads the struct's layout at compile time; nothing is accessed.
+	offs := []struct {
+		name string
+		at   uintptr
+	}{
+		{"yieldAll", unsafe.Offsetof(b.yieldAll)},
+		{"count", unsafe.Offsetof(b.count)},
+		{"phase", unsafe.Offsetof(b.phase)},
+		{"sleepers", unsafe.Offsetof(b.sleepers)},
+	}
+	for i := 1; i < len(offs); i++ {
+		if d := offs[i].at - offs[i-1].at; d < line {
+			t.Errorf("barrier.%s is %d bytes after barrier.%s, want %d or more", offs[i].name, d, offs[i-1].name, line)
+		}
+	}
 }
