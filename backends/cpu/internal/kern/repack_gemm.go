@@ -59,12 +59,13 @@ func GemmRepackedWorkSize(rt RepackType, m, n, k int, nth int) int {
 // (RepackedSize bytes, see Repack), b holds the activation rows ldb bytes apart — Q8_0 rows for
 // Q4_0 and Q8_0 weights, Q8_1 rows for Q4_1, Q8_K rows for Q4_K — and the result equals
 // DotQ4_0Q8_0, DotQ4_1Q8_1, DotQ8_0Q8_0 or DotQ4_KQ8_K of the standard rows up to float32
-// rounding of the per-block sums (the integer block sums are exact). The team protocol is Sgemm's and GemmQ4_0Q8_0's: every worker of nth calls it
-// with its ith and the same other arguments; *counter is 0 before the first worker enters and
-// unspecified after all return; barrier() is called exactly once by every worker when nth > 1
-// and m, n, k are all positive (never when nth == 1, where it may be nil); work is shared
-// scratch of GemmRepackedWorkSize floats; C is complete once all workers have returned.
-// Activation quants must lie in [-127, 127] as QuantizeRowQ8_0/Q8_1 produce them. It panics on
+// rounding of the per-block sums (the integer block sums are exact). The team protocol is
+// Sgemm's and GemmQ4_0Q8_0's: every worker of nth calls it with its ith and the same other
+// arguments; *counter is 0 before the first worker enters and unspecified after all return;
+// barrier() is called exactly once by every worker when nth > 1 and m, n, k are all positive
+// (never when nth == 1, where it may be nil); work is shared scratch of GemmRepackedWorkSize
+// floats; C is complete once all workers have returned. Activation quants must lie in
+// [-127, 127] as QuantizeRowQ8_0/Q8_1 produce them (Q8_K's [-128, 127] for Q4_K). It panics on
 // sizes or slices that do not fit (programmer errors).
 func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, b []byte, ldb int, c []float32, ldc int) {
 	f := rt.format("GemmRepacked")

@@ -61,8 +61,9 @@ func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1
 // expert's matrix, or one generated token's MUL_MAT (one job). For every job j and i < m,
 // c[j.COff+i] = dot(weight row i of slice j.Slice of a, activation row j.Row) over k elements (a
 // multiple of 32, of 256 for Q4_K), bit for bit GemmRepacked's result for that slice and row
-// (for Q4_K: where GemmRepacked computes the row in a quad of four activation rows). a holds repacked
-// slices of m rows (RepackedSize bytes each) sliceBytes apart; the n activation rows are already
+// (for Q4_K: for GemmRepacked's rows in whole quads of four; its other rows add their partial
+// sums per 16 super-blocks of k, so past 4096 elements they may differ by float32 rounding). a
+// holds repacked slices of m rows (RepackedSize bytes each) sliceBytes apart; the n activation rows are already
 // prepared in work by GemvPrepBlocks (every block of every row, made visible to every worker by a
 // barrier or the like).
 //
