@@ -89,25 +89,35 @@ func TestRepackMulMatMatchesPlain(t *testing.T) {
 	}
 }
 
-// repackedWeight places a Q4_0 weight [k, m] with known values in a CPU_REPACK buffer and returns
-// it with its dequantized values.
-func repackedWeight(t *testing.T, k, m int64) (*core.Tensor, []float32, core.Buffer) {
+// repackedWeight places a weight of typ [k, m] with known values in a CPU_REPACK buffer and
+// returns it with its dequantized values.
+func repackedWeight(t *testing.T, typ core.Type, k, m int64) (*core.Tensor, []float32, core.Buffer) {
 	t.Helper()
-	w, buf := newRepacked(t, core.TypeQ4_0, k, m)
-	raw := quantBytes(t, core.TypeQ4_0, k*m, 42)
+	w, buf := newRepacked(t, typ, k, m)
+	raw := quantBytes(t, typ, k*m, 42)
 	if err := core.TensorSet(w, raw, 0); err != nil {
 		t.Fatal(err)
 	}
 	deq := make([]float32, k*m)
-	if err := core.TypeQ4_0.ToFloat(raw, deq); err != nil {
+	if err := typ.ToFloat(raw, deq); err != nil {
 		t.Fatal(err)
 	}
 	return w, deq, buf
 }
 
+// TestRepackOtherUses: GET_ROWS of a repacked weight (every repacked type) unpacks the rows it
+// gathers, other ops and views read a standard copy, and MUL_MAT runs the repacked product, each
+// checked against the dequantized weight, on the fast and the reference backend, twice (the
+// second run reuses the cached plan).
 func TestRepackOtherUses(t *testing.T) {
-	const k, m = 64, 21
-	w, deq, wbuf := repackedWeight(t, k, m)
+	for _, typ := range repackTypes {
+		t.Run(typ.String(), func(t *testing.T) { testRepackOtherUses(t, typ) })
+	}
+}
+
+func testRepackOtherUses(t *testing.T, typ core.Type) {
+	k, m := repackK(typ, 64), int64(21)
+	w, deq, wbuf := repackedWeight(t, typ, k, m)
 	defer wbuf.Free()
 	ctx := core.NewContext(core.ContextParams{NoAlloc: true})
 	idx := ctx.NewTensor1D(core.TypeI32, 4)
@@ -143,10 +153,10 @@ func TestRepackOtherUses(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := core.GetFloat32s(rows)
-			for i, r := range []int{20, 0, 7, 7} {
-				for j := 0; j < k; j++ {
-					if got[i*k+j] != deq[r*k+j] {
-						t.Fatalf("ref %v: GET_ROWS row %d element %d = %g, want %g", ref, i, j, got[i*k+j], deq[r*k+j])
+			for i, r := range []int64{20, 0, 7, 7} {
+				for j := int64(0); j < k; j++ {
+					if got[int64(i)*k+j] != deq[r*k+j] {
+						t.Fatalf("ref %v: GET_ROWS row %d element %d = %g, want %g", ref, i, j, got[int64(i)*k+j], deq[r*k+j])
 					}
 				}
 			}
@@ -156,12 +166,12 @@ func TestRepackOtherUses(t *testing.T) {
 					t.Fatalf("ref %v: CPY to f32 element %d = %g, want %g", ref, i, all[i], deq[i])
 				}
 			}
-			checkDots := func(name string, got []float32, first, nrows int) {
+			checkDots := func(name string, got []float32, first, nrows int64) {
 				want := make([]float64, 0, len(got))
-				for j := 0; j < 2; j++ {
+				for j := int64(0); j < 2; j++ {
 					for i := first; i < first+nrows; i++ {
 						var s float64
-						for e := 0; e < k; e++ {
+						for e := int64(0); e < k; e++ {
 							s += float64(deq[i*k+e]) * float64(xv[j*k+e])
 						}
 						want = append(want, s)
