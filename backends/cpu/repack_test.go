@@ -83,9 +83,28 @@ func TestRepackBufferType(t *testing.T) {
 	if got := bt.AllocSize(ctx.NewTensor(core.TypeQ8_0, 96, 33)); got != 48*3*34 {
 		t.Errorf("AllocSize(Q8_0 96×33) = %d, want %d", got, 48*3*34)
 	}
-	// other types are stored as they are
+	// Q4_K: 32 rows × 2 super-blocks × 144 bytes, plus 4 bytes per row and super-block of
+	// unpacked scales and mins (2368 per group and super-block)
+	if got := bt.AllocSize(ctx.NewTensor(core.TypeQ4_K, 512, 17)); got != 2*2*2368 {
+		t.Errorf("AllocSize(Q4_K 512×17) = %d, want %d", got, 2*2*2368)
+	}
+	// other types are stored as they are; so is a Q4_K row that is not whole super-blocks
 	if f := ctx.NewTensor(core.TypeF32, 5, 3); bt.AllocSize(f) != 60 || bt.AllocSize(nil) != 0 {
 		t.Errorf("AllocSize(F32 5×3) = %d, AllocSize(nil) = %d", bt.AllocSize(f), bt.AllocSize(nil))
+	}
+	// AcceptsWeight takes Q4_K where the kernel set has its repacked kernels (avx2), and the
+	// 32-element types everywhere.
+	aw, ok := bt.(interface {
+		AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool
+	})
+	if !ok {
+		t.Fatal("CPU_REPACK has no AcceptsWeight")
+	}
+	if got := aw.AcceptsWeight(ctx.NewTensor(core.TypeQ4_K, 512, 17), nil); got != kern.HasQ4_KStd() {
+		t.Errorf("AcceptsWeight(Q4_K) = %v on kernel set %v", got, kern.ActiveKernelSet())
+	}
+	if !aw.AcceptsWeight(ctx.NewTensor(core.TypeQ4_0, 64, 17), nil) {
+		t.Error("AcceptsWeight(Q4_0) = false")
 	}
 }
 
