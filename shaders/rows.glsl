@@ -21,7 +21,7 @@
 //   uint src_bits(uint row, uint i0, uint nb0)   (SRC_F32 / SRC_I32 only) raw bits.
 //
 // Storer (one of DST_F32, DST_F16, DST_BF16, DST_I32, DST_Q4_0, DST_Q4_1, DST_Q8_0, DST_Q5_0,
-// DST_Q5_1, DST_IQ4_NL, DST_Q4_K, DST_Q5_K, DST_Q6_K, DST_IQ4_XS, or DST_NVFP4, DST_Q1_0,
+// DST_Q5_1, DST_IQ4_NL, DST_Q2_K, DST_Q3_K, DST_Q4_K, DST_Q5_K, DST_Q6_K, DST_IQ4_XS, or DST_NVFP4, DST_Q1_0,
 // DST_TQ1_0, DST_TQ2_0, DST_Q2_0, DST_MXFP4 (lowbit_store.glsl; MXFP4 addressed in bytes);
 // binding DST_BINDING, default 1) declares data_d and provides
 //   void dst_store(uint idx, float v)          element types: store v at unit idx
@@ -328,7 +328,7 @@ void dst_store(uint idx, float v) {
 #endif
 }
 
-#elif defined(DST_Q4_K) || defined(DST_Q5_K) || defined(DST_Q6_K) || defined(DST_IQ4_XS)
+#elif defined(DST_Q4_K) || defined(DST_Q5_K) || defined(DST_Q6_K) || defined(DST_IQ4_XS) || defined(DST_Q2_K) || defined(DST_Q3_K)
 
 layout(std430, binding = DST_BINDING) buffer BufD { uint16_t data_d[]; };
 
@@ -729,6 +729,361 @@ void dst_store_block(uint base, float x[256]) {
         data_d[base + 96u + j / 2u] = uint16_t((uint(sc[j]) & 0xffu) | ((uint(sc[j + 1u]) & 0xffu) << 8));
     }
     data_d[base + 104u] = uint16_t(dh);
+}
+
+#elif defined(DST_Q2_K)
+
+// q2k_qkx2 is core/quant's makeQKX2Quants(3, x[off..off+15], |x|, L, laux, -0.5, 0.1, 15, true)
+// (ggml's make_qkx2_quants with absolute errors, as quantize_row_q2_K_ref calls it): codes 0..3
+// into L from off; it returns the scale and sets mn to the (non-negative) minimum to subtract.
+float q2k_qkx2(float x[256], uint off, inout uint L[256], out float mn) {
+    const int nmax = 3;
+    float w[16];
+    for (uint i = 0u; i < 16u; i++) {
+        w[i] = abs(x[off + i]);
+    }
+    float vmin = x[off], vmax = x[off];
+    float sumW = w[0];
+    precise float sumX = sumW * x[off];
+    for (uint i = 1u; i < 16u; i++) {
+        float v = x[off + i];
+        if (v < vmin) {
+            vmin = v;
+        }
+        if (v > vmax) {
+            vmax = v;
+        }
+        precise float nw = sumW + w[i];
+        sumW = nw;
+        precise float wx = w[i] * v;
+        precise float nx = sumX + wx;
+        sumX = nx;
+    }
+    if (vmin > 0.0) {
+        vmin = 0.0;
+    }
+    if (vmax == vmin) {
+        for (uint i = 0u; i < 16u; i++) {
+            L[off + i] = 0u;
+        }
+        mn = -vmin;
+        return 0.0;
+    }
+    precise float range = vmax - vmin;
+    float iscale = div_rn(float(nmax), range);
+    float scale = div_rn(1.0, iscale);
+    float bestErr = 0.0;
+    for (uint i = 0u; i < 16u; i++) {
+        precise float dx = x[off + i] - vmin;
+        precise float t = iscale * dx;
+        int l = clamp(nearest_int(t), 0, nmax);
+        L[off + i] = uint(l);
+        precise float sl = scale * float(l);
+        precise float sv = sl + vmin;
+        precise float diff = sv - x[off + i];
+        precise float we = w[i] * abs(diff);
+        precise float ne = bestErr + we;
+        bestErr = ne;
+    }
+    uint laux[16];
+    for (int is = 0; is <= 15; is++) {
+        precise float rd = 0.1 * float(is);
+        precise float a = -0.5 + rd;
+        precise float b = a + float(nmax);
+        // vmax - vmin with the minimum of the best candidate so far, as core/quant (and ggml)
+        precise float rg = vmax - vmin;
+        iscale = div_rn(b, rg);
+        float sumL = 0.0, sumL2 = 0.0, sumXL = 0.0;
+        for (uint i = 0u; i < 16u; i++) {
+            precise float dx = x[off + i] - vmin;
+            precise float t = iscale * dx;
+            int l = clamp(nearest_int(t), 0, nmax);
+            laux[i] = uint(l);
+            float fl = float(l);
+            precise float wl = w[i] * fl;
+            precise float wll = wl * fl;
+            precise float wlx = wl * x[off + i];
+            precise float n1 = sumL + wl;
+            precise float n2 = sumL2 + wll;
+            precise float n3 = sumXL + wlx;
+            sumL = n1;
+            sumL2 = n2;
+            sumXL = n3;
+        }
+        precise float p1 = sumW * sumL2;
+        precise float p2 = sumL * sumL;
+        precise float D = p1 - p2;
+        if (D > 0.0) {
+            precise float q1 = sumW * sumXL;
+            precise float q2 = sumX * sumL;
+            precise float num_s = q1 - q2;
+            precise float q3 = sumL2 * sumX;
+            precise float q4 = sumL * sumXL;
+            precise float num_m = q3 - q4;
+            float thisScale = div_rn(num_s, D);
+            float thisMin = div_rn(num_m, D);
+            if (thisMin > 0.0) {
+                thisMin = 0.0;
+                thisScale = div_rn(sumXL, sumL2);
+            }
+            float curErr = 0.0;
+            for (uint i = 0u; i < 16u; i++) {
+                precise float sl = thisScale * float(laux[i]);
+                precise float sv = sl + thisMin;
+                precise float diff = sv - x[off + i];
+                precise float we = w[i] * abs(diff);
+                precise float ne = curErr + we;
+                curErr = ne;
+            }
+            if (curErr < bestErr) {
+                for (uint i = 0u; i < 16u; i++) {
+                    L[off + i] = laux[i];
+                }
+                bestErr = curErr;
+                scale = thisScale;
+                vmin = thisMin;
+            }
+        }
+    }
+    mn = -vmin;
+    return scale;
+}
+
+// dst_store_block quantizes a super-block as core/quant's QuantizeRowQ2_K (ggml's
+// quantize_row_q2_K_ref): per 16 values a (scale, min) search with weights |x|, both quantized
+// to 4 bits against the super-block's largest (d = maxScale/15, dmin = maxMin/15 as f16), then
+// the codes of every sub-block whose stored scale is not zero recomputed with the stored
+// scales (the others keep the search's). Blocks are meant for finite values.
+void dst_store_block(uint base, float x[256]) {
+    uint L[256];
+    float scales[16], mins[16];
+    float maxScale = 0.0, maxMin = 0.0;
+    for (uint j = 0u; j < 16u; j++) {
+        float mn;
+        scales[j] = q2k_qkx2(x, 16u * j, L, mn);
+        mins[j] = mn;
+        if (scales[j] > maxScale) {
+            maxScale = scales[j];
+        }
+        if (mins[j] > maxMin) {
+            maxMin = mins[j];
+        }
+    }
+    uint sc[16];
+    uint dh = 0u, mh = 0u;
+    if (maxScale > 0.0) {
+        float iscale = div_rn(15.0, maxScale);
+        for (uint j = 0u; j < 16u; j++) {
+            precise float t = iscale * scales[j];
+            sc[j] = uint(nearest_int(t)) & 0xffu; // C's (uint8_t)
+        }
+        dh = f32_bits_to_f16(floatBitsToUint(div_rn(maxScale, 15.0)));
+    } else {
+        for (uint j = 0u; j < 16u; j++) {
+            sc[j] = 0u;
+        }
+    }
+    if (maxMin > 0.0) {
+        float iscale = div_rn(15.0, maxMin);
+        for (uint j = 0u; j < 16u; j++) {
+            precise float t = iscale * mins[j];
+            sc[j] |= (uint(nearest_int(t)) << 4) & 0xffu;
+        }
+        mh = f32_bits_to_f16(floatBitsToUint(div_rn(maxMin, 15.0)));
+    }
+    float d = half_to_float(dh), dmin = half_to_float(mh);
+    for (uint j = 0u; j < 16u; j++) {
+        precise float dj = d * float(sc[j] & 0xfu);
+        if (dj == 0.0) {
+            continue;
+        }
+        precise float dm = dmin * float(sc[j] >> 4);
+        for (uint ii = 0u; ii < 16u; ii++) {
+            precise float xs = x[16u * j + ii] + dm;
+            L[16u * j + ii] = uint(clamp(nearest_int(div_rn(xs, dj)), 0, 3));
+        }
+    }
+    // scales: bytes 0..15 (words 0..7), qs: bytes 16..79 (words 8..39), d: word 40, dmin: 41.
+    for (uint j = 0u; j < 16u; j += 2u) {
+        data_d[base + j / 2u] = uint16_t(sc[j] | (sc[j + 1u] << 8));
+    }
+    for (uint h = 0u; h < 2u; h++) {
+        for (uint l = 0u; l < 32u; l += 2u) {
+            uint e = 128u * h + l;
+            uint b0 = L[e] | (L[e + 32u] << 2) | (L[e + 64u] << 4) | (L[e + 96u] << 6);
+            uint b1 = L[e + 1u] | (L[e + 33u] << 2) | (L[e + 65u] << 4) | (L[e + 97u] << 6);
+            data_d[base + 8u + 16u * h + l / 2u] = uint16_t(b0 | (b1 << 8));
+        }
+    }
+    data_d[base + 40u] = uint16_t(dh);
+    data_d[base + 41u] = uint16_t(mh);
+}
+
+#elif defined(DST_Q3_K)
+
+// q3k_q3 is core/quant's makeQ3Quants(4, x[off..off+15], L) (ggml's make_q3_quants with
+// weights x², as quantize_row_q3_K_ref calls it): up to 5 rounds of per-value code changes that
+// raise sumlx²/suml2; codes 0..7 into L from off (all 0 for a sub-block of magnitudes under
+// 1e-15); it returns the sub-block's scale.
+float q3k_q3(float x[256], uint off, inout uint L[256]) {
+    float vmax = 0.0, amax = 0.0;
+    for (uint i = 0u; i < 16u; i++) {
+        float av = abs(x[off + i]);
+        if (av > amax) {
+            amax = av;
+            vmax = x[off + i];
+        }
+    }
+    if (amax < 1e-15) {
+        for (uint i = 0u; i < 16u; i++) {
+            L[off + i] = 0u;
+        }
+        return 0.0;
+    }
+    float iscale = div_rn(-4.0, vmax);
+    int li[16];
+    float sumlx = 0.0, suml2 = 0.0;
+    for (uint i = 0u; i < 16u; i++) {
+        float v = x[off + i];
+        precise float t = iscale * v;
+        int l = clamp(nearest_int(t), -4, 3);
+        li[i] = l;
+        float fl = float(l);
+        precise float w = v * v;
+        precise float wv = w * v;
+        precise float a1 = wv * fl;
+        precise float n1 = sumlx + a1;
+        precise float wl = w * fl;
+        precise float a2 = wl * fl;
+        precise float n2 = suml2 + a2;
+        sumlx = n1;
+        suml2 = n2;
+    }
+    for (int it = 0; it < 5; it++) {
+        int changed = 0;
+        for (uint i = 0u; i < 16u; i++) {
+            float v = x[off + i];
+            precise float w = v * v;
+            float fli = float(li[i]);
+            precise float wv = w * v;
+            precise float t1 = wv * fli;
+            precise float slx = sumlx - t1;
+            if (slx > 0.0) {
+                precise float wl = w * fli;
+                precise float t2 = wl * fli;
+                precise float sl2 = suml2 - t2;
+                precise float vs = v * sl2;
+                int nl = clamp(nearest_int(div_rn(vs, slx)), -4, 3);
+                if (nl != li[i]) {
+                    float fn = float(nl);
+                    precise float a1 = wv * fn;
+                    precise float slx2 = slx + a1;
+                    precise float wn = w * fn;
+                    precise float a2 = wn * fn;
+                    precise float sl22 = sl2 + a2;
+                    precise float s1 = slx2 * slx2;
+                    precise float lhs = s1 * suml2;
+                    precise float s2 = sumlx * sumlx;
+                    precise float rhs = s2 * sl22;
+                    if (sl22 > 0.0 && lhs > rhs) {
+                        li[i] = nl;
+                        sumlx = slx2;
+                        suml2 = sl22;
+                        changed++;
+                    }
+                }
+            }
+        }
+        if (changed == 0) {
+            break;
+        }
+    }
+    for (uint i = 0u; i < 16u; i++) {
+        L[off + i] = uint(li[i] + 4);
+    }
+    return suml2 > 0.0 ? div_rn(sumlx, suml2) : 0.0;
+}
+
+// q3k_scale is the stored 6-bit scale u (0..63) of sub-block j in the 12 scale bytes sc.
+uint q3k_scale(uint sc[12], uint j) {
+    uint lo = j < 8u ? sc[j] & 0xfu : sc[j - 8u] >> 4;
+    return lo | (((sc[8u + (j & 3u)] >> (2u * (j >> 2))) & 3u) << 4);
+}
+
+// dst_store_block quantizes a super-block as core/quant's QuantizeRowQ3_K (ggml's
+// quantize_row_q3_K_ref): a scale per 16 values, 6-bit scales against the one of largest
+// magnitude (iscale = -32/max, d = 1/iscale as f16), then the codes of every sub-block whose
+// stored scale is not zero recomputed with it (the others keep the search's), the third bit in
+// hmask. Blocks are meant for finite values.
+void dst_store_block(uint base, float x[256]) {
+    uint L[256];
+    float scales[16];
+    float maxScale = 0.0, amax = 0.0;
+    for (uint j = 0u; j < 16u; j++) {
+        scales[j] = q3k_q3(x, 16u * j, L);
+        float s = abs(scales[j]);
+        if (s > amax) {
+            amax = s;
+            maxScale = scales[j];
+        }
+    }
+    uint sc[12];
+    for (uint j = 0u; j < 12u; j++) {
+        sc[j] = 0u;
+    }
+    uint dh = 0u;
+    if (maxScale != 0.0) {
+        float iscale = div_rn(-32.0, maxScale);
+        for (uint j = 0u; j < 16u; j++) {
+            precise float t = iscale * scales[j];
+            int l = (nearest_int(t) << 24) >> 24; // C's (int8_t)
+            uint u = uint(clamp(l, -32, 31) + 32);
+            if (j < 8u) {
+                sc[j] = u & 0xfu;
+            } else {
+                sc[j - 8u] |= (u & 0xfu) << 4;
+            }
+            sc[8u + (j & 3u)] |= (u >> 4) << (2u * (j >> 2));
+        }
+        dh = f32_bits_to_f16(floatBitsToUint(div_rn(1.0, iscale)));
+    }
+    float d = half_to_float(dh);
+    for (uint j = 0u; j < 16u; j++) {
+        precise float dj = d * float(int(q3k_scale(sc, j)) - 32);
+        if (dj == 0.0) {
+            continue;
+        }
+        for (uint ii = 0u; ii < 16u; ii++) {
+            L[16u * j + ii] = uint(clamp(nearest_int(div_rn(x[16u * j + ii], dj)), -4, 3) + 4);
+        }
+    }
+    uint hm[32];
+    for (uint l = 0u; l < 32u; l++) {
+        hm[l] = 0u;
+    }
+    for (uint e = 0u; e < 256u; e++) {
+        if (L[e] > 3u) {
+            hm[e % 32u] |= 1u << (e / 32u);
+            L[e] -= 4u;
+        }
+    }
+    // hmask: bytes 0..31 (words 0..15), qs: bytes 32..95 (words 16..47), scales: bytes 96..107
+    // (words 48..53), d: word 54.
+    for (uint l = 0u; l < 32u; l += 2u) {
+        data_d[base + l / 2u] = uint16_t(hm[l] | (hm[l + 1u] << 8));
+    }
+    for (uint h = 0u; h < 2u; h++) {
+        for (uint l = 0u; l < 32u; l += 2u) {
+            uint e = 128u * h + l;
+            uint b0 = L[e] | (L[e + 32u] << 2) | (L[e + 64u] << 4) | (L[e + 96u] << 6);
+            uint b1 = L[e + 1u] | (L[e + 33u] << 2) | (L[e + 65u] << 4) | (L[e + 97u] << 6);
+            data_d[base + 16u + 16u * h + l / 2u] = uint16_t(b0 | (b1 << 8));
+        }
+    }
+    for (uint j = 0u; j < 12u; j += 2u) {
+        data_d[base + 48u + j / 2u] = uint16_t(sc[j] | (sc[j + 1u] << 8));
+    }
+    data_d[base + 54u] = uint16_t(dh);
 }
 
 #else // DST_IQ4_XS

@@ -654,8 +654,9 @@ func (g *sweepGen) outProd() {
 }
 
 // gpuNoQuantizer are the quantized types the GPU backends cannot write from floats (CPY and
-// SET_ROWS into them from another type): their shaders have no quantizer for these blocks.
-var gpuNoQuantizer = map[core.Type]bool{core.TypeQ2_K: true, core.TypeQ3_K: true}
+// SET_ROWS into them from another type): their shaders have no quantizer for these blocks. None
+// today (Q2_K and Q3_K were the last; the IQ2/IQ3/IQ1 types have no quantizer on the CPU either).
+var gpuNoQuantizer = map[core.Type]bool{}
 
 // gpuNoQuantizerReason is why the GPU backends cannot run op (CPY or SET_ROWS) into t from
 // another type, "" when they can.

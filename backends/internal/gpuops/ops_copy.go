@@ -17,7 +17,7 @@ import (
 //     f32/f16/bf16/i32 (the pairs ggml allows):
 //     element by element, with exact integer f16/bf16 conversions (round to
 //     nearest even) and dequantization as core/quant.
-//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q4_K/q5_K/q6_K/iq4_xs/nvfp4/q1_0/tq1_0/tq2_0/q2_0/mxfp4:
+//   - f32/f16/bf16 -> q4_0/q4_1/q8_0/q5_0/q5_1/iq4_nl/q2_K/q3_K/q4_K/q5_K/q6_K/iq4_xs/nvfp4/q1_0/tq1_0/tq2_0/q2_0/mxfp4:
 //     one thread per dst block, as core/quant's reference quantizer (see shaders/rows.glsl;
 //     MXFP4 blocks addressed in bytes, the words shared with a neighbour written with atomics).
 
@@ -123,7 +123,7 @@ func wholeBlocks(t *core.Tensor) bool { return t.Ne[0]%t.Type.BlockSize() == 0 }
 func isQuantDst(t core.Type) bool {
 	switch t {
 	case core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ5_0, core.TypeQ5_1, core.TypeIQ4_NL, core.TypeQ4_K, core.TypeQ5_K, core.TypeQ6_K, core.TypeIQ4_XS,
-		core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0, core.TypeMXFP4:
+		core.TypeNVFP4, core.TypeQ1_0, core.TypeTQ1_0, core.TypeTQ2_0, core.TypeQ2_0, core.TypeMXFP4, core.TypeQ2_K, core.TypeQ3_K:
 		return true
 	}
 	return false

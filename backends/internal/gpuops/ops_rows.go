@@ -14,7 +14,7 @@ import (
 //     iq4_nl, iq4_xs, mxfp4, nvfp4, q1_0, tq1_0, tq2_0, q2_0, iq3_xxs, iq3_s, iq2_xxs, iq2_xs,
 //     iq2_s, iq1_s, iq1_m rows into f32 (i32 into i32), i32
 //     or i64 indices, any strides.
-//   - SET_ROWS: f32 rows into f32, f16, bf16, q4_0, q4_1, q8_0, q5_0, q5_1, iq4_nl, q4_K, q5_K, q6_K, iq4_xs,
+//   - SET_ROWS: f32 rows into f32, f16, bf16, q4_0, q4_1, q8_0, q5_0, q5_1, iq4_nl, q2_K ... q6_K, iq4_xs,
 //     nvfp4, q1_0, tq1_0, tq2_0, q2_0 or mxfp4 (quantized bit for
 //     bit as core/quant), i32 or i64 indices broadcast over dims 2 and 3. When
 //     indices repeat, the last source row wins, as in the CPU's sequential loop.

@@ -55,4 +55,4 @@ var kquantTypes = []string{"q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K
 
 // quantDsts are the block types the row shaders quantize into (rows.glsl's dst_store_block).
 var quantDsts = []string{"q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "iq4_nl", "q4_K", "q5_K", "q6_K", "iq4_xs",
-	"nvfp4", "q1_0", "tq1_0", "tq2_0", "q2_0", "mxfp4"}
+	"nvfp4", "q1_0", "tq1_0", "tq2_0", "q2_0", "mxfp4", "q2_K", "q3_K"}

@@ -1,0 +1,13 @@
+//go:build cgo && !novulkan
+
+package vulkan
+
+import (
+	"testing"
+
+	"github.com/tandem-ml/tandem/backends/internal/gputest"
+)
+
+// TestQuantizeK23: CPY from f32/f16/bf16 into Q2_K and Q3_K and SET_ROWS into them, byte for byte
+// as core/quant's quantizers (gputest.QuantizeK23).
+func TestQuantizeK23(t *testing.T) { gputest.QuantizeK23(t, newBackend(t)) }
