@@ -370,6 +370,9 @@ q4k1avx2_row:
 	MOVQ y+32(FP), BX
 	MOVQ nb+0(FP), CX
 q4k1avx2_sb:
+	PREFETCHT0 8400(AX)
+	PREFETCHT0 8464(AX)
+	PREFETCHT0 8528(AX)
 	Q4K2_SB
 	VPXOR Y4, Y4, Y4
 	Q4K2_J(16, 0, 32)
@@ -616,10 +619,11 @@ q4k4avxvnni_sb:
 	RET
 
 // func q6kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
-// The weight rows stream past once (the mat-vec): each super-block prefetches the one 40
-// super-blocks on (8400 bytes, two 4 KiB pages ahead, where the hardware prefetcher starts over
-// at every page); a Q6_K mat-vec of 32768x2048 from memory on one Zen 3 thread went from 5.8-7.6
-// to 9.1-10.0 GB/s (420 bytes ahead: no gain), the same in L3 within noise.
+// The weight rows stream past once (the mat-vec): each super-block prefetches the bytes 8400 on
+// (two 4 KiB pages ahead, where the hardware prefetcher starts over at every page), as the Q4_K,
+// Q5_K and IQ4_XS one-row kernels do; a Q6_K mat-vec of 32768x2048 from memory on one Zen 3
+// thread went from 5.8-7.6 to 9.1-10.0 GB/s (420 bytes ahead: no gain), Q5_K's from 5.9-6.5 to
+// 6.0-9.6, L3-resident rows the same within noise.
 TEXT ·q6kTile1AVX2(SB), NOSPLIT, $0-72
 	MOVQ x+8(FP), SI
 	MOVQ c+48(FP), DI
@@ -966,6 +970,9 @@ q5k1avx2_row:
 	MOVQ y+32(FP), BX
 	MOVQ nb+0(FP), CX
 q5k1avx2_sb:
+	PREFETCHT0 8400(AX)
+	PREFETCHT0 8464(AX)
+	PREFETCHT0 8528(AX)
 	Q4K2_SB
 	VPXOR Y4, Y4, Y4
 	Q4K2_J(48, 0, 32)
@@ -1256,6 +1263,9 @@ iqx1avx2_row:
 	MOVQ y+32(FP), BX
 	MOVQ nb+0(FP), CX
 iqx1avx2_sb:
+	PREFETCHT0 8400(AX)
+	PREFETCHT0 8464(AX)
+	PREFETCHT0 8528(AX)
 	IQX2_SB
 	VPXOR Y4, Y4, Y4
 	IQ2_CODES(8)
