@@ -6,7 +6,8 @@
 // through: the element gets NaN bits (0x7fc00000) and the row's position
 // i10 + ne1*(i11 + ne2*i12) is recorded in the status word (atomicMax of its
 // complement, so the host finds the first bad row in row-major order, as the CPU
-// reports it, and turns it into the same error).
+// reports it, and turns it into the same error). A dst too large for one binding is
+// computed by several dispatches, each over whole rows of it (p.pos0: the first row's position).
 //
 // Defines: SRC_F32, SRC_F16, SRC_BF16, SRC_I32, SRC_Q4_0, SRC_Q4_1 or SRC_Q8_0, and
 // DST_F32 (DST_I32 with SRC_I32).
@@ -33,6 +34,8 @@ layout(push_constant) uniform Params {
     uint offs_s, offs_i, offs_d;
     uint n;                        // dst elements
     uint idx64;                    // indices are i64
+    uint pos0;                     // the row position of this dispatch's first dst row (a part of
+                                   // a dst split over bindings: ops_rows.go), 0 otherwise
 } p;
 
 void main() {
@@ -54,7 +57,7 @@ void main() {
         if (!ok) {
             dst_store_bits(id, 0x7fc00000u);
             if (i0 == 0u) {
-                atomicMax(status, ~(i / p.ne0));
+                atomicMax(status, ~(p.pos0 + i / p.ne0));
             }
             continue;
         }

@@ -31,14 +31,15 @@ func Supports(d *Device, t *core.Tensor) (ok bool) {
 			ok = false
 		}
 	}()
-	switch {
-	case t.Op == core.OpNone || t.Op.IsView():
+	if t.Op == core.OpNone || t.Op.IsView() {
 		return true
-	case !d.fitsBinding(t) || !layoutOK(t):
+	}
+	splits := Implemented(t.Op) && opTable[t.Op].splits
+	if !layoutOK(t) || !d.fitsBinding(t) && !splits {
 		return false
 	}
-	for _, s := range t.Src {
-		if s != nil && (!d.fitsBinding(s) || !layoutOK(s)) {
+	for i, s := range t.Src {
+		if s != nil && (!d.fitsBinding(s) && !(splits && i == 0) || !layoutOK(s)) {
 			return false
 		}
 	}
@@ -57,6 +58,9 @@ type opImpl struct {
 	encode   func(e *Encoder, n *core.Tensor) error
 	// scratch (optional) is the scratch bytes encode will use for n (scratch.go).
 	scratch func(e *Encoder, n *core.Tensor) uint64
+	// splits is true when encode splits a result or first source larger than one storage
+	// binding over several dispatches (supports then says which such tensors it takes).
+	splits bool
 }
 
 var opTable [core.OpCount]opImpl

@@ -1,0 +1,16 @@
+//go:build cgo && !novulkan
+
+package vulkan
+
+import (
+	"testing"
+
+	"github.com/tandem-ml/tandem/backends/internal/gputest"
+)
+
+// TestGetRowsSplit: GET_ROWS results larger than one storage binding, in parts (the device's
+// binding limit lowered to 64 KiB for the test; gputest.GetRowsSplit).
+func TestGetRowsSplit(t *testing.T) {
+	be := newBackend(t)
+	gputest.GetRowsSplit(t, be, &be.dev.gpu.MaxStorageBufferRange)
+}
