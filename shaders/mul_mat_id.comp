@@ -7,7 +7,9 @@
 // memory and no barrier. An id outside [0, n_expert) is never followed: its dst
 // row gets zeros and the position slot + n_used*token is recorded in the status
 // word (atomicMax of its complement: the host reports the first one, as the CPU
-// backend does).
+// backend does). Weights larger than one storage binding are bound a range of experts
+// [e0, e1) at a time, one dispatch each (ops_moe.go); a dispatch computes the rows of its
+// experts only (the bad ids' zeros and report in every one).
 // Defines: one A_<type> of dequant.glsl.
 // Bindings: 0 = A, 1 = B (f32), 2 = ids (i32), 3 = dst (f32), 4 = status (one
 // uint, zero before the dispatch).
@@ -37,6 +39,8 @@ layout(push_constant) uniform Params {
     uint nb11, nb12;             // B strides (floats)
     uint nbi0, nbi1;             // id strides (ints)
     uint nb1, nb2;               // dst strides (floats)
+    uint e0, e1;                 // the experts whose weights are bound (A starts at expert e0):
+                                 // rows of other experts are left to other dispatches
 } p;
 
 void main() {
@@ -57,7 +61,10 @@ void main() {
                 }
                 continue;
             }
-            const uint a_mat = p.offs_a + uint(id) * p.nb02;
+            if (uint(id) < p.e0 || uint(id) >= p.e1) {
+                continue; // another part's expert
+            }
+            const uint a_mat = p.offs_a + (uint(id) - p.e0) * p.nb02;
             const uint b_row = p.offs_b + (slot % p.ne11) * p.nb11 + tok * p.nb12;
             for (uint row = gl_GlobalInvocationID.x; row < p.nrows; row += stride) {
                 const uint a_row = a_mat + row * p.nb01;

@@ -1,0 +1,17 @@
+//go:build cgo && !novulkan
+
+package vulkan
+
+import (
+	"testing"
+
+	"github.com/tandem-ml/tandem/backends/internal/gputest"
+)
+
+// TestMulMatIDSplit: MUL_MAT_ID expert weights larger than one storage binding, a range of
+// experts a dispatch (the device's binding limit lowered to 64 KiB for the test;
+// gputest.MulMatIDSplit).
+func TestMulMatIDSplit(t *testing.T) {
+	be := newBackend(t)
+	gputest.MulMatIDSplit(t, be, &be.dev.gpu.MaxStorageBufferRange)
+}
