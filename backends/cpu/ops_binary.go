@@ -124,10 +124,13 @@ func binaryScalarF32(op core.Op, d, a []float32, s float32) {
 func binaryRowF32Fast(op core.Op, d, a, b []float32) {
 	nb := len(b)
 	if op == core.OpMul && nb == 1 {
-		if len(d) > 0 && &d[0] != &a[0] { // in place (d is a), the row is scaled as it is
+		// b[0] is read first: d may be b (rows of one element, the result written over b). In
+		// place (d is a) the row is scaled as it is.
+		s := b[0]
+		if len(d) > 0 && &d[0] != &a[0] {
 			copy(d, a)
 		}
-		kern.ScaleF32(b[0], d)
+		kern.ScaleF32(s, d)
 		return
 	}
 	if op != core.OpAdd && op != core.OpMul || nb == 1 {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tandem-ml/tandem/backends/cpu"
 	"github.com/tandem-ml/tandem/core"
 )
 
@@ -59,4 +60,53 @@ func binaryOf(ctx *core.Context, op core.Op, a, b *core.Tensor) *core.Tensor {
 		return ctx.Mul(a, b)
 	}
 	return ctx.Div(a, b)
+}
+
+// TestEltBinaryOverSrc1: ggml's allocator may write a node's result over any source of the same
+// layout, src1 included; with rows of one element (the scalar path) the result written over b
+// must still be a op b of b's values before the node ran.
+func TestEltBinaryOverSrc1(t *testing.T) {
+	a0 := []float32{1.5, -2, 3, 0.25, 7}
+	b0 := []float32{2, 4, -0.5, 8, 3}
+	for _, op := range []core.Op{core.OpAdd, core.OpSub, core.OpMul, core.OpDiv} {
+		ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+		a := ctx.NewTensor2D(core.TypeF32, 1, 5)
+		b := ctx.NewTensor2D(core.TypeF32, 1, 5)
+		r := binaryOf(ctx, op, a, b)
+		buf, err := core.HostBufferType().Alloc(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []struct {
+			t   *core.Tensor
+			off int64
+		}{{a, 0}, {b, 32}, {r, 32}} {
+			if err := core.TensorAlloc(buf, p.t, p.off); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := core.SetFloat32s(a, a0); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.SetFloat32s(b, b0); err != nil {
+			t.Fatal(err)
+		}
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(r)
+		if err := cpu.Compute(g, 2); err != nil {
+			t.Fatal(err)
+		}
+		got, err := core.GetFloat32s(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			want := map[core.Op]float32{core.OpAdd: a0[i] + b0[i], core.OpSub: a0[i] - b0[i],
+				core.OpMul: a0[i] * b0[i], core.OpDiv: a0[i] / b0[i]}[op]
+			if got[i] != want {
+				t.Fatalf("%v written over src1: element %d = %v, want %v", op, i, got[i], want)
+			}
+		}
+		buf.Free()
+	}
 }
