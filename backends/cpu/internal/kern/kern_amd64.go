@@ -414,10 +414,14 @@ func packBFull(dst []float32, b bSource, off, kb int) int {
 func dot4F32AVX2(k int, a *float32, lda int, x *float32, out *float32)
 
 //go:noescape
-func dot4F16F32AVX2(k8 int, a *uint16, lda int, x *float32, out *float32)
+func dot4F16F32AVX2(k8 int, a *uint16, lda int, x *float32, out *float32, next int)
 
 // dot4 sets out[r] = Σ_{p<k} A[off+r*lda+p]*x[p] for r < 4 (k >= 1).
-func dot4(a aSource, off, k int, x []float32, out *[4]float32) {
+func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Next(a, off, k, x, out, false) }
+
+// dot4Next is dot4 that, with next, may prefetch the four rows after these (the caller's next
+// call reads them).
+func dot4Next(a aSource, off, k int, x []float32, out *[4]float32, next bool) {
 	if !useASM {
 		dot4Go(a, off, k, x, out)
 		return
@@ -441,7 +445,11 @@ func dot4(a aSource, off, k int, x []float32, out *[4]float32) {
 	k8 := k / 8
 	*out = [4]float32{}
 	if k8 > 0 {
-		dot4F16F32AVX2(k8, &a.f16[off], a.lda, &x[0], &out[0])
+		nx := 0
+		if next {
+			nx = 1
+		}
+		dot4F16F32AVX2(k8, &a.f16[off], a.lda, &x[0], &out[0], nx)
 	}
 	for r := 0; r < 4; r++ {
 		row := a.f16[off+r*a.lda : off+r*a.lda+k]

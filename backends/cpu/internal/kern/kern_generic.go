@@ -93,6 +93,11 @@ func packBFull(dst []float32, b bSource, off, kb int) int { return packBFullGo(d
 
 func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Go(a, off, k, x, out) }
 
+// dot4Next is dot4 (no prefetching in this build).
+func dot4Next(a aSource, off, k int, x []float32, out *[4]float32, _ bool) {
+	dot4Go(a, off, k, x, out)
+}
+
 func kernel12x32BF16(kp int, ap, bp []float32, bs int, c []float32, ldc int, accum bool) {
 	kernel12x32BF16Go(kp, ap, bp, bs, c, ldc, accum)
 }

@@ -360,6 +360,10 @@ GLOBL kt2IQLo<>(SB), RODATA|NOPTR, $16
 // func q4kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 TEXT ·q4kTile1AVX2(SB), NOSPLIT, $0-72
 	MOVQ x+8(FP), SI
+	MOVQ m+24(FP), R14 // R14: the last address whose prefetches stay in this call's rows
+	IMULQ ldx+16(FP), R14
+	ADDQ SI, R14
+	SUBQ $8528, R14
 	MOVQ c+48(FP), DI
 	MOVL $0x0f0f0f0f, DX
 	VMOVD DX, X0
@@ -370,9 +374,12 @@ q4k1avx2_row:
 	MOVQ y+32(FP), BX
 	MOVQ nb+0(FP), CX
 q4k1avx2_sb:
+	CMPQ AX, R14
+	JAE q4k1avx2_nopf
 	PREFETCHT0 8400(AX)
 	PREFETCHT0 8464(AX)
 	PREFETCHT0 8528(AX)
+q4k1avx2_nopf:
 	Q4K2_SB
 	VPXOR Y4, Y4, Y4
 	Q4K2_J(16, 0, 32)
@@ -621,11 +628,17 @@ q4k4avxvnni_sb:
 // func q6kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 // The weight rows stream past once (the mat-vec): each super-block prefetches the bytes 8400 on
 // (two 4 KiB pages ahead, where the hardware prefetcher starts over at every page), as the Q4_K,
-// Q5_K and IQ4_XS one-row kernels do; a Q6_K mat-vec of 32768x2048 from memory on one Zen 3
-// thread went from 5.8-7.6 to 9.1-10.0 GB/s (420 bytes ahead: no gain), Q5_K's from 5.9-6.5 to
-// 6.0-9.6, L3-resident rows the same within noise.
+// Q5_K and IQ4_XS one-row kernels do, but never past the call's last row (the rows after them are
+// another task's, often another worker's: prefetching them cost a 2-thread model's generation
+// 3-5%); a Q6_K mat-vec of 32768x2048 from memory on one Zen 3 thread went from 5.8-7.6 to
+// 9.1-10.0 GB/s (420 bytes ahead: no gain), Q5_K's from 5.9-6.5 to 6.0-9.6, L3-resident rows the
+// same within noise.
 TEXT ·q6kTile1AVX2(SB), NOSPLIT, $0-72
 	MOVQ x+8(FP), SI
+	MOVQ m+24(FP), R14 // R14: the last address whose prefetches stay in this call's rows
+	IMULQ ldx+16(FP), R14
+	ADDQ SI, R14
+	SUBQ $8592, R14
 	MOVQ c+48(FP), DI
 	VMOVDQU kt2M0F<>(SB), Y12
 	VMOVDQU kt2M30<>(SB), Y13
@@ -635,10 +648,13 @@ q6k1avx2_row:
 	MOVQ y+32(FP), BX
 	MOVQ nb+0(FP), CX
 q6k1avx2_sb:
+	CMPQ AX, R14
+	JAE q6k1avx2_nopf
 	PREFETCHT0 8400(AX)
 	PREFETCHT0 8464(AX)
 	PREFETCHT0 8528(AX)
 	PREFETCHT0 8592(AX)
+q6k1avx2_nopf:
 	VPMOVSXBW 192(AX), Y8
 	VPERMQ $0x44, Y8, Y5
 	VPERMQ $0xee, Y8, Y6
@@ -960,6 +976,10 @@ q6k4avxvnni_sb:
 // func q5kTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 TEXT ·q5kTile1AVX2(SB), NOSPLIT, $0-72
 	MOVQ x+8(FP), SI
+	MOVQ m+24(FP), R14 // R14: the last address whose prefetches stay in this call's rows
+	IMULQ ldx+16(FP), R14
+	ADDQ SI, R14
+	SUBQ $8528, R14
 	MOVQ c+48(FP), DI
 	MOVL $0x0f0f0f0f, DX
 	VMOVD DX, X0
@@ -970,9 +990,12 @@ q5k1avx2_row:
 	MOVQ y+32(FP), BX
 	MOVQ nb+0(FP), CX
 q5k1avx2_sb:
+	CMPQ AX, R14
+	JAE q5k1avx2_nopf
 	PREFETCHT0 8400(AX)
 	PREFETCHT0 8464(AX)
 	PREFETCHT0 8528(AX)
+q5k1avx2_nopf:
 	Q4K2_SB
 	VPXOR Y4, Y4, Y4
 	Q4K2_J(48, 0, 32)
@@ -1253,6 +1276,10 @@ q5k4avxvnni_sb:
 // func iq4xsTile1AVX2(nb int, x *byte, ldx, m int, y *byte, ldy int, c *float32, ldc, accum int)
 TEXT ·iq4xsTile1AVX2(SB), NOSPLIT, $0-72
 	MOVQ x+8(FP), SI
+	MOVQ m+24(FP), R14 // R14: the last address whose prefetches stay in this call's rows
+	IMULQ ldx+16(FP), R14
+	ADDQ SI, R14
+	SUBQ $8528, R14
 	MOVQ c+48(FP), DI
 	VBROADCASTI128 kt2IQLo<>(SB), Y0
 	MOVQ $0x0f0f0f0f0f0f0f0f, R10
@@ -1263,9 +1290,12 @@ iqx1avx2_row:
 	MOVQ y+32(FP), BX
 	MOVQ nb+0(FP), CX
 iqx1avx2_sb:
+	CMPQ AX, R14
+	JAE iqx1avx2_nopf
 	PREFETCHT0 8400(AX)
 	PREFETCHT0 8464(AX)
 	PREFETCHT0 8528(AX)
+iqx1avx2_nopf:
 	IQX2_SB
 	VPXOR Y4, Y4, Y4
 	IQ2_CODES(8)

@@ -441,7 +441,8 @@ func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []floa
 				if b.bf16 != nil {
 					dot4BF16(a, i*a.lda, k, b.bf16[j*ldb:j*ldb+k], &out)
 				} else {
-					dot4(a, i*a.lda, k, b.f32[j*ldb:j*ldb+k], &out)
+					// rows i+4..i+7 are prefetched only when this task reads them next
+					dot4Next(a, i*a.lda, k, b.f32[j*ldb:j*ldb+k], &out, i+8 <= i1)
 				}
 				copy(c[j*ldc+i:j*ldc+i+4], out[:])
 			}

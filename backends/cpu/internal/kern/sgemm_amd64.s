@@ -380,15 +380,17 @@ dot4_done:
 	VZEROUPPER
 	RET
 
-// func dot4F16F32AVX2(k8 int, a *uint16, lda int, x *float32, out *float32)
+// func dot4F16F32AVX2(k8 int, a *uint16, lda int, x *float32, out *float32, next int)
 // out[r] = Σ_{p<8*k8} f32(a[r*lda+p])*x[p] for r < 4 (the caller adds the k%8 tail).
-// While it reads rows 0-3 it prefetches the same offsets of rows 4-7, the next call's rows in a
-// mat-vec: a 2048-wide f16 row is one 4 KiB page, where the hardware prefetcher starts over, and
-// the next rows' first lines are then already on their way (f16 mat-vec of 16384x2048, one
-// thread: 6.4-7.7 -> 8.3-10.3 GB/s on Zen 3; the prefetches of the last call fall past the
-// matrix, which prefetch instructions allow). The f32 kernel, whose rows span two pages, showed
-// no gain from it.
-TEXT ·dot4F16F32AVX2(SB), NOSPLIT, $0-40
+// With next != 0 it prefetches, while it reads rows 0-3, the same offsets of rows 4-7: the next
+// call's rows in the caller's task (a 2048-wide f16 row is one 4 KiB page, where the hardware
+// prefetcher starts over, so the next rows' first lines are then already on their way; f16
+// mat-vec of 16384x2048, one thread: 6.4-7.7 -> 8.3-10.3 GB/s on Zen 3). The caller passes 0 for
+// its task's last rows, whose successors another worker reads: prefetching them too cost a
+// 2-thread F16 model 7% of its generation speed (25% more bytes read). With next == 0 it
+// prefetches rows 0-3 themselves, which it reads anyway. The f32 kernel, whose rows span two
+// pages, showed no gain from it.
+TEXT ·dot4F16F32AVX2(SB), NOSPLIT, $0-48
 	MOVQ   k8+0(FP), CX
 	MOVQ   a+8(FP), SI
 	MOVQ   lda+16(FP), BX
@@ -404,8 +406,15 @@ TEXT ·dot4F16F32AVX2(SB), NOSPLIT, $0-40
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	LEAQ   (SI)(BX*4), R9 // rows 4 and 5, prefetched as rows 0-3 are read
-	LEAQ   (R8)(BX*4), R10 // rows 6 and 7
+	MOVQ   SI, R9          // rows 0 and 1 (next == 0), or 4 and 5: prefetched as rows 0-3 are read
+	MOVQ   R8, R10         // rows 2 and 3, or 6 and 7
+	MOVQ   next+40(FP), AX
+	TESTQ  AX, AX
+	JZ     dot4h_pf
+	LEAQ   (SI)(BX*4), R9
+	LEAQ   (R8)(BX*4), R10
+
+dot4h_pf:
 	MOVQ   CX, AX
 	SHRQ   $1, AX
 	JZ     dot4h_8
