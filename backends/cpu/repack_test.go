@@ -15,9 +15,14 @@ import (
 
 var repackTypes = []core.Type{core.TypeQ4_0, core.TypeQ4_1, core.TypeQ8_0, core.TypeQ4_K}
 
-// repackK is a row length of the tests' shapes for typ: k as it is for the 32-element block types,
-// 8k for Q4_K (whose rows are 256-element super-blocks).
-func repackK(typ core.Type, k int64) int64 { return k * typ.BlockSize() / 32 }
+// repackK is a row length of the tests' shapes for typ: k as it is when it holds whole blocks of
+// typ, else 8k for Q4_K (whose rows are 256-element super-blocks; the tests' k are multiples of 32).
+func repackK(typ core.Type, k int64) int64 {
+	if k%typ.BlockSize() == 0 {
+		return k
+	}
+	return k * typ.BlockSize() / 32
+}
 
 // repackPlaced is the buffer type AcceptsWeight gives a MUL_MAT weight of typ: CPU_REPACK, except
 // for Q4_K where the kernel set lacks its repacked micro-kernels (they are avx2's).
