@@ -171,6 +171,9 @@ func mulMatRouteWork(dst *core.Tensor, route mmRoute, nTasks int) int64 {
 	case routeRepacked:
 		_, l, _ := repackedOf(a)
 		floats = kern.GemmRepackedWorkSize(l.rt, l.m, n, l.k, nTasks)
+		if b.NRows() == 1 { // the mat-vec set (computeMulMatVecRepacked) with its prepared row
+			floats = kern.GemvRepackedSetWorkSize(l.rt, 1, l.k)
+		}
 	case routeKStd:
 		floats = kstdOf(a.Type).work(m, n, k, nTasks)
 	default:

@@ -65,14 +65,22 @@ func HasQ4_KStd() bool { return q4kStdKernel() != nil }
 // HasQ6_KStd reports whether the active kernel set runs GemmQ6_KStd in assembly (as HasQ4_KStd).
 func HasQ6_KStd() bool { return q6kStdKernel() != nil }
 
-// threadBytes is one worker's scratch: the repacked weights of a task's chunk (or of one group
-// over all of k) and a 4x16 result tile for edges.
-func (s *kstdSpec) threadBytes(nb int) int {
-	w := max(s.taskM*min(kstdKC, nb), nb) * s.super
-	return (w + 4*RepackRows*4 + 63) &^ 63
+// wscrBytes is the repacked weights of a task's chunk (or of one group over all of k) in one
+// worker's scratch: none when the weights are stored repacked (run's stored).
+func (s *kstdSpec) wscrBytes(nb int, stored bool) int {
+	if stored {
+		return 0
+	}
+	return max(s.taskM*min(kstdKC, nb), nb) * s.super
 }
 
-func (s *kstdSpec) workSize(m, n, k, nth int) int {
+// threadBytes is one worker's scratch: wscrBytes and a 4x16 result tile for edges.
+func (s *kstdSpec) threadBytes(nb int, stored bool) int {
+	return (s.wscrBytes(nb, stored) + 4*RepackRows*4 + 63) &^ 63
+}
+
+// workSize is the float32 scratch of run (stored: the weights stored repacked).
+func (s *kstdSpec) workSize(m, n, k, nth int, stored bool) int {
 	if m <= 0 || n <= 0 || k <= 0 || nth <= 0 {
 		return 0
 	}
@@ -81,15 +89,15 @@ func (s *kstdSpec) workSize(m, n, k, nth int) int {
 	if s.pairs {
 		pp = (n*nb*kstdPairs + 63) &^ 63
 	}
-	return (pp+nth*s.threadBytes(nb))/4 + gemmAlign
+	return (pp+nth*s.threadBytes(nb, stored))/4 + gemmAlign
 }
 
 // GemmQ4_KStdWorkSize returns the float32 elements of shared scratch GemmQ4_KStd needs for m
 // weight rows, n activation rows of k elements and nth workers.
-func GemmQ4_KStdWorkSize(m, n, k, nth int) int { return q4kStd.workSize(m, n, k, nth) }
+func GemmQ4_KStdWorkSize(m, n, k, nth int) int { return q4kStd.workSize(m, n, k, nth, false) }
 
 // GemmQ6_KStdWorkSize returns the float32 elements of shared scratch GemmQ6_KStd needs.
-func GemmQ6_KStdWorkSize(m, n, k, nth int) int { return q6kStd.workSize(m, n, k, nth) }
+func GemmQ6_KStdWorkSize(m, n, k, nth int) int { return q6kStd.workSize(m, n, k, nth, false) }
 
 // GemmQ4_KStd computes C[j*ldc+i] = dot(weight row i, activation row j) for i < m, j < n over k
 // elements (a multiple of 256): a holds m rows of Q4_K blocks lda bytes apart, b n rows of Q8_K
@@ -135,7 +143,7 @@ func (s *kstdSpec) gemm(ith, nth int, barrier func(), counter *atomic.Int64, wor
 // zero), which the tasks then read in place instead of repacking a chunk.
 func (s *kstdSpec) run(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []byte, lda int, stored bool, b []byte, ldb int, c []float32, ldc int) {
 	nb := k / qkK
-	if len(work) < s.workSize(m, n, k, nth) {
+	if len(work) < s.workSize(m, n, k, nth, stored) {
 		panic("kern." + s.op + ": work shorter than its work size")
 	}
 	off := alignOff(work)
@@ -147,9 +155,9 @@ func (s *kstdSpec) run(ith, nth int, barrier func(), counter *atomic.Int64, work
 		ldp = nb * kstdPairs
 	}
 	pp := wb[:max(n*ldp, 1)] // one byte the kernels never read when there are no pairs
-	per := s.threadBytes(nb)
+	per := s.threadBytes(nb, stored)
 	mine := wb[(n*ldp+63)&^63+ith*per:][:per]
-	wsize := max(s.taskM*min(kstdKC, nb), nb) * s.super
+	wsize := s.wscrBytes(nb, stored)
 	wscr := mine[:wsize]
 	// The edge tile: per is a multiple of 64 and wsize of 4, so it is 4-byte aligned inside the
 	// live, 64-byte aligned scratch.
@@ -200,9 +208,11 @@ func (s *kstdSpec) run(ith, nth int, barrier func(), counter *atomic.Int64, work
 			}
 			for q := q0; q < q1; q++ {
 				for g := g0; g < gf; g++ {
-					w := wscr[(g-g0)*gs : (g-g0+1)*gs]
+					var w []byte
 					if stored {
 						w = a[(g*nb+kb)*s.super : (g*nb+kb)*s.super+gs]
+					} else {
+						w = wscr[(g-g0)*gs : (g-g0+1)*gs]
 					}
 					s.quad(kn, w, b, ldb, pp, ldp, kb, q, n, c, ldc, g*RepackRows, RepackRows, edge, kb > 0)
 				}
@@ -210,10 +220,11 @@ func (s *kstdSpec) run(ith, nth int, barrier func(), counter *atomic.Int64, work
 		}
 		if gf < g1 { // the partial group: over all of k
 			g := gf
-			w := wscr[:nb*s.super]
+			var w []byte
 			if stored {
 				w = a[g*nb*s.super : (g+1)*nb*s.super]
 			} else {
+				w = wscr[:nb*s.super]
 				s.repack(w, a[g*RepackRows*lda:], lda, m-g*RepackRows, 0, nb)
 			}
 			for q := q0; q < q1; q++ {

@@ -62,7 +62,8 @@ type repackFormat struct {
 }
 
 // repackFormats are the formats by repack type (index 0: none). Q4_K's super-block is the
-// 256-element layout of kstd.go (its own functions in repack_q4k.go; hdr and chunks unused).
+// 256-element layout of kstd.go: repackRow, unpackRow and repackGroup hand it (qk 256) to
+// repack_q4k.go's functions; hdr and chunks are unused there.
 var repackFormats = [...]repackFormat{
 	RepackQ4_0: {BlockQ4_0Size, 288, 32, 4, BlockQ8_0Size, QK},
 	RepackQ4_1: {BlockQ4_1Size, 320, 64, 4, BlockQ8_1Size, QK},
@@ -119,14 +120,14 @@ func RepackRow(rt RepackType, slice []byte, k, i int, row []byte) {
 	if len(row) < nb*f.block {
 		panic("kern.RepackRow: row too short")
 	}
-	if rt == RepackQ4_K {
-		repackQ4KRow(slice, nb, i, row)
-		return
-	}
 	repackRow(f, rt == RepackQ8_0, slice, nb, i, row)
 }
 
 func repackRow(f repackFormat, q8 bool, slice []byte, nb, i int, row []byte) {
+	if f.qk == qkK {
+		repackQ4KRow(slice, nb, i, row)
+		return
+	}
 	g, r := i/RepackRows, i%RepackRows
 	qo := f.qsOff()
 	grp := slice[g*nb*f.super:]
@@ -156,14 +157,14 @@ func UnpackRow(rt RepackType, slice []byte, k, i int, row []byte) {
 	if len(row) < nb*f.block {
 		panic("kern.UnpackRow: row too short")
 	}
-	if rt == RepackQ4_K {
-		unpackQ4KRow(slice, nb, i, row)
-		return
-	}
 	unpackRow(f, rt == RepackQ8_0, slice, nb, i, row)
 }
 
 func unpackRow(f repackFormat, q8 bool, slice []byte, nb, i int, row []byte) {
+	if f.qk == qkK {
+		unpackQ4KRow(slice, nb, i, row)
+		return
+	}
 	g, r := i/RepackRows, i%RepackRows
 	qo := f.qsOff()
 	grp := slice[g*nb*f.super:]
@@ -205,10 +206,6 @@ func Repack(rt RepackType, dst, src []byte, m, k int) {
 	lda := nb * f.block
 	for g := 0; nb > 0 && g*RepackRows < m; g++ {
 		rows := min(RepackRows, m-g*RepackRows)
-		if rt == RepackQ4_K {
-			repackQ4KGroup(dst[g*nb*f.super:(g+1)*nb*f.super], src[g*RepackRows*lda:], lda, rows, 0, nb)
-			continue
-		}
 		repackGroup(f, q8, dst[g*nb*f.super:(g+1)*nb*f.super], src[g*RepackRows*lda:], lda, rows, 0, nb)
 	}
 }
@@ -231,10 +228,6 @@ func RepackGroups(rt RepackType, slice []byte, k, i0, ng int, src []byte) {
 	q8 := rt == RepackQ8_0
 	for g := 0; nb > 0 && g < ng; g++ {
 		o := (i0/RepackRows + g) * nb * f.super
-		if rt == RepackQ4_K {
-			repackQ4KGroup(slice[o:o+nb*f.super], src[g*RepackRows*lda:], lda, RepackRows, 0, nb)
-			continue
-		}
 		repackGroup(f, q8, slice[o:o+nb*f.super], src[g*RepackRows*lda:], lda, RepackRows, 0, nb)
 	}
 }
@@ -255,10 +248,6 @@ func Unpack(rt RepackType, dst, src []byte, m, k int) {
 	}
 	q8 := rt == RepackQ8_0
 	for i := 0; i < m; i++ {
-		if rt == RepackQ4_K {
-			unpackQ4KRow(src, nb, i, dst[i*nb*f.block:])
-			continue
-		}
 		unpackRow(f, q8, src, nb, i, dst[i*nb*f.block:])
 	}
 }

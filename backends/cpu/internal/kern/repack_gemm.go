@@ -48,7 +48,7 @@ func GemmRepackedWorkSize(rt RepackType, m, n, k int, nth int) int {
 		return 0
 	}
 	if rt == RepackQ4_K {
-		return q4kStd.workSize(m, n, k, nth)
+		return q4kStd.workSize(m, n, k, nth, true)
 	}
 	nr := rpTileRows(n)
 	return (n+nr-1)/nr*(k/QK)*nr*rpRec/4 + gemmAlign

@@ -180,6 +180,10 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 // superblocks of one repacked group (dst: kn*f.super bytes); rows from rows to 15 are zero
 // padding.
 func repackGroup(f repackFormat, q8 bool, dst, a []byte, lda, rows, kb, kn int) {
+	if f.qk == qkK {
+		repackQ4KGroup(dst, a, lda, rows, kb, kn)
+		return
+	}
 	if rows == RepackRows && repackGroupFast(f, dst, a, lda, kb, kn) {
 		return
 	}
