@@ -57,6 +57,11 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 		"RMS_NORM": func(c *core.Context, a, _ core.Type) *core.Tensor {
 			return c.RMSNorm(c.NewTensor2D(a, 64, 3), 1e-6)
 		},
+		"LIGHTNING_INDEXER": func(c *core.Context, a, _ core.Type) *core.Tensor { // keys of a
+			n := rowLen(a)
+			return c.LightningIndexer(c.NewTensor4D(core.TypeF32, n, 2, 3, 1), c.NewTensor4D(a, n, 1, 5, 1),
+				c.NewTensor4D(core.TypeF32, 2, 3, 1, 1), c.NewTensor4D(core.TypeF16, 5, 3, 1, 1))
+		},
 		"FLASH_ATTN_EXT": func(c *core.Context, a, b core.Type) *core.Tensor { // k of a, v of b
 			dk, dv := rowLen(a), rowLen(b)
 			q := c.NewTensor4D(core.TypeF32, dk, 2, 2, 1)
@@ -117,6 +122,11 @@ func TestEverySupportedVariantComputes(t *testing.T) {
 		if n := perBuild[name]; n != 42 && n != 1 {
 			t.Errorf("%s: %d K/V type pairs supported, want 42", name, n)
 		}
+	}
+	// LIGHTNING_INDEXER's 23 key types (gpuops' lightningKTypes; none on a device without 16-bit
+	// storage: the mask is f16).
+	if n := perBuild["LIGHTNING_INDEXER"]; n != 23 && n != 0 {
+		t.Errorf("LIGHTNING_INDEXER: %d key types supported, want 23", n)
 	}
 	if supported < 40 {
 		t.Errorf("only %d op × type nodes supported: the sweep lost its reach", supported)

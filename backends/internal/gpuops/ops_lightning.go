@@ -1,0 +1,83 @@
+package gpuops
+
+import "github.com/tandem-ml/tandem/core"
+
+// LIGHTNING_INDEXER (core.LightningIndexer; shaders/lightning_indexer.comp): a workgroup per key
+// row converts it to f32 once (the row shaders' loaders, core/quant's arithmetic) and scores it
+// against every token, each dot summed serially and the heads in order as the CPU's reference
+// kernel, so results match it bit for bit. Keys of every type with a float conversion that the
+// row shaders load: f32, f16, bf16, i32, q4_0, q4_1, q8_0, q5_0, q5_1, the K-quants, q8_K,
+// iq4_nl, iq4_xs, mxfp4, nvfp4, q1_0, tq1_0, tq2_0 and q2_0 (not q8_1, which no GPU shader
+// reads).
+
+func init() {
+	registerOp(core.OpLightningIndexer, opImpl{supports: supportsLightning, encode: (*Encoder).encodeLightning})
+}
+
+// lightningKTypes are the key types with a lightning_indexer variant (shaders/internal/build's
+// variants_lightning.go).
+var lightningKTypes = map[core.Type]bool{
+	core.TypeF32: true, core.TypeF16: true, core.TypeBF16: true, core.TypeI32: true, core.TypeQ4_0: true,
+	core.TypeQ4_1: true, core.TypeQ8_0: true, core.TypeQ5_0: true, core.TypeQ5_1: true, core.TypeQ2_K: true,
+	core.TypeQ3_K: true, core.TypeQ4_K: true, core.TypeQ5_K: true, core.TypeQ6_K: true, core.TypeQ8_K: true,
+	core.TypeIQ4_NL: true, core.TypeIQ4_XS: true, core.TypeMXFP4: true, core.TypeNVFP4: true, core.TypeQ1_0: true,
+	core.TypeTQ1_0: true, core.TypeTQ2_0: true, core.TypeQ2_0: true,
+}
+
+// lightningKMax is the longest key row the shader keeps in shared memory (LI_KMAX); longer rows
+// are read from the key buffer for every token.
+const lightningKMax = 1024
+
+// supportsLightning: a node as core.LightningIndexer builds it (shapes, f32 q and weights, f16
+// mask), keys of a type above, 16-bit storage for the mask, every tensor addressable in its
+// shader's units.
+func supportsLightning(d *Device, t *core.Tensor) bool {
+	q, k, w, m := t.Src[0], t.Src[1], t.Src[2], t.Src[3]
+	if q == nil || k == nil || w == nil || m == nil || !d.Storage16Bit || !lightningKTypes[k.Type] || !typeOK(d, k.Type) {
+		return false
+	}
+	c := core.NewContext(core.ContextParams{NoAlloc: true})
+	r := c.LightningIndexer(q, k, w, m)
+	if c.Err() != nil || r.Ne != t.Ne || r.Type != t.Type {
+		return false
+	}
+	for _, x := range []*core.Tensor{q, w, t} {
+		if !eltAddressable(x, 4) || x.NElements() >= maxShaderIndex {
+			return false
+		}
+	}
+	return eltAddressable(m, 2) && stridesIn(k, elemTypes[k.Type].unit) && wholeBlocks(k) &&
+		m.NElements() < maxShaderIndex && k.NElements() < maxShaderIndex
+}
+
+const (
+	lightningPushSize = 28 * 4
+	lightningWG       = 64
+)
+
+func (e *Encoder) encodeLightning(n *core.Tensor) error {
+	q, k, w, m := n.Src[0], n.Src[1], n.Src[2], n.Src[3]
+	ku := elemTypes[k.Type].unit
+	items := k.Ne[2] * q.Ne[3]
+	if n.NElements() == 0 {
+		return nil
+	}
+	p, err := e.pipeline("lightning_indexer_"+elemTypes[k.Type].name, 5, lightningPushSize, lightningWG)
+	if err != nil {
+		return err
+	}
+	ops, err := e.bindNode(n, 4, use{q, 4}, use{k, ku}, use{w, 4}, use{m, 2})
+	if err != nil {
+		return err
+	}
+	oq, ok, ow, om, od := ops[0], ops[1], ops[2], ops[3], ops[4]
+	pc := e.push.Reset()
+	pc.U32(u32(q.Ne[0]), u32(q.Ne[1]), u32(q.Ne[2]), u32(q.Ne[3]), u32(k.Ne[2]), u32(m.Ne[3]))
+	pc.U32(u32(q.Nb[0]/4), u32(q.Nb[1]/4), u32(q.Nb[2]/4), u32(q.Nb[3]/4))
+	pc.U32(u32(k.Nb[0]/ku), u32(k.Nb[2]/ku), u32(k.Nb[3]/ku))
+	pc.U32(u32(w.Nb[0]/4), u32(w.Nb[1]/4), u32(w.Nb[3]/4))
+	pc.U32(u32(m.Nb[0]/2), u32(m.Nb[1]/2), u32(m.Nb[3]/2))
+	pc.U32(u32(n.Nb[0]/4), u32(n.Nb[1]/4), u32(n.Nb[3]/4))
+	pc.U32(oq.offs, ok.offs, ow.offs, om.offs, od.offs, b2u(q.Ne[0] <= lightningKMax))
+	return e.dispatch(p, [3]uint32{e.groups(items, 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ow.bind, om.bind, od.bind)
+}
