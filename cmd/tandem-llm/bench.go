@@ -68,12 +68,16 @@ type benchResult struct {
 	backendLabel string
 }
 
-func intList(s, flagName string) ([]int, error) {
+// intList parses a comma-separated flag value of integers, each at least lo.
+func intList(s, flagName string, lo int) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			return nil, fmt.Errorf("bench: -%s %q: %w", flagName, s, err)
+		}
+		if v < lo {
+			return nil, fmt.Errorf("bench: -%s %q: %d is below %d", flagName, s, v, lo)
 		}
 		out = append(out, v)
 	}
@@ -105,19 +109,19 @@ func benchCmd(args []string) error {
 	if *reps < 1 {
 		return fmt.Errorf("bench: -r %d: want at least 1", *reps)
 	}
-	pps, err := intList(*pp, "p")
+	pps, err := intList(*pp, "p", 0)
 	if err != nil {
 		return err
 	}
-	tgs, err := intList(*tg, "n")
+	tgs, err := intList(*tg, "n", 0)
 	if err != nil {
 		return err
 	}
-	nglList, err := intList(*ngls, "ngl")
+	nglList, err := intList(*ngls, "ngl", 0)
 	if err != nil {
 		return err
 	}
-	thr, err := intList(*threads, "t")
+	thr, err := intList(*threads, "t", 1)
 	if err != nil {
 		return err
 	}

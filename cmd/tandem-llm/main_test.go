@@ -139,9 +139,13 @@ func TestCommands(t *testing.T) {
 	if !strings.Contains(md, "| model ") || !strings.Contains(md, "pp8") {
 		t.Errorf("bench table:\n%s", md)
 	}
-	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"}} {
-		if err := benchCmd(bad); err == nil {
+	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
+		{"-m", model, "-p", "-5"}, {"-m", model, "-n", "8,-1"}, {"-m", model, "-t", "0"}, {"-m", model, "-ngl", "-1"}} {
+		err := benchCmd(bad)
+		if err == nil {
 			t.Errorf("bench %v accepted", bad)
+		} else if !strings.Contains(err.Error(), "bench:") {
+			t.Errorf("bench %v: %v, want an error naming the bench flag", bad, err)
 		}
 	}
 }
