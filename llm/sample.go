@@ -161,7 +161,8 @@ func (c *chain) filter(logits []float32) ([]cand, float64) {
 	if o.MinP > 0 {
 		// p < MinP·p_top ⇔ logit < top + ln(MinP): drop those before sorting (with slack; the
 		// exact test runs below on the sorted survivors).
-		lim := top + float32(math.Log(float64(o.MinP))) - 1e-3
+		// The most likely token always stays (llama.cpp's min-p keeps the first, whatever p).
+		lim := min(top, top+float32(math.Log(float64(o.MinP)))-1e-3)
 		n := 0
 		for _, x := range all {
 			if x.p >= lim {

@@ -64,6 +64,8 @@ func TestSamplerFilterMatchesFullSort(t *testing.T) {
 		{Temp: 1, TopP: 0.5},
 		{Temp: 1, TopK: 3000, MinP: 0.2},
 		{Temp: 0.5},
+		{Temp: 1, MinP: 5}, // p > 1: only the most likely token (and its ties' first) is left
+		{Temp: 1, MinP: 1},
 	}
 	for trial := 0; trial < 20; trial++ {
 		n := 1 + rng.IntN(5000)

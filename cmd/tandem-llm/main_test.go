@@ -86,6 +86,16 @@ func TestCommands(t *testing.T) {
 	if !strings.HasPrefix(out, "Once upon a time") {
 		t.Errorf("run printed %q", out)
 	}
+	// min-p above 1 keeps the most likely token (it panicked with an empty candidate list)
+	out = capture(t, func() error {
+		return runCmd([]string{"-m", model, "-p", "Once upon a time", "-n", "3", "-t", "1", "-min-p", "5", "--ignore-eos"})
+	})
+	if !strings.HasPrefix(out, "Once upon a time") {
+		t.Errorf("run -min-p 5 printed %q", out)
+	}
+	if err := runCmd([]string{"-m", model, "-prompt-tokens", "-2"}); err == nil || !strings.Contains(err.Error(), "-prompt-tokens") {
+		t.Errorf("run -prompt-tokens -2: %v, want an error naming the flag", err)
+	}
 	out = capture(t, func() error { return tokenizeCmd([]string{"-m", model, "-p", "Once upon", "-ids"}) })
 	if !strings.HasPrefix(out, "[1, ") {
 		t.Errorf("tokenize -ids printed %q, want BOS (1) first", out)

@@ -87,6 +87,9 @@ func runCmd(args []string) error {
 	if mf.model == "" {
 		return errors.New("run: -m model.gguf is required")
 	}
+	if *randomPrompt < 0 {
+		return fmt.Errorf("run: -prompt-tokens %d is negative", *randomPrompt)
+	}
 	if *promptFile != "" {
 		b, err := os.ReadFile(*promptFile)
 		if err != nil {
