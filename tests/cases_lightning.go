@@ -33,8 +33,8 @@ func lightningCases() []Case {
 	}
 	add("LIGHTNING_INDEXER(ns=4,nm=4)", func(c *core.Context) *core.Tensor { return li(c, f32, 32, 3, 9, 2, 4, 4) })
 	add("LIGHTNING_INDEXER(ns=4,nm=2)", func(c *core.Context) *core.Tensor { return li(c, core.TypeF16, 32, 3, 9, 2, 4, 2) })
-	// Key types whose blocks are 256 elements (q4_K) or bytes apart (mxfp4), and a key row longer
-	// than the GPU shader keeps in shared memory (1024 elements).
+	// Key types whose blocks are 256 elements (q4_K) or bytes apart (mxfp4); key rows of which the
+	// GPU shader keeps only 3 in shared memory (4096 floats) and one longer than it holds.
 	add("LIGHTNING_INDEXER(k=q4_K,hsk=256,nh=3,kv=5,nb=3,ns=2,nm=1)", func(c *core.Context) *core.Tensor {
 		return li(c, core.TypeQ4_K, 256, 3, 5, 3, 2, 1)
 	})
@@ -43,6 +43,9 @@ func lightningCases() []Case {
 	})
 	add("LIGHTNING_INDEXER(k=f16,hsk=1056,nh=2,kv=3,nb=2,ns=1,nm=1)", func(c *core.Context) *core.Tensor {
 		return li(c, core.TypeF16, 1056, 2, 3, 2, 1, 1)
+	})
+	add("LIGHTNING_INDEXER(k=q8_0,hsk=4160,nh=2,kv=3,nb=2,ns=1,nm=1)", func(c *core.Context) *core.Tensor {
+		return li(c, core.TypeQ8_0, 4160, 2, 3, 2, 1, 1)
 	})
 	add("LIGHTNING_INDEXER(permuted q, strided k and weights)", func(c *core.Context) *core.Tensor {
 		q := c.Permute(c.NewTensor(f32, 32, 3, 4, 2), 0, 2, 1, 3) // [32, 4, 3, 2]

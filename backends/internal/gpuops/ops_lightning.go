@@ -2,13 +2,13 @@ package gpuops
 
 import "github.com/tandem-ml/tandem/core"
 
-// LIGHTNING_INDEXER (core.LightningIndexer; shaders/lightning_indexer.comp): a workgroup per key
-// row converts it to f32 once (the row shaders' loaders, core/quant's arithmetic) and scores it
-// against every token, each dot summed serially and the heads in order as the CPU's reference
-// kernel, so results match it bit for bit. Keys of every type with a float conversion that the
-// row shaders load: f32, f16, bf16, i32, q4_0, q4_1, q8_0, q5_0, q5_1, the K-quants, q8_K,
-// iq4_nl, iq4_xs, mxfp4, nvfp4, q1_0, tq1_0, tq2_0 and q2_0 (not q8_1, which no GPU shader
-// reads).
+// LIGHTNING_INDEXER (core.LightningIndexer; shaders/lightning_indexer.comp): a workgroup takes a
+// tile of keys of one stream (converted to f32 once into shared memory with the row shaders'
+// loaders, core/quant's arithmetic) and a chunk of tokens, a key per thread; each dot is summed
+// serially and the heads in order as the CPU's reference kernel, so results match it bit for
+// bit. Keys of every type with a float conversion that the row shaders load: f32, f16, bf16,
+// i32, q4_0, q4_1, q8_0, q5_0, q5_1, the K-quants, q8_K, iq4_nl, iq4_xs, mxfp4, nvfp4, q1_0,
+// tq1_0, tq2_0 and q2_0 (not q8_1, which no GPU shader reads).
 
 func init() {
 	registerOp(core.OpLightningIndexer, opImpl{supports: supportsLightning, encode: (*Encoder).encodeLightning})
@@ -24,9 +24,13 @@ var lightningKTypes = map[core.Type]bool{
 	core.TypeTQ1_0: true, core.TypeTQ2_0: true, core.TypeQ2_0: true,
 }
 
-// lightningKMax is the longest key row the shader keeps in shared memory (LI_KMAX); longer rows
-// are read from the key buffer for every token.
-const lightningKMax = 1024
+// lightningShared is the floats of keys the shader keeps in shared memory (LI_SHARED, 16 KiB:
+// Vulkan's least maxComputeSharedMemorySize); keys longer than that are read from the key buffer
+// for every token. lightningTokens are the tokens of a work item.
+const (
+	lightningShared = 4096
+	lightningTokens = 64
+)
 
 // supportsLightning: a node as core.LightningIndexer builds it (shapes, f32 q and weights, f16
 // mask), keys of a type above, 16-bit storage for the mask, every tensor addressable in its
@@ -51,14 +55,13 @@ func supportsLightning(d *Device, t *core.Tensor) bool {
 }
 
 const (
-	lightningPushSize = 28 * 4
-	lightningWG       = 64
+	lightningPushSize = 29 * 4
+	lightningWG       = 32
 )
 
 func (e *Encoder) encodeLightning(n *core.Tensor) error {
 	q, k, w, m := n.Src[0], n.Src[1], n.Src[2], n.Src[3]
 	ku := elemTypes[k.Type].unit
-	items := k.Ne[2] * q.Ne[3]
 	if n.NElements() == 0 {
 		return nil
 	}
@@ -78,6 +81,18 @@ func (e *Encoder) encodeLightning(n *core.Tensor) error {
 	pc.U32(u32(w.Nb[0]/4), u32(w.Nb[1]/4), u32(w.Nb[3]/4))
 	pc.U32(u32(m.Nb[0]/2), u32(m.Nb[1]/2), u32(m.Nb[3]/2))
 	pc.U32(u32(n.Nb[0]/4), u32(n.Nb[1]/4), u32(n.Nb[3]/4))
-	pc.U32(oq.offs, ok.offs, ow.offs, om.offs, od.offs, b2u(q.Ne[0] <= lightningKMax))
+	// kt keys a tile: as many as the workgroup has threads and shared memory holds, 0 for rows
+	// longer than it holds (read from the buffer, a tile of lightningWG keys).
+	kt := int64(lightningWG)
+	if q.Ne[0] > 0 {
+		kt = min(kt, lightningShared/q.Ne[0])
+	}
+	pc.U32(oq.offs, ok.offs, ow.offs, om.offs, od.offs, u32(kt), lightningTokens)
+	per := kt
+	if per == 0 {
+		per = lightningWG
+	}
+	tiles := (k.Ne[2] + per - 1) / per
+	items := tiles * q.Ne[3] * ((q.Ne[2] + lightningTokens - 1) / lightningTokens)
 	return e.dispatch(p, [3]uint32{e.groups(items, 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ow.bind, om.bind, od.bind)
 }
