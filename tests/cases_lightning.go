@@ -47,6 +47,15 @@ func lightningCases() []Case {
 	add("LIGHTNING_INDEXER(k=q8_0,hsk=4160,nh=2,kv=3,nb=2,ns=1,nm=1)", func(c *core.Context) *core.Tensor {
 		return li(c, core.TypeQ8_0, 4160, 2, 3, 2, 1, 1)
 	})
+	// More tokens than one GPU work item takes (64): three chunks of tokens, two tiles of keys.
+	add("LIGHTNING_INDEXER(k=f16,hsk=32,nh=2,kv=40,nb=130,ns=2,nm=1)", func(c *core.Context) *core.Tensor {
+		return li(c, core.TypeF16, 32, 2, 40, 130, 2, 1)
+	})
+	// 32 heads of 128 elements: 4096 dot-loop iterations a token, so a GPU work item takes 14
+	// tokens on a software device (llvmpipe ends a loop after 65,535 iterations an invocation).
+	add("LIGHTNING_INDEXER(k=f32,hsk=128,nh=32,kv=8,nb=20,ns=1,nm=1)", func(c *core.Context) *core.Tensor {
+		return li(c, f32, 128, 32, 8, 20, 1, 1)
+	})
 	add("LIGHTNING_INDEXER(permuted q, strided k and weights)", func(c *core.Context) *core.Tensor {
 		q := c.Permute(c.NewTensor(f32, 32, 3, 4, 2), 0, 2, 1, 3) // [32, 4, 3, 2]
 		k := c.NewTensor(core.TypeF16, 40, 1, 6, 2)

@@ -31,11 +31,32 @@ func dsv4Sources(op core.Op) int {
 	return 4
 }
 
+// dsv4Loops bounds the iterations of any one loop of dsv4_hc.comp an invocation runs on a
+// software device (llvmpipe ends a loop after 65,535, counted over all its entries in an
+// invocation).
+const dsv4Loops = 60000
+
 // supportsDsv4: a node as core's constructors build it (all f32), every tensor addressable in
-// floats.
-func supportsDsv4(_ *Device, t *core.Tensor) bool {
+// floats; on a software device, loops within llvmpipe's limit (DSV4_HC_COMB's inner loops run
+// 16 times a round: n_iter up to 3750 for an invocation's one token).
+func supportsDsv4(d *Device, t *core.Tensor) bool {
 	if !core.Dsv4NodeValid(t) || !eltAddressable(t, 4) || t.NElements() >= maxShaderIndex {
 		return false
+	}
+	if d.Software {
+		items := t.NElements()
+		perItem := t.Src[1].Ne[0] // PRE's and POST's hc (weights [hc, n_tokens], residual [n, hc, n_tokens])
+		switch t.Op {
+		case core.OpDsv4HcComb:
+			_, nIter := core.Dsv4HcCombParamsOf(t)
+			items, perItem = t.Ne[2], 16*int64(nIter)
+		case core.OpDsv4HcPost:
+			perItem = t.Src[1].Ne[1]
+		}
+		perInvocation := (items + dsv4WG*int64(d.MaxComputeWorkGroupCount[0]) - 1) / (dsv4WG * int64(d.MaxComputeWorkGroupCount[0]))
+		if perInvocation*max(perItem, 1) > dsv4Loops {
+			return false
+		}
 	}
 	for _, s := range t.Src[:dsv4Sources(t.Op)] {
 		if s == nil || !eltAddressable(s, 4) || s.NElements() >= maxShaderIndex {

@@ -26,11 +26,39 @@ var lightningKTypes = map[core.Type]bool{
 
 // lightningShared is the floats of keys the shader keeps in shared memory (LI_SHARED, 16 KiB:
 // Vulkan's least maxComputeSharedMemorySize); keys longer than that are read from the key buffer
-// for every token. lightningTokens are the tokens of a work item.
+// for every token. lightningTokens are the most tokens of a work item, lightningLoops the most
+// iterations of the shader's dot loop an invocation runs: llvmpipe ends a loop after 65,535
+// iterations, counted over all its entries in an invocation (so 16 tokens of 32 heads of 128
+// elements gave NaN from token 16 on).
 const (
 	lightningShared = 4096
 	lightningTokens = 64
+	lightningLoops  = 60000
 )
+
+// lightningPlan is how LIGHTNING_INDEXER node t is dispatched: kt keys a tile (0: rows too long
+// for shared memory, read from the buffer, lightningWG keys a tile), tc tokens a work item and
+// the number of work items (tiles x streams x token chunks). ok is false where a software
+// device's invocations would run the dot loop more than lightningLoops times (a token's heads
+// alone, or more work items than workgroups).
+func lightningPlan(d *Device, t *core.Tensor) (kt, tc, items int64, ok bool) {
+	q, k := t.Src[0], t.Src[1]
+	n, nh, nt := q.Ne[0], q.Ne[1], q.Ne[2]
+	kt = lightningWG
+	if n > 0 {
+		kt = min(kt, lightningShared/n)
+	}
+	perToken := max(1, n*nh) // dot-loop iterations a token takes an invocation
+	tc = min(lightningTokens, max(1, lightningLoops/perToken))
+	per := kt
+	if per == 0 {
+		per = lightningWG
+	}
+	items = (k.Ne[2] + per - 1) / per * q.Ne[3] * ((nt + tc - 1) / tc)
+	groups := int64(d.MaxComputeWorkGroupCount[0])
+	ok = !d.Software || perToken <= lightningLoops && items <= groups
+	return kt, tc, items, ok
+}
 
 // supportsLightning: a node as core.LightningIndexer builds it (shapes, f32 q and weights, f16
 // mask), keys of a type above, 16-bit storage for the mask, every tensor addressable in its
@@ -50,8 +78,12 @@ func supportsLightning(d *Device, t *core.Tensor) bool {
 			return false
 		}
 	}
-	return eltAddressable(m, 2) && stridesIn(k, elemTypes[k.Type].unit) && wholeBlocks(k) &&
-		m.NElements() < maxShaderIndex && k.NElements() < maxShaderIndex
+	if !eltAddressable(m, 2) || !stridesIn(k, elemTypes[k.Type].unit) || !wholeBlocks(k) ||
+		m.NElements() >= maxShaderIndex || k.NElements() >= maxShaderIndex {
+		return false
+	}
+	_, _, _, ok := lightningPlan(d, t)
+	return ok
 }
 
 const (
@@ -81,18 +113,7 @@ func (e *Encoder) encodeLightning(n *core.Tensor) error {
 	pc.U32(u32(w.Nb[0]/4), u32(w.Nb[1]/4), u32(w.Nb[3]/4))
 	pc.U32(u32(m.Nb[0]/2), u32(m.Nb[1]/2), u32(m.Nb[3]/2))
 	pc.U32(u32(n.Nb[0]/4), u32(n.Nb[1]/4), u32(n.Nb[3]/4))
-	// kt keys a tile: as many as the workgroup has threads and shared memory holds, 0 for rows
-	// longer than it holds (read from the buffer, a tile of lightningWG keys).
-	kt := int64(lightningWG)
-	if q.Ne[0] > 0 {
-		kt = min(kt, lightningShared/q.Ne[0])
-	}
-	pc.U32(oq.offs, ok.offs, ow.offs, om.offs, od.offs, u32(kt), lightningTokens)
-	per := kt
-	if per == 0 {
-		per = lightningWG
-	}
-	tiles := (k.Ne[2] + per - 1) / per
-	items := tiles * q.Ne[3] * ((q.Ne[2] + lightningTokens - 1) / lightningTokens)
+	kt, tc, items, _ := lightningPlan(e.dev, n)
+	pc.U32(oq.offs, ok.offs, ow.offs, om.offs, od.offs, u32(kt), u32(tc))
 	return e.dispatch(p, [3]uint32{e.groups(items, 1, 0), 1, 1}, pc.Bytes(), oq.bind, ok.bind, ow.bind, om.bind, od.bind)
 }
