@@ -175,6 +175,28 @@ func (e *Encoder) bindNode(dst *core.Tensor, dstUnit int64, srcs ...use) ([]oper
 	return append(ops, od), nil
 }
 
+// bindF32Slots binds a node's first ns sources and its destination, all f32 (4-byte units), for
+// a shader with nslots source bindings: it returns the sources followed by the destination in
+// every slot the op leaves unused (a shader's declared bindings must all be bound), and the
+// destination.
+func (e *Encoder) bindF32Slots(n *core.Tensor, ns, nslots int) ([]operand, operand, error) {
+	srcs := make([]use, ns)
+	for i, s := range n.Src[:ns] {
+		srcs[i] = use{s, 4}
+	}
+	ops, err := e.bindNode(n, 4, srcs...)
+	if err != nil {
+		return nil, operand{}, err
+	}
+	od := ops[len(ops)-1]
+	binds := make([]operand, nslots)
+	for i := range binds {
+		binds[i] = od
+	}
+	copy(binds, ops[:ns])
+	return binds, od, nil
+}
+
 // writeSpan returns the range a write to o is tracked by: o's bytes, widened to whole words where
 // 16-bit stores rewrite words.
 func (e *Encoder) writeSpan(o operand) span {

@@ -72,21 +72,10 @@ const (
 )
 
 func (e *Encoder) encodeDsv4(n *core.Tensor) error {
-	ns := dsv4Sources(n.Op)
-	srcs := make([]use, ns)
-	for i, s := range n.Src[:ns] {
-		srcs[i] = use{s, 4}
-	}
-	ops, err := e.bindNode(n, 4, srcs...)
+	binds, od, err := e.bindF32Slots(n, dsv4Sources(n.Op), 4)
 	if err != nil {
 		return err
 	}
-	od := ops[len(ops)-1]
-	var binds [4]operand
-	for i := range binds {
-		binds[i] = od
-	}
-	copy(binds[:], ops[:ns])
 	st := func(t *core.Tensor, d int) uint32 { return u32(t.Nb[d] / 4) }
 	var prm [16]uint32
 	var items int64

@@ -61,21 +61,10 @@ func supportsSSM(_ *Device, t *core.Tensor) bool {
 }
 
 func (e *Encoder) encodeSSM(n *core.Tensor) error {
-	ns := ssmSources(n.Op)
-	srcs := make([]use, ns)
-	for i, s := range n.Src[:ns] {
-		srcs[i] = use{s, 4}
-	}
-	ops, err := e.bindNode(n, 4, srcs...)
+	binds, _, err := e.bindF32Slots(n, ssmSources(n.Op), 8)
 	if err != nil {
 		return err
 	}
-	od := ops[len(ops)-1]
-	var binds [8]operand
-	for i := range binds {
-		binds[i] = od
-	}
-	copy(binds[:], ops[:ns])
 	var prm [23]uint32
 	var items int64
 	st := func(t *core.Tensor, d int) uint32 { return u32(t.Nb[d] / 4) }
