@@ -35,3 +35,20 @@ func (c *Context) LightningIndexer(q, k, weights, mask *Tensor) *Tensor {
 	}
 	return c.newOp(OpLightningIndexer, TypeF32, [4]int64{k.Ne[2], q.Ne[2], 1, q.Ne[3]}, q, k, weights, mask)
 }
+
+// LightningIndexerNodeValid reports whether t, a LIGHTNING_INDEXER node, is what
+// LightningIndexer builds from its sources (same shape and type), so kernels may index the
+// sources by the result's shape; hand-made nodes whose sources disagree are refused (false for a
+// nil t, a missing source or another op).
+func LightningIndexerNodeValid(t *Tensor) bool {
+	if t == nil || t.Op != OpLightningIndexer {
+		return false
+	}
+	s := t.Src
+	if s[0] == nil || s[1] == nil || s[2] == nil || s[3] == nil {
+		return false
+	}
+	c := NewContext(ContextParams{NoAlloc: true})
+	r := c.LightningIndexer(s[0], s[1], s[2], s[3])
+	return c.Err() == nil && r.Ne == t.Ne && r.Type == t.Type
+}

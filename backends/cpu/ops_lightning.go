@@ -14,15 +14,7 @@ func init() {
 		work: lightningWork, supports: lightningSupports})
 }
 
-func lightningSupports(dst *core.Tensor) bool {
-	s := dst.Src
-	if s[0] == nil || s[1] == nil || s[2] == nil || s[3] == nil {
-		return false
-	}
-	c := core.NewContext(core.ContextParams{NoAlloc: true})
-	r := c.LightningIndexer(s[0], s[1], s[2], s[3])
-	return c.Err() == nil && r.Ne == dst.Ne && r.Type == dst.Type
-}
+func lightningSupports(dst *core.Tensor) bool { return core.LightningIndexerNodeValid(dst) }
 
 func lightningTasks(dst *core.Tensor, nth int) int { return int(max(1, min(int64(nth), dst.Ne[0]))) }
 

@@ -8,8 +8,8 @@ import (
 
 // DeepSeek V4's hyper-connection ops (core.Dsv4HcComb, Dsv4HcPre, Dsv4HcPost; shaders/dsv4_hc.comp,
 // one MODE each): an invocation per token (COMB) or per result element (PRE, POST), in the CPU
-// kernels' float32 order, every source read at its strides; bit for bit as the CPU but for
-// COMB's exp (eltwise.glsl's, within about 2 ulp).
+// kernels' float32 order, every source read at its strides; bit for bit as the CPU (COMB's
+// reciprocals and exp correctly rounded, as the CPU's float64-based float32 results).
 
 func init() {
 	for _, op := range []core.Op{core.OpDsv4HcComb, core.OpDsv4HcPre, core.OpDsv4HcPost} {

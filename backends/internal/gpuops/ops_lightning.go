@@ -64,13 +64,11 @@ func lightningPlan(d *Device, t *core.Tensor) (kt, tc, items int64, ok bool) {
 // mask), keys of a type above, 16-bit storage for the mask, every tensor addressable in its
 // shader's units.
 func supportsLightning(d *Device, t *core.Tensor) bool {
-	q, k, w, m := t.Src[0], t.Src[1], t.Src[2], t.Src[3]
-	if q == nil || k == nil || w == nil || m == nil || !d.Storage16Bit || !lightningKTypes[k.Type] || !typeOK(d, k.Type) {
+	if !core.LightningIndexerNodeValid(t) {
 		return false
 	}
-	c := core.NewContext(core.ContextParams{NoAlloc: true})
-	r := c.LightningIndexer(q, k, w, m)
-	if c.Err() != nil || r.Ne != t.Ne || r.Type != t.Type {
+	q, k, w, m := t.Src[0], t.Src[1], t.Src[2], t.Src[3]
+	if !d.Storage16Bit || !lightningKTypes[k.Type] || !typeOK(d, k.Type) {
 		return false
 	}
 	for _, x := range []*core.Tensor{q, w, t} {
