@@ -20,15 +20,14 @@ func fixNonFiniteDots(p *params, dst *core.Tensor) {
 	p.barrier() // every worker's outputs are written
 	r0, r1 := rowRange(dst.NRows(), p.ith, p.nth)
 	var f *nonFiniteFixer
-	fixNonFiniteChunk(&f, dst, 0, dst.Ne[0], r0, r1)
+	fixNonFiniteChunk(&f, dst, dst.Data(), 0, dst.Ne[0], r0, r1)
 }
 
 // fixNonFiniteChunk recomputes the non-finite outputs among rows [ir1s, ir1e) (flat src1 row
 // indices) x columns [ir0s, ir0e) of a MUL_MAT node whose weights are not f32: a dot route's
 // chunk, fixed by the worker that computed it. *f is made at the first non-finite output.
-func fixNonFiniteChunk(f **nonFiniteFixer, dst *core.Tensor, ir0s, ir0e, ir1s, ir1e int64) {
+func fixNonFiniteChunk(f **nonFiniteFixer, dst *core.Tensor, dd []byte, ir0s, ir0e, ir1s, ir1e int64) {
 	a, b := dst.Src[0], dst.Src[1]
-	dd := dst.Data()
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	for ir := ir1s; ir < ir1e; ir++ {
 		i1, i2, i3 := unravel(ir, dst.Ne)

@@ -52,9 +52,9 @@ func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 	}
 	p.barrier() // the row is prepared
 	jobs := [1]kern.GemvJob{}
-	p.nf = nonFiniteHook{dst: dst}
+	p.nf = nonFiniteHook{dst: dst, dd: dst.Data()}
 	kern.GemvRepackedSet(l.rt, p.nth, &p.pool.chunk, work, l.m, l.k, raw, int(l.sliceBytes()), 1,
-		jobs[:], f32s(dst.Data())[:l.m], &p.nf)
+		jobs[:], f32s(p.nf.dd)[:l.m], &p.nf)
 }
 
 // nonFiniteHook fixes the non-finite outputs of a mat-vec set's finished tasks (kern.RowsDone)
@@ -62,6 +62,7 @@ func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 // MUL_MAT_ID node (id) the row of slot j mod n_used and token j / n_used.
 type nonFiniteHook struct {
 	dst   *core.Tensor
+	dd    []byte // dst's bytes (read once per node, not per task)
 	id    bool
 	fixer *nonFiniteFixer // made at the first non-finite output of the node
 }
@@ -70,11 +71,11 @@ type nonFiniteHook struct {
 func (h *nonFiniteHook) RowsDone(j, i0, i1 int) {
 	dst := h.dst
 	if !h.id {
-		fixNonFiniteChunk(&h.fixer, dst, int64(i0), int64(i1), 0, 1) // the node's one row
+		fixNonFiniteChunk(&h.fixer, dst, h.dd, int64(i0), int64(i1), 0, 1) // the node's one row
 		return
 	}
 	s, t := int64(j)%dst.Ne[1], int64(j)/dst.Ne[1]
-	row := f32s(dst.Data()[s*dst.Nb[1]+t*dst.Nb[2]:])[i0:i1]
+	row := f32s(h.dd[s*dst.Nb[1]+t*dst.Nb[2]:])[i0:i1]
 	if allFinite(row) {
 		return
 	}

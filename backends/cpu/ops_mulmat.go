@@ -316,6 +316,10 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) (fixLater bool) {
 	nchunk0, nchunk1, dr0, dr1 := mulMatChunks(nr0, nr1, p.nth)
 	// Each chunk's non-finite outputs are fixed by the worker that computed it.
 	fix := a.Type != core.TypeF32
+	var dd []byte // dst's bytes for the non-finite fixes, read once per worker
+	if fix {
+		dd = dst.Data()
+	}
 	var fixer *nonFiniteFixer
 	var tile kern.KTile
 	if route == routeKTile {
@@ -336,7 +340,7 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) (fixLater bool) {
 			mulMatDotChunk(dst, dot, da, yData, ynb1, ynb2, ynb3, &tmp, ir0s, ir0e, ir1s, ir1e)
 		}
 		if fix {
-			fixNonFiniteChunk(&fixer, dst, ir0s, ir0e, ir1s, ir1e) // mulmat_nonfinite.go
+			fixNonFiniteChunk(&fixer, dst, dd, ir0s, ir0e, ir1s, ir1e) // mulmat_nonfinite.go
 		}
 		if int64(p.nth) >= total {
 			break

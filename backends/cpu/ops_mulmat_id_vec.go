@@ -72,7 +72,7 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 			})
 		}
 	}
-	p.nf = nonFiniteHook{dst: dst, id: true}
+	p.nf = nonFiniteHook{dst: dst, dd: dst.Data(), id: true}
 	kern.GemvRepackedSet(l.rt, p.nth, &p.pool.chunk, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
-		jobs, f32s(dst.Data()), &p.nf)
+		jobs, f32s(p.nf.dd), &p.nf)
 }
