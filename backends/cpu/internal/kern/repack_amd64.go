@@ -102,8 +102,8 @@ var (
 )
 
 // rpTile256 runs a 256-bit kernel set on a (group, tile) pair: two halves of 8 weight rows
-// times nr/4 calls of 4 activation rows (or one call of 1).
-func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, nb int, w, p []byte, c []float32, ldc, acc int) {
+// times ceil(rows/4) calls of 4 activation rows (or one call of 1).
+func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, rows, nb int, w, p []byte, c []float32, ldc, acc int) {
 	f := rt.tileFormat()
 	rs := nr * rpRec
 	step, ki := 4, 0
@@ -119,7 +119,7 @@ func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, nb int, w, p []byte, c 
 	}
 	k := ks[rt][ki]
 	for h := 0; h < 2; h++ {
-		for j := 0; j < nr; j += step {
+		for j := 0; j < rows; j += step {
 			k(nb, &w[f.hdr+32*h], &w[16*h], &p[QK*j], &p[nr*QK+4*j], f.super, rs, 4*nr, &c[j*ldc+8*h], ldc, acc)
 		}
 	}
@@ -128,6 +128,13 @@ func rpTile256(ks *[4][2]rpKernel256, rt RepackType, nr, nb int, w, p []byte, c 
 // rpTile runs the repacked micro-kernel of the active kernel set on nr activation rows of the
 // prepared tile p and the 16 weight rows of w (nb blocks each): c[j*ldc+r] (+)= the dots.
 func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum bool) {
+	rpTilePart(rt, nr, nr, nb, w, p, c, ldc, accum)
+}
+
+// rpTilePart is rpTile that needs only the first rows (≤ nr) activation rows of the tile: the
+// 256-bit kernels skip the calls of 4-row blocks past them (a prompt of two or three tokens
+// would otherwise cost as much as one of eight); rows of c past them are left undefined.
+func rpTilePart(rt RepackType, nr, rows, nb int, w, p []byte, c []float32, ldc int, accum bool) {
 	var k rpKernel
 	if useVNNI {
 		if nr == 1 {
@@ -137,7 +144,7 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 		}
 	}
 	if k == nil && !useASM {
-		rpTileGo(rt, nr, nb, w, p, c, ldc, accum)
+		rpTileGo(rt, nr, rows, nb, w, p, c, ldc, accum)
 		return
 	}
 	// Bounds checks standing in for the assembly's unchecked accesses.
@@ -153,9 +160,9 @@ func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum 
 	case k != nil:
 		k(nb, &w[0], &p[0], &c[0], ldc, acc)
 	case useAVXVNNI:
-		rpTile256(&rpKernelsVNNI256, rt, nr, nb, w, p, c, ldc, acc)
+		rpTile256(&rpKernelsVNNI256, rt, nr, rows, nb, w, p, c, ldc, acc)
 	default:
-		rpTile256(&rpKernelsAVX2, rt, nr, nb, w, p, c, ldc, acc)
+		rpTile256(&rpKernelsAVX2, rt, nr, rows, nb, w, p, c, ldc, acc)
 	}
 }
 

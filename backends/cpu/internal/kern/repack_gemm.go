@@ -146,8 +146,9 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 				if tile < tf && g < gf {
 					continue
 				}
-				rpTile(rt, nr, nb, a[g*gs:(g+1)*gs], prep[tile*ts:(tile+1)*ts], tmp[:], RepackRows, false)
-				for r := 0; r < nr && tile*nr+r < n; r++ {
+				rows := min(nr, n-tile*nr)
+				rpTilePart(rt, nr, rows, nb, a[g*gs:(g+1)*gs], prep[tile*ts:(tile+1)*ts], tmp[:], RepackRows, false)
+				for r := 0; r < rows; r++ {
 					i0 := g * RepackRows
 					i1 := min(m, i0+RepackRows)
 					copy(c[(tile*nr+r)*ldc+i0:(tile*nr+r)*ldc+i1], tmp[r*RepackRows:r*RepackRows+i1-i0])
@@ -230,13 +231,13 @@ func prepRepackZero(nb, nr, r int, p []byte) {
 	}
 }
 
-// rpTileGo is the pure-Go micro-kernel: for activation row j < nr of the prepared tile p and
-// weight row r < 16 of the group w (both nb blocks), c[j*ldc+r] = Σ over blocks of
+// rpTileGo is the pure-Go micro-kernel: for activation row j < rows (≤ nr) of the prepared tile
+// p and weight row r < 16 of the group w (both nb blocks), c[j*ldc+r] = Σ over blocks of
 // float32(sumi)*(dw*dy) (+ mw*sy for Q4_1), added to c when accum.
-func rpTileGo(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum bool) {
+func rpTileGo(rt RepackType, nr, rows, nb int, w, p []byte, c []float32, ldc int, accum bool) {
 	f := rt.tileFormat()
 	rec := nr * rpRec
-	for j := 0; j < nr; j++ {
+	for j := 0; j < rows; j++ {
 		for r := 0; r < RepackRows; r++ {
 			var acc float32
 			if accum {

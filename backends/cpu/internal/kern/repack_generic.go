@@ -4,7 +4,12 @@ package kern
 
 // rpTile runs the repacked micro-kernel of the active kernel set (here the pure-Go twin).
 func rpTile(rt RepackType, nr, nb int, w, p []byte, c []float32, ldc int, accum bool) {
-	rpTileGo(rt, nr, nb, w, p, c, ldc, accum)
+	rpTileGo(rt, nr, nr, nb, w, p, c, ldc, accum)
+}
+
+// rpTilePart is rpTile for the first rows (≤ nr) activation rows of the tile only.
+func rpTilePart(rt RepackType, nr, rows, nb int, w, p []byte, c []float32, ldc int, accum bool) {
+	rpTileGo(rt, nr, rows, nb, w, p, c, ldc, accum)
 }
 
 // hasRepackASM reports whether rpTile runs assembly: never in this build.

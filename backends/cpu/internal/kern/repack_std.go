@@ -147,7 +147,7 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 					if tile < tf {
 						rpTile(rt, nr, kn, w, p, c[tile*nr*ldc+g*RepackRows:], ldc, kb > 0)
 					} else {
-						rpTile(rt, nr, kn, w, p, edge[(g-g0)*nr*RepackRows:], RepackRows, kb > 0)
+						rpTilePart(rt, nr, n-tile*nr, kn, w, p, edge[(g-g0)*nr*RepackRows:], RepackRows, kb > 0)
 					}
 				}
 			}
@@ -167,8 +167,9 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 			repackGroup(f, q8, w, a[g*RepackRows*lda:], lda, rows, 0, nb)
 			var tmp [rpNR * RepackRows]float32
 			for tile := t0; tile < t1; tile++ {
-				rpTile(rt, nr, nb, w, prep[tile*ts:(tile+1)*ts], tmp[:], RepackRows, false)
-				for r := 0; r < nr && tile*nr+r < n; r++ {
+				nv := min(nr, n-tile*nr)
+				rpTilePart(rt, nr, nv, nb, w, prep[tile*ts:(tile+1)*ts], tmp[:], RepackRows, false)
+				for r := 0; r < nv; r++ {
 					copy(c[(tile*nr+r)*ldc+g*RepackRows:][:rows], tmp[r*RepackRows:])
 				}
 			}

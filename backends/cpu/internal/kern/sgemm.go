@@ -10,7 +10,7 @@ import (
 // Both operands are row-major over k: A holds m weight rows (A[i*lda+p]), B holds n activation
 // rows (B[j*ldb+p]), and C[j*ldc+i] = Σ_p A[i*lda+p]*B[j*ldb+p] (C has n rows of m).
 //
-// The packed path (n > gemmSmallN) lays A out in panels of 16 rows, p-major (ap[p*16+r]), and B
+// The packed path (n > gemmDotMaxN) lays A out in panels of 16 rows, p-major (ap[p*16+r]), and B
 // in panels of 6 rows (bp[p*6+r]); a register-blocked FMA micro-kernel computes C tiles of 6
 // activation rows x 16 weight rows (two panels of each at once in the 512-bit kernels), k block by
 // k block, overwriting C in the first block and accumulating afterwards. Two schedules feed it:
@@ -29,8 +29,9 @@ import (
 //     into tasks claimed from the shared atomic counter; phase t packs k block t and computes
 //     k block t-1.
 //
-// For n <= gemmSmallN (mat-vec) there is no packing: each task computes dot products of 16
-// weight rows against the n activation rows.
+// For n <= gemmSmallN (mat-vec), and for f32 and f16 weights on the 256-bit kernels up to
+// gemmDotN256, there is no packing: each task computes dot products of 16 weight rows against
+// the n activation rows (gemmDotMaxN).
 const (
 	gemmMR      = 6   // activation rows per micro tile
 	gemmNR      = 16  // weight rows per micro tile
@@ -41,6 +42,7 @@ const (
 	gemmPackA   = 8   // A panels per pack task
 	gemmPackB   = 16  // B panels per pack task
 	gemmSmallN  = 3   // n up to this uses the dot-product path
+	gemmDotN256 = 8   // and up to this for f32 and f16 weights on the 256-bit kernels (gemmDotMaxN)
 	gemmDotRow  = 16  // weight rows per task in the dot-product path
 	gemmAlign   = 16  // floats of slack for aligning the scratch to 64 bytes
 )
@@ -122,7 +124,8 @@ func bStride(kc int) int { return gemmMR*kc + 2 }
 
 // SgemmWorkSize returns the number of float32 elements of shared scratch that Sgemm,
 // SgemmF16A and SgemmBF16 need for these sizes on a team of nth workers. It is 0 for the
-// mat-vec path (n <= 3) and for empty products.
+// mat-vec path (n <= 3) and for empty products (the scratch of a packed product otherwise,
+// also where the weights' type takes the dot-product path for a few more rows).
 func SgemmWorkSize(m, n, k, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 || n <= gemmSmallN {
 		return 0
@@ -169,8 +172,9 @@ type bSource struct {
 //     returned its value is unspecified and it must be reset before it is used again.
 //   - barrier() must block until all nth workers have called it (a reusable team barrier).
 //     Every worker calls it the same number of times: once per product with the 256-bit
-//     kernels, once per k block with the 512-bit ones and the bf16 pairs, never when n <= 3,
-//     m, n or k is 0, or nth == 1; it may be nil when nth == 1.
+//     kernels, once per k block with the 512-bit ones and the bf16 pairs, never when n <= 3
+//     (n <= 8 for f32 and f16 weights on the 256-bit kernels: the dot-product path), m, n or
+//     k is 0, or nth == 1; it may be nil when nth == 1.
 //   - Work is claimed dynamically, so a worker that starts late simply finds less work left;
 //     ith picks the worker's private part of the scratch, so the workers' ith must differ.
 //   - work is scratch shared by the team (the same slice for every worker) of at least
@@ -232,7 +236,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
-	if n <= gemmSmallN {
+	if n <= gemmDotMaxN(a) {
 		gemmDots(counter, m, n, k, a, b, c, ldc)
 		return
 	}
@@ -422,8 +426,23 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 	}
 }
 
-// gemmDots is the mat-vec path: tasks of gemmDotRow weight rows; four weight rows at a time
-// are dotted with each of the n (<= 3) activation rows (four concurrent memory streams).
+// gemmDotMaxN is the largest n that takes the dot-product path for weights a. Packing costs a
+// pass over the weights (f16 ones widened) before the first product, which a few activation
+// rows do not earn back: on Zen 3 (AVX2, m=5632 k=2048 f16 weights from DRAM, one and two
+// workers) the dots ran n=4 in 3.8 ms against the packed path's 6.3 (2 workers 2.1 vs 3.5), n=8
+// in 6.7 vs 8.1, and fell behind from n=12 (9.5 vs 8.2); f32 weights alike (n=4 4.1 vs 6.8,
+// n=8 7.5 vs 9.8, n=12 9.9 vs 8.9). bf16 dots on AVX2 lose from n=4 on, and the 512-bit
+// kernels' crossover is unmeasured: both keep gemmSmallN.
+func gemmDotMaxN(a aSource) int {
+	if a.bf16 != nil || gemm512 {
+		return gemmSmallN
+	}
+	return gemmDotN256
+}
+
+// gemmDots is the dot-product path: tasks of gemmDotRow weight rows; four weight rows at a time
+// are dotted with each of the n (<= gemmDotMaxN) activation rows (four concurrent memory
+// streams; the rows stay in L1 for the activation rows after the first).
 func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
 	ldb := b.ldb
 	ntasks := int64((m + gemmDotRow - 1) / gemmDotRow)

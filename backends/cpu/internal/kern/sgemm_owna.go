@@ -67,7 +67,7 @@ func ownWorkSize(m, n, k, nth int) int {
 	return (pl.nblk*pl.bBlock+15)&^15 + max(nth, 1)*pl.aSize
 }
 
-// gemmOwnA runs the product with the schedule above (n > gemmSmallN, m, n, k > 0, no bf16
+// gemmOwnA runs the product with the schedule above (n > gemmDotMaxN, m, n, k > 0, no bf16
 // pairs). The protocol is Sgemm's, with one barrier call per worker when nth > 1.
 func gemmOwnA(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
 	pl := newOwnPlan(m, n, k, nth)
