@@ -70,16 +70,18 @@ TEXT ·sgemm6x16AVX2(SB), NOSPLIT, $0-48
 	JZ     gemm_k1
 
 gemm_k8:
-	PREFETCHT0 512(SI)
+	// A 24 steps ahead: in the wide products' order (sgemm_owna.go) A streams from L2 or L3
+	// (1536 bytes ahead ran 2-4% faster than 512 there on Zen 3, level elsewhere).
+	PREFETCHT0 1536(SI)
 	STEP(0, 0)
 	STEP(64, 24)
-	PREFETCHT0 576(SI)
+	PREFETCHT0 1600(SI)
 	STEP(128, 48)
 	STEP(192, 72)
-	PREFETCHT0 640(SI)
+	PREFETCHT0 1664(SI)
 	STEP(256, 96)
 	STEP(320, 120)
-	PREFETCHT0 704(SI)
+	PREFETCHT0 1728(SI)
 	STEP(384, 144)
 	STEP(448, 168)
 	ADDQ       $512, SI

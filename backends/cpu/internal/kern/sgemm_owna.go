@@ -22,6 +22,19 @@ import "sync/atomic"
 // column (f32 127/127 against 122/125 GFLOPS, f16 125/134 against 134/134).
 // Tasks run weight-block-major, so the tasks that pack the same weight rows run next to each
 // other on different workers and the second one reads the rows from the shared L3.
+//
+// Wide products (n >= ownWideN activation rows) walk a task the other way round. Each sweep of
+// one A panel over the task's B panels writes a 64-byte piece of C in n rows ldc apart: a page
+// each for m >= 1024, more pages than the TLB holds, and a miss at every tile's store (on Zen 3,
+// 2048³ on one worker, the kernel over B panels streamed from L3 ran at 0.98 of its speed in L1,
+// with the C tiles of those rows at 0.74-0.92). There a task holds up to ownMBWide weight rows
+// (the team's task rows a multiple of nth), k blocks are ownKCWide, and each B panel (12 KiB, in
+// L1) meets all the task's A panels in turn, which stream from L2 or L3: C is written along its
+// rows, 2 KiB at a time, and passed over half as often. On Zen 3 (2048³, the two orders
+// alternating in one process, medians of 8 rounds on a shared host): one worker 1.09-1.22x,
+// f16 weights 1.15-1.19x, two workers 1.03-1.09x; A blocks of 256 or 384 rows gained 1.05-1.07x,
+// of 1024 as many as 512. n = 1024 was level (0.98-1.02x), and so was n = 512 (TinyLlama's FFN
+// over a 512-token prompt), so narrower products keep the order above.
 
 // Blocking of gemmOwnA (variables only so that benchmarks can try others: KERN_OWN in
 // bench_test.go).
@@ -29,6 +42,10 @@ var (
 	ownKC = 256  // k block: a 16-row A panel of 16 KiB stays in L1
 	ownMB = 64   // weight rows per task (multiple of gemmNR): a 64 KiB A block per worker
 	ownNB = 2052 // at most this many activation rows per task (multiple of gemmMR): a weight row is packed once for n <= 2052
+
+	ownWideN  = 1536 // activation rows from which a product is wide (B-panel-major tasks)
+	ownKCWide = 512  // k block of a wide product: a 12 KiB B panel stays in L1
+	ownMBWide = 512  // weight rows per task of a wide product, at most
 )
 
 // ownPlan is gemmOwnA's deterministic work split (the same in every worker).
@@ -41,11 +58,20 @@ type ownPlan struct {
 	mb, nb     int // weight rows and activation rows per task
 	mt, nt     int // task rows and columns
 	aSize      int // floats of one worker's A block (a multiple of 16: 64-byte aligned)
+	wide       bool
 }
 
 func newOwnPlan(m, n, k, nth int) ownPlan {
-	pl := ownPlan{m: m, n: n, k: k, mb: ownMB}
-	pl.kc, pl.nblk = kBlocks(k, ownKC)
+	pl := ownPlan{m: m, n: n, k: k, mb: ownMB, wide: n >= ownWideN}
+	kcMax := ownKC
+	if pl.wide {
+		kcMax = ownKCWide
+		// Task rows of at most ownMBWide weight rows, as many as a multiple of the team.
+		team := max(nth, 1)
+		mt := ((m+ownMBWide-1)/ownMBWide + team - 1) / team * team
+		pl.mb = ((m+mt-1)/mt + gemmNR - 1) / gemmNR * gemmNR
+	}
+	pl.kc, pl.nblk = kBlocks(k, kcMax)
 	pl.apan = (m + gemmNR - 1) / gemmNR
 	pl.bpan = (n + gemmMR - 1) / gemmMR
 	pl.bPanel = bStride(pl.kc)
@@ -125,6 +151,15 @@ func gemmOwnA(ith, nth int, barrier func(), counter *atomic.Int64, work []float3
 				packA(aw[(ip-ip0)*gemmNR*kb:(ip-ip0+1)*gemmNR*kb], a, i0, min(gemmNR, m-i0), p0, kb)
 			}
 			bt := bp[t*pl.bBlock:]
+			if pl.wide {
+				for jp := jp0; jp < jp1; jp++ {
+					bq := bt[jp*pl.bPanel : jp*pl.bPanel+gemmMR*kb]
+					for ip := ip0; ip < ip1; ip++ {
+						gemmTile(kb, aw[(ip-ip0)*gemmNR*kb:(ip-ip0+1)*gemmNR*kb], bq, c, ldc, ip*gemmNR, jp*gemmMR, m, n, t > 0, &tmp)
+					}
+				}
+				continue
+			}
 			for ip := ip0; ip < ip1; ip++ {
 				ap := aw[(ip-ip0)*gemmNR*kb : (ip-ip0+1)*gemmNR*kb]
 				for jp := jp0; jp < jp1; jp++ {
