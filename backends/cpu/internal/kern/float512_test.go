@@ -172,6 +172,57 @@ func vdpbf16Model(x, y []uint16) float32 {
 }
 
 // TestDotBF16VDPBF16PS: with AVX-512 BF16, DotBF16 is the VDPBF16PS kernel and matches the
+
+// TestDot4x3PerSet: the three-activation-row dot (f32 and f16 weights) on every kernel set, against
+// a float64 reference and its pure-Go twin, for k below, at and across the 8-element steps and
+// misaligned, padded rows; the kernel must also leave out what is past the three rows.
+func TestDot4x3PerSet(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, k := range []int{1, 7, 8, 9, 16, 17, 33, 64, 130, 1001} {
+				r := newRand(uint64(k) + 77)
+				lda, ldx := k+5, k+3
+				af := randF32(r, 1+4*lda, -1, 1)[1:]
+				x := randF32(r, 1+3*ldx, -1, 1)[1:]
+				ah := make([]uint16, len(af))
+				for i := range af {
+					ah[i] = f32ToF16Go(af[i])
+				}
+				for _, f16 := range []bool{false, true} {
+					src := aSource{f32: af, lda: lda}
+					if f16 {
+						src = aSource{f16: ah, lda: lda}
+					}
+					var got, twin [12]float32
+					dot4x3(src, 0, k, x[:2*ldx+k], ldx, &got)
+					dot4x3Go(src, 0, k, x, ldx, &twin)
+					for j := 0; j < 3; j++ {
+						for row := 0; row < 4; row++ {
+							var ref, mag float64
+							for p := 0; p < k; p++ {
+								av := float64(af[row*lda+p])
+								if f16 {
+									av = float64(f16ToF32Go(ah[row*lda+p]))
+								}
+								ref += av * float64(x[j*ldx+p])
+								mag += math.Abs(av * float64(x[j*ldx+p]))
+							}
+							tol := 1e-6*mag + 1e-30
+							g := float64(got[4*j+row])
+							if d := math.Abs(g - ref); d > tol {
+								t.Fatalf("%v k=%d f16=%v row %d x %d: got %g, reference %g", s, k, f16, row, j, g, ref)
+							}
+							if d := math.Abs(g - float64(twin[4*j+row])); d > 2*tol {
+								t.Fatalf("%v k=%d f16=%v row %d x %d: got %g, twin %g", s, k, f16, row, j, g, twin[4*j+row])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 // bit-exact model (including lengths with every kind of tail and misaligned starts).
 func TestDotBF16VDPBF16PS(t *testing.T) {
 	if !useBF16 {

@@ -416,6 +416,53 @@ func dot4F32AVX2(k int, a *float32, lda int, x *float32, out *float32)
 //go:noescape
 func dot4F16F32AVX2(k8 int, a *uint16, lda int, x *float32, out *float32, next int)
 
+//go:noescape
+func dot4x3F16F32AVX2(k8 int, a *uint16, lda int, x *float32, ldx int, out *float32)
+
+//go:noescape
+func dot4x3F32AVX2(k8 int, a *float32, lda int, x *float32, ldx int, out *float32)
+
+// hasDot4x3 reports whether dot4x3 has a kernel that reads the four weight rows once for the
+// three activation rows (the AVX2 sets; the 512-bit ones keep dot4 per row).
+func hasDot4x3() bool { return useASM && !use512 }
+
+// dot4x3 sets out[4j+r] = Σ_{p<k} A[off+r*lda+p]*x[j*ldx+p] for r < 4, j < 3 (k >= 1; f32 or
+// f16 weights).
+func dot4x3(a aSource, off, k int, x []float32, ldx int, out *[12]float32) {
+	if !hasDot4x3() {
+		dot4x3Go(a, off, k, x, ldx, out)
+		return
+	}
+	_ = x[2*ldx+k-1]
+	k8 := k / 8
+	*out = [12]float32{}
+	last := off + 3*a.lda + k - 1
+	if a.f16 == nil {
+		_ = a.f32[last]
+		if k8 > 0 {
+			dot4x3F32AVX2(k8, &a.f32[off], a.lda, &x[0], ldx, &out[0])
+		}
+	} else {
+		_ = a.f16[last]
+		if k8 > 0 {
+			dot4x3F16F32AVX2(k8, &a.f16[off], a.lda, &x[0], ldx, &out[0])
+		}
+	}
+	for p := k8 * 8; p < k; p++ {
+		for r := 0; r < 4; r++ {
+			var w float32
+			if a.f16 != nil {
+				w = f16ToF32Go(a.f16[off+r*a.lda+p])
+			} else {
+				w = a.f32[off+r*a.lda+p]
+			}
+			for j := 0; j < 3; j++ {
+				out[4*j+r] += w * x[j*ldx+p]
+			}
+		}
+	}
+}
+
 // dot4 sets out[r] = Σ_{p<k} A[off+r*lda+p]*x[p] for r < 4 (k >= 1).
 func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Next(a, off, k, x, out, false) }
 

@@ -93,6 +93,13 @@ func packBFull(dst []float32, b bSource, off, kb int) int { return packBFullGo(d
 
 func dot4(a aSource, off, k int, x []float32, out *[4]float32) { dot4Go(a, off, k, x, out) }
 
+// hasDot4x3 reports false: this build dots each activation row on its own.
+func hasDot4x3() bool { return false }
+
+func dot4x3(a aSource, off, k int, x []float32, ldx int, out *[12]float32) {
+	dot4x3Go(a, off, k, x, ldx, out)
+}
+
 // dot4Next is dot4 (no prefetching in this build).
 func dot4Next(a aSource, off, k int, x []float32, out *[4]float32, _ bool) {
 	dot4Go(a, off, k, x, out)

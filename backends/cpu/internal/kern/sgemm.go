@@ -42,7 +42,7 @@ const (
 	gemmPackA   = 8   // A panels per pack task
 	gemmPackB   = 16  // B panels per pack task
 	gemmSmallN  = 3   // n up to this uses the dot-product path
-	gemmDotN256 = 8   // and up to this for f32 and f16 weights on the 256-bit kernels (gemmDotMaxN)
+	gemmDotN256 = 32  // and up to this for f32 and f16 weights on the 256-bit kernels (gemmDotMaxN)
 	gemmDotRow  = 16  // weight rows per task in the dot-product path
 	gemmAlign   = 16  // floats of slack for aligning the scratch to 64 bytes
 )
@@ -428,11 +428,13 @@ func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
 
 // gemmDotMaxN is the largest n that takes the dot-product path for weights a. Packing costs a
 // pass over the weights (f16 ones widened) before the first product, which a few activation
-// rows do not earn back: on Zen 3 (AVX2, m=5632 k=2048 f16 weights from DRAM, one and two
-// workers) the dots ran n=4 in 3.8 ms against the packed path's 6.3 (2 workers 2.1 vs 3.5), n=8
-// in 6.7 vs 8.1, and fell behind from n=12 (9.5 vs 8.2); f32 weights alike (n=4 4.1 vs 6.8,
-// n=8 7.5 vs 9.8, n=12 9.9 vs 8.9). bf16 dots on AVX2 lose from n=4 on, and the 512-bit
-// kernels' crossover is unmeasured: both keep gemmSmallN.
+// rows do not earn back, and dot4x3 reads four weight rows once for three activation rows. On
+// Zen 3 (AVX2; f16 weights from DRAM, one worker, medians of 6 alternations) the dots against
+// the packed path: m=5632 k=2048 n=4 3.0 vs 6.3 ms, n=8 3.8 vs 7.7, n=16 5.9 vs 8.4, n=32 11.0
+// vs 13.1, level from n=48 (f32 weights from n=40); m=2048 k=5632 n=32 10.1 vs 13.5; m=1024
+// k=14336 n=32 13.3 vs 18.3; two workers n=8 2.4 vs 4.9 ms, n=32 6.2 vs 8.5 (f32 7.8 vs 9.1).
+// bf16 dots on AVX2 lose from n=4 on, and the 512-bit kernels' crossover is unmeasured: both
+// keep gemmSmallN.
 func gemmDotMaxN(a aSource) int {
 	if a.bf16 != nil || gemm512 {
 		return gemmSmallN
@@ -441,12 +443,15 @@ func gemmDotMaxN(a aSource) int {
 }
 
 // gemmDots is the dot-product path: tasks of gemmDotRow weight rows; four weight rows at a time
-// are dotted with each of the n (<= gemmDotMaxN) activation rows (four concurrent memory
-// streams; the rows stay in L1 for the activation rows after the first).
+// are dotted with the n (<= gemmDotMaxN) activation rows (four concurrent memory streams),
+// three activation rows per pass over them where the kernel set has dot4x3 (f32 and f16
+// weights), one otherwise and for the rest.
 func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []float32, ldc int) {
 	ldb := b.ldb
 	ntasks := int64((m + gemmDotRow - 1) / gemmDotRow)
 	var out [4]float32
+	var out3 [12]float32
+	x3 := hasDot4x3() && b.f32 != nil && a.bf16 == nil // three activation rows per pass over the weights
 	for {
 		t := counter.Add(1) - 1
 		if t >= ntasks {
@@ -456,7 +461,16 @@ func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []floa
 		i1 := min(m, i0+gemmDotRow)
 		i := i0
 		for ; i+4 <= i1; i += 4 {
-			for j := 0; j < n; j++ {
+			j := 0
+			if x3 {
+				for ; j+3 <= n; j += 3 {
+					dot4x3(a, i*a.lda, k, b.f32[j*ldb:], ldb, &out3)
+					for q := 0; q < 3; q++ {
+						copy(c[(j+q)*ldc+i:(j+q)*ldc+i+4], out3[4*q:4*q+4])
+					}
+				}
+			}
+			for ; j < n; j++ {
 				if b.bf16 != nil {
 					dot4BF16(a, i*a.lda, k, b.bf16[j*ldb:j*ldb+k], &out)
 				} else {
@@ -492,6 +506,16 @@ func dot4Go(a aSource, off, k int, x []float32, out *[4]float32) {
 		} else {
 			out[r] = dotF32Go(a.f32[o:o+k], x)
 		}
+	}
+}
+
+// dot4x3Go is the pure-Go dot4x3: out[4j+r] = Σ_{p<k} A[off+r*lda+p]*x[j*ldx+p] for r < 4,
+// j < 3.
+func dot4x3Go(a aSource, off, k int, x []float32, ldx int, out *[12]float32) {
+	var o [4]float32
+	for j := 0; j < 3; j++ {
+		dot4Go(a, off, k, x[j*ldx:j*ldx+k], &o)
+		copy(out[4*j:4*j+4], o[:])
 	}
 }
 

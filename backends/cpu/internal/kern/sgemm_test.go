@@ -200,8 +200,8 @@ func TestSgemmLarger(t *testing.T) {
 		{32, 12, 520, 520, 520, 32},     // k blocks of 264 and 256
 		{150, 200, 520, 523, 521, 151},  // partial task blocks on both sides (64 weight rows per task, two task columns at 2-3 workers)
 		{33, 4, 9, 9, 9, 33},            // smallest n on the packed path (bf16, 512-bit kernels)
-		{33, 8, 70, 70, 70, 33},         // largest n of the dot path (f32, f16 on the 256-bit kernels)
-		{33, 9, 70, 70, 70, 33},         // smallest n on their packed path
+		{33, 32, 70, 70, 70, 33},        // largest n of the dot path (f32, f16 on the 256-bit kernels)
+		{33, 33, 70, 70, 70, 33},        // smallest n on their packed path
 		{150, 1543, 530, 533, 531, 151}, // a wide product (ownWideN): B-panel-major tasks, two k blocks, every edge
 		{100, 3, 77, 80, 79, 101},       // mat-vec path, n = 3
 		{1000, 1, 1000, 1000, 1000, 1000},
@@ -273,11 +273,11 @@ func TestSgemmDeterministic(t *testing.T) {
 }
 
 func TestSgemmPanics(t *testing.T) {
-	a := make([]float32, 256)
+	a := make([]float32, 1024)
 	for name, f := range map[string]func(){
 		"short a":   func() { Sgemm(0, 1, nil, new(atomic.Int64), nil, 10, 1, 10, a[:90], 10, a, 10, a, 10) },
 		"small lda": func() { Sgemm(0, 1, nil, new(atomic.Int64), nil, 2, 1, 10, a, 9, a, 10, a, 10) },
-		"no work":   func() { Sgemm(0, 1, nil, new(atomic.Int64), nil, 16, 16, 16, a, 16, a, 16, a, 16) }, // a packed product
+		"no work":   func() { Sgemm(0, 1, nil, new(atomic.Int64), nil, 16, 40, 16, a, 16, a, 16, a, 16) }, // a packed product
 		"nth 0":     func() { Sgemm(0, 0, nil, new(atomic.Int64), nil, 1, 1, 1, a, 1, a, 1, a, 1) },
 	} {
 		func() {
