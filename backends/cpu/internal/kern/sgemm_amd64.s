@@ -44,6 +44,71 @@
 	VMOVUPS A1, 32(DX) \
 	ADDQ    BX, DX
 
+// DOT4X3ROW(A0, A1, A2): weight row r (in Y3) times x rows 0-2 (Y0-Y2) into their
+// accumulators: acc(j, r) of dot4x3 lives in Y(4+4j+r).
+#define DOT4X3ROW(A0, A1, A2) \
+	VFMADD231PS Y3, Y0, A0 \
+	VFMADD231PS Y3, Y1, A1 \
+	VFMADD231PS Y3, Y2, A2
+
+#define DOT4X3OUT(A0, A1, A2, A3, off) \
+	VMOVAPS A0, Y0 \
+	VMOVAPS A1, Y1 \
+	VMOVAPS A2, Y2 \
+	VMOVAPS A3, Y3 \
+	HSUM4 \
+	VMOVUPS X0, off(DX)
+
+// DOT4X3(LOADW, ESHIFT, WSTEP): the body of dot4x3 for weights of 1<<ESHIFT bytes, each read
+// into float32 lanes by LOADW (VCVTPH2PS or VMOVUPS), WSTEP bytes of a row per 8 elements.
+#define DOT4X3(LOADW, ESHIFT, WSTEP) \
+	MOVQ   k8+0(FP), CX \
+	MOVQ   a+8(FP), SI \
+	MOVQ   lda+16(FP), BX \
+	MOVQ   x+24(FP), DI \
+	MOVQ   ldx+32(FP), R11 \
+	MOVQ   out+40(FP), DX \
+	SHLQ   $ESHIFT, BX \
+	SHLQ   $2, R11 \
+	LEAQ   (SI)(BX*2), R8 \
+	LEAQ   (DI)(R11*2), R12 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11 \
+	VXORPS Y12, Y12, Y12 \
+	VXORPS Y13, Y13, Y13 \
+	VXORPS Y14, Y14, Y14 \
+	VXORPS Y15, Y15, Y15 \
+	PCALIGN $16 \
+loop: \
+	VMOVUPS (DI), Y0 \
+	VMOVUPS (DI)(R11*1), Y1 \
+	VMOVUPS (R12), Y2 \
+	LOADW   (SI), Y3 \
+	DOT4X3ROW(Y4, Y8, Y12) \
+	LOADW   (SI)(BX*1), Y3 \
+	DOT4X3ROW(Y5, Y9, Y13) \
+	LOADW   (R8), Y3 \
+	DOT4X3ROW(Y6, Y10, Y14) \
+	LOADW   (R8)(BX*1), Y3 \
+	DOT4X3ROW(Y7, Y11, Y15) \
+	ADDQ    $WSTEP, SI \
+	ADDQ    $WSTEP, R8 \
+	ADDQ    $32, DI \
+	ADDQ    $32, R12 \
+	DECQ    CX \
+	JNZ     loop \
+	DOT4X3OUT(Y4, Y5, Y6, Y7, 0) \
+	DOT4X3OUT(Y8, Y9, Y10, Y11, 16) \
+	DOT4X3OUT(Y12, Y13, Y14, Y15, 32) \
+	VZEROUPPER \
+	RET
+
 // func sgemm6x16AVX2(k int, a, b, c *float32, ldc int, accum int)
 // C tile (6 rows of ldc floats, 16 columns) = (accum != 0 ? C : 0) + Σ_p b[p*6+r]*a[p*16+q].
 TEXT ·sgemm6x16AVX2(SB), NOSPLIT, $0-48
@@ -475,123 +540,16 @@ dot4h_done:
 	VZEROUPPER
 	RET
 
-// DOT4X3ROW(A0, A1, A2): weight row r (in Y3) times x rows 0-2 (Y0-Y2) into their
-// accumulators: acc(j, r) of dot4x3 lives in Y(4+4j+r).
-#define DOT4X3ROW(A0, A1, A2) \
-	VFMADD231PS Y3, Y0, A0 \
-	VFMADD231PS Y3, Y1, A1 \
-	VFMADD231PS Y3, Y2, A2
-
-#define DOT4X3OUT(A0, A1, A2, A3, off) \
-	VMOVAPS A0, Y0 \
-	VMOVAPS A1, Y1 \
-	VMOVAPS A2, Y2 \
-	VMOVAPS A3, Y3 \
-	HSUM4 \
-	VMOVUPS X0, off(DX)
-
 // func dot4x3F16F32AVX2(k8 int, a *uint16, lda int, x *float32, ldx int, out *float32)
 // out[4j+r] = Σ_{p<8*k8} a[r*lda+p]*x[j*ldx+p] for r < 4, j < 3 (a in IEEE halves): the four
 // weight rows are read once for three activation rows (a few-token prompt's MUL_MAT).
 TEXT ·dot4x3F16F32AVX2(SB), NOSPLIT, $0-48
-	MOVQ   k8+0(FP), CX
-	MOVQ   a+8(FP), SI
-	MOVQ   lda+16(FP), BX
-	MOVQ   x+24(FP), DI
-	MOVQ   ldx+32(FP), R11
-	MOVQ   out+40(FP), DX
-	SHLQ   $1, BX
-	SHLQ   $2, R11
-	LEAQ   (SI)(BX*2), R8
-	LEAQ   (DI)(R11*2), R12
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
-
-dot4x3h_loop:
-	VMOVUPS (DI), Y0
-	VMOVUPS (DI)(R11*1), Y1
-	VMOVUPS (R12), Y2
-	VCVTPH2PS (SI), Y3
-	DOT4X3ROW(Y4, Y8, Y12)
-	VCVTPH2PS (SI)(BX*1), Y3
-	DOT4X3ROW(Y5, Y9, Y13)
-	VCVTPH2PS (R8), Y3
-	DOT4X3ROW(Y6, Y10, Y14)
-	VCVTPH2PS (R8)(BX*1), Y3
-	DOT4X3ROW(Y7, Y11, Y15)
-	ADDQ    $16, SI
-	ADDQ    $16, R8
-	ADDQ    $32, DI
-	ADDQ    $32, R12
-	DECQ    CX
-	JNZ     dot4x3h_loop
-
-	DOT4X3OUT(Y4, Y5, Y6, Y7, 0)
-	DOT4X3OUT(Y8, Y9, Y10, Y11, 16)
-	DOT4X3OUT(Y12, Y13, Y14, Y15, 32)
-	VZEROUPPER
-	RET
+	DOT4X3(VCVTPH2PS, 1, 16)
 
 // func dot4x3F32AVX2(k8 int, a *float32, lda int, x *float32, ldx int, out *float32)
 // dot4x3F16F32AVX2 for float32 weights.
 TEXT ·dot4x3F32AVX2(SB), NOSPLIT, $0-48
-	MOVQ   k8+0(FP), CX
-	MOVQ   a+8(FP), SI
-	MOVQ   lda+16(FP), BX
-	MOVQ   x+24(FP), DI
-	MOVQ   ldx+32(FP), R11
-	MOVQ   out+40(FP), DX
-	SHLQ   $2, BX
-	SHLQ   $2, R11
-	LEAQ   (SI)(BX*2), R8
-	LEAQ   (DI)(R11*2), R12
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
-
-dot4x3f_loop:
-	VMOVUPS (DI), Y0
-	VMOVUPS (DI)(R11*1), Y1
-	VMOVUPS (R12), Y2
-	VMOVUPS (SI), Y3
-	DOT4X3ROW(Y4, Y8, Y12)
-	VMOVUPS (SI)(BX*1), Y3
-	DOT4X3ROW(Y5, Y9, Y13)
-	VMOVUPS (R8), Y3
-	DOT4X3ROW(Y6, Y10, Y14)
-	VMOVUPS (R8)(BX*1), Y3
-	DOT4X3ROW(Y7, Y11, Y15)
-	ADDQ    $32, SI
-	ADDQ    $32, R8
-	ADDQ    $32, DI
-	ADDQ    $32, R12
-	DECQ    CX
-	JNZ     dot4x3f_loop
-
-	DOT4X3OUT(Y4, Y5, Y6, Y7, 0)
-	DOT4X3OUT(Y8, Y9, Y10, Y11, 16)
-	DOT4X3OUT(Y12, Y13, Y14, Y15, 32)
-	VZEROUPPER
-	RET
+	DOT4X3(VMOVUPS, 2, 32)
 
 // LOAD8BF16(P, Q): as LOAD8F32 from bf16 rows, widened exactly (zero-extend, shift left 16).
 #define LOAD8BF16(P, Q) \
