@@ -20,7 +20,8 @@
 // Dispatch: any x grid.
 
 #define WG 64u
-#define MAX_D 512u
+#define MAX_D 512u  // value head size (the accumulators)
+#define MAX_DK 1024u // key head size (the query in shared memory): DeepSeek's MLA has 576
 #define ACC_N (MAX_D / WG)
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
@@ -65,7 +66,7 @@ layout(push_constant) uniform Params {
     uint nrows;
 } p;
 
-shared float qs[MAX_D];
+shared float qs[MAX_DK];
 shared float sc[WG];
 shared float red[WG];
 

@@ -85,6 +85,10 @@ func attnCases() []Case {
 		}),
 		with(func(s *attnShape) { s.cache, s.kt, s.vt, s.dk, s.dv, s.ne3, s.m3 = true, q8, q8, 32, 32, 2, 2 }),
 		with(func(s *attnShape) { s.dk, s.dv, s.nkv, s.nq, s.nh, s.nhk = 128, 128, 300, 2, 2, 1 }),
+		// DeepSeek's MLA: key heads of 576 (past the value heads' 512), one k/v head; one
+		// workgroup per row, then the key split of a decode step
+		with(func(s *attnShape) { s.dk, s.dv, s.nq, s.nkv, s.nh, s.nhk = 576, 512, 3, 70, 4, 1 }),
+		with(func(s *attnShape) { s.kt, s.vt, s.dk, s.dv, s.nq, s.nkv, s.nh, s.nhk = q8, q8, 576, 512, 1, 300, 2, 1 }),
 	}
 	shapes = append(shapes, attnTypeShapes(base)...)
 	var cs []Case

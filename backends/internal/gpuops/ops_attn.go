@@ -8,7 +8,8 @@ import "github.com/tandem-ml/tandem/core"
 // values of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0 and q2_0, and of the
 // K-quants, IQ4_XS, MXFP4, NVFP4 and the IQ3/IQ2/IQ1 types (K and V of one type), in the pairs of
 // faPair (all but f32 need 16-bit storage), an f16 or f32 mask, ALiBi, the
-// logit soft cap and sinks, head sizes up to faMaxD, and k/v views with any strides that are whole
+// logit soft cap and sinks, key head sizes up to faMaxDK and value ones up to faMaxD (DeepSeek's
+// MLA: 576 and 512), and k/v views with any strides that are whole
 // units. The query is rounded to f16 for f16 keys and to bf16 for bf16 keys as the CPU does; for
 // the block types it stays f32 (the CPU quantizes it to K's vec-dot type: q8_0, q8_1 or q8_K),
 // more precise than the CPU and well inside ggml's 5e-4 bound for the op.
@@ -17,8 +18,13 @@ func init() {
 	registerOp(core.OpFlashAttnExt, opImpl{supports: supportsFlashAttn, encode: (*Encoder).encodeFlashAttn, scratch: scratchFlashAttn})
 }
 
-// faMaxD is the largest head size (Dk and Dv) of the shader (its MAX_D).
-const faMaxD = 512
+// faMaxD is the largest value head size of the shaders (MAX_D: their accumulators) and faMaxDK
+// the largest key head size (flash_attn_ext.comp's MAX_DK, the query row in shared memory; the
+// split shader holds G query rows of up to faSplitMaxGK floats).
+const (
+	faMaxD  = 512
+	faMaxDK = 1024
+)
 
 // faPushSize is the shader's push-constant block: 32 words.
 const faPushSize = 32 * 4
@@ -71,7 +77,7 @@ func supportsFlashAttn(d *Device, t *core.Tensor) bool {
 	switch {
 	case !kok || !vok || !faPair(k.Type, v.Type) || q.Type != core.TypeF32 || t.Type != core.TypeF32:
 		return false
-	case q.Ne[0] != k.Ne[0] || k.Ne[0] > faMaxD || v.Ne[0] > faMaxD || k.Ne[1] != v.Ne[1] || k.Ne[0]%k.Type.BlockSize() != 0:
+	case q.Ne[0] != k.Ne[0] || k.Ne[0] > faMaxDK || v.Ne[0] > faMaxD || k.Ne[1] != v.Ne[1] || k.Ne[0]%k.Type.BlockSize() != 0:
 		return false
 	case k.Ne[2] == 0 || v.Ne[2] == 0 || q.Ne[2]%k.Ne[2] != 0 || q.Ne[2]%v.Ne[2] != 0 || q.Ne[3] != k.Ne[3] || q.Ne[3] != v.Ne[3]:
 		return false
