@@ -82,3 +82,45 @@ func BenchmarkFlashAttnDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestFlashAttnSoftwareLoopLimit: llvmpipe ends a loop after 65,535 iterations over an
+// invocation, and the one-row shader's key dot over 16384 keys of 256 crosses it (its output was
+// wrong: NMSE 1.4e3 against the split). On a software device such a node takes the key split
+// even when the one-row shader is asked for, and gives the split's result.
+func TestFlashAttnSoftwareLoopLimit(t *testing.T) {
+	be := newBackend(t)
+	if be.Device().Type() != core.DeviceAccel {
+		t.Skip("not a software device")
+	}
+	var out *core.Tensor
+	g := gputest.Graph(t, be, func(c *core.Context) *core.Tensor {
+		q := c.NewTensor(core.TypeF32, 256, 1, 1, 1)
+		k := c.NewTensor(core.TypeF16, 256, 16384, 1, 1)
+		v := c.NewTensor(core.TypeF16, 256, 16384, 1, 1)
+		out = c.FlashAttnExt(q, k, v, nil, 0.1, 0, 0)
+		return out
+	})
+	run := func(split bool) ([]float32, int) {
+		be.sh.Encoder().UseFlashAttnSplit(split)
+		d0 := be.sh.Dispatches()
+		if err := be.GraphCompute(g); err != nil {
+			t.Fatal(err)
+		}
+		v, err := core.GetFloat32s(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, be.sh.Dispatches() - d0
+	}
+	defer be.sh.Encoder().UseFlashAttnSplit(true)
+	forced, d1 := run(false)
+	split, _ := run(true)
+	if d1 != 2 {
+		t.Errorf("one row asked for on a software device: %d dispatches, want the split's 2", d1)
+	}
+	for i := range split {
+		if forced[i] != split[i] {
+			t.Fatalf("output %d: %g, split %g", i, forced[i], split[i])
+		}
+	}
+}

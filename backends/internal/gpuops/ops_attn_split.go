@@ -19,6 +19,7 @@ const (
 	faSplitAcc      = 8    // G*ceil(dv/faSplitTile) bound (ACC_N: accumulator slots per thread)
 	faSplitMaxGK    = 2048 // G*dk bound (QS_N: the query rows in shared memory)
 	faSplitPushSize = 32 * 4
+	faSoftLoops     = 60000 // most iterations of one loop an invocation may run on a software device
 	faCombinePush   = 8 * 4
 )
 
@@ -43,7 +44,12 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	q, k, v := n.Src[0], n.Src[1], n.Src[2]
 	dk, dv, nq, nkv, nh, ne3 := k.Ne[0], v.Ne[0], q.Ne[1], k.Ne[1], q.Ne[2], q.Ne[3]
 	rows := nq * nh * ne3
-	if e.faOneRow || rows >= faSplitMaxRows || nkv < faSplitMinKeys {
+	// A software device (llvmpipe) ends a loop after 65,535 iterations counted over an
+	// invocation: the one-row shader's key dot runs dk iterations a tile, every tile of every
+	// key, which 16384 keys of 256 cross. There the keys are split whatever the rows, in chunks
+	// whose dots stay under faSoftLoops.
+	soft := e.dev.Software && dk*((nkv+faSplitTile-1)/faSplitTile) > faSoftLoops
+	if !soft && (e.faOneRow || rows >= faSplitMaxRows || nkv < faSplitMinKeys) {
 		return faSplit{}, false
 	}
 	rk2, rv2 := nh/k.Ne[2], nh/v.Ne[2]
@@ -57,6 +63,10 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	}
 	groups := rows / g
 	nsplit := min((nkv+faSplitTile-1)/faSplitTile, max(2, (faSplitTarget+groups-1)/groups))
+	if soft {
+		maxTiles := max(1, faSoftLoops/(g*dk)) // the split shader's dot loop runs G*dk a tile
+		nsplit = max(nsplit, (nkv+maxTiles*faSplitTile-1)/(maxTiles*faSplitTile))
+	}
 	chunk := (nkv + nsplit - 1) / nsplit
 	chunk = (chunk + faSplitTile - 1) / faSplitTile * faSplitTile
 	nsplit = (nkv + chunk - 1) / chunk
