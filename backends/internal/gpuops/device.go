@@ -41,3 +41,8 @@ func (d *Device) groups(n, per int64, dim int) uint32 {
 	g := (n + per - 1) / per
 	return uint32(min(g, int64(d.MaxComputeWorkGroupCount[dim])))
 }
+
+// softLoopLimit is the most iterations one loop of a shader may run over an invocation on a
+// software device: llvmpipe ends a loop after 65,535, counted over all its entries in the
+// invocation, and leaves garbage behind. Plans that would cross it split their work instead.
+const softLoopLimit = 60000

@@ -19,7 +19,6 @@ const (
 	faSplitAcc      = 8    // G*ceil(dv/faSplitTile) bound (ACC_N: accumulator slots per thread)
 	faSplitMaxGK    = 2048 // G*dk bound (QS_N: the query rows in shared memory)
 	faSplitPushSize = 32 * 4
-	faSoftLoops     = 60000 // most iterations of one loop an invocation may run on a software device
 	faCombinePush   = 8 * 4
 )
 
@@ -47,8 +46,8 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	// A software device (llvmpipe) ends a loop after 65,535 iterations counted over an
 	// invocation: the one-row shader's key dot runs dk iterations a tile, every tile of every
 	// key, which 16384 keys of 256 cross. There the keys are split whatever the rows, in chunks
-	// whose dots stay under faSoftLoops.
-	soft := e.dev.Software && dk*((nkv+faSplitTile-1)/faSplitTile) > faSoftLoops
+	// whose dots stay under softLoopLimit.
+	soft := e.dev.Software && dk*((nkv+faSplitTile-1)/faSplitTile) > softLoopLimit
 	if !soft && (e.faOneRow || rows >= faSplitMaxRows || nkv < faSplitMinKeys) {
 		return faSplit{}, false
 	}
@@ -64,7 +63,7 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	groups := rows / g
 	nsplit := min((nkv+faSplitTile-1)/faSplitTile, max(2, (faSplitTarget+groups-1)/groups))
 	if soft {
-		maxTiles := max(1, faSoftLoops/(g*dk)) // the split shader's dot loop runs G*dk a tile
+		maxTiles := max(1, softLoopLimit/(g*dk)) // the split shader's dot loop runs G*dk a tile
 		nsplit = max(nsplit, (nkv+maxTiles*faSplitTile-1)/(maxTiles*faSplitTile))
 	}
 	chunk := (nkv + nsplit - 1) / nsplit

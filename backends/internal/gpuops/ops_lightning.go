@@ -26,20 +26,18 @@ var lightningKTypes = map[core.Type]bool{
 
 // lightningShared is the floats of keys the shader keeps in shared memory (LI_SHARED, 16 KiB:
 // Vulkan's least maxComputeSharedMemorySize); keys longer than that are read from the key buffer
-// for every token. lightningTokens are the most tokens of a work item, lightningLoops the most
-// iterations of the shader's dot loop an invocation runs: llvmpipe ends a loop after 65,535
-// iterations, counted over all its entries in an invocation (so 16 tokens of 32 heads of 128
-// elements gave NaN from token 16 on).
+// for every token. lightningTokens are the most tokens of a work item; on a software device the
+// shader's dot loop stays under softLoopLimit iterations an invocation (16 tokens of 32 heads of
+// 128 elements gave NaN from token 16 on).
 const (
 	lightningShared = 4096
 	lightningTokens = 64
-	lightningLoops  = 60000
 )
 
 // lightningPlan is how LIGHTNING_INDEXER node t is dispatched: kt keys a tile (0: rows too long
 // for shared memory, read from the buffer, lightningWG keys a tile), tc tokens a work item and
 // the number of work items (tiles x streams x token chunks). ok is false where a software
-// device's invocations would run the dot loop more than lightningLoops times (a token's heads
+// device's invocations would run the dot loop more than softLoopLimit times (a token's heads
 // alone, or more work items than workgroups).
 func lightningPlan(d *Device, t *core.Tensor) (kt, tc, items int64, ok bool) {
 	q, k := t.Src[0], t.Src[1]
@@ -49,14 +47,14 @@ func lightningPlan(d *Device, t *core.Tensor) (kt, tc, items int64, ok bool) {
 		kt = min(kt, lightningShared/n)
 	}
 	perToken := max(1, n*nh) // dot-loop iterations a token takes an invocation
-	tc = min(lightningTokens, max(1, lightningLoops/perToken))
+	tc = min(lightningTokens, max(1, softLoopLimit/perToken))
 	per := kt
 	if per == 0 {
 		per = lightningWG
 	}
 	items = (k.Ne[2] + per - 1) / per * q.Ne[3] * ((nt + tc - 1) / tc)
 	groups := int64(d.MaxComputeWorkGroupCount[0])
-	ok = !d.Software || perToken <= lightningLoops && items <= groups
+	ok = !d.Software || perToken <= softLoopLimit && items <= groups
 	return kt, tc, items, ok
 }
 
