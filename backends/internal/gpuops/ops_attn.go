@@ -101,7 +101,16 @@ func supportsFlashAttn(d *Device, t *core.Tensor) bool {
 	} else if core.FlashAttnParamsOf(t).MaxBias > 0 {
 		return false
 	}
-	return sinks == nil || (sinks.Type == core.TypeF32 && sinks.Ne[0] == q.Ne[2] && sinks.Nb[0] == 4 && stridesIn(sinks, 4))
+	if sinks != nil && !(sinks.Type == core.TypeF32 && sinks.Ne[0] == q.Ne[2] && sinks.Nb[0] == 4 && stridesIn(sinks, 4)) {
+		return false
+	}
+	// On a software device the one-row shader's key dot must stay under llvmpipe's loop limit:
+	// a node past it runs only if its keys split (faSplitPlan), else it stays on the CPU.
+	if faOneRowPastLoopLimit(d, k.Ne[0], k.Ne[1]) {
+		_, ok := (&Encoder{dev: d}).faSplitPlan(t)
+		return ok
+	}
+	return true
 }
 
 func (e *Encoder) encodeFlashAttn(n *core.Tensor) error {

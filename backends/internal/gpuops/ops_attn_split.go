@@ -47,7 +47,7 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	// invocation: the one-row shader's key dot runs dk iterations a tile, every tile of every
 	// key, which 16384 keys of 256 cross. There the keys are split whatever the rows, in chunks
 	// whose dots stay under softLoopLimit.
-	soft := e.dev.Software && dk*((nkv+faSplitTile-1)/faSplitTile) > softLoopLimit
+	soft := faOneRowPastLoopLimit(e.dev, dk, nkv)
 	if !soft && (e.faOneRow || rows >= faSplitMaxRows || nkv < faSplitMinKeys) {
 		return faSplit{}, false
 	}
@@ -78,6 +78,12 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 		return faSplit{}, false
 	}
 	return s, true
+}
+
+// faOneRowPastLoopLimit reports whether d is a software device on which the one-row shader's
+// key dot over nkv keys of dk would run past softLoopLimit iterations an invocation.
+func faOneRowPastLoopLimit(d *Device, dk, nkv int64) bool {
+	return d.Software && dk*((nkv+faSplitTile-1)/faSplitTile) > softLoopLimit
 }
 
 // gcd is the greatest common divisor of two positive numbers.
