@@ -211,6 +211,81 @@ d4h_done:
 	VZEROUPPER
 	RET
 
+// func dot1F16F32AVX512(k int, a *uint16, x *float32) float32
+// Σ_{p<k} a[p]*x[p]: one weight row, one memory stream (the rows of a task are read one after
+// another, so the prefetch PFD ahead runs into the next row near the end of this one). Two
+// 64-byte loads per step, split by VEXTRACTI64X4 before VCVTPH2PS, four accumulators.
+TEXT ·dot1F16F32AVX512(SB), NOSPLIT, $0-28
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ x+16(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ CX, AX
+	SHRQ $6, AX
+	JZ   d1h_tail
+
+d1h_64:
+	PREFETCHT0    PFD(SI)
+	PREFETCHT0    PFD+64(SI)
+	VMOVDQU16     (SI), Z10
+	VMOVDQU16     64(SI), Z11
+	VEXTRACTI64X4 $1, Z10, Y12
+	VEXTRACTI64X4 $1, Z11, Y13
+	VCVTPH2PS     Y10, Z10
+	VCVTPH2PS     Y12, Z12
+	VCVTPH2PS     Y11, Z11
+	VCVTPH2PS     Y13, Z13
+	VFMADD231PS   (DI), Z10, Z0
+	VFMADD231PS   64(DI), Z12, Z1
+	VFMADD231PS   128(DI), Z11, Z2
+	VFMADD231PS   192(DI), Z13, Z3
+	ADDQ          $128, SI
+	ADDQ          $256, DI
+	DECQ          AX
+	JNZ           d1h_64
+
+d1h_tail:
+	ANDQ $63, CX
+
+d1h_16:
+	CMPQ        CX, $16
+	JB          d1h_mask
+	VCVTPH2PS   (SI), Z10
+	VFMADD231PS (DI), Z10, Z0
+	ADDQ        $32, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         d1h_16
+
+d1h_mask:
+	TESTQ       CX, CX
+	JZ          d1h_done
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (DI), K1, Z8
+	VMOVDQU16.Z (SI), K1, Y10
+	VCVTPH2PS   Y10, Z10
+	VFMADD231PS Z10, Z8, Z1
+
+d1h_done:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF32X8 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VMOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // func dot4BF16AVX512BF16(k int, a *uint16, lda int, x *uint16, out *float32)
 // out[r] = Σ_{p<k} a[r*lda+p]*x[p] for r < 4, both bf16, by VDPBF16PS (pairs of products).
 TEXT ·dot4BF16AVX512BF16(SB), NOSPLIT, $0-40

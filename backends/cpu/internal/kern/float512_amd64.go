@@ -12,6 +12,9 @@ func dot4F32AVX512(k int, a *float32, lda int, x *float32, out *float32)
 func dot4F16F32AVX512(k int, a *uint16, lda int, x *float32, out *float32)
 
 //go:noescape
+func dot1F16F32AVX512(k int, a *uint16, x *float32) float32
+
+//go:noescape
 func dot4BF16AVX512BF16(k int, a *uint16, lda int, x *uint16, out *float32)
 
 //go:noescape

@@ -49,6 +49,36 @@ func TestSgemmBF16Shapes(t *testing.T) {
 	}
 }
 
+// TestDot1F16PerSet: the one-row f16 mat-vec kernel against its pure-Go twin and a float64
+// reference for every tail of its 64- and 16-element steps, on slices 1 element past a 64-byte
+// boundary; and the mat-vec it serves (gemmDot1F16's tasks) on more rows than one task.
+func TestDot1F16PerSet(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, k := range []int{1, 15, 16, 17, 63, 64, 65, 80, 127, 128, 129, 1001, 2048} {
+				r := newRand(uint64(k) + 7)
+				af := randF32(r, 1+k, -1, 1)[1:]
+				x := randF32(r, 1+k, -1, 1)[1:]
+				ah := make([]uint16, k)
+				var ref, mag float64
+				for i := range ah {
+					ah[i] = f32ToF16Go(af[i])
+					p := float64(f16ToF32Go(ah[i])) * float64(x[i])
+					ref, mag = ref+p, mag+math.Abs(p)
+				}
+				got, twin := dot1F16(ah, x), dotF16F32Go(ah, x)
+				tol := 1e-6*mag + 1e-30
+				if math.Abs(float64(got)-ref) > tol || math.Abs(float64(got)-float64(twin)) > 2*tol {
+					t.Fatalf("%v k=%d: got %g, twin %g, reference %g", s, k, got, twin, ref)
+				}
+			}
+			for _, nth := range []int{1, 2} {
+				gemmCheckKind(t, gemmCase{1500, 1, 700, 703, 700, 1500}, nth, gemmF16, 99)
+			}
+		})
+	}
+}
+
 // TestDot4PerSet: the four-row mat-vec kernels against their pure-Go twins and a float64
 // reference, for every k tail length, on slices that start 1 element past a 64-byte boundary.
 func TestDot4PerSet(t *testing.T) {

@@ -422,6 +422,22 @@ func dot4x3F16F32AVX2(k8 int, a *uint16, lda int, x *float32, ldx int, out *floa
 //go:noescape
 func dot4x3F32AVX2(k8 int, a *float32, lda int, x *float32, ldx int, out *float32)
 
+// hasDot1F16 reports whether the f16 mat-vec (one activation row) dots its weight rows one at a
+// time, one memory stream per worker: on the 512-bit sets. On Zen 5 (2 workers, TinyLlama's
+// seven f16 products per layer, rows of 2048 and 5632 halves, from DRAM) that read 44-46 GB/s
+// against 33-35 for four rows per call (four streams, each row a page of 4 KiB: a row's
+// prefetches land in rows the same call is reading). The AVX2 sets keep dot4, tuned on Zen 3.
+func hasDot1F16() bool { return use512 }
+
+// dot1F16 is Σ f32(a[p])·x[p] over len(a) (≥ 1) elements; x is at least as long.
+func dot1F16(a []uint16, x []float32) float32 {
+	if !use512 {
+		return dotF16F32(a, x)
+	}
+	_ = x[len(a)-1]
+	return dot1F16F32AVX512(len(a), &a[0], &x[0])
+}
+
 // hasDot4x3 reports whether dot4x3 has a kernel that reads the four weight rows once for the
 // three activation rows (the AVX2 sets; the 512-bit ones keep dot4 per row).
 func hasDot4x3() bool { return useASM && !use512 }

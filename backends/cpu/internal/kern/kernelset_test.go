@@ -52,14 +52,21 @@ func TestParseKernelSet(t *testing.T) {
 }
 
 // Every kernel set this CPU runs computes the same products; the AVX-512 micro-kernel does the
-// FMAs of each element in the same order as the AVX2 one, so those two agree bit for bit.
+// FMAs of each element in the same order as the AVX2 one, so those two agree bit for bit. Every
+// case has more activation rows than gemmDotN256, so the AVX2 sets pack too (below it they dot
+// rows and add in another order).
 func TestSgemmKernelSets(t *testing.T) {
 	cases := []gemmCase{
-		{64, 12, 40, 40, 40, 64},     // two panel pairs, two full B panels
-		{96, 13, 300, 301, 300, 97},  // pairs, a partial B panel, two k blocks
-		{48, 8, 17, 17, 17, 48},      // a pair and a lone panel
-		{33, 7, 9, 9, 9, 33},         // a pair with a partial second panel
-		{1040, 20, 33, 33, 33, 1040}, // a compute task boundary inside the rows (1024)
+		{64, 36, 40, 40, 40, 64},     // two panel pairs, six full B panels
+		{96, 37, 300, 301, 300, 97},  // pairs, a partial B panel, two k blocks
+		{48, 38, 17, 17, 17, 48},     // a pair and a lone panel
+		{33, 39, 9, 9, 9, 33},        // a pair with a partial second panel
+		{1040, 40, 33, 33, 33, 1040}, // a compute task boundary inside the rows (1024)
+	}
+	for _, c := range cases {
+		if c.n <= gemmDotN256 {
+			t.Fatalf("%+v: n within the AVX2 dot path", c)
+		}
 	}
 	for _, s := range supportedSets() {
 		withSet(s, func() {
