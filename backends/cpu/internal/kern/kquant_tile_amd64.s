@@ -17,6 +17,11 @@
 //	m weight rows of nb super-blocks, ldx bytes apart; 1 or 4 activation rows ldy bytes
 //	apart; c[j*ldc+i] for row i < m, activation row j.
 //
+// KTPFD is how far ahead (bytes) the 1-activation-row kernels prefetch the weight rows (read one
+// after another, once per generated token, from DRAM): TinyLlama Q4_K_M tg on Zen 5 (2 workers)
+// ran its q4_K and q6_K mat-vecs 10-12% faster with 4608 than with no prefetch (2304: 9%).
+#define KTPFD 4608
+
 // Registers: Z0 scale table (8 scales, 8 mins, repeated per 128-bit lane), Z2/Z3 d and dmin,
 // Z4-Z7 weight codes, Z8-Z11 chunk sums, Z12 scaled sums, Z13 min sums, Z14/Z15 temporaries,
 // Z16-Z19 float accumulators (one per activation row), Z20-Z23 scale dwords per chunk, Y24 min
@@ -192,6 +197,9 @@ q4k1_row:
 	MOVQ   y+32(FP), BX
 	MOVQ   nb+0(FP), CX
 q4k1_sb:
+	PREFETCHT0 KTPFD(AX)
+	PREFETCHT0 KTPFD+64(AX)
+	PREFETCHT0 KTPFD+128(AX)
 	Q4K_SCALES
 	Q4K_CODES
 	KCOL((BX), Z16)
@@ -379,6 +387,10 @@ q6k1_row:
 	MOVQ   y+32(FP), BX
 	MOVQ   nb+0(FP), CX
 q6k1_sb:
+	PREFETCHT0 KTPFD(AX)
+	PREFETCHT0 KTPFD+64(AX)
+	PREFETCHT0 KTPFD+128(AX)
+	PREFETCHT0 KTPFD+192(AX)
 	Q6K_SB
 	KCOL6((BX), Z16)
 	ADDQ   $210, AX
@@ -511,6 +523,9 @@ q5k1_row:
 	MOVQ   y+32(FP), BX
 	MOVQ   nb+0(FP), CX
 q5k1_sb:
+	PREFETCHT0 KTPFD(AX)
+	PREFETCHT0 KTPFD+64(AX)
+	PREFETCHT0 KTPFD+128(AX)
 	Q4K_SCALES
 	Q5K_CODES
 	KCOL((BX), Z16)
