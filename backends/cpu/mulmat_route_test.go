@@ -25,12 +25,12 @@ type routeSet struct {
 var routeSets = []routeSet{
 	{"generic", kern.SetGeneric, false, mmKernels{}},
 	{"avx2", kern.SetAVX2, false, mmKernels{repack: true, kStd: true}},
-	{"avxvnni", kern.SetAVXVNNI, false, mmKernels{repack: true}},
-	{"avx512", kern.SetAVX512, false, mmKernels{repack: true}},
-	{"avx512vnni", kern.SetAVX512VNNI, false, mmKernels{repack: true}},
-	{"avx512vnni+vbmi", kern.SetAVX512VNNI, true, mmKernels{repack: true, stdMatVec: true}},
-	{"avx512bf16", kern.SetAVX512BF16, false, mmKernels{repack: true}},
-	{"avx512bf16+vbmi", kern.SetAVX512BF16, true, mmKernels{repack: true, stdMatVec: true}},
+	{"avxvnni", kern.SetAVXVNNI, false, mmKernels{repack: true, kStd: true}},
+	{"avx512", kern.SetAVX512, false, mmKernels{repack: true, kStd: true}},
+	{"avx512vnni", kern.SetAVX512VNNI, false, mmKernels{repack: true, kStd: true}},
+	{"avx512vnni+vbmi", kern.SetAVX512VNNI, true, mmKernels{repack: true, stdMatVec: true, kStd: true}},
+	{"avx512bf16", kern.SetAVX512BF16, false, mmKernels{repack: true, kStd: true}},
+	{"avx512bf16+vbmi", kern.SetAVX512BF16, true, mmKernels{repack: true, stdMatVec: true, kStd: true}},
 }
 
 // routeNs are the activation rows (src1 rows per batch) of the route table's columns.
@@ -126,18 +126,19 @@ var mulMatRouteTable = []struct {
 	{core.TypeIQ1_M, layoutRepack, allSets, "dot dot dot dot dot dot dot"},
 
 	// K-quants and IQ4 with tiled dots.
-	// Q4_K, Q6_K: weights repacked on the fly from kstdMinN rows where the set has their kernels (avx2).
-	{core.TypeQ4_K, layoutStd, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ4_K, layoutStd, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
-	// Q4_K in a CPU_REPACK buffer is stored repacked (AcceptsWeight places it there on avx2 only;
-	// placed by hand elsewhere, the repacked products run their Go twins).
+	// Q4_K, Q6_K: weights repacked on the fly from kstdMinN rows where the set has their kernels
+	// (every set with assembly: the AVX2 micro-kernels).
+	{core.TypeQ4_K, layoutStd, "generic", "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ4_K, layoutStd, repackSet + " avx512vnni+vbmi avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile kstd"},
+	// Q4_K in a CPU_REPACK buffer is stored repacked (AcceptsWeight places it there on the sets
+	// with assembly only; placed by hand on generic, the repacked products run their Go twins).
 	{core.TypeQ4_K, layoutRepack, "generic avx2 avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "repacked repacked repacked repacked repacked repacked repacked"},
 	{core.TypeQ5_K, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeQ5_K, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ6_K, layoutStd, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ6_K, layoutStd, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
-	{core.TypeQ6_K, layoutRepack, "generic avxvnni avx512 avx512vnni avx512vnni+vbmi avx512bf16 avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile ktile"},
-	{core.TypeQ6_K, layoutRepack, "avx2", "ktile ktile ktile ktile ktile ktile kstd"},
+	{core.TypeQ6_K, layoutStd, "generic", "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ6_K, layoutStd, repackSet + " avx512vnni+vbmi avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile kstd"},
+	{core.TypeQ6_K, layoutRepack, "generic", "ktile ktile ktile ktile ktile ktile ktile"},
+	{core.TypeQ6_K, layoutRepack, repackSet + " avx512vnni+vbmi avx512bf16+vbmi", "ktile ktile ktile ktile ktile ktile kstd"},
 	{core.TypeIQ4_NL, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeIQ4_NL, layoutRepack, allSets, "ktile ktile ktile ktile ktile ktile ktile"},
 	{core.TypeIQ4_XS, layoutStd, allSets, "ktile ktile ktile ktile ktile ktile ktile"},

@@ -103,8 +103,8 @@ func (*repackBufType) AcceptsWeight(w *core.Tensor, uses []*core.Tensor) bool {
 		return false
 	}
 	if w.Type == core.TypeQ4_K && !kern.HasQ4_KStd() {
-		// Only the avx2 set has the repacked Q4_K micro-kernels in assembly; the others keep
-		// Q4_K weights in the standard layout for their tile kernels.
+		// Without the repacked Q4_K micro-kernels in assembly (the generic set) Q4_K weights
+		// stay in the standard layout for their tile kernels.
 		return false
 	}
 	if uses == nil {
