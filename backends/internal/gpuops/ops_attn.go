@@ -107,7 +107,7 @@ func supportsFlashAttn(d *Device, t *core.Tensor) bool {
 	// On a software device the one-row shader's key dot must stay under llvmpipe's loop limit:
 	// a node past it runs only if its keys split (faSplitPlan), else it stays on the CPU.
 	if faOneRowPastLoopLimit(d, k.Ne[0], k.Ne[1]) {
-		_, ok := (&Encoder{dev: d}).faSplitPlan(t)
+		_, ok := faSplitPlanOn(d, t, false)
 		return ok
 	}
 	return true

@@ -40,6 +40,11 @@ type faSplit struct {
 // workgroups in all, with chunks of at least one tile: chunk = ceil(nkv / nsplit) rounded up to
 // whole tiles, nsplit then recomputed from the chunk (every split has a key).
 func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
+	return faSplitPlanOn(e.dev, n, e.faOneRow)
+}
+
+// faSplitPlanOn is faSplitPlan on device d, with oneRow as UseFlashAttnSplit(false) leaves it.
+func faSplitPlanOn(d *Device, n *core.Tensor, oneRow bool) (faSplit, bool) {
 	q, k, v := n.Src[0], n.Src[1], n.Src[2]
 	dk, dv, nq, nkv, nh, ne3 := k.Ne[0], v.Ne[0], q.Ne[1], k.Ne[1], q.Ne[2], q.Ne[3]
 	rows := nq * nh * ne3
@@ -47,8 +52,8 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	// invocation: the one-row shader's key dot runs dk iterations a tile, every tile of every
 	// key, which 16384 keys of 256 cross. There the keys are split whatever the rows, in chunks
 	// whose dots stay under softLoopLimit.
-	soft := faOneRowPastLoopLimit(e.dev, dk, nkv)
-	if !soft && (e.faOneRow || rows >= faSplitMaxRows || nkv < faSplitMinKeys) {
+	soft := faOneRowPastLoopLimit(d, dk, nkv)
+	if !soft && (oneRow || rows >= faSplitMaxRows || nkv < faSplitMinKeys) {
 		return faSplit{}, false
 	}
 	rk2, rv2 := nh/k.Ne[2], nh/v.Ne[2]
@@ -73,8 +78,8 @@ func (e *Encoder) faSplitPlan(n *core.Tensor) (faSplit, bool) {
 	// The split is there to spread the keys over more workgroups than the rows alone give: where
 	// the device's grid cannot hold one workgroup per work item, the one-pass shader serves as well
 	// (and a software driver's per-invocation loop limit is not crossed by looping over items).
-	if nsplit < 2 || s.scratch > uint64(e.dev.MaxStorageBufferRange) || groups*nsplit >= maxShaderIndex ||
-		groups*nsplit > int64(e.dev.MaxComputeWorkGroupCount[0]) {
+	if nsplit < 2 || s.scratch > uint64(d.MaxStorageBufferRange) || groups*nsplit >= maxShaderIndex ||
+		groups*nsplit > int64(d.MaxComputeWorkGroupCount[0]) {
 		return faSplit{}, false
 	}
 	return s, true

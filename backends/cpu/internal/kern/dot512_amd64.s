@@ -35,6 +35,30 @@
 	VEXTRACTF128  $1, Y0, X1 \
 	VADDPS        X1, X0, X0
 
+// TAILMASKW / TAILMASKD: K1 = the low CX bits set (CX < 16 / < 32), for a masked tail; uses AX.
+#define TAILMASKW \
+	MOVL  $1, AX \
+	SHLL  CX, AX \
+	DECL  AX \
+	KMOVW AX, K1
+
+#define TAILMASKD \
+	MOVL  $1, AX \
+	SHLL  CX, AX \
+	DECL  AX \
+	KMOVD AX, K1
+
+// HSUM0: X0 = the sum of Z0's 16 floats (halves, then quarters, then pairs); uses Z1.
+#define HSUM0 \
+	VEXTRACTF32X8 $1, Z0, Y1 \
+	VADDPS        Y1, Y0, Y0 \
+	VEXTRACTF128  $1, Y0, X1 \
+	VADDPS        X1, X0, X0 \
+	VMOVHLPS      X0, X1, X1 \
+	VADDPS        X1, X0, X0 \
+	VMOVSHDUP     X0, X1 \
+	VADDSS        X1, X0, X0
+
 #define ZERO8 \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
@@ -94,10 +118,7 @@ d4f_16:
 	JZ          d4f_done
 
 d4f_tail:
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVW       AX, K1
+	TAILMASKW
 	VMOVUPS.Z   (DI), K1, Z8
 	VMOVUPS.Z   (SI), K1, Z10
 	VMOVUPS.Z   (SI)(BX*1), K1, Z11
@@ -187,10 +208,7 @@ d4h_16:
 	JZ          d4h_done
 
 d4h_tail:
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVW       AX, K1
+	TAILMASKW
 	VMOVUPS.Z   (DI), K1, Z8
 	VMOVDQU16.Z (SI), K1, Y10
 	VMOVDQU16.Z (SI)(BX*1), K1, Y11
@@ -263,10 +281,7 @@ d1h_16:
 d1h_mask:
 	TESTQ       CX, CX
 	JZ          d1h_done
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVW       AX, K1
+	TAILMASKW
 	VMOVUPS.Z   (DI), K1, Z8
 	VMOVDQU16.Z (SI), K1, Y10
 	VCVTPH2PS   Y10, Z10
@@ -276,12 +291,7 @@ d1h_done:
 	VADDPS        Z1, Z0, Z0
 	VADDPS        Z3, Z2, Z2
 	VADDPS        Z2, Z0, Z0
-	VEXTRACTF32X8 $1, Z0, Y1
-	VADDPS        Y1, Y0, Y0
-	VEXTRACTF128  $1, Y0, X1
-	VADDPS        X1, X0, X0
-	VHADDPS       X0, X0, X0
-	VHADDPS       X0, X0, X0
+	HSUM0
 	VMOVSS        X0, ret+24(FP)
 	VZEROUPPER
 	RET
@@ -347,10 +357,7 @@ d4b_32:
 	JZ        d4b_done
 
 d4b_tail:
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVD       AX, K1
+	TAILMASKD
 	VMOVDQU16.Z (DI), K1, Z8
 	VMOVDQU16.Z (SI), K1, Z10
 	VMOVDQU16.Z (SI)(BX*1), K1, Z11
@@ -405,24 +412,14 @@ db_32:
 	JZ        db_done
 
 db_tail:
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVD       AX, K1
+	TAILMASKD
 	VMOVDQU16.Z (SI), K1, Z10
 	VMOVDQU16.Z (DI), K1, Z8
 	BYTE $0x62; BYTE $0xD2; BYTE $0x2E; BYTE $0x48; BYTE $0x52; BYTE $0xC8 // vdpbf16ps zmm1, zmm10, zmm8
 
 db_done:
 	VADDPS        Z1, Z0, Z0
-	VEXTRACTF32X8 $1, Z0, Y1
-	VADDPS        Y1, Y0, Y0
-	VEXTRACTF128  $1, Y0, X1
-	VADDPS        X1, X0, X0
-	VMOVHLPS      X0, X1, X1
-	VADDPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VADDSS        X1, X0, X0
+	HSUM0
 	VMOVSS        X0, ret+48(FP)
 	VZEROUPPER
 	RET
@@ -471,10 +468,7 @@ cb_16:
 cb_tail:
 	TESTQ       CX, CX
 	JZ          cb_done
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVW       AX, K1
+	TAILMASKW
 	VMOVDQU32.Z (SI), K1, Z0
 	BF16ROUND(Z0, Z4)
 	VPMOVDW     Z4, K1, (DI)
