@@ -45,9 +45,14 @@ func TestBarrierBreakWakesSleeper(t *testing.T) {
 		p.barrier.wait() // the only arrival: sleeps after barrierSleepAfter
 		close(released)
 	}()
-	time.Sleep(4 * barrierSleepAfter)
-	if p.barrier.sleepers.Load() != 1 {
-		t.Errorf("%d sleepers after a long wait, want 1", p.barrier.sleepers.Load())
+	// The waiter sleeps once it has waited barrierSleepAfter; on a loaded machine it may not be
+	// scheduled for a while, so poll rather than assume a fixed delay suffices.
+	deadline := time.Now().Add(5 * time.Second)
+	for p.barrier.sleepers.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(barrierSleepAfter)
+	}
+	if n := p.barrier.sleepers.Load(); n != 1 {
+		t.Errorf("%d sleepers after %v, want 1", n, 5*time.Second)
 	}
 	p.barrier.breakAll()
 	select {
