@@ -39,6 +39,10 @@ const (
 // p+j*ldp (j < 4; Q4_K only); c[j*ldc+r] for r < 8 are written (added to when accum != 0).
 type kstdKernelFunc func(nb int, w *byte, h int, y *byte, ldy int, p *byte, ldp int, c *float32, ldc, accum int)
 
+// kstd16KernelFunc is a micro-kernel over all 16 rows of a repacked group (both halves of
+// kstdKernelFunc in one call): c[j*ldc+r] for j < 4, r < 16.
+type kstd16KernelFunc func(nb int, w *byte, y *byte, ldy int, p *byte, ldp int, c *float32, ldc, accum int)
+
 // kstdSpec is one weight type of the on-the-fly repacked K-quant GEMM.
 type kstdSpec struct {
 	op     string
@@ -48,18 +52,21 @@ type kstdSpec struct {
 	pairs  bool // the kernel reads prepared sub-block sum pairs (kstdPrepPairs)
 	repack func(dst, a []byte, lda, rows, kb, kn int)
 	kernel func() kstdKernelFunc // the active set's assembly kernel, or nil
-	twin   func(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool)
+	// kernel16, where not nil, returns the active set's 16-row kernel, or nil: it takes the place
+	// of kernel's two halves on full quads.
+	kernel16 func() kstd16KernelFunc
+	twin     func(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool)
 }
 
 var (
 	q4kStd = &kstdSpec{op: "GemmQ4_KStd", xb: blockQ4_K, super: kstdSuper, taskM: kstdTaskM, pairs: true,
-		repack: repackQ4KGroup, kernel: q4kStdKernel, twin: q4kStdR4Go}
+		repack: repackQ4KGroup, kernel: q4kStdKernel, kernel16: q4kStd16Kernel, twin: q4kStdR4Go}
 	q6kStd = &kstdSpec{op: "GemmQ6_KStd", xb: blockQ6_K, super: kstd6Super, taskM: 4,
-		repack: repackQ6KGroup, kernel: q6kStdKernel, twin: q6kStdR4Go}
+		repack: repackQ6KGroup, kernel: q6kStdKernel, kernel16: q6kStd16Kernel, twin: q6kStdR4Go}
 )
 
-// HasQ4_KStd reports whether the active kernel set runs GemmQ4_KStd in assembly (the avx2 set;
-// wider sets keep their VNNI tile kernels).
+// HasQ4_KStd reports whether the active kernel set runs GemmQ4_KStd in assembly (every set from
+// avx2: the AVX2 micro-kernel, or on the AVX-512 VNNI sets the 16-row VNNI one on full quads).
 func HasQ4_KStd() bool { return q4kStdKernel() != nil }
 
 // HasQ6_KStd reports whether the active kernel set runs GemmQ6_KStd in assembly (as HasQ4_KStd).
@@ -248,6 +255,9 @@ func (s *kstdSpec) quad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n i
 	if j0+4 <= n && rows == RepackRows {
 		y := b[j0*ldb+kb*blockQ8_K:]
 		p := pp[j0*ldp+pk:]
+		if s.r16(kn, w, y, ldb, p, ldp, c[j0*ldc+i0:], ldc, accum) {
+			return
+		}
 		for h := 0; h < 2; h++ {
 			s.r4(kn, w, h, y, ldb, p, ldp, c[j0*ldc+i0+8*h:], ldc, accum)
 		}
@@ -297,6 +307,31 @@ func (s *kstdSpec) r4(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp 
 		return
 	}
 	s.twin(nb, w, h, y, ldy, p, ldp, c, ldc, accum)
+}
+
+// r16 runs the active set's 16-row micro-kernel where it has one (the operands as r4's for both
+// halves at once) and reports whether it did.
+func (s *kstdSpec) r16(nb int, w []byte, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool) bool {
+	if s.kernel16 == nil {
+		return false
+	}
+	k := s.kernel16()
+	if k == nil {
+		return false
+	}
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	_ = w[nb*s.super-1]
+	_ = y[3*ldy+nb*blockQ8_K-1]
+	if s.pairs {
+		_ = p[3*ldp+nb*kstdPairs-1]
+	}
+	_ = c[3*ldc+15]
+	acc := 0
+	if accum {
+		acc = 1
+	}
+	k(nb, &w[0], &y[0], ldy, &p[0], ldp, &c[0], ldc, acc)
+	return true
 }
 
 // q4kStdR4Go is the micro-kernel's pure-Go twin, the same integer sums and float operations.

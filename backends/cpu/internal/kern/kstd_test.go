@@ -9,8 +9,8 @@ import (
 	"github.com/tandem-ml/tandem/core/quant"
 )
 
-// TestGemmQ4_KStd: GemmQ4_KStd under every kernel set this CPU runs (the AVX2 micro-kernel, the
-// Go twin elsewhere) against DotQ4_KQ8_K per entry, within 2e-6 of Σ|x·y|: partial groups of
+// TestGemmQ4_KStd: GemmQ4_KStd and GemmQ6_KStd under every kernel set this CPU runs (the AVX2
+// micro-kernels, the 16-row VNNI ones on the AVX-512 VNNI sets, the Go twins elsewhere) against DotQ4_KQ8_K per entry, within 2e-6 of Σ|x·y|: partial groups of
 // weight rows and partial quads of activation rows, k across the chunking (kstdKC), padded row
 // strides, odd addresses, teams of 1 to 3 workers, and activations at -128 (Q8_K's extreme).
 func TestGemmQ4_KStd(t *testing.T) {
@@ -93,8 +93,8 @@ func checkGemmKStd(t *testing.T, tc kstdCase, seed uint64, m, n, nb, nth int) {
 	}
 }
 
-// The Go twins of the micro-kernels agree with the assembly ones to float rounding (the assembly
-// fuses multiply-adds).
+// The Go twins of the micro-kernels agree with the assembly ones, the 16-row kernels among them,
+// to float rounding (the assembly fuses multiply-adds).
 func TestKStdKernelTwins(t *testing.T) {
 	for _, tc := range kstdCases {
 		k := tc.spec.kernel()
@@ -115,6 +115,23 @@ func TestKStdKernelTwins(t *testing.T) {
 		for j := range 4 {
 			quant.QuantizeRowQ8_K(kqRow(r, nb*qkK, j+2), y[j*nb*blockQ8_K:(j+1)*nb*blockQ8_K])
 			kstdPrepPairs(nb, y[j*nb*blockQ8_K:], p[j*nb*kstdPairs:])
+		}
+		if tc.spec.kernel16 != nil {
+			if k16 := tc.spec.kernel16(); k16 != nil {
+				got, want := make([]float32, 4*16), make([]float32, 4*16)
+				for i := range got {
+					got[i], want[i] = float32(i), float32(i)
+				}
+				k16(nb, &w[0], &y[0], nb*blockQ8_K, &p[0], nb*kstdPairs, &got[0], 16, 1)
+				for h := range 2 {
+					tc.spec.twin(nb, w, h, y, nb*blockQ8_K, p, nb*kstdPairs, want[8*h:], 16, true)
+				}
+				for i := range got {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+						t.Fatalf("%s 16-row kernel entry %d: asm %g, Go twin %g", tc.name, i, got[i], want[i])
+					}
+				}
+			}
 		}
 		for h := range 2 {
 			got, want := make([]float32, 4*8), make([]float32, 4*8)
