@@ -57,8 +57,14 @@ func q6kStdKernel() kstdKernelFunc {
 //go:noescape
 func q4kRepR1x2AVX2(nb int, w, y *byte, ys int, p *byte, ps int, c *float32, accum int)
 
+//go:noescape
+func q4kRepR1VNNI(nb int, w, y *byte, ys int, p *byte, ps int, c *float32, accum int)
+
 // q4kRep1Kernel is the active set's one-row kernel of repacked Q4_K weights, or nil.
 func q4kRep1Kernel() func(nb int, w, y *byte, ys int, p *byte, ps int, c *float32, accum int) {
+	if useVNNI {
+		return q4kRepR1VNNI
+	}
 	if kstdAVX2() {
 		return q4kRepR1x2AVX2
 	}

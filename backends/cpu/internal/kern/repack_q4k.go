@@ -6,8 +6,8 @@ import "encoding/binary"
 // builds on the fly (kstd.go's layout, kstdSuper bytes per super-block of 256 elements), kept in
 // a CPU_REPACK buffer so that a generated token's mat-vec reads them as they are. The products
 // run GemmQ4_KStd's micro-kernel on them (several activation rows) or q4kRepTile1 (one row,
-// both halves of a group in one sweep), with the same integer sums and float operations per
-// super-block.
+// both halves of a group in one sweep: AVX2, or on the AVX-512 VNNI sets q4kRepR1VNNI), with the
+// same integer sums and float operations per super-block.
 
 // q4kRec is the bytes of a prepared activation super-block of the Q4_K mat-vec: the Q8_K block
 // (d, 256 quants, the 16 bsums) and from byte 292 the eight int16 sums of its 32-element
