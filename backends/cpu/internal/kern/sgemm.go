@@ -15,19 +15,19 @@ import (
 // activation rows x 16 weight rows (two panels of each at once in the 512-bit kernels), k block by
 // k block, overwriting C in the first block and accumulating afterwards. Two schedules feed it:
 //
-//   - The 256-bit kernels (AVX2/FMA and the pure-Go twin) run gemmOwnA (sgemm_owna.go): B is
-//     packed once by the team, then every task packs its own block of weight rows, so the team
-//     passes one barrier per product.
-//   - The 512-bit kernels and the bf16 pairs share packed panels: the team packs each k block of
-//     A and B into shared scratch and computes it, pipelined over two buffers, one barrier per k
-//     block. Tasks are gemmMC activation rows x gemmNC512 weight rows run in GotoBLAS's order:
-//     each pair of B panels (12*kc floats = 12 KiB) stays in L1 while the task's A panel pairs
-//     (gemmNC512*kc floats = 512 KiB) stream from L2. On a Zen 5 (48 KiB L1d, 1 MiB L2) that ran
-//     2048³ at 235-250 GFLOPS on one core against 205-214 with the other loop order and NC 1024
-//     (2 threads: 440-460 vs 375-405); KC 256..512 and MC 24..144 were within noise of it on one
-//     core, and KC 512 (gemmKC512) won 6-8% with two workers. Packing and computing are split
-//     into tasks claimed from the shared atomic counter; phase t packs k block t and computes
-//     k block t-1.
+//   - f32 and f16 weights (bf16 ones too where the CPU lacks AVX-512 BF16) run gemmOwnA
+//     (sgemm_owna.go): B is packed once by the team, then every task packs its own block of
+//     weight rows, so the team passes one barrier per product. On the 512-bit kernels a task's A
+//     block is up to own512MB weight rows x gemmKC512 (512 KiB, in L2) and each pair of B panels
+//     (12*kc floats, in L1) meets all its A panel pairs in turn (tiles512). That replaced a
+//     shared-panel schedule (the team packing each k block of A and B, one barrier per k block)
+//     on Zen 5, three alternating rounds, two workers: TinyLlama's FFN up product over a 512-token
+//     prompt with f16 weights (5632x512x2048) +22% (+26% on one worker), the others level.
+//   - bf16 weights on the AVX-512 BF16 sets (the pair path, sgemm_bf16.go) share packed panels:
+//     the team packs each k block of A and B into shared scratch and computes it, pipelined over
+//     two buffers, one barrier per k block; tasks are gemmMC activation rows x gemmNCPairs weight
+//     rows. Packing and computing are split into tasks claimed from the shared atomic counter;
+//     phase t packs k block t and computes k block t-1.
 //
 // For n <= gemmSmallN (mat-vec), and for f32 and f16 weights on the 256-bit kernels up to
 // gemmDotN256, there is no packing: each task computes dot products of 16 weight rows against
@@ -36,10 +36,10 @@ import (
 const (
 	gemmMR      = 6   // activation rows per micro tile
 	gemmNR      = 16  // weight rows per micro tile
-	gemmKC512   = 512 // k block of the 512-bit kernels (half the barriers of 256: 2 threads ran 2048³ and m=4096 k=14336 n=512 6-8% faster on Zen 5)
+	gemmKC512   = 512 // k block of the 512-bit kernels (2048³ on Zen 5 ran 6-8% faster with two workers than with 256)
 	gemmKCPairs = 512 // k block of the bf16 pair path (256 pair steps)
 	gemmMC      = 48  // activation rows per compute task of the shared-panel schedule (multiple of gemmMR)
-	gemmNC512   = 512 // weight rows per compute task of the 512-bit kernels (a 512 KiB A block stays in L2)
+	gemmNCPairs = 512 // weight rows per compute task of the shared-panel schedule
 	gemmPackA   = 8   // A panels per pack task
 	gemmPackB   = 16  // B panels per pack task
 	gemmSmallN  = 3   // n up to this uses the dot-product path
@@ -60,31 +60,23 @@ type gemmPlan struct {
 	bufSize    int // floats per buffer for a full k block
 	packTasks  int // per k block: A pack tasks then B pack tasks
 	packATasks int
-	mTasks     int  // compute tasks along m (weight rows)
-	nTasks     int  // compute tasks along n (activation rows)
-	mc, nc     int  // activation rows and weight rows per compute task
-	pairs      bool // bf16 pair panels and the VDPBF16PS kernel (sgemm_bf16.go)
+	mTasks     int // compute tasks along m (weight rows)
+	nTasks     int // compute tasks along n (activation rows)
+	mc, nc     int // activation rows and weight rows per compute task
 }
 
-// newGemmPlan plans the shared-panel schedule; pairs selects the bf16 pair path (sgemm_bf16.go).
-func newGemmPlan(m, n, k int, pairs bool) gemmPlan {
-	pl := gemmPlan{m: m, n: n, k: k, pairs: pairs}
-	pl.mc, pl.nc = gemmMC, gemmNC512
-	kc := gemmKC512
-	if pairs {
-		kc = gemmKCPairs
-	}
-	pl.kc, pl.nblk = kBlocks(k, kc)
+// newGemmPlan plans the shared-panel schedule of the bf16 pair path (sgemm_bf16.go).
+func newGemmPlan(m, n, k int) gemmPlan {
+	pl := gemmPlan{m: m, n: n, k: k}
+	pl.mc, pl.nc = gemmMC, gemmNCPairs
+	pl.kc, pl.nblk = kBlocks(k, gemmKCPairs)
 	pl.apan = (m + gemmNR - 1) / gemmNR
 	pl.bpan = (n + gemmMR - 1) / gemmMR
 	pl.nbuf = 2
 	if pl.nblk == 1 {
 		pl.nbuf = 1
 	}
-	pl.bufSize = pl.apan*gemmNR*pl.kc + pl.bpan*bStride(pl.kc)
-	if pairs {
-		pl.bufSize = pl.pairBufSize()
-	}
+	pl.bufSize = pl.pairBufSize()
 	pl.packATasks = (pl.apan + gemmPackA - 1) / gemmPackA
 	pl.packTasks = pl.packATasks + (pl.bpan+gemmPackB-1)/gemmPackB
 	pl.mTasks = (m + pl.nc - 1) / pl.nc
@@ -134,14 +126,10 @@ func SgemmWorkSize(m, n, k, nth int) int {
 	if m <= 0 || n <= 0 || k <= 0 || n <= gemmSmallN {
 		return 0
 	}
-	if !gemm512 {
-		return ownWorkSize(m, n, k, nth) + gemmAlign
-	}
-	pl := newGemmPlan(m, n, k, false)
-	size := pl.nbuf * pl.bufSize
+	size := ownWorkSize(m, n, k, nth)
 	if gemmPairs {
 		// The same scratch must do for the bf16 pair path (the size knows no types).
-		pp := newGemmPlan(m, n, k, true)
+		pp := newGemmPlan(m, n, k)
 		size = max(size, pp.nbuf*pp.bufSize)
 	}
 	return size + gemmAlign
@@ -248,12 +236,11 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		gemmDots(counter, m, n, k, a, b, c, ldc)
 		return
 	}
-	pairs := gemmPairs && a.bf16 != nil
-	if !gemm512 && !pairs {
+	if !gemmPairs || a.bf16 == nil {
 		gemmOwnA(ith, nth, barrier, counter, work, m, n, k, a, b, c, ldc)
 		return
 	}
-	pl := newGemmPlan(m, n, k, pairs)
+	pl := newGemmPlan(m, n, k)
 	if len(work) < pl.nbuf*pl.bufSize+gemmAlign {
 		panic("kern.Sgemm: work shorter than SgemmWorkSize")
 	}
@@ -280,15 +267,10 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 			if id >= total {
 				break
 			}
-			switch {
-			case int(id) < npack && pl.pairs:
+			if int(id) < npack {
 				pl.packPairBlock(t, int(id), bufs[t%2], a, b)
-			case int(id) < npack:
-				pl.pack(t, int(id), bufs[t%2], a, b)
-			case pl.pairs:
+			} else {
 				pl.computePairs(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
-			default:
-				pl.compute(t-1, int(id)-npack, bufs[(t-1)%2], c, ldc)
 			}
 		}
 		// Every worker made exactly one failing Add in this phase.
@@ -303,26 +285,6 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 func (pl *gemmPlan) block(t int) (p0, kb int) {
 	p0 = t * pl.kc
 	return p0, min(pl.kc, pl.k-p0)
-}
-
-func (pl *gemmPlan) pack(t, task int, buf []float32, a aSource, b bSource) {
-	p0, kb := pl.block(t)
-	if task < pl.packATasks {
-		for ip := task * gemmPackA; ip < min(pl.apan, (task+1)*gemmPackA); ip++ {
-			i0 := ip * gemmNR
-			dst := buf[ip*gemmNR*kb : (ip+1)*gemmNR*kb]
-			packA(dst, a, i0, min(gemmNR, pl.m-i0), p0, kb)
-		}
-		return
-	}
-	task -= pl.packATasks
-	aSize := pl.apan * gemmNR * kb
-	bs := bStride(kb)
-	for jp := task * gemmPackB; jp < min(pl.bpan, (task+1)*gemmPackB); jp++ {
-		j0 := jp * gemmMR
-		dst := buf[aSize+jp*bs : aSize+(jp+1)*bs]
-		packB(dst, b, j0*b.ldb+p0, min(gemmMR, pl.n-j0), kb)
-	}
 }
 
 // packA packs rows [i0, i0+rows) of A, columns [p0, p0+kb), into a 16-row panel
@@ -398,31 +360,32 @@ func packB(dst []float32, b bSource, off, rows, kb int) {
 	}
 }
 
-func (pl *gemmPlan) compute(t, task int, buf []float32, c []float32, ldc int) {
-	_, kb := pl.block(t)
-	accum := t > 0
-	tm := task % pl.mTasks
-	tn := task / pl.mTasks
-	aSize := pl.apan * gemmNR * kb
-	bs := bStride(kb)
-	ip0, ip1 := tm*pl.nc/gemmNR, min(pl.apan, (tm+1)*pl.nc/gemmNR)
-	jp0, jp1 := tn*pl.mc/gemmMR, min(pl.bpan, (tn+1)*pl.mc/gemmMR)
+// tiles512 runs the 512-bit micro-kernels over A panels ip0..ip1-1 (16 weight rows each, kb k
+// steps, consecutive in ap from ip0's) and B panels jp0..jp1-1 (6 activation rows each, panel jp
+// at bp[jp*bs]): each pair of B panels stays in L1 while the A panel pairs stream past it, and C
+// is set, or added to with accum. Pairs cut by the panels' ends or C's edges take the 6x32 kernel
+// or single 6x16 tiles.
+func tiles512(kb int, ap []float32, ip0, ip1 int, bp []float32, bs, jp0, jp1, m, n int, c []float32, ldc int, accum bool) {
 	var tmp [gemmMR * gemmNR]float32
+	panel := func(ip int) []float32 { return ap[(ip-ip0)*gemmNR*kb : (ip-ip0+1)*gemmNR*kb] }
 	tile := func(ip, jp int) {
-		gemmTile(kb, buf[ip*gemmNR*kb:(ip+1)*gemmNR*kb], buf[aSize+jp*bs:aSize+jp*bs+gemmMR*kb], c, ldc, ip*gemmNR, jp*gemmMR, pl.m, pl.n, accum, &tmp)
+		gemmTile(kb, panel(ip), bp[jp*bs:jp*bs+gemmMR*kb], c, ldc, ip*gemmNR, jp*gemmMR, m, n, accum, &tmp)
 	}
 	for jp := jp0; jp < jp1; jp += 2 {
 		for ip := ip0; ip < ip1; ip += 2 {
 			i0, j0 := ip*gemmNR, jp*gemmMR
-			aPair := ip+1 < ip1 && pl.m-i0 >= 2*gemmNR
-			ap := buf[ip*gemmNR*kb : min(ip+2, pl.apan)*gemmNR*kb]
-			if aPair && jp+1 < jp1 && pl.n-j0 >= 2*gemmMR &&
-				kernel12x32(kb, ap, buf[aSize+jp*bs:aSize+(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
+			aPair := ip+1 < ip1 && m-i0 >= 2*gemmNR
+			var pair []float32
+			if aPair {
+				pair = ap[(ip-ip0)*gemmNR*kb : (ip-ip0+2)*gemmNR*kb]
+			}
+			if aPair && jp+1 < jp1 && n-j0 >= 2*gemmMR &&
+				kernel12x32(kb, pair, bp[jp*bs:(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
 				continue
 			}
 			for q := jp; q < min(jp+2, jp1); q++ {
 				jq := q * gemmMR
-				if aPair && pl.n-jq >= gemmMR && kernel6x32(kb, ap, buf[aSize+q*bs:aSize+q*bs+gemmMR*kb], c[jq*ldc+i0:], ldc, accum) {
+				if aPair && n-jq >= gemmMR && kernel6x32(kb, pair, bp[q*bs:q*bs+gemmMR*kb], c[jq*ldc+i0:], ldc, accum) {
 					continue
 				}
 				tile(ip, q)

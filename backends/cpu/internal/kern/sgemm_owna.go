@@ -2,7 +2,10 @@ package kern
 
 import "sync/atomic"
 
-// The 256-bit kernels' schedule with one barrier per product (gemmOwnA).
+// The packed GEMM's schedule with one barrier per product (gemmOwnA), for every kernel set but
+// the bf16 pair path. What follows describes the 256-bit kernels; the 512-bit ones (w512) keep its
+// phases and task split with their own blocking (own512MB weight rows, gemmKC512) and walk every
+// task B-panel-major through tiles512, two panels of each operand per micro-kernel call.
 //
 // The team first packs all of B (the activations) once, every k block of it, into the shared
 // scratch, and passes one barrier. After that the tasks are independent: a task is a block of
@@ -43,6 +46,8 @@ var (
 	ownMB = 64   // weight rows per task (multiple of gemmNR): a 64 KiB A block per worker
 	ownNB = 2052 // at most this many activation rows per task (multiple of gemmMR): a weight row is packed once for n <= 2052
 
+	own512MB = 256 // weight rows per task on the 512-bit kernels, at most: 256 x kc 512 floats, a 512 KiB A block in L2
+
 	ownWideN  = 1536 // activation rows from which a product is wide (B-panel-major tasks)
 	ownKCWide = 512  // k block of a wide product: a 12 KiB B panel stays in L1
 	ownMBWide = 512  // weight rows per task of a wide product, at most
@@ -59,11 +64,21 @@ type ownPlan struct {
 	mt, nt     int // task rows and columns
 	aSize      int // floats of one worker's A block (a multiple of 16: 64-byte aligned)
 	wide       bool
+	w512       bool // the 512-bit kernels (tiles512): B-panel-major within a task, kc gemmKC512
 }
 
 func newOwnPlan(m, n, k, nth int) ownPlan {
-	pl := ownPlan{m: m, n: n, k: k, mb: ownMB, wide: n >= ownWideN}
+	pl := ownPlan{m: m, n: n, k: k, mb: ownMB, wide: n >= ownWideN && !gemm512, w512: gemm512}
 	kcMax := ownKC
+	if pl.w512 {
+		// Task rows of up to own512MB weight rows, fewer (down to one A panel pair) until every
+		// worker has two tasks.
+		kcMax = gemmKC512
+		pl.mb = own512MB
+		for pl.mb > 2*gemmNR && (m+pl.mb-1)/pl.mb < 2*max(nth, 1) {
+			pl.mb /= 2
+		}
+	}
 	if pl.wide {
 		kcMax = ownKCWide
 		// Task rows of at most ownMBWide weight rows, as many as a multiple of the team.
@@ -151,6 +166,10 @@ func gemmOwnA(ith, nth int, barrier func(), counter *atomic.Int64, work []float3
 				packA(aw[(ip-ip0)*gemmNR*kb:(ip-ip0+1)*gemmNR*kb], a, i0, min(gemmNR, m-i0), p0, kb)
 			}
 			bt := bp[t*pl.bBlock:]
+			if pl.w512 {
+				tiles512(kb, aw, ip0, ip1, bt, pl.bPanel, jp0, jp1, m, n, c, ldc, t > 0)
+				continue
+			}
 			if pl.wide {
 				for jp := jp0; jp < jp1; jp++ {
 					bq := bt[jp*pl.bPanel : jp*pl.bPanel+gemmMR*kb]

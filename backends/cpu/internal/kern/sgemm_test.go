@@ -194,16 +194,17 @@ func TestSgemmShapes(t *testing.T) {
 func TestSgemmLarger(t *testing.T) {
 	cases := []gemmCase{
 		{300, 200, 129, 129, 129, 300},
-		{70, 50, 600, 603, 601, 75},     // three k blocks, padded leading dimensions
-		{40, 20, 1100, 1103, 1101, 41},  // three k blocks of the 512-bit kernels too
-		{16, 6, 256, 256, 256, 16},      // exactly one tile
-		{32, 12, 520, 520, 520, 32},     // k blocks of 264 and 256
-		{150, 200, 520, 523, 521, 151},  // partial task blocks on both sides (64 weight rows per task, two task columns at 2-3 workers)
-		{33, 4, 9, 9, 9, 33},            // smallest n on the packed path (bf16, 512-bit kernels)
-		{33, 32, 70, 70, 70, 33},        // largest n of the dot path (f32, f16 on the 256-bit kernels)
-		{33, 33, 70, 70, 70, 33},        // smallest n on their packed path
-		{150, 1543, 530, 533, 531, 151}, // a wide product (ownWideN): B-panel-major tasks, two k blocks, every edge
-		{100, 3, 77, 80, 79, 101},       // mat-vec path, n = 3
+		{70, 50, 600, 603, 601, 75},      // three k blocks, padded leading dimensions
+		{40, 20, 1100, 1103, 1101, 41},   // three k blocks of the 512-bit kernels too
+		{16, 6, 256, 256, 256, 16},       // exactly one tile
+		{32, 12, 520, 520, 520, 32},      // k blocks of 264 and 256
+		{150, 200, 520, 523, 521, 151},   // partial task blocks on both sides (64 weight rows per task, two task columns at 2-3 workers)
+		{33, 4, 9, 9, 9, 33},             // smallest n on the packed path (bf16, 512-bit kernels)
+		{33, 32, 70, 70, 70, 33},         // largest n of the dot path (f32, f16 on the 256-bit kernels)
+		{33, 33, 70, 70, 70, 33},         // smallest n on their packed path
+		{150, 1543, 530, 533, 531, 151},  // a wide product (ownWideN): B-panel-major tasks, two k blocks, every edge
+		{600, 40, 1030, 1030, 1031, 601}, // 512-bit kernels: task rows of own512MB (the last partial), three k blocks
+		{100, 3, 77, 80, 79, 101},        // mat-vec path, n = 3
 		{1000, 1, 1000, 1000, 1000, 1000},
 		{0, 5, 5, 5, 5, 1},
 		{5, 0, 5, 5, 5, 5},
