@@ -68,6 +68,8 @@ func faCases() []faCase {
 		// prompts (the tiled kernel): GQA tiles, causal masks skipping whole key blocks, unused
 		// NaN cells, a cache view, f32 keys with f16 values, ALiBi and sinks
 		with(func(c *faCase) { c.nq, c.nkv, c.nh, c.nhkv, c.dk, c.dv, c.causal = 70, 200, 8, 2, 64, 64, true }),
+		// three key blocks of faTileKeys, tiles of 8 heads x 12 positions, blocks skipped
+		with(func(c *faCase) { c.nq, c.nkv, c.nh, c.nhkv, c.dk, c.dv, c.causal = 100, 300, 8, 1, 64, 64, true }),
 		with(func(c *faCase) { c.nq, c.nkv, c.causal, c.garbage, c.sinks = 40, 130, true, true, true }),
 		with(func(c *faCase) { c.nq, c.nkv, c.nh, c.nhkv, c.cache, c.causal = 33, 100, 6, 3, true, true }),
 		with(func(c *faCase) {
