@@ -96,6 +96,14 @@ func overflowErr(format string, args ...any) error {
 // checked: negative sizes or strides, overflowing arithmetic and spans past MaxTensorBytes are
 // errors. An empty shape spans 0 bytes.
 func layoutBytes(typ Type, ne, nb [MaxDims]int64) (int64, error) {
+	if n, ok := layoutBytesSmall(typ, ne, nb); ok {
+		return n, nil
+	}
+	return layoutBytesChecked(typ, ne, nb)
+}
+
+// layoutBytesChecked is layoutBytes with every product and sum checked for overflow.
+func layoutBytesChecked(typ Type, ne, nb [MaxDims]int64) (int64, error) {
 	for i := 0; i < MaxDims; i++ {
 		if ne[i] < 0 {
 			return 0, fmt.Errorf("negative size %d in dimension %d", ne[i], i)
@@ -144,6 +152,45 @@ func layoutBytes(typ Type, ne, nb [MaxDims]int64) (int64, error) {
 		return 0, overflowErr("shape %v with strides %v spans %d bytes, more than the address space holds", ne, nb, n)
 	}
 	return n, nil
+}
+
+// layoutBytesSmall is layoutBytes for the shapes that cannot overflow, every tensor's in practice:
+// no negative count or stride, a product of counts under 2^62 and every count-stride product under
+// 2^59 (bit lengths say so without multiplying), so plain arithmetic gives the exact result. It
+// reports false for every other shape, which the checked path then sizes or rejects. (Data calls
+// layoutBytes for every tensor a kernel touches, so this is on every node's path.)
+func layoutBytesSmall(typ Type, ne, nb [MaxDims]int64) (int64, bool) {
+	if (ne[0] | ne[1] | ne[2] | ne[3] | nb[0] | nb[1] | nb[2] | nb[3]) < 0 {
+		return 0, false
+	}
+	l := [MaxDims]int{bits.Len64(uint64(ne[0])), bits.Len64(uint64(ne[1])), bits.Len64(uint64(ne[2])), bits.Len64(uint64(ne[3]))}
+	if l[0]+l[1]+l[2]+l[3] > 62 {
+		return 0, false // the checked path rejects an overflowing count even with a zero in it
+	}
+	if ne[0] == 0 || ne[1] == 0 || ne[2] == 0 || ne[3] == 0 {
+		return 0, true
+	}
+	for i := 0; i < MaxDims; i++ {
+		if l[i]+bits.Len64(uint64(nb[i])) > 59 {
+			return 0, false
+		}
+	}
+	bs := typ.BlockSize()
+	if bs <= 0 {
+		return 0, false
+	}
+	// Four terms under 2^59 and a type size under 2^59: the sum stays under 2^62.
+	var n int64
+	if bs == 1 {
+		n = typ.Size() + (ne[0]-1)*nb[0]
+	} else {
+		n = ne[0] / bs * nb[0]
+	}
+	n += (ne[1]-1)*nb[1] + (ne[2]-1)*nb[2] + (ne[3]-1)*nb[3]
+	if n > MaxTensorBytes || typ.Size() >= 1<<59 {
+		return 0, false
+	}
+	return n, true
 }
 
 // checkedStrides returns the contiguous strides of shape ne in type typ, or an overflow error.

@@ -244,7 +244,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 			if skipNode(n) {
 				continue
 			}
-			if err := checkHostData(n, pl.routedMask(i)); err != nil {
+			if err := pl.checkNodeHost(i, n); err != nil {
 				return fmt.Errorf("tandem: cpu: node %d: %w", i, err)
 			}
 		}

@@ -187,3 +187,54 @@ func TestCPUBadInput(t *testing.T) {
 		t.Error("device: SupportsOp(nil) or SupportsBufferType(nil) is true")
 	}
 }
+
+// TestPlanReuseRechecksHostData: a cached plan skips the host-memory checks of nodes whose tensors
+// are unchanged since the last run, so a change after a successful run (a stride or an offset
+// past the memory, a freed buffer) must still be refused on the next one, and undoing it must
+// run again.
+func TestPlanReuseRechecksHostData(t *testing.T) {
+	be, err := New(Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	for _, c := range []struct {
+		name   string
+		mutate func(a *core.Tensor) (undo func())
+	}{
+		{"stride past the memory", func(a *core.Tensor) func() {
+			nb := a.Nb[1]
+			a.Nb[1] = 1 << 20
+			return func() { a.Nb[1] = nb }
+		}},
+		{"offset past the memory", func(a *core.Tensor) func() {
+			off := a.Offset
+			a.Offset = 1 << 30
+			return func() { a.Offset = off }
+		}},
+		{"freed buffer", func(a *core.Tensor) func() {
+			a.Buffer.Free()
+			return nil
+		}},
+	} {
+		g := hostileAdd(t, nil)
+		for range 2 { // the second run reuses the plan and its snapshots
+			if err := be.GraphCompute(g); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		undo := c.mutate(g.Nodes()[0].Src[0])
+		if err := be.GraphCompute(g); err == nil {
+			t.Fatalf("%s: the cached plan ran", c.name)
+		} else if msg := err.Error(); !strings.Contains(msg, "node 0") || !strings.Contains(msg, "no host memory") || strings.Contains(msg, "panicked") {
+			// the check before the run refuses it, not a kernel reading past the memory
+			t.Fatalf("%s: error %q, want the host-memory check's, naming node 0", c.name, err)
+		}
+		if undo != nil {
+			undo()
+			if err := be.GraphCompute(g); err != nil {
+				t.Fatalf("%s undone: %v", c.name, err)
+			}
+		}
+	}
+}
