@@ -3,6 +3,7 @@ package cpu_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -290,5 +291,49 @@ func BenchmarkPoolOverhead(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000/1000, "µs/node")
 		})
+	}
+}
+
+// TestMulMatMoreWorkersThanOutputs: a product with fewer output columns than workers splits into
+// chunks some of which are empty; the non-finite fix-up of f16, bf16 and quantized weights must
+// pass over them (found by FuzzGraph: a [2,1] product on four workers panicked there), on every
+// route a one-row product of two weight rows takes.
+func TestMulMatMoreWorkersThanOutputs(t *testing.T) {
+	for _, typ := range []core.Type{core.TypeF16, core.TypeBF16, core.TypeQ4_0, core.TypeQ4_1, core.TypeQ5_0, core.TypeQ8_0, core.TypeQ4_K, core.TypeQ6_K, core.TypeIQ4_NL} {
+		be, err := cpu.New(cpu.Options{Threads: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const k = 256
+		ctx := core.NewContext(core.ContextParams{MemSize: 1 << 20})
+		a := ctx.NewTensor2D(typ, k, 2)
+		b := ctx.NewTensor2D(core.TypeF32, k, 1)
+		y := ctx.MulMat(a, b)
+		w, x := make([]float32, 2*k), make([]float32, k)
+		for i := range w {
+			w[i] = float32(i/k*2 - 1) // row 0 all -1, row 1 all +1: exact in every type
+		}
+		for i := range x {
+			x[i] = 1
+		}
+		if err := core.SetFloat32s(a, w); err != nil {
+			t.Fatal(err)
+		}
+		if err := core.SetFloat32s(b, x); err != nil {
+			t.Fatal(err)
+		}
+		g := core.NewGraph(core.DefaultGraphSize)
+		g.BuildForwardExpand(y)
+		if err := be.GraphCompute(g); err != nil {
+			t.Fatalf("%v: %v", typ, err)
+		}
+		got, err := core.GetFloat32s(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(float64(got[0]+k)) > 1e-3*k || math.Abs(float64(got[1]-k)) > 1e-3*k {
+			t.Fatalf("%v: %v, want [%d %d]", typ, got, -k, k)
+		}
+		be.Close()
 	}
 }
