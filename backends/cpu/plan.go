@@ -47,7 +47,7 @@ func snapOf(t *core.Tensor) hostSnap {
 			s.mem, s.size = &b[0], len(b)
 		}
 	}
-	if f, ok := t.Buffer.(interface{ Freed() bool }); ok {
+	if f, ok := t.Buffer.(core.FreedReporter); ok {
 		s.freed = f.Freed()
 	}
 	return s
