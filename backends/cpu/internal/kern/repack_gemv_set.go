@@ -145,12 +145,15 @@ func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, m, k int, a []b
 			}
 			continue
 		}
-		// k in rpKC-block steps as GemmRepacked, so that both round alike
-		for kb := 0; kb < nb; kb += rpKC {
-			kn := min(rpKC, nb-kb)
-			pk := p[kb*rpRec : (kb+kn)*rpRec]
-			for g := g0; g < min(g1, gf); g++ {
-				rpTile(rt, 1, kn, w[g*gs+kb*f.super:g*gs+(kb+kn)*f.super], pk, c[j.COff+g*RepackRows:], RepackRows, kb > 0)
+		// k in rpKC-block steps as GemmRepacked, so that both round alike, each group's steps one
+		// after another: the group is one memory stream that the kernel's prefetches run ahead
+		// in (walking the task's groups per step instead, the prefetches past each step's end
+		// fetched what the next step of the same group reads only after the other groups':
+		// a 151 MB q4_0 matrix on one Zen 5 core read at 27-30 GB/s that way)
+		for g := g0; g < min(g1, gf); g++ {
+			for kb := 0; kb < nb; kb += rpKC {
+				kn := min(rpKC, nb-kb)
+				rpTile(rt, 1, kn, w[g*gs+kb*f.super:g*gs+(kb+kn)*f.super], p[kb*rpRec:(kb+kn)*rpRec], c[j.COff+g*RepackRows:], RepackRows, kb > 0)
 			}
 		}
 		if g1 > gf {
