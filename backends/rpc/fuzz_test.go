@@ -21,7 +21,9 @@ func fuzzConn(tb testing.TB) *conn {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { be.Close() })
-	c := &conn{s: &Server{Backends: []core.Backend{be}}, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	// MaxConnBytes: a fuzzed ALLOC_BUFFER may ask for anything up to the machine's memory, which
+	// two fuzz workers touching it at once can exhaust (CI's run was killed that way).
+	c := &conn{s: &Server{Backends: []core.Backend{be}, MaxConnBytes: 64 << 20}, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		w: bufio.NewWriter(io.Discard), bufs: map[uint64]*sbuf{}, nextBase: 1 << 20, last: map[uint32]*storedGraph{}, hello: true}
 	if err := c.alloc(le.AppendUint64(le.AppendUint32(nil, 0), 4096)); err != nil {
 		tb.Fatal(err)
