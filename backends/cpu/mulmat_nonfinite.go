@@ -27,9 +27,6 @@ func fixNonFiniteDots(p *params, dst *core.Tensor) {
 // indices) x columns [ir0s, ir0e) of a MUL_MAT node whose weights are not f32: a dot route's
 // chunk, fixed by the worker that computed it. *f is made at the first non-finite output.
 func fixNonFiniteChunk(f **nonFiniteFixer, dst *core.Tensor, dd []byte, ir0s, ir0e, ir1s, ir1e int64) {
-	if ir0s >= ir0e {
-		return // an empty chunk: more chunks than columns (a product of a few outputs on more workers)
-	}
 	a, b := dst.Src[0], dst.Src[1]
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	for ir := ir1s; ir < ir1e; ir++ {

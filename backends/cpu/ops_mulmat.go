@@ -201,7 +201,9 @@ const (
 
 // mulMatChunks returns how dst is cut: nchunk0 × nchunk1 chunks of dr0 × dr1 (rows of src0 ×
 // rows of src1), following ggml: 16 (64 for vectors), re-cut per thread when there are fewer than
-// four chunks per thread.
+// four chunks per thread. The counts are recounted from the sizes, so no chunk is empty (a re-cut
+// into nth chunks of fewer rows, or rounding, would leave chunks past the end: two output
+// columns on four workers).
 func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 	cs := int64(mulMatChunk)
 	if nr0 == 1 || nr1 == 1 {
@@ -216,8 +218,9 @@ func mulMatChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 			nchunk0, nchunk1 = 1, int64(nth)
 		}
 	}
-	dr0 = (nr0 + nchunk0 - 1) / nchunk0
-	dr1 = (nr1 + nchunk1 - 1) / nchunk1
+	dr0 = max(1, (nr0+nchunk0-1)/nchunk0)
+	dr1 = max(1, (nr1+nchunk1-1)/nchunk1)
+	nchunk0, nchunk1 = (nr0+dr0-1)/dr0, (nr1+dr1-1)/dr1
 	return
 }
 

@@ -97,7 +97,7 @@ func (pl *plan) snapsHold(i int, n *core.Tensor, routed uint16) bool {
 		if s == nil || routed&(1<<j) != 0 {
 			continue
 		}
-		if k >= len(sn) || sn[k].t != s || sn[k] != snapOf(s) {
+		if k >= len(sn) || sn[k] != snapOf(s) {
 			return false
 		}
 		k++

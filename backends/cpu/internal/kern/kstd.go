@@ -291,13 +291,7 @@ func (s *kstdSpec) quad(kn int, w, b []byte, ldb int, pp []byte, ldp, kb, q, n i
 // w times activation rows y, y+ldy, y+2ldy, y+3ldy (Q8_K, nb blocks) with their prepared pairs
 // p (ldp apart, Q4_K): c[j*ldc+r] (+)= the dots, r < 8.
 func (s *kstdSpec) r4(nb int, w []byte, h int, y []byte, ldy int, p []byte, ldp int, c []float32, ldc int, accum bool) {
-	// Bounds checks standing in for the assembly's unchecked accesses.
-	_ = w[nb*s.super-1]
-	_ = y[3*ldy+nb*blockQ8_K-1]
-	if s.pairs {
-		_ = p[3*ldp+nb*kstdPairs-1]
-	}
-	_ = c[3*ldc+7]
+	s.checkOperands(nb, w, y, ldy, p, ldp, c, ldc, 8)
 	if k := s.kernel(); k != nil {
 		acc := 0
 		if accum {
@@ -319,19 +313,24 @@ func (s *kstdSpec) r16(nb int, w []byte, y []byte, ldy int, p []byte, ldp int, c
 	if k == nil {
 		return false
 	}
-	// Bounds checks standing in for the assembly's unchecked accesses.
-	_ = w[nb*s.super-1]
-	_ = y[3*ldy+nb*blockQ8_K-1]
-	if s.pairs {
-		_ = p[3*ldp+nb*kstdPairs-1]
-	}
-	_ = c[3*ldc+15]
+	s.checkOperands(nb, w, y, ldy, p, ldp, c, ldc, 16)
 	acc := 0
 	if accum {
 		acc = 1
 	}
 	k(nb, &w[0], &y[0], ldy, &p[0], ldp, &c[0], ldc, acc)
 	return true
+}
+
+// checkOperands stands in for the assembly's unchecked accesses: nb super-blocks of w, four
+// activation rows (and their pairs), and cols results in each of four rows of c.
+func (s *kstdSpec) checkOperands(nb int, w, y []byte, ldy int, p []byte, ldp int, c []float32, ldc, cols int) {
+	_ = w[nb*s.super-1]
+	_ = y[3*ldy+nb*blockQ8_K-1]
+	if s.pairs {
+		_ = p[3*ldp+nb*kstdPairs-1]
+	}
+	_ = c[3*ldc+cols-1]
 }
 
 // q4kStdR4Go is the micro-kernel's pure-Go twin, the same integer sums and float operations.

@@ -107,21 +107,31 @@ start:
 	Q4SCALE(Z18, Z7, Z3) \
 	Q4SCALE(Z19, Z11, Z3)
 
+// Q4SCALES loads what Q4ROW reads of the super-block at AX: the mins' pairs as words (Z12-Z15),
+// d and dmin as floats (Z16, Z17).
+#define Q4SCALES \
+	VPMOVZXBW 192(AX), Z12 \
+	VPMOVZXBW 224(AX), Z13 \
+	VPMOVZXBW 256(AX), Z14 \
+	VPMOVZXBW 288(AX), Z15 \
+	VCVTPH2PS (AX), Z16 \
+	VCVTPH2PS 32(AX), Z17
+
+// Q4MIN adds the pair of sub-block mins MN times the row's prepared pair at po(P) to Z19.
+#define Q4MIN(po, P, MN) \
+	VPBROADCASTD po(P), Z18 \
+	VPMADDWD Z18, MN, Z18 \
+	VPADDD Z18, Z19, Z19
+
 // Q4ROW finishes a super-block for one activation row (block Y, pairs P, integer sum I, result
 // ACC): the mins Z12-Z15 meet the pairs, then ACC += (I·d − Σmin·dmin)·dy, d and dmin in
 // Z16/Z17.
 #define Q4ROW(Y, P, I, ACC) \
 	VPBROADCASTD (P), Z18 \
 	VPMADDWD Z18, Z12, Z19 \
-	VPBROADCASTD 4(P), Z18 \
-	VPMADDWD Z18, Z13, Z18 \
-	VPADDD Z18, Z19, Z19 \
-	VPBROADCASTD 8(P), Z18 \
-	VPMADDWD Z18, Z14, Z18 \
-	VPADDD Z18, Z19, Z19 \
-	VPBROADCASTD 12(P), Z18 \
-	VPMADDWD Z18, Z15, Z18 \
-	VPADDD Z18, Z19, Z19 \
+	Q4MIN(4, P, Z13) \
+	Q4MIN(8, P, Z14) \
+	Q4MIN(12, P, Z15) \
 	VCVTDQ2PS Z19, Z19 \
 	VCVTDQ2PS I, I \
 	VMULPS Z17, Z19, Z19 \
@@ -143,12 +153,7 @@ TEXT ·q4kStdR4x16VNNI(SB), NOSPLIT, $0-72
 	Q4PAIR(1)
 	Q4PAIR(2)
 	Q4PAIR(3)
-	VPMOVZXBW 192(AX), Z12
-	VPMOVZXBW 224(AX), Z13
-	VPMOVZXBW 256(AX), Z14
-	VPMOVZXBW 288(AX), Z15
-	VCVTPH2PS (AX), Z16
-	VCVTPH2PS 32(AX), Z17
+	Q4SCALES
 	Q4ROW(BX, DX, Z0, Z20)
 	Q4ROW(R8, R13, Z1, Z21)
 	Q4ROW(R11, R14, Z2, Z22)
@@ -194,30 +199,22 @@ TEXT ·q4kStdR4x16VNNI(SB), NOSPLIT, $0-72
 
 // Q6ROW finishes a super-block for one activation row (block Y, integer sum I, result ACC):
 // ACC += float(I − 32·Σ sc·bsum)·d·dy, d in Z26.
+// Q6OFF adds pair q's Σ sc·bsum of the row at Y to Z8.
+#define Q6OFF(q, Y) \
+	VPBROADCASTD (260+4*q)(Y), Z9 \
+	VPMADDWD (288+64*q)(AX), Z9, Z9 \
+	VPADDD Z9, Z8, Z8
+
 #define Q6ROW(Y, I, ACC) \
 	VPBROADCASTD 260(Y), Z8 \
 	VPMADDWD 288(AX), Z8, Z8 \
-	VPBROADCASTD 264(Y), Z9 \
-	VPMADDWD 352(AX), Z9, Z9 \
-	VPADDD Z9, Z8, Z8 \
-	VPBROADCASTD 268(Y), Z9 \
-	VPMADDWD 416(AX), Z9, Z9 \
-	VPADDD Z9, Z8, Z8 \
-	VPBROADCASTD 272(Y), Z9 \
-	VPMADDWD 480(AX), Z9, Z9 \
-	VPADDD Z9, Z8, Z8 \
-	VPBROADCASTD 276(Y), Z9 \
-	VPMADDWD 544(AX), Z9, Z9 \
-	VPADDD Z9, Z8, Z8 \
-	VPBROADCASTD 280(Y), Z9 \
-	VPMADDWD 608(AX), Z9, Z9 \
-	VPADDD Z9, Z8, Z8 \
-	VPBROADCASTD 284(Y), Z9 \
-	VPMADDWD 672(AX), Z9, Z9 \
-	VPADDD Z9, Z8, Z8 \
-	VPBROADCASTD 288(Y), Z9 \
-	VPMADDWD 736(AX), Z9, Z9 \
-	VPADDD Z9, Z8, Z8 \
+	Q6OFF(1, Y) \
+	Q6OFF(2, Y) \
+	Q6OFF(3, Y) \
+	Q6OFF(4, Y) \
+	Q6OFF(5, Y) \
+	Q6OFF(6, Y) \
+	Q6OFF(7, Y) \
 	VPSLLD $5, Z8, Z8 \
 	VPSUBD Z8, I, Z8 \
 	VCVTDQ2PS Z8, Z8 \
@@ -332,12 +329,7 @@ q4kr1v_sb:
 	R1PAIR(1)
 	R1PAIR(2)
 	R1PAIR(3)
-	VPMOVZXBW 192(AX), Z12
-	VPMOVZXBW 224(AX), Z13
-	VPMOVZXBW 256(AX), Z14
-	VPMOVZXBW 288(AX), Z15
-	VCVTPH2PS (AX), Z16
-	VCVTPH2PS 32(AX), Z17
+	Q4SCALES
 	Q4ROW(BX, DX, Z0, Z20)
 	ADDQ $2368, AX
 	ADDQ R8, BX

@@ -26,6 +26,22 @@
 // Registers: Z0-Z7 float accumulators, Z8-Z15 int32 accumulators, Z16-Z23 weight quant
 // vectors, Z24 nibble mask, Z25 weight scales, Z26 weight minimums (Q4_1), Z27 scale product.
 //
+// GVUNPACK splits the four 64-byte quant chunks from q(AX) into nibbles for the 1-row Q4 kernels:
+// low nibbles of chunk i in Z16+2i, high in Z17+2i.
+#define GVUNPACK(q) \
+	VPANDD q(AX), Z24, Z16 \
+	VPSRLD $4, q(AX), Z17 \
+	VPANDD (q+64)(AX), Z24, Z18 \
+	VPSRLD $4, (q+64)(AX), Z19 \
+	VPANDD (q+128)(AX), Z24, Z20 \
+	VPSRLD $4, (q+128)(AX), Z21 \
+	VPANDD (q+192)(AX), Z24, Z22 \
+	VPSRLD $4, (q+192)(AX), Z23 \
+	VPANDD Z24, Z17, Z17 \
+	VPANDD Z24, Z19, Z19 \
+	VPANDD Z24, Z21, Z21 \
+	VPANDD Z24, Z23, Z23
+
 // The 1-row Q4 kernels unpack from memory operands (VPANDD and VPSRLD read the chunk; no separate
 // load) and add a block's eight products in one chain: 36 instructions a block became 30, and a
 // generated token's mat-vec, bound by how far ahead one core's loads reach, read a 151 MB q4_0
@@ -214,18 +230,7 @@ gvloopQ40:
 	PREFETCHT0 GVPFD+128(AX)
 	PREFETCHT0 GVPFD+192(AX)
 	PREFETCHT0 GVPFD+256(AX)
-	VPANDD 32(AX), Z24, Z16
-	VPSRLD $4, 32(AX), Z17
-	VPANDD 96(AX), Z24, Z18
-	VPSRLD $4, 96(AX), Z19
-	VPANDD 160(AX), Z24, Z20
-	VPSRLD $4, 160(AX), Z21
-	VPANDD 224(AX), Z24, Z22
-	VPSRLD $4, 224(AX), Z23
-	VPANDD Z24, Z17, Z17
-	VPANDD Z24, Z19, Z19
-	VPANDD Z24, Z21, Z21
-	VPANDD Z24, Z23, Z23
+	GVUNPACK(32)
 	VCVTPH2PS (AX), Z25
 	VPBROADCASTD 36(BX), Z8
 	VPDPBUSD.BCST 0(BX), Z16, Z8
@@ -439,18 +444,7 @@ gvloopQ41:
 	PREFETCHT0 GVPFD+128(AX)
 	PREFETCHT0 GVPFD+192(AX)
 	PREFETCHT0 GVPFD+256(AX)
-	VPANDD 64(AX), Z24, Z16
-	VPSRLD $4, 64(AX), Z17
-	VPANDD 128(AX), Z24, Z18
-	VPSRLD $4, 128(AX), Z19
-	VPANDD 192(AX), Z24, Z20
-	VPSRLD $4, 192(AX), Z21
-	VPANDD 256(AX), Z24, Z22
-	VPSRLD $4, 256(AX), Z23
-	VPANDD Z24, Z17, Z17
-	VPANDD Z24, Z19, Z19
-	VPANDD Z24, Z21, Z21
-	VPANDD Z24, Z23, Z23
+	GVUNPACK(64)
 	VCVTPH2PS (AX), Z25
 	VCVTPH2PS 32(AX), Z26
 	VPXORD Z8, Z8, Z8
