@@ -66,6 +66,7 @@ func seedGraphs() [][]byte {
 		encodeGraph(0, []uint64{3, 4, 5}, []wireTensor{a, b, r, mm, u}),
 		encodeGraph(0, []uint64{6, 7}, []wireTensor{a, v, cast}),
 		encodeGraph(0, nil, nil),
+		encodeGraph(0, []uint64{3, 3, 4, 3}, []wireTensor{a, b, r, mm}), // a repeated node: computed as segments
 	}
 }
 

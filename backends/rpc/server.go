@@ -166,8 +166,9 @@ type sbuf struct {
 	buf                core.Buffer // nil for a zero-size buffer
 }
 
+// storedGraph is the last graph computed on a device: the segments buildGraph made, in order.
 type storedGraph struct {
-	g    *core.Graph
+	gs   []*core.Graph
 	bufs []*sbuf
 }
 

@@ -3,6 +3,7 @@ package rpc
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tandem-ml/tandem/core"
 )
@@ -34,14 +35,14 @@ func (c *conn) graphCompute(p []byte) error {
 		return err
 	}
 	delete(c.last, uint32(d)) // the new graph replaces the stored one (a rejected one closes the connection)
-	g, bufs, err := c.buildGraph(gp, be)
+	gs, bufs, err := c.buildGraph(gp, be)
 	if err != nil {
 		return err
 	}
-	if err := c.run(d, be, g, bufs); err != nil {
+	if err := c.run(d, be, gs, bufs); err != nil {
 		return fmt.Errorf("compute on %s: %w", be.Name(), err)
 	}
-	c.last[uint32(d)] = &storedGraph{g: g, bufs: bufs}
+	c.last[uint32(d)] = &storedGraph{gs: gs, bufs: bufs}
 	return nil
 }
 
@@ -62,24 +63,39 @@ func (c *conn) graphRecompute(p []byte) error {
 			return fmt.Errorf("GRAPH_RECOMPUTE: the graph stored for device %d uses buffer %#x, freed since", d, b.handle)
 		}
 	}
-	if err := c.run(d, be, sg.g, sg.bufs); err != nil {
+	if err := c.run(d, be, sg.gs, sg.bufs); err != nil {
 		return fmt.Errorf("recompute on %s: %w", be.Name(), err)
 	}
 	return nil
 }
 
-// run computes g on device d holding the locks of d and of every device whose buffers g uses.
-func (c *conn) run(d int, be core.Backend, g *core.Graph, bufs []*sbuf) error {
+// run computes gs in order on device d, holding the locks of d and of every device whose buffers
+// they use; it stops at the first error.
+func (c *conn) run(d int, be core.Backend, gs []*core.Graph, bufs []*sbuf) error {
 	devs := make([]int, 0, 1+len(bufs))
 	devs = append(devs, d)
 	for _, b := range bufs {
 		devs = append(devs, b.dev)
 	}
 	defer c.s.lockDevices(devs...)()
-	return be.GraphCompute(g)
+	for _, g := range gs {
+		if err := be.GraphCompute(g); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (c *conn) buildGraph(gp *graphPayload, be core.Backend) (*core.Graph, []*sbuf, error) {
+// buildGraph rebuilds gp into the graphs that run its node list, to be computed in order.
+//
+// ggml computes a node list entry by entry, so a node listed again is computed again (ggml's
+// test-backend-ops in perf mode lists its op many times in one graph), and for an in-place or
+// accumulating op each run changes the result. A core.Graph holds a tensor once, so the list is
+// cut into segments, a new one wherever the next node is already in the current one; computed one
+// after the other they run the list as ggml does. A list without repeats is one graph. A segment
+// equal to the one before it is the same graph (a backend's plan for it is reused), and the stored
+// graph for GRAPH_RECOMPUTE is the whole sequence.
+func (c *conn) buildGraph(gp *graphPayload, be core.Backend) ([]*core.Graph, []*sbuf, error) {
 	b := &graphBuilder{c: c, ctx: core.NewContext(core.ContextParams{NoAlloc: true}),
 		wire: make(map[uint64]*wireTensor, len(gp.Tensors)), built: map[uint64]*core.Tensor{},
 		state: map[uint64]uint8{}, used: map[*sbuf]struct{}{}}
@@ -93,15 +109,12 @@ func (c *conn) buildGraph(gp *graphPayload, be core.Backend) (*core.Graph, []*sb
 		}
 	}
 	var nodes []*core.Tensor
-	seen := map[uint64]bool{}
+	var ends []int                   // where each segment ends in nodes
+	inSeg := map[*core.Tensor]bool{} // the nodes of the current segment
 	for i, id := range gp.Nodes {
 		if id == 0 {
 			return nil, nil, fmt.Errorf("graph: node %d has id 0", i)
 		}
-		if seen[id] {
-			return nil, nil, fmt.Errorf("graph: node id %#x listed twice", id)
-		}
-		seen[id] = true
 		t, err := b.get(id, 0)
 		if err != nil {
 			return nil, nil, err
@@ -112,13 +125,30 @@ func (c *conn) buildGraph(gp *graphPayload, be core.Backend) (*core.Graph, []*sb
 		if t.Op != core.OpNone && !t.Op.IsView() && !be.Device().SupportsOp(t) {
 			return nil, nil, fmt.Errorf("graph: %s does not support node %v", be.Name(), t)
 		}
+		if inSeg[t] {
+			ends = append(ends, len(nodes))
+			clear(inSeg)
+		}
+		inSeg[t] = true
 		nodes = append(nodes, t)
+	}
+	ends = append(ends, len(nodes))
+	gs := make([]*core.Graph, 0, len(ends))
+	start := 0
+	for _, end := range ends {
+		seg := nodes[start:end:end]
+		if n := len(gs); n > 0 && slices.Equal(gs[n-1].Nodes(), seg) {
+			gs = append(gs, gs[n-1])
+		} else {
+			gs = append(gs, core.NewGraphFromLists(seg, b.leafs))
+		}
+		start = end
 	}
 	bufs := make([]*sbuf, 0, len(b.used))
 	for sb := range b.used {
 		bufs = append(bufs, sb)
 	}
-	return core.NewGraphFromLists(nodes, b.leafs), bufs, nil
+	return gs, bufs, nil
 }
 
 func (b *graphBuilder) get(id uint64, depth int) (*core.Tensor, error) {
