@@ -8,6 +8,10 @@
 // panel starts 16*k floats after the first. C row r (an activation row) holds 32 contiguous
 // weight columns: Z4+2r (columns 0..15, from the first panel) and Z5+2r (16..31, second panel).
 // Per k step: two 64-byte A loads, six broadcasts of B, twelve 512-bit FMAs.
+// Every cache line of both A panels is prefetched 8 k steps (512 bytes) ahead (one line per panel
+// and step; two per four steps left half the lines to the hardware), and the 12x32 kernel
+// prefetches its C tile's rows on entry, so the tile's loads and stores at the end do not wait
+// on L3: on Zen 5, 2048³ f32 on one worker, 202-215 -> 218-219 GFLOPS, alternating binaries.
 
 // STEP512(ao, bo): one rank-1 update from ao(SI), ao(R9) (16 floats of each A panel) and bo(DI).
 #define STEP512(ao, bo) \
@@ -31,6 +35,12 @@
 	VFMADD231PS  Z1, Z2, Z13 \
 	VFMADD231PS  Z0, Z3, Z14 \
 	VFMADD231PS  Z1, Z3, Z15
+
+// PFROW: prefetch the C tile row at R11 (128 bytes) and step R11 to the next row.
+#define PFROW \
+	PREFETCHT0 (R11) \
+	PREFETCHT0 64(R11) \
+	ADDQ       BX, R11
 
 #define STOREROW512(A0, A1) \
 	VMOVUPS A0, (DX) \
@@ -77,10 +87,14 @@ g512_k4:
 	PREFETCHT0 512(SI)
 	PREFETCHT0 512(R9)
 	STEP512(0, 0)
-	STEP512(64, 24)
 	PREFETCHT0 576(SI)
 	PREFETCHT0 576(R9)
+	STEP512(64, 24)
+	PREFETCHT0 640(SI)
+	PREFETCHT0 640(R9)
 	STEP512(128, 48)
+	PREFETCHT0 704(SI)
+	PREFETCHT0 704(R9)
 	STEP512(192, 72)
 	ADDQ       $256, SI
 	ADDQ       $256, R9
@@ -184,6 +198,19 @@ TEXT ·sgemm12x32AVX512(SB), NOSPLIT, $0-56
 	MOVQ    CX, R9
 	SHLQ    $6, R9
 	ADDQ    SI, R9            // second A panel: a + 16*k floats
+	MOVQ    DX, R11
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
@@ -216,10 +243,14 @@ g12_k4:
 	PREFETCHT0 512(SI)
 	PREFETCHT0 512(R9)
 	STEP12(0, 0)
-	STEP12(64, 24)
 	PREFETCHT0 576(SI)
 	PREFETCHT0 576(R9)
+	STEP12(64, 24)
+	PREFETCHT0 640(SI)
+	PREFETCHT0 640(R9)
 	STEP12(128, 48)
+	PREFETCHT0 704(SI)
+	PREFETCHT0 704(R9)
 	STEP12(192, 72)
 	ADDQ       $256, SI
 	ADDQ       $256, R9
