@@ -223,6 +223,8 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if g == nil {
 		return errNilGraph
 	}
+	// Workers asleep since the last run start waking now, while the checks below run.
+	b.pool.kick()
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -142,55 +142,131 @@ type job struct {
 }
 
 // pool is a persistent set of worker goroutines; the caller of run is worker 0.
+//
+// A run is published by bumping seq. Between runs a worker polls seq for idleSpin before it
+// sleeps: generation calls run once per token, and the host's work between two tokens (reading
+// the logits, checking the reused plan) takes a few hundred microseconds, while waking a parked
+// goroutine (a futex and a scheduler hand-off, ~100 µs on the virtual machines measured) cost
+// every token that much, in the first node's barrier. A worker asleep anyway (a longer pause) is
+// woken early by kick, which the backend calls as a run begins, so that its wake-up overlaps the
+// host's checks instead of the first node. With more workers than Ps a worker sleeps at once
+// (spinning would take a P from one that works).
 type pool struct {
 	n       int
-	starts  []chan *job
+	seq     atomic.Uint64 // runs published so far (closing publishes one more)
 	done    sync.WaitGroup
 	barrier barrier
 	chunk   atomic.Int64 // shared chunk counter for work-stealing kernels
 	cur     job          // the job of the current run (runs are serialized by the backend)
-	closed  bool
+	closed  atomic.Bool
+	idle    time.Duration // how long a worker polls for the next run before it sleeps
 	exited  sync.WaitGroup
+
+	kicks    atomic.Uint64 // kick calls that found sleepers
+	sleepers atomic.Int32  // workers asleep on wake (or about to be)
+	mu       sync.Mutex
+	wake     sync.Cond // signalled when seq or kicks move
 }
+
+// idleSpin is how long a worker polls for the next run after one ends.
+const idleSpin = time.Millisecond
 
 func newPool(n int) *pool {
 	if n < 1 {
 		n = 1
 	}
-	p := &pool{n: n, starts: make([]chan *job, n)}
+	p := &pool{n: n}
 	p.barrier.n = int32(n)
 	p.barrier.wake.L = &p.barrier.mu
+	p.wake.L = &p.mu
 	// Spinning pays while every worker has a processor of its own; with more workers than
 	// processors a spinning waiter only delays the ones it waits for.
 	p.barrier.spin, p.barrier.yieldAll = 64, true
 	if n <= runtime.GOMAXPROCS(0) {
 		p.barrier.spin, p.barrier.yieldAll = 2048, false
+		p.idle = idleSpin
 	}
 	for i := 1; i < n; i++ {
-		ch := make(chan *job)
-		p.starts[i] = ch
 		p.exited.Add(1)
-		go p.worker(i, ch)
+		go p.worker(i)
 	}
 	return p
 }
 
-func (p *pool) worker(ith int, ch chan *job) {
+func (p *pool) worker(ith int) {
 	defer p.exited.Done()
-	for j := range ch {
-		j.run(ith)
+	var seen uint64
+	for {
+		seen = p.next(seen)
+		if p.closed.Load() {
+			return
+		}
+		p.cur.run(ith)
 		p.done.Done()
+	}
+}
+
+// next waits until seq moves past seen and returns it: polling for p.idle, then asleep until a
+// run or a kick (after a kick it polls again).
+func (p *pool) next(seen uint64) uint64 {
+	for {
+		var start time.Time
+		for i := 0; p.idle > 0; i++ {
+			if s := p.seq.Load(); s != seen {
+				return s
+			}
+			kern.Pause()
+			if i&(yieldEvery-1) == 0 {
+				if start.IsZero() {
+					start = time.Now()
+				} else if time.Since(start) > p.idle {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+		p.mu.Lock()
+		// Counted a sleeper before the last look at seq, so that either it sees the new run or
+		// run's load of sleepers sees it (sequentially consistent atomics), as in barrier.wait.
+		p.sleepers.Add(1)
+		k := p.kicks.Load()
+		for p.seq.Load() == seen && p.kicks.Load() == k {
+			p.wake.Wait()
+		}
+		p.sleepers.Add(-1)
+		p.mu.Unlock()
+		if s := p.seq.Load(); s != seen {
+			return s
+		}
+	}
+}
+
+// kick wakes the workers asleep between runs so that they poll for the next one: a run is about
+// to begin.
+func (p *pool) kick() {
+	if p.sleepers.Load() > 0 {
+		p.mu.Lock()
+		p.kicks.Add(1)
+		p.wake.Broadcast()
+		p.mu.Unlock()
+	}
+}
+
+// publish starts run number seq+1 (or, closing, releases the workers) and wakes the sleepers.
+func (p *pool) publish() {
+	p.seq.Add(1)
+	if p.sleepers.Load() > 0 {
+		p.mu.Lock()
+		p.wake.Broadcast()
+		p.mu.Unlock()
 	}
 }
 
 // run executes f on every worker (f(0) on the calling goroutine) and waits for all of them.
 func (p *pool) run(f func(ith int)) {
 	p.cur.run = f
-	j := &p.cur
 	p.done.Add(p.n - 1)
-	for i := 1; i < p.n; i++ {
-		p.starts[i] <- j
-	}
+	p.publish()
 	f(0)
 	p.done.Wait()
 	p.barrier.reset()
@@ -198,12 +274,10 @@ func (p *pool) run(f func(ith int)) {
 
 // close stops the workers and waits until they have exited.
 func (p *pool) close() {
-	if p.closed {
+	if p.closed.Load() {
 		return
 	}
-	p.closed = true
-	for i := 1; i < p.n; i++ {
-		close(p.starts[i])
-	}
+	p.closed.Store(true)
+	p.publish()
 	p.exited.Wait()
 }

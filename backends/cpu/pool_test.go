@@ -63,3 +63,64 @@ func TestBarrierBreakWakesSleeper(t *testing.T) {
 	wg.Wait()
 	p.barrier.reset()
 }
+
+// waitSleepers polls until n workers of p sleep between runs (up to 5 s).
+func waitSleepers(t *testing.T, p *pool, n int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.sleepers.Load() != n && time.Now().Before(deadline) {
+		time.Sleep(idleSpin)
+	}
+	if got := p.sleepers.Load(); got != n {
+		t.Fatalf("%d workers asleep between runs, want %d", got, n)
+	}
+}
+
+// Workers poll for the next run, then sleep; a run or a kick wakes them, and every worker takes
+// part in every run, whether it was polling or asleep when the run began.
+func TestPoolWakesIdleWorkers(t *testing.T) {
+	const workers = 3
+	p := newPool(workers)
+	defer p.close()
+	var ran [workers]atomic.Int32
+	count := func(ith int) { ran[ith].Add(1) }
+	p.run(count)
+	p.run(count) // right after the last one: the workers are polling
+	if p.idle > 0 {
+		waitSleepers(t, p, workers-1)
+		p.kick() // they poll again, then sleep again
+		waitSleepers(t, p, workers-1)
+	}
+	p.run(count) // from sleep
+	for i := range ran {
+		if n := ran[i].Load(); n != 3 {
+			t.Errorf("worker %d ran %d of 3 runs", i, n)
+		}
+	}
+}
+
+// Many short runs in a row keep every worker in step (under -race: the job hand-off is
+// synchronized), and close releases workers that poll or sleep.
+func TestPoolManyRunsAndClose(t *testing.T) {
+	for _, sleepFirst := range []bool{false, true} {
+		p := newPool(2)
+		var sum atomic.Int64
+		for i := range 2000 {
+			v := int64(i)
+			p.run(func(ith int) { sum.Add(v) })
+		}
+		if want := int64(2 * 1999 * 2000 / 2); sum.Load() != want {
+			t.Errorf("sum %d, want %d", sum.Load(), want)
+		}
+		if sleepFirst && p.idle > 0 {
+			waitSleepers(t, p, 1)
+		}
+		closed := make(chan struct{})
+		go func() { p.close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("close did not return (workers asleep first: %v)", sleepFirst)
+		}
+	}
+}
