@@ -8,20 +8,22 @@
 // VDPBF16PS is BYTE-encoded (the Go assembler does not know it); its register operands are
 // written in the comments in Intel order.
 
-// PFD is how far ahead (bytes) the f16 mat-vec prefetches each weight row. Measured on Zen 5
-// (m=4096 k=14336 from DRAM): the loop with one 64-byte load per row and cache line (split by
-// VEXTRACTI64X4 before VCVTPH2PS) and PFD 2048 ran 33-35 GB/s on one core and 52-64 on two,
-// against 29-31 / 47-54 for 32-byte VCVTPH2PS memory operands; PFD 1024, 3072, 4096, no
-// prefetch, PREFETCHNTA, 128 bytes per row and step, and eight rows per pass were all slower.
+// PFD is how far ahead (bytes) the four-row f16 mat-vec prefetches each weight row. Measured on
+// Zen 5 (m=4096 k=14336 from DRAM, rows 64-byte aligned): the loop with one 64-byte load per row
+// and cache line (split by VEXTRACTI64X4 before VCVTPH2PS) and PFD 2048 ran 33-35 GB/s on one
+// core and 52-64 on two, against 29-31 / 47-54 for 32-byte VCVTPH2PS memory operands; PFD 1024,
+// 3072, 4096, no prefetch, PREFETCHNTA, 128 bytes per row and step, and eight rows per pass were
+// all slower.
 #define PFD 2048
 
 // PFD1 is dot1F16F32AVX512's prefetch distance. Its rows come from GGUF files in place, whose
-// tensor data is 32-byte aligned (every tensor of the TinyLlama files here starts 32 bytes into a
-// cache line), and its x from compute buffers of the same alignment: a 64-byte load then spans
+// tensor data is 32-byte aligned (every tensor of the TinyLlama files here starts 32 bytes into
+// a cache line), and its x from compute buffers of the same alignment: a 64-byte load then spans
 // two lines. With 32-byte VCVTPH2PS memory operands (never split) and PFD1 4096, the TinyLlama
-// f16 token's 154 products in file order (a throwaway benchmark on the mapped file, Zen 5) read 35.6-36.5
-// GB/s on one core against 32 with 64-byte loads and PFD 2048, and 24-28 with x 32 bytes off a line
-// (as in the model: 27.5 GB/s per the op profile); 3072 and 6144 were level or slower, 8192 slower.
+// f16 token's 154 products in file order (a throwaway benchmark on the mapped file, Zen 5) read
+// 35.6-36.5 GB/s on one core against 32 with 64-byte loads and PFD 2048, and 24-28 with x 32
+// bytes off a line (as in the model: 27.5 GB/s per the op profile); 3072 and 6144 were level or
+// slower, 8192 slower.
 #define PFD1 4096
 
 // REDUCE4: X0 = [hsum(Z0+Z4), hsum(Z1+Z5), hsum(Z2+Z6), hsum(Z3+Z7)].

@@ -36,12 +36,6 @@
 	VFMADD231PS  Z0, Z3, Z14 \
 	VFMADD231PS  Z1, Z3, Z15
 
-// PFROW: prefetch the C tile row at R11 (128 bytes) and step R11 to the next row.
-#define PFROW \
-	PREFETCHT0 (R11) \
-	PREFETCHT0 64(R11) \
-	ADDQ       BX, R11
-
 #define STOREROW512(A0, A1) \
 	VMOVUPS A0, (DX) \
 	VMOVUPS A1, 64(DX) \
@@ -199,18 +193,14 @@ TEXT ·sgemm12x32AVX512(SB), NOSPLIT, $0-56
 	SHLQ    $6, R9
 	ADDQ    SI, R9            // second A panel: a + 16*k floats
 	MOVQ    DX, R11
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
+	MOVQ    $12, R12
+
+g12_pfc:
+	PREFETCHT0 (R11)          // the C tile's row (128 bytes)
+	PREFETCHT0 64(R11)
+	ADDQ       BX, R11
+	DECQ       R12
+	JNZ        g12_pfc
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
