@@ -51,7 +51,7 @@ func TestSgemmBF16Shapes(t *testing.T) {
 
 // TestDot1F16PerSet: the one-row f16 mat-vec kernel against its pure-Go twin and a float64
 // reference for every tail of its 64- and 16-element steps, on slices 1 element past a 64-byte
-// boundary; and the mat-vec it serves (gemmDot1F16's tasks) on more rows than one task.
+// boundary; and the mat-vec it serves (gemmDot1's tasks) on more rows than one task.
 func TestDot1F16PerSet(t *testing.T) {
 	for _, s := range supportedSets() {
 		withSet(s, func() {
@@ -74,6 +74,37 @@ func TestDot1F16PerSet(t *testing.T) {
 			}
 			for _, nth := range []int{1, 2} {
 				gemmCheckKind(t, gemmCase{1500, 1, 700, 703, 700, 1500}, nth, gemmF16, 99)
+			}
+		})
+	}
+}
+
+// TestDot1BF16PerSet: the one-row bf16 dot (the bf16 mat-vec's kernel where hasDot1BF16)
+// against its pure-Go twin and a float64 reference for every tail of its 64- and 32-element
+// steps, on slices 1 and 16 elements (32 bytes, as GGUF data lies) past a 64-byte boundary; and
+// the bf16 mat-vec through gemmDot1's tasks on more rows than one task.
+func TestDot1BF16PerSet(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, skew := range []int{1, 16} {
+				for _, k := range []int{1, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 1001, 2048} {
+					r := newRand(uint64(k*100 + skew))
+					a := toBF16(randF32(r, skew+k, -1, 1))[skew:]
+					x := toBF16(randF32(r, skew+k, -1, 1))[skew:]
+					var ref, mag float64
+					for i := range a {
+						p := float64(bf16ToF32(a[i])) * float64(bf16ToF32(x[i]))
+						ref, mag = ref+p, mag+math.Abs(p)
+					}
+					got, twin := dotBF16(a, x), dotBF16Go(a, x)
+					tol := 1e-6*mag + 1e-30
+					if math.Abs(float64(got)-ref) > tol || math.Abs(float64(got)-float64(twin)) > 2*tol {
+						t.Fatalf("%v skew %d k=%d: got %g, twin %g, reference %g", s, skew, k, got, twin, ref)
+					}
+				}
+			}
+			for _, nth := range []int{1, 2} {
+				gemmCheckKind(t, gemmCase{1500, 1, 700, 703, 700, 1500}, nth, gemmBF16, 98)
 			}
 		})
 	}

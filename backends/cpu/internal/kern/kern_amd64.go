@@ -429,6 +429,13 @@ func dot4x3F32AVX2(k8 int, a *float32, lda int, x *float32, ldx int, out *float3
 // prefetches land in rows the same call is reading). The AVX2 sets keep dot4, tuned on Zen 3.
 func hasDot1F16() bool { return use512 }
 
+// hasDot1BF16 reports whether the bf16 mat-vec dots one weight row at a time (dotBF16, one
+// memory stream per worker, as hasDot1F16's f16 one): on the AVX-512 BF16 set, whose one-row
+// kernel reads the weights 32 bytes at a time (see PFD1 in dot512_amd64.s). TinyLlama BF16
+// generation on Zen 5: one thread 14.8-14.9 t/s with four rows per call, 17.0-17.1 one; two
+// threads 19.0 and 20.2-20.4 (llama.cpp 13.1-13.8 and 19.8-19.9 beside them).
+func hasDot1BF16() bool { return useBF16 }
+
 // dot1F16 is Σ f32(a[p])·x[p] over len(a) (≥ 1) elements; x is at least as long.
 func dot1F16(a []uint16, x []float32) float32 {
 	if !use512 {

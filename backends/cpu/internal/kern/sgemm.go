@@ -32,7 +32,8 @@ import (
 // For n <= gemmSmallN (mat-vec), and for f32 and f16 weights on the 256-bit kernels up to
 // gemmDotN256, there is no packing: each task computes dot products of 16 weight rows against
 // the n activation rows (gemmDotMaxN). On the 512-bit sets an f16 mat-vec (n = 1) dots one
-// weight row at a time instead (gemmDot1F16), one memory stream per worker.
+// weight row at a time instead (gemmDot1), one memory stream per worker, and so does a bf16
+// one on the AVX-512 BF16 set.
 const (
 	gemmMR      = 6   // activation rows per micro tile
 	gemmNR      = 16  // weight rows per micro tile
@@ -45,7 +46,7 @@ const (
 	gemmSmallN  = 3   // n up to this uses the dot-product path
 	gemmDotN256 = 32  // and up to this for f32 and f16 weights on the 256-bit kernels (gemmDotMaxN)
 	gemmDotRow  = 16  // weight rows per task in the dot-product path
-	// weight bytes per task of the one-row f16 mat-vec (gemmDot1F16): 64 rows of 2048 halves;
+	// weight bytes per task of the one-row f16 and bf16 mat-vec (gemmDot1): 64 rows of 2048 halves;
 	// 32 rows read 2% slower, 128 1% faster (Zen 5, two workers)
 	gemmDot1Bytes = 256 << 10
 	gemmAlign     = 16 // floats of slack for aligning the scratch to 64 bytes
@@ -228,8 +229,8 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
-	if n == 1 && a.f16 != nil && hasDot1F16() {
-		gemmDot1F16(nth, counter, m, k, a, b.f32[:k], c)
+	if n == 1 && (a.f16 != nil && hasDot1F16() || a.bf16 != nil && hasDot1BF16()) {
+		gemmDot1(nth, counter, m, k, a, b, c)
 		return
 	}
 	if n <= gemmDotMaxN(a) {
@@ -467,9 +468,9 @@ func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []floa
 	}
 }
 
-// gemmDot1F16 is the f16 mat-vec where the kernel set dots one weight row at a time
-// (hasDot1F16): tasks of dot1Rows consecutive rows, each read as one stream.
-func gemmDot1F16(nth int, counter *atomic.Int64, m, k int, a aSource, x, c []float32) {
+// gemmDot1 is the f16 or bf16 mat-vec where the kernel set dots one weight row at a time
+// (hasDot1F16, hasDot1BF16): tasks of dot1Rows consecutive rows, each read as one stream.
+func gemmDot1(nth int, counter *atomic.Int64, m, k int, a aSource, b bSource, c []float32) {
 	rows := dot1Rows(m, k, nth)
 	ntasks := int64((m + rows - 1) / rows)
 	for {
@@ -480,12 +481,16 @@ func gemmDot1F16(nth int, counter *atomic.Int64, m, k int, a aSource, x, c []flo
 		i1 := min(m, (int(t)+1)*rows)
 		for i := int(t) * rows; i < i1; i++ {
 			o := i * a.lda
-			c[i] = dot1F16(a.f16[o:o+k], x)
+			if a.f16 != nil {
+				c[i] = dot1F16(a.f16[o:o+k], b.f32[:k])
+			} else {
+				c[i] = dotBF16(a.bf16[o:o+k], b.bf16[:k])
+			}
 		}
 	}
 }
 
-// dot1Rows is the rows of a gemmDot1F16 task: about gemmDot1Bytes of weights (at least 16
+// dot1Rows is the rows of a gemmDot1 task: about gemmDot1Bytes of weights (at least 16
 // rows), fewer where m would give under four tasks per worker.
 func dot1Rows(m, k, nth int) int {
 	rows := max(16, gemmDot1Bytes/(2*k))
