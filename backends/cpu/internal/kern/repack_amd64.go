@@ -16,6 +16,9 @@ func rpGemm8Q41VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
 func rpGemm8Q80VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
 
 //go:noescape
+func prepRec1AVX2(nb int, y, p *byte, mul int)
+
+//go:noescape
 func rpGemv1Q40VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
 
 //go:noescape
@@ -196,5 +199,22 @@ func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool {
 	default:
 		repackStdQ80AVX2(kn, &dst[0], src, lda)
 	}
+	return true
+}
+
+// prepRec1 writes nb one-row records (prepRepackRow with nr = 1) from Q8_0 blocks for Q4_0 and
+// Q8_0 weights with the AVX2 kernel where the set has it, and reports whether it did.
+func prepRec1(rt RepackType, nb int, y, p []byte) bool {
+	if !useASM || nb == 0 || rt != RepackQ4_0 && rt != RepackQ8_0 {
+		return false
+	}
+	mul := -8
+	if rt == RepackQ8_0 {
+		mul = -128
+	}
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	_ = y[nb*BlockQ8_0Size-1]
+	_ = p[nb*rpRec-1]
+	prepRec1AVX2(nb, &y[0], &p[0], mul)
 	return true
 }

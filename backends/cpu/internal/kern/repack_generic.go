@@ -17,3 +17,6 @@ func hasRepackASM() bool { return false }
 
 // repackGroupFast reports false: no assembly in this build.
 func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool { return false }
+
+// prepRec1 reports false: no assembly in this build (prepRepackRow writes the records).
+func prepRec1(rt RepackType, nb int, y, p []byte) bool { return false }
