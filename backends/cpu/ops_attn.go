@@ -305,6 +305,54 @@ func (j *faJob) rowRef(dot vecDot, qconv []byte, acc, vrow []float32, iq1, h, iq
 	return M, S
 }
 
+// setScores writes keys' scores for one head from their dots d and mask values m (sc may be d):
+// a masked key is -Inf whatever its dot.
+func (j *faJob) setScores(sc, m, d []float32) {
+	for t, mv := range m {
+		if math.IsInf(float64(mv), -1) {
+			sc[t] = mv
+			continue
+		}
+		x := d[t] * j.scale
+		if j.softcap != 0 {
+			x = j.softcap * float32(math.Tanh(float64(x)))
+		}
+		sc[t] = x + mv
+	}
+}
+
+// scoresGroup writes the scores of the block's first nb/4·4 keys for the g heads of the unit from
+// f16 keys at byte offset ko and returns that count: one kern.Dot4F16Heads call for all of them
+// (the key rows converted once per three heads; Dot4F16's sums bit for bit), none when every
+// head masks all those keys.
+func (j *faJob) scoresGroup(b *faBufs, kh []uint16, ko int64, n int, g, nb int64) int64 {
+	nk := nb / 4 * 4
+	if nk == 0 {
+		return 0
+	}
+	attended := false
+	for gi := int64(0); gi < g && !attended; gi++ {
+		for _, mv := range b.mk[gi*faBlock : gi*faBlock+nk] {
+			if !math.IsInf(float64(mv), -1) {
+				attended = true
+				break
+			}
+		}
+	}
+	if !attended {
+		for gi := range g {
+			copy(b.sc[gi*faBlock:gi*faBlock+nk], b.mk[gi*faBlock:gi*faBlock+nk]) // all -Inf
+		}
+		return nk
+	}
+	kern.Dot4F16Heads(kh, int(ko/2), int(j.k.Nb[1]/2), n, int(nk/4), b.q32, n, int(g), b.sc, faBlock)
+	for gi := range g {
+		o := gi * faBlock
+		j.setScores(b.sc[o:o+nk], b.mk[o:o+nk], b.sc[o:o+nk])
+	}
+	return nk
+}
+
 // computeFast is the blocked kernel (see the file comment) over units of g query heads that share
 // a K/V head: the units are (query row, head group, batch), query rows fastest; each key row is
 // dotted with the g converted queries while it is in cache, and each value row (converted to f32
@@ -377,6 +425,9 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 			}
 			// scores, key-major: each key row is read once for the g queries
 			i0 := int64(0)
+			if k16 && g > 1 {
+				i0 = j.scoresGroup(&b, kh, kb+c0*j.k.Nb[1], n, g, nb)
+			}
 			if k16 || k32 {
 				for ; i0+4 <= nb; i0 += 4 {
 					ko := kb + (c0+i0)*j.k.Nb[1]
@@ -394,17 +445,7 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 						} else {
 							kern.Dot4F32(kf, int(ko/4), int(j.k.Nb[1]/4), n, q, &d4)
 						}
-						for t, mv := range m {
-							if mv == negInf { // a masked key is skipped, whatever its dot
-								b.sc[o+int64(t)] = negInf
-								continue
-							}
-							x := d4[t] * j.scale
-							if j.softcap != 0 {
-								x = j.softcap * float32(math.Tanh(float64(x)))
-							}
-							b.sc[o+int64(t)] = x + mv
-						}
+						j.setScores(b.sc[o:o+4], m, d4[:])
 					}
 				}
 			}

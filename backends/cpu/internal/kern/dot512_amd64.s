@@ -487,3 +487,136 @@ cb_tail:
 cb_done:
 	VZEROUPPER
 	RET
+
+// func dot4F16G3AVX512(k int, a *uint16, lda int, q *float32, ldq int, out *float32, ldo, nquad int)
+// For each of nquad groups of four key rows (4·lda halves apart) and three query heads:
+// out[h*ldo + 4·quad + r] = Σ_{p<k} f32(a[(4·quad+r)*lda+p])·q[h*ldq+p] (k a multiple of 32;
+// attention scores of a head group over a block of keys). The rows are converted once per 32
+// elements for the three heads; each head's four sums are dot4F16F32AVX512's bit for bit: the
+// same two accumulators per row (even and odd 16-element halves), the same products (fused, the
+// factors swapped), the same REDUCE4. Registers: Z0-Z7 the rows' halves (row r: Zr low, Zr+4
+// high), head h's accumulators Z8+8h .. Z15+8h in REDUCE4's order.
+TEXT ·dot4F16G3AVX512(SB), NOSPLIT, $0-64
+	MOVQ a+8(FP), R9
+	MOVQ lda+16(FP), BX
+	MOVQ q+24(FP), AX
+	MOVQ ldq+32(FP), R12
+	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), R13
+	SHLQ $1, BX
+	SHLQ $2, R12
+	SHLQ $2, R13
+
+g3_quad:
+	MOVQ R9, SI
+	LEAQ (R9)(BX*2), R8
+	MOVQ AX, DI
+	LEAQ (AX)(R12*1), R10 // head 1's q
+	LEAQ (AX)(R12*2), R11 // head 2's q
+	MOVQ k+0(FP), CX
+	SHRQ $5, CX
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+g3_32:
+	VCVTPH2PS (SI), Z0
+	VCVTPH2PS 32(SI), Z4
+	VCVTPH2PS (SI)(BX*1), Z1
+	VCVTPH2PS 32(SI)(BX*1), Z5
+	VCVTPH2PS (R8), Z2
+	VCVTPH2PS 32(R8), Z6
+	VCVTPH2PS (R8)(BX*1), Z3
+	VCVTPH2PS 32(R8)(BX*1), Z7
+	VFMADD231PS (DI), Z0, Z8
+	VFMADD231PS 64(DI), Z4, Z12
+	VFMADD231PS (DI), Z1, Z9
+	VFMADD231PS 64(DI), Z5, Z13
+	VFMADD231PS (DI), Z2, Z10
+	VFMADD231PS 64(DI), Z6, Z14
+	VFMADD231PS (DI), Z3, Z11
+	VFMADD231PS 64(DI), Z7, Z15
+	VFMADD231PS (R10), Z0, Z16
+	VFMADD231PS 64(R10), Z4, Z20
+	VFMADD231PS (R10), Z1, Z17
+	VFMADD231PS 64(R10), Z5, Z21
+	VFMADD231PS (R10), Z2, Z18
+	VFMADD231PS 64(R10), Z6, Z22
+	VFMADD231PS (R10), Z3, Z19
+	VFMADD231PS 64(R10), Z7, Z23
+	VFMADD231PS (R11), Z0, Z24
+	VFMADD231PS 64(R11), Z4, Z28
+	VFMADD231PS (R11), Z1, Z25
+	VFMADD231PS 64(R11), Z5, Z29
+	VFMADD231PS (R11), Z2, Z26
+	VFMADD231PS 64(R11), Z6, Z30
+	VFMADD231PS (R11), Z3, Z27
+	VFMADD231PS 64(R11), Z7, Z31
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $128, DI
+	ADDQ $128, R10
+	ADDQ $128, R11
+	DECQ CX
+	JNZ  g3_32
+
+	MOVQ DX, DI
+	VMOVAPS Z8, Z0
+	VMOVAPS Z9, Z1
+	VMOVAPS Z10, Z2
+	VMOVAPS Z11, Z3
+	VMOVAPS Z12, Z4
+	VMOVAPS Z13, Z5
+	VMOVAPS Z14, Z6
+	VMOVAPS Z15, Z7
+	REDUCE4
+	VMOVUPS X0, (DI)
+	ADDQ    R13, DI
+	VMOVAPS Z16, Z0
+	VMOVAPS Z17, Z1
+	VMOVAPS Z18, Z2
+	VMOVAPS Z19, Z3
+	VMOVAPS Z20, Z4
+	VMOVAPS Z21, Z5
+	VMOVAPS Z22, Z6
+	VMOVAPS Z23, Z7
+	REDUCE4
+	VMOVUPS X0, (DI)
+	ADDQ    R13, DI
+	VMOVAPS Z24, Z0
+	VMOVAPS Z25, Z1
+	VMOVAPS Z26, Z2
+	VMOVAPS Z27, Z3
+	VMOVAPS Z28, Z4
+	VMOVAPS Z29, Z5
+	VMOVAPS Z30, Z6
+	VMOVAPS Z31, Z7
+	REDUCE4
+	VMOVUPS X0, (DI)
+	ADDQ $16, DX
+	LEAQ (R9)(BX*4), R9
+	DECQ nquad+56(FP)
+	JNZ  g3_quad
+	VZEROUPPER
+	RET

@@ -48,3 +48,51 @@ fav_key:
 	JNZ     fav_chunk
 	VZEROUPPER
 	RET
+
+// func faVAccF16AVX512(nk int, v *uint16, ldv int, w *float32, acc *float32, dv int)
+// faVAccF16AVX2 with 64 accumulators per pass over the keys (dv a multiple of 64): the same
+// FMA per element in the same key order (bit for bit its sums), half the instructions; the
+// 32-byte VCVTPH2PS loads never span two lines of 32-byte aligned rows.
+TEXT ·faVAccF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ nk+0(FP), CX
+	MOVQ v+8(FP), SI
+	MOVQ ldv+16(FP), BX
+	SHLQ $1, BX
+	MOVQ w+24(FP), DI
+	MOVQ acc+32(FP), DX
+	MOVQ dv+40(FP), R8
+
+fav5_chunk:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	MOVQ    SI, R9
+	MOVQ    DI, R10
+	MOVQ    CX, R11
+
+fav5_key:
+	VBROADCASTSS (R10), Z4
+	VCVTPH2PS    (R9), Z5
+	VCVTPH2PS    32(R9), Z6
+	VFMADD231PS  Z5, Z4, Z0
+	VFMADD231PS  Z6, Z4, Z1
+	VCVTPH2PS    64(R9), Z7
+	VCVTPH2PS    96(R9), Z8
+	VFMADD231PS  Z7, Z4, Z2
+	VFMADD231PS  Z8, Z4, Z3
+	ADDQ         BX, R9
+	ADDQ         $4, R10
+	DECQ         R11
+	JNZ          fav5_key
+
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	ADDQ    $256, DX
+	ADDQ    $128, SI
+	SUBQ    $64, R8
+	JNZ     fav5_chunk
+	VZEROUPPER
+	RET

@@ -6,13 +6,13 @@ import (
 )
 
 // The assembly against the Go loop: bit for bit (each column's additions run in key order with
-// one fused multiply-add each, as math.FMA does), widths of one and several 32-column chunks,
-// and an odd width taking the Go path.
+// one fused multiply-add each, as math.FMA does), widths of one and several 32-column chunks (the
+// AVX2 kernel) and 64-column chunks (the AVX-512 one), and an odd width taking the Go path.
 func TestWeightedSumF16Rows(t *testing.T) {
 	r := newRand(3)
 	for _, s := range supportedSets() {
 		withSet(s, func() {
-			for _, c := range []struct{ nk, dv, ldv int }{{1, 32, 32}, {5, 64, 160}, {64, 128, 256}, {7, 40, 40}} {
+			for _, c := range []struct{ nk, dv, ldv int }{{1, 32, 32}, {5, 64, 160}, {64, 128, 256}, {3, 96, 96}, {9, 192, 200}, {7, 40, 40}} {
 				v := make([]uint16, (c.nk-1)*c.ldv+c.dv)
 				for i := range v {
 					v[i] = f32ToF16Go(float32(r.NormFloat64()))

@@ -350,3 +350,48 @@ func TestF32ToBF16Row(t *testing.T) {
 		})
 	}
 }
+
+// TestDot4F16Heads: the scores of a head group over a block of keys (three heads per kernel call
+// where the set has one) are Dot4F16's, bit for bit, for head dims that take the kernel
+// (multiples of 32) and others, one to eight heads, one to sixteen quads of keys, rows and
+// queries off 64-byte lines; nothing past each head's row of out is written.
+func TestDot4F16Heads(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, k := range []int{1, 32, 40, 64, 128, 256} {
+				for _, nh := range []int{1, 2, 3, 4, 7, 8} {
+					for _, nquad := range []int{1, 3, 16} {
+						r := newRand(uint64(k*1000 + nh*10 + nquad))
+						lda, ldq, off, ldo := k+16, k+8, 16, 4*nquad+3
+						a := make([]uint16, off+(4*nquad-1)*lda+k)
+						for i := range a {
+							a[i] = f32ToF16Go(float32(r.NormFloat64()))
+						}
+						q := randF32(r, 3+(nh-1)*ldq+k, -1, 1)[3:]
+						out := make([]float32, nh*ldo)
+						for i := range out {
+							out[i] = 42
+						}
+						Dot4F16Heads(a, off, lda, k, nquad, q, ldq, nh, out, ldo)
+						for h := range nh {
+							for qd := range nquad {
+								var want [4]float32
+								Dot4F16(a, off+4*qd*lda, lda, k, q[h*ldq:], &want)
+								for rr := range 4 {
+									if got := out[h*ldo+4*qd+rr]; math.Float32bits(got) != math.Float32bits(want[rr]) {
+										t.Fatalf("%v k=%d heads %d quads %d: head %d key %d = %v, Dot4F16 %v", s, k, nh, nquad, h, 4*qd+rr, got, want[rr])
+									}
+								}
+							}
+							for i := 4 * nquad; i < ldo; i++ {
+								if out[h*ldo+i] != 42 {
+									t.Fatalf("%v k=%d heads %d quads %d: wrote past head %d's keys", s, k, nh, nquad, h)
+								}
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -619,6 +619,36 @@ func Dot4F16(a []uint16, off, lda, k int, x []float32, out *[4]float32) {
 	dot4(aSource{f16: a, lda: lda}, off, k, x, out)
 }
 
+// Dot4F16Heads sets out[h*ldo+i] = Σ_{p<k} f32(a[off+i*lda+p])·q[h*ldq+p] for i < 4·nquad, h < nh:
+// Dot4F16 over nquad groups of four rows (a block of keys) against nh vectors ldq apart (the
+// query heads that share the keys), each sum bit for bit Dot4F16's. Where the kernel set has it,
+// three heads at a time share one conversion of the key rows. It panics when a row or a vector
+// is shorter than k, k < 1, nh or nquad < 0, ldo < 4·nquad, or out is too short.
+func Dot4F16Heads(a []uint16, off, lda, k, nquad int, q []float32, ldq, nh int, out []float32, ldo int) {
+	if k < 1 || off < 0 || lda < 0 || nh < 0 || nquad < 0 || ldq < k || ldo < 4*nquad {
+		panic("kern.Dot4F16Heads: bad sizes")
+	}
+	if nh == 0 || nquad == 0 {
+		return
+	}
+	if off+(4*nquad-1)*lda+k > len(a) || len(q) < (nh-1)*ldq+k || len(out) < (nh-1)*ldo+4*nquad {
+		panic("kern.Dot4F16Heads: operand too short")
+	}
+	h := 0
+	if hasDot4F16G3() && k%32 == 0 {
+		for ; h+3 <= nh; h += 3 {
+			dot4F16G3(a[off:], lda, k, nquad, q[h*ldq:], ldq, out[h*ldo:], ldo)
+		}
+	}
+	for ; h < nh; h++ {
+		for qd := range nquad {
+			var d4 [4]float32
+			dot4(aSource{f16: a, lda: lda}, off+4*qd*lda, k, q[h*ldq:h*ldq+k], &d4)
+			copy(out[h*ldo+4*qd:h*ldo+4*qd+4], d4[:])
+		}
+	}
+}
+
 // Dot4F32 is Dot4F16 for float32 rows.
 func Dot4F32(a []float32, off, lda, k int, x []float32, out *[4]float32) {
 	if k < 1 || off < 0 || lda < 0 || len(x) < k || off+3*lda+k > len(a) {
