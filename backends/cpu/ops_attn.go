@@ -306,18 +306,25 @@ func (j *faJob) rowRef(dot vecDot, qconv []byte, acc, vrow []float32, iq1, h, iq
 }
 
 // setScores writes keys' scores for one head from their dots d and mask values m (sc may be d):
-// a masked key is -Inf whatever its dot.
+// a masked key is -Inf whatever its dot. The softcap test is hoisted out of the per-key loop.
 func (j *faJob) setScores(sc, m, d []float32) {
+	negInf := float32(math.Inf(-1))
+	if j.softcap == 0 {
+		for t, mv := range m {
+			if mv == negInf {
+				sc[t] = mv
+			} else {
+				sc[t] = d[t]*j.scale + mv
+			}
+		}
+		return
+	}
 	for t, mv := range m {
-		if math.IsInf(float64(mv), -1) {
+		if mv == negInf {
 			sc[t] = mv
-			continue
+		} else {
+			sc[t] = j.softcap*float32(math.Tanh(float64(d[t]*j.scale))) + mv
 		}
-		x := d[t] * j.scale
-		if j.softcap != 0 {
-			x = j.softcap * float32(math.Tanh(float64(x)))
-		}
-		sc[t] = x + mv
 	}
 }
 
@@ -326,6 +333,7 @@ func (j *faJob) setScores(sc, m, d []float32) {
 // (the key rows converted once per three heads; Dot4F16's sums bit for bit), none when every
 // head masks all those keys.
 func (j *faJob) scoresGroup(b *faBufs, kh []uint16, ko int64, n int, g, nb int64) int64 {
+	negInf32 := float32(math.Inf(-1))
 	nk := nb / 4 * 4
 	if nk == 0 {
 		return 0
@@ -333,7 +341,7 @@ func (j *faJob) scoresGroup(b *faBufs, kh []uint16, ko int64, n int, g, nb int64
 	attended := false
 	for gi := int64(0); gi < g && !attended; gi++ {
 		for _, mv := range b.mk[gi*faBlock : gi*faBlock+nk] {
-			if !math.IsInf(float64(mv), -1) {
+			if mv != negInf32 {
 				attended = true
 				break
 			}

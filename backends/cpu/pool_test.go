@@ -89,6 +89,9 @@ func TestPoolWakesIdleWorkers(t *testing.T) {
 	if p.idle > 0 {
 		waitSleepers(t, p, workers-1)
 		p.kick() // they poll again, then sleep again
+		if n := p.kicks.Load(); n != 1 {
+			t.Fatalf("a kick with %d workers asleep counted %d kicks, want 1", workers-1, n)
+		}
 		waitSleepers(t, p, workers-1)
 	}
 	p.run(count) // from sleep

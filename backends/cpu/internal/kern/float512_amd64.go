@@ -24,12 +24,6 @@ func dotBF16AVX512BF16(x, y []uint16) float32
 func dot4F16G3AVX512(k int, a *uint16, lda int, q *float32, ldq int, out *float32, ldo, nquad int)
 
 //go:noescape
-func dot4F16G2AVX512(k int, a *uint16, lda int, q *float32, ldq int, out *float32, ldo, nquad int)
-
-//go:noescape
-func dot4F16G1AVX512(k int, a *uint16, lda int, q *float32, ldq int, out *float32, ldo, nquad int)
-
-//go:noescape
 func packA16BF16AVX2(k8 int, a *uint16, lda int, dst *float32)
 
 //go:noescape

@@ -445,27 +445,17 @@ func dot1F16(a []uint16, x []float32) float32 {
 	return dot1F16F32AVX512(len(a), &a[0], &x[0])
 }
 
-// hasDot4F16G reports whether dot4F16G runs the head-group kernels, which match dot4's 512-bit
-// kernel bit for bit (the AVX2 ones sum in another order).
-func hasDot4F16G() bool { return use512 }
+// hasDot4F16G3 reports whether dot4F16G3 runs the three-head kernel, which matches dot4's
+// 512-bit kernel bit for bit (the AVX2 ones sum in another order).
+func hasDot4F16G3() bool { return use512 }
 
-// dot4F16G is Dot4F16Heads for nh (1 to 3) heads (k a multiple of 32, nquad >= 1; a from the
-// first row's start, holding (4·nquad-1)·lda+k halves; q (nh-1)·ldq+k floats; out
-// (nh-1)·ldo+4·nquad).
-func dot4F16G(nh int, a []uint16, lda, k, nquad int, q []float32, ldq int, out []float32, ldo int) {
+// dot4F16G3 is Dot4F16Heads for three heads (k a multiple of 32, nquad >= 1; a from the first
+// row's start, holding (4·nquad-1)·lda+k halves; q 2·ldq+k floats; out 2·ldo+4·nquad).
+func dot4F16G3(a []uint16, lda, k, nquad int, q []float32, ldq int, out []float32, ldo int) {
 	_ = a[(4*nquad-1)*lda+k-1]
-	_ = q[(nh-1)*ldq+k-1]
-	_ = out[(nh-1)*ldo+4*nquad-1]
-	switch nh {
-	case 3:
-		dot4F16G3AVX512(k, &a[0], lda, &q[0], ldq, &out[0], ldo, nquad)
-	case 2:
-		dot4F16G2AVX512(k, &a[0], lda, &q[0], ldq, &out[0], ldo, nquad)
-	case 1:
-		dot4F16G1AVX512(k, &a[0], lda, &q[0], ldq, &out[0], ldo, nquad)
-	default:
-		panic("kern: dot4F16G: nh out of range")
-	}
+	_ = q[2*ldq+k-1]
+	_ = out[2*ldo+4*nquad-1]
+	dot4F16G3AVX512(k, &a[0], lda, &q[0], ldq, &out[0], ldo, nquad)
 }
 
 // hasDot4x3 reports whether dot4x3 has a kernel that reads the four weight rows once for the

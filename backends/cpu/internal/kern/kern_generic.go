@@ -129,9 +129,9 @@ func dotQ4_0MatVec(nb int, x, y, prep []byte) float32 { return dotQ4_0Q8_0(nb, x
 
 func f32ToBF16Row(src []float32, dst []uint16) { f32ToBF16RowGo(src, dst) }
 
-// hasDot4F16G reports false: Dot4F16Heads runs Dot4F16 per head in this build.
-func hasDot4F16G() bool { return false }
+// hasDot4F16G3 reports false: Dot4F16Heads runs Dot4F16 per head in this build.
+func hasDot4F16G3() bool { return false }
 
-func dot4F16G(nh int, a []uint16, lda, k, nquad int, q []float32, ldq int, out []float32, ldo int) {
-	panic("kern: dot4F16G without a kernel")
+func dot4F16G3(a []uint16, lda, k, nquad int, q []float32, ldq int, out []float32, ldo int) {
+	panic("kern: dot4F16G3 without a kernel")
 }

@@ -622,7 +622,7 @@ func Dot4F16(a []uint16, off, lda, k int, x []float32, out *[4]float32) {
 // Dot4F16Heads sets out[h*ldo+i] = Σ_{p<k} f32(a[off+i*lda+p])·q[h*ldq+p] for i < 4·nquad, h < nh:
 // Dot4F16 over nquad groups of four rows (a block of keys) against nh vectors ldq apart (the
 // query heads that share the keys), each sum bit for bit Dot4F16's. Where the kernel set has it,
-// up to three heads at a time share one conversion of the key rows. It panics when a row or a vector
+// three heads at a time share one conversion of the key rows. It panics when a row or a vector
 // is shorter than k, k < 1, nh or nquad < 0, ldo < 4·nquad, or out is too short.
 func Dot4F16Heads(a []uint16, off, lda, k, nquad int, q []float32, ldq, nh int, out []float32, ldo int) {
 	if k < 1 || off < 0 || lda < 0 || nh < 0 || nquad < 0 || ldq < k || ldo < 4*nquad {
@@ -635,9 +635,9 @@ func Dot4F16Heads(a []uint16, off, lda, k, nquad int, q []float32, ldq, nh int, 
 		panic("kern.Dot4F16Heads: operand too short")
 	}
 	h := 0
-	if hasDot4F16G() && k%32 == 0 {
-		for ; h < nh; h += 3 {
-			dot4F16G(min(3, nh-h), a[off:], lda, k, nquad, q[h*ldq:], ldq, out[h*ldo:], ldo)
+	if hasDot4F16G3() && k%32 == 0 {
+		for ; h+3 <= nh; h += 3 {
+			dot4F16G3(a[off:], lda, k, nquad, q[h*ldq:], ldq, out[h*ldo:], ldo)
 		}
 	}
 	for ; h < nh; h++ {
