@@ -18,7 +18,7 @@ import (
 //   - f32 and f16 weights (bf16 ones too where the CPU lacks AVX-512 BF16) run gemmOwnA
 //     (sgemm_owna.go): B is packed once by the team, then every task packs its own block of
 //     weight rows, so the team passes one barrier per product. On the 512-bit kernels a task's A
-//     block is up to own512MB weight rows x gemmKC512 (512 KiB, in L2) and each pair of B panels
+//     block is up to own512MB weight rows x gemmKC512 (512 KiB, in L2; 2 MiB for wide products) and each pair of B panels
 //     (12*kc floats, in L1) meets all its A panel pairs in turn (tiles512). That replaced a
 //     shared-panel schedule (the team packing each k block of A and B, one barrier per k block)
 //     on Zen 5, three alternating rounds, two workers: TinyLlama's FFN up product over a 512-token
