@@ -26,6 +26,7 @@ func TestKQuantMulMat(t *testing.T) {
 		{768, 3, 4, 1, 2, 3, 4},
 		{4608, 35, 133, 1, 1, 1, 1}, // Q4_K's, Q6_K's on-the-fly repacked GEMM on avx2: partial group and quad, k past its chunk
 		{256, 48, 128, 2, 1, 2, 1},
+		{256, 1100, 1, 1, 1, 1, 1}, // a mat-vec of many rows: the tiled path's chunks of tileVecBytes, the last partial
 	}
 	for _, typ := range kquantTypes {
 		for _, s := range shapes {

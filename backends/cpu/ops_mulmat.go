@@ -329,7 +329,7 @@ func mulMatPaths(p *params, dst *core.Tensor, route mmRoute) (fixLater bool) {
 		tile = tileDotK(a.Type) // ops_mulmat_kquant.go
 	}
 	if tile != nil {
-		nchunk0, nchunk1, dr0, dr1 = tileChunks(nr0, nr1, p.nth)
+		nchunk0, nchunk1, dr0, dr1 = tileChunks(nr0, nr1, a.Nb[1], p.nth)
 	}
 	total := nchunk0 * nchunk1
 	var tmp [mulMatBlock]float32

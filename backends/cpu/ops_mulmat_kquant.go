@@ -119,12 +119,22 @@ func mulMatTileChunk(tile kern.KTile, dst *core.Tensor, yData []byte, ynb1, ynb2
 // kern.KTile's driver) does not depend on the thread count.
 const tileColumns = 16
 
+// tileVecBytes is the weight bytes per chunk of a mat-vec (one activation row) on the tiled
+// path, at least: a worker that claims a chunk starts a new memory stream, and with chunks of 64
+// rows (54 KiB of a q6_K output layer of k 1024) the streams' starts cost 15-20% of the rate
+// (q6_K, 32000x1024, two workers: 64 rows a chunk 41-45 GB/s, 256 rows 48-57).
+const tileVecBytes = 256 << 10
+
 // tileChunks cuts dst for the tiled path: tileColumns columns per chunk, and weight rows in
-// blocks of at most 64 with at least four chunks per thread where the rows allow it.
-func tileChunks(nr0, nr1 int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
+// blocks of at most 64 (a mat-vec's of at least tileVecBytes of rows of rowBytes) with at
+// least four chunks per thread where the rows allow it.
+func tileChunks(nr0, nr1, rowBytes int64, nth int) (nchunk0, nchunk1, dr0, dr1 int64) {
 	dr1 = tileColumns
 	nchunk1 = (nr1 + dr1 - 1) / dr1
 	dr0 = 64
+	if nr1 == 1 && rowBytes > 0 {
+		dr0 = max(dr0, (tileVecBytes+rowBytes-1)/rowBytes)
+	}
 	for dr0 > 8 && (nr0+dr0-1)/dr0*nchunk1 < 4*int64(nth) {
 		dr0 /= 2
 	}

@@ -19,10 +19,12 @@ import (
 // tile) pair is one micro-kernel call per rpKC blocks of k, accumulating into C; pairs at the
 // edges of C (rows past m or n) run over all of k into a local tile that is then copied.
 var (
-	rpTaskM = 8  // groups of 16 weight rows per task
-	rpTaskN = 8  // activation tiles per task (GEMM)
-	rpMVecM = 8  // groups per task of the mat-vec, at most (gemvTaskGroups)
-	rpKC    = 64 // blocks of k per micro-kernel call
+	rpTaskM = 8 // groups of 16 weight rows per task
+	rpTaskN = 8 // activation tiles per task (GEMM)
+	rpMVecM = 8 // groups per task of the mat-vec, at most (gemvTaskGroups)
+
+	rpMVecBytes = 256 << 10 // weight bytes per task of the mat-vec, at least (gemvTaskGroups)
+	rpKC        = 64        // blocks of k per micro-kernel call
 )
 
 const (
@@ -112,7 +114,7 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 	ngroups := (m + RepackRows - 1) / RepackRows
 	tm, tn := rpTaskM, rpTaskN
 	if nr == 1 {
-		tm, tn = gemvTaskGroups(ngroups, 1, nth), 1
+		tm, tn = gemvTaskGroups(ngroups, 1, nth, nb*f.super), 1
 	}
 	mt := (ngroups + tm - 1) / tm
 	nt := (ntiles + tn - 1) / tn
