@@ -183,13 +183,12 @@ func gemvTaskGroups(ngroups, njobs, nth, groupBytes int) int {
 	if groupBytes > 0 {
 		tm = max(tm, rpMVecBytes/groupBytes)
 	}
-	for tm > 1 && (ngroups+tm-1)/tm*njobs < rpMVecTasks*nth {
-		tm--
+	if ngroups < 1 || njobs < 1 {
+		return 1
 	}
-	if ngroups < 1 {
-		return tm
-	}
-	// as many tasks, as equal as they come
-	nt := (ngroups + tm - 1) / tm
+	// tasks per job: as tm gives, or enough for rpMVecTasks per worker (at most one a group),
+	// then groups per task as equal as they come
+	perJob := (rpMVecTasks*max(nth, 1) + njobs - 1) / njobs
+	nt := max((ngroups+tm-1)/tm, min(perJob, ngroups))
 	return (ngroups + nt - 1) / nt
 }
