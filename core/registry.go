@@ -93,6 +93,32 @@ func Devices() []Device {
 	return devs
 }
 
+// RegisteredDevices lists the devices of the backend registered as name (case-insensitively),
+// enumerating no other backend: a program that needs only the CPU ("CPU") opens no GPU driver
+// this way. It returns nil when no backend of that name is registered.
+func RegisteredDevices(name string) []Device {
+	registry.mu.Lock()
+	var reg *Registration
+	for i := range registry.regs {
+		if strings.EqualFold(registry.regs[i].Name, name) {
+			r := registry.regs[i]
+			reg = &r
+			break
+		}
+	}
+	registry.mu.Unlock()
+	if reg == nil || reg.Devices == nil {
+		return nil
+	}
+	var devs []Device
+	for _, d := range reg.Devices() {
+		if d != nil {
+			devs = append(devs, d)
+		}
+	}
+	return devs
+}
+
 // DeviceByName finds a device by name, case-insensitively.
 func DeviceByName(name string) (Device, error) {
 	for _, d := range Devices() {

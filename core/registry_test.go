@@ -59,6 +59,22 @@ func TestRegistry(t *testing.T) {
 	if _, err := InitBest(); err == nil || !strings.Contains(err.Error(), "GPU0") {
 		t.Fatalf("InitBest must try the first GPU: %v", err)
 	}
+	// RegisteredDevices asks one registration only.
+	accelAsked := 0
+	Register(Registration{Name: "countingAccel", Devices: func() []Device {
+		accelAsked++
+		return []Device{nil, fakeDevice{"Acc1", DeviceAccel}}
+	}})
+	if got := RegisteredDevices("FAKEcpu"); len(got) != 1 || got[0].Name() != "CPUx" || accelAsked != 0 {
+		t.Fatalf("RegisteredDevices(FAKEcpu) = %v, other registrations asked %d times", got, accelAsked)
+	}
+	if got := RegisteredDevices("countingAccel"); len(got) != 1 || got[0].Name() != "Acc1" || accelAsked != 1 {
+		t.Fatalf("RegisteredDevices(countingAccel) = %v (asked %d times): want Acc1, the nil device dropped", got, accelAsked)
+	}
+	if got := RegisteredDevices("nope"); got != nil {
+		t.Fatalf("RegisteredDevices of an unknown name = %v", got)
+	}
+	unregister("countingAccel")
 	unregister("fakeGPU")
 	Register(Registration{Name: "fakeGPU", Devices: func() []Device { return nil }})
 	regs := strings.Join(Registrations(), ",")

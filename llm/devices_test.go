@@ -127,3 +127,22 @@ func TestLayerOnRPC(t *testing.T) {
 	}
 	t.Logf("backends: %v", devs)
 }
+
+// TestCPUOnlyOpensNoOtherDevice: with GPULayers 0 and Backends nil, Open asks the CPU's
+// registration alone for devices (another backend's enumeration loads its drivers for good);
+// with layers to offload it asks every registration.
+func TestCPUOnlyOpensNoOtherDevice(t *testing.T) {
+	asked := 0
+	core.Register(core.Registration{Name: "llm-test-probe", Devices: func() []core.Device {
+		asked++
+		return nil // no devices: the other tests in the package see nothing new
+	}})
+	openCase(t, "llama-f32", llm.Options{GPULayers: 0})
+	if asked != 0 {
+		t.Fatalf("GPULayers 0: another registration was asked for its devices %d times", asked)
+	}
+	openCase(t, "llama-f32", llm.Options{GPULayers: -1})
+	if asked == 0 {
+		t.Fatal("GPULayers -1: the other registrations were never asked for their devices")
+	}
+}

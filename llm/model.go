@@ -24,7 +24,8 @@ type Options struct {
 	GPULayers int
 	// Backends are the backends to run on, in priority order with the CPU last. nil creates one on
 	// every registered device (core.Devices) plus the RPC devices; the model then owns and closes
-	// them. Offload devices are only opened when GPULayers is not 0.
+	// them. Other devices than the CPU are only enumerated (which loads their drivers) and opened
+	// when GPULayers is not 0.
 	Backends []core.Backend
 	// RPC lists servers (host:port) speaking ggml's RPC protocol whose devices take offloaded
 	// layers, before the local ones (as llama.cpp's --rpc).
@@ -235,7 +236,13 @@ func (m *Model) openBackends(opts Options) error {
 	m.owned = true
 	var cpuDev core.Device
 	var offload []core.Device
-	for _, d := range core.Devices() {
+	devs := core.RegisteredDevices("CPU")
+	if opts.GPULayers != 0 || !hasCPU(devs) {
+		// Only an offload needs the other devices: enumerating them opens their drivers (on a
+		// machine with Mesa's software Vulkan, ~50 MiB of libLLVM stay mapped for good).
+		devs = core.Devices()
+	}
+	for _, d := range devs {
 		if d.Type() == core.DeviceCPU {
 			if cpuDev == nil {
 				cpuDev = d
@@ -280,6 +287,16 @@ func (m *Model) openBackends(opts Options) error {
 	}
 	m.backends = append(m.backends, be)
 	return m.setThreads(opts.Threads)
+}
+
+// hasCPU reports whether devs holds a CPU device.
+func hasCPU(devs []core.Device) bool {
+	for _, d := range devs {
+		if d.Type() == core.DeviceCPU {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Model) setThreads(n int) error {
