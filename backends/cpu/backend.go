@@ -235,14 +235,22 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		return err
 	}
 	var pl *plan
-	if g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes) &&
-		b.plan.rp.stillValid(g.Nodes(), b.ref) && b.plan.routesValid(g.Nodes()) &&
-		b.plan.fusionsValid(b.plan.execNodes(g.Nodes())) {
+	reuse := g == b.planG && b.threads == b.planThreads && b.ref == b.planRef && sameNodes(g.Nodes(), b.planNodes)
+	if reuse && b.plan.layoutHolds() {
+		// nothing the checks below read has changed since they last passed (layout.go)
 		pl = b.plan
 		if err := pl.loadRepackCopies(); err != nil {
 			return err
 		}
-		for i, n := range pl.execNodes(g.Nodes()) {
+	} else if reuse && b.plan.rp.stillValid(g.Nodes(), b.ref) && b.plan.routesValid(g.Nodes()) &&
+		b.plan.fusionsValid(b.plan.execNodes(g.Nodes())) {
+		pl = b.plan
+		pl.layout = nil
+		if err := pl.loadRepackCopies(); err != nil {
+			return err
+		}
+		exec := pl.execNodes(g.Nodes())
+		for i, n := range exec {
 			if skipNode(n) {
 				continue
 			}
@@ -250,6 +258,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 				return fmt.Errorf("tandem: cpu: node %d: %w", i, err)
 			}
 		}
+		pl.takeLayout(g.Nodes(), exec)
 	} else {
 		var err error
 		if pl, err = safePlan(g, b.threads, b.ref, b.noFusion); err != nil {
@@ -261,6 +270,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		if err := pl.loadRepackCopies(); err != nil {
 			return err
 		}
+		pl.takeLayout(g.Nodes(), pl.execNodes(g.Nodes())) // makePlan checked every node's host data
 	}
 	if int64(len(b.work)) < pl.workSize {
 		b.work = make([]byte, pl.workSize)

@@ -223,7 +223,13 @@ func TestPlanReuseRechecksHostData(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 		}
+		if be.plan == nil || !be.plan.layoutHolds() {
+			t.Fatalf("%s: the reused plan's layout snapshot does not hold before the change", c.name)
+		}
 		undo := c.mutate(g.Nodes()[0].Src[0])
+		if be.plan.layoutHolds() {
+			t.Fatalf("%s: the layout snapshot holds after the change", c.name)
+		}
 		if err := be.GraphCompute(g); err == nil {
 			t.Fatalf("%s: the cached plan ran", c.name)
 		} else if msg := err.Error(); !strings.Contains(msg, "node 0") || !strings.Contains(msg, "no host memory") || strings.Contains(msg, "panicked") {
@@ -235,6 +241,25 @@ func TestPlanReuseRechecksHostData(t *testing.T) {
 			if err := be.GraphCompute(g); err != nil {
 				t.Fatalf("%s undone: %v", c.name, err)
 			}
+		}
+	}
+	// A source swapped for a tensor without memory after runs that took the layout snapshot:
+	// refused before any kernel runs.
+	for name, mutate := range map[string]func(n *core.Tensor){
+		"source without memory": func(n *core.Tensor) {
+			ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+			n.Src[1] = ctx.NewTensor2D(core.TypeF32, 4, 3)
+		},
+	} {
+		g := hostileAdd(t, nil)
+		for range 2 {
+			if err := be.GraphCompute(g); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		mutate(g.Nodes()[0])
+		if err := be.GraphCompute(g); err == nil || strings.Contains(err.Error(), "panicked") {
+			t.Fatalf("%s: the reused plan ran: %v", name, err)
 		}
 	}
 }

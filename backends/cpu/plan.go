@@ -23,6 +23,9 @@ type plan struct {
 	// snaps holds, per exec node, the layouts and host memory checkHostData last accepted for
 	// the node and its sources (checkNodeHost)
 	snaps [][]hostSnap
+	// layout is what the checks of a reused plan read, as they last accepted it (layout.go; nil
+	// until a reused run's checks pass)
+	layout *layoutSnap
 }
 
 // hostSnap is a tensor's layout and host memory as checkHostData accepted them. While none of it
