@@ -64,6 +64,26 @@ func TensorGet(t *Tensor, dst []byte, offset int64) error {
 	return t.Buffer.GetTensor(t, dst, offset)
 }
 
+// TensorGetF32 copies len(dst) values of the F32 tensor t, starting at byte offset, into dst:
+// TensorGet for float32 values, without a byte buffer to decode. A t of another type is an error,
+// and so are the bad inputs TensorGet rejects.
+func TensorGetF32(t *Tensor, dst []float32, offset int64) error {
+	if t != nil && t.Type != TypeF32 {
+		return fmt.Errorf("tandem: TensorGetF32: tensor %v is %v, not F32", t, t.Type)
+	}
+	size, ok := CheckedMul(int64(len(dst)), 4)
+	if !ok {
+		return overflowf("TensorGetF32: %d values", len(dst))
+	}
+	if err := checkRange("TensorGetF32", t, offset, size); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return t.Buffer.GetTensor(t, float32Bytes(dst), offset)
+}
+
 // TensorMemset fills size bytes of t from offset with value. A nil t is an error, and so are the
 // other bad inputs TensorSet rejects.
 func TensorMemset(t *Tensor, value byte, offset, size int64) error {

@@ -120,8 +120,8 @@ type Session struct {
 	closed bool
 
 	last    *ubatchGraph // the last graph built, reused while the shapes match
+	lastRan bool         // last's latest run succeeded: its inputs keep their memory
 	scratch []byte       // input bytes, reused
-	lbytes  []byte       // logits bytes read back, reused
 	stats   SessionStats
 	timings Timings
 }
@@ -396,20 +396,25 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int, ds
 		if err := ub.ctx.Err(); err != nil {
 			return dst, core.Errorf("tandem: llm: building the graph: %w", err)
 		}
-		s.last = ub
+		s.last, s.lastRan = ub, false
 		s.stats.Builds++
 	}
 	m := s.m
 	m.computeMu.Lock()
 	defer m.computeMu.Unlock()
-	if err := s.sched.AllocGraph(ub.g); err != nil {
-		return dst, core.Errorf("tandem: llm: allocating the graph: %w", err)
+	// A graph that ran keeps its allocation: its inputs are written where they were, and the
+	// scheduler checks the graph against its plan as the run starts. Should the plan have gone
+	// (its inputs then have no memory, or are placed anew and fail as unwritten), the run is
+	// repeated after an explicit allocation. This saves a second look at every node per
+	// generated token.
+	alloc := !s.lastRan
+	inputs, err := s.runUBatch(ctx, ub, ids, pos, alloc)
+	if err != nil && !alloc && (inputs || errors.Is(err, core.ErrInputNotSet)) {
+		_, err = s.runUBatch(ctx, ub, ids, pos, true)
 	}
-	if err := s.setInputs(ub, ids, pos); err != nil {
+	s.lastRan = err == nil
+	if err != nil {
 		return dst, err
-	}
-	if err := s.sched.GraphComputeContext(ctx, ub.g); err != nil {
-		return dst, core.Errorf("tandem: llm: computing %d tokens at position %d: %w", n, pos, err)
 	}
 	s.stats.Graphs++
 	s.stats.Tokens += n
@@ -423,21 +428,30 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int, ds
 	if nOut == 0 {
 		return dst, nil
 	}
-	// The logits node is a dense f32 [n_vocab, nOut] tensor: its bytes, read through the
-	// session's buffer, are the rows in order.
-	size := 4 * int(ub.logits.NElements())
-	if cap(s.lbytes) < size {
-		s.lbytes = make([]byte, size)
-	}
-	raw := s.lbytes[:size]
-	if err := core.TensorGet(ub.logits, raw, 0); err != nil {
+	// The logits node is a dense f32 [n_vocab, nOut] tensor: its values are the rows in order.
+	nv := int(ub.logits.NElements())
+	dst = slices.Grow(dst, nv)
+	if err := core.TensorGetF32(ub.logits, dst[len(dst):len(dst)+nv], 0); err != nil {
 		return dst, core.Errorf("tandem: llm: reading the logits: %w", err)
 	}
-	dst = slices.Grow(dst, size/4)
-	for i := 0; i < size; i += 4 {
-		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(raw[i:])))
+	return dst[:len(dst)+nv], nil
+}
+
+// runUBatch writes the inputs of ub and runs it, allocating it first when alloc is set; inputs
+// reports that writing the inputs failed.
+func (s *Session) runUBatch(ctx context.Context, ub *ubatchGraph, ids []int32, pos int, alloc bool) (inputs bool, err error) {
+	if alloc {
+		if err := s.sched.AllocGraph(ub.g); err != nil {
+			return false, core.Errorf("tandem: llm: allocating the graph: %w", err)
+		}
 	}
-	return dst, nil
+	if err := s.setInputs(ub, ids, pos); err != nil {
+		return true, err
+	}
+	if err := s.sched.GraphComputeContext(ctx, ub.g); err != nil {
+		return false, core.Errorf("tandem: llm: computing %d tokens at position %d: %w", len(ids), pos, err)
+	}
+	return false, nil
 }
 
 // setInputs writes the micro-batch's tokens, positions, cache cells, mask and output rows, through
