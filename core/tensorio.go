@@ -65,8 +65,8 @@ func TensorGet(t *Tensor, dst []byte, offset int64) error {
 }
 
 // TensorGetF32 copies len(dst) values of the F32 tensor t, starting at byte offset, into dst:
-// TensorGet for float32 values, without a byte buffer to decode. A t of another type is an error,
-// and so are the bad inputs TensorGet rejects.
+// TensorGet for float32 values, without a byte buffer to decode. A nil t is an error, and so are a
+// t of another type and the other bad inputs TensorGet rejects.
 func TensorGetF32(t *Tensor, dst []float32, offset int64) error {
 	if t != nil && t.Type != TypeF32 {
 		return fmt.Errorf("tandem: TensorGetF32: tensor %v is %v, not F32", t, t.Type)
