@@ -106,6 +106,25 @@ func BenchmarkExpF32(b *testing.B) {
 	})
 }
 
+// BenchmarkExpSumF32: soft_max's exp-and-sum over a flash-attention block (256) and a long row,
+// per kernel set the machine runs.
+func BenchmarkExpSumF32(b *testing.B) {
+	for _, n := range []int{256, 4096} {
+		x := randF32(newRand(1), n, -20, 0)
+		dst := make([]float32, n)
+		for _, set := range supportedSets() {
+			b.Run(fmt.Sprintf("n%d/%v", n, set), func(b *testing.B) {
+				withSet(set, func() {
+					for b.Loop() {
+						sinkF32 += ExpSumF32(dst, x, 0)
+					}
+				})
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			})
+		}
+	}
+}
+
 // Quantized dots: one 4096-element row pair (in cache) and 16Mi elements (memory-bound),
 // Gop/s counted as 2 per element, GB/s of both rows.
 func BenchmarkQuantDot(b *testing.B) {

@@ -246,3 +246,90 @@ gelu_tail:
 gelu_done:
 	VZEROUPPER
 	RET
+
+// The 512-bit exp-sum: the same algorithm and constants (broadcast from the 8-lane tables), 16
+// lanes a step and the tail under a lane mask. Registers: Z5 lo clamp, Z6 hi clamp, Z13 ln2lo,
+// Z14 ln2hi, Z15 log2e, Z11 sub, Z10 the 16 partial sums.
+#define EXPCONSTS512 \
+	VBROADCASTSS expLo<>(SB), Z5 \
+	VBROADCASTSS expHi<>(SB), Z6 \
+	VBROADCASTSS expLn2Lo<>(SB), Z13 \
+	VBROADCASTSS expLn2Hi<>(SB), Z14 \
+	VBROADCASTSS expLog2e<>(SB), Z15
+
+// EXP16: Z0 = exp(Z0) as EXP8 computes each lane. Clobbers Z1-Z4.
+#define EXP16 \
+	VMAXPS           Z0, Z5, Z0 \
+	VMINPS           Z0, Z6, Z0 \
+	VMULPS           Z15, Z0, Z1 \
+	VRNDSCALEPS      $0, Z1, Z1 \
+	VMOVAPS          Z0, Z2 \
+	VFNMADD231PS     Z14, Z1, Z2 \
+	VFNMADD231PS     Z13, Z1, Z2 \
+	VBROADCASTSS     expC0<>(SB), Z3 \
+	VFMADD213PS.BCST expC1<>(SB), Z2, Z3 \
+	VFMADD213PS.BCST expC2<>(SB), Z2, Z3 \
+	VFMADD213PS.BCST expC3<>(SB), Z2, Z3 \
+	VFMADD213PS.BCST expC4<>(SB), Z2, Z3 \
+	VFMADD213PS.BCST expC5<>(SB), Z2, Z3 \
+	VMULPS           Z2, Z2, Z4 \
+	VFMADD213PS      Z2, Z4, Z3 \
+	VADDPS.BCST      expOne<>(SB), Z3, Z3 \
+	VCVTPS2DQ        Z1, Z1 \
+	VPSRAD           $1, Z1, Z2 \
+	VPSUBD           Z2, Z1, Z1 \
+	VPADDD.BCST      expBias<>(SB), Z2, Z2 \
+	VPADDD.BCST      expBias<>(SB), Z1, Z1 \
+	VPSLLD           $23, Z2, Z2 \
+	VPSLLD           $23, Z1, Z1 \
+	VMULPS           Z2, Z3, Z3 \
+	VMULPS           Z1, Z3, Z0
+
+// func expSumF32AVX512(dst, src []float32, sub float32) float32
+TEXT ·expSumF32AVX512(SB), NOSPLIT, $0-60
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	VBROADCASTSS sub+48(FP), Z11
+	VPXORD       Z10, Z10, Z10
+	EXPCONSTS512
+	CMPQ         CX, $16
+	JB           expsum512_tail
+
+expsum512_16:
+	VMOVUPS (SI), Z0
+	VSUBPS  Z11, Z0, Z0
+	EXP16
+	VMOVUPS Z0, (DI)
+	VADDPS  Z0, Z10, Z10
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	CMPQ    CX, $16
+	JAE     expsum512_16
+
+expsum512_tail:
+	TESTQ   CX, CX
+	JZ      expsum512_done
+	MOVL    $1, AX
+	SHLL    CX, AX
+	DECL    AX
+	KMOVW   AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VSUBPS  Z11, Z0, Z0
+	EXP16
+	VMOVUPS Z0, K1, (DI)
+	VADDPS  Z0, Z10, K1, Z10
+
+expsum512_done:
+	VEXTRACTF32X8 $1, Z10, Y1
+	VADDPS        Y1, Y10, Y10
+	VEXTRACTF128  $1, Y10, X1
+	VADDPS        X1, X10, X0
+	VMOVHLPS      X0, X1, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, ret+56(FP)
+	VZEROUPPER
+	RET

@@ -138,6 +138,9 @@ func expF32AVX2(dst, src []float32)
 func expSumF32AVX2(dst, src []float32, sub float32) float32
 
 //go:noescape
+func expSumF32AVX512(dst, src []float32, sub float32) float32
+
+//go:noescape
 func siluF32AVX2(dst, src []float32)
 
 //go:noescape
@@ -277,6 +280,9 @@ func expF32(dst, src []float32) {
 }
 
 func expSumF32(dst, src []float32, sub float32) float32 {
+	if use512 {
+		return expSumF32AVX512(dst, src, sub)
+	}
 	if useASM {
 		return expSumF32AVX2(dst, src, sub)
 	}
