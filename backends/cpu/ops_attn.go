@@ -513,10 +513,7 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 				}
 				if j.finiteUnattended(b.sc, g, vb, c0, lo, hi) {
 					vo := (vb + (c0+lo)*j.v.Nb[1]) / 2
-					for gi := range g {
-						kern.WeightedSumF16Rows(int(hi-lo), vh[vo:], int(j.v.Nb[1]/2), b.sc[gi*faBlock+lo:gi*faBlock+hi],
-							b.acc[gi*dv:(gi+1)*dv])
-					}
+					kern.WeightedSumF16RowsHeads(int(hi-lo), vh[vo:], int(j.v.Nb[1]/2), b.sc[lo:], faBlock, b.acc, int(dv), int(g))
 					continue
 				}
 			}

@@ -15,6 +15,21 @@ func WeightedSumF16Rows(nk int, v []uint16, ldv int, w, acc []float32) {
 	faVAccF16(nk, v, ldv, w, acc)
 }
 
+// WeightedSumF16RowsHeads is WeightedSumF16Rows for nh heads over the same value rows (the query
+// heads of one K/V head): head h adds its weights w[h*ldw : h*ldw+nk] times the rows into
+// acc[h*dv : (h+1)*dv]. Each head's sums are WeightedSumF16Rows's bit for bit; on AVX-512 each
+// row is converted once per four heads instead of once per head. It panics when an operand is
+// too short.
+func WeightedSumF16RowsHeads(nk int, v []uint16, ldv int, w []float32, ldw int, acc []float32, dv, nh int) {
+	if nk <= 0 || dv <= 0 || nh <= 0 {
+		return
+	}
+	if ldw < nk || len(w) < (nh-1)*ldw+nk || len(acc) < nh*dv || ldv < dv || len(v) < (nk-1)*ldv+dv {
+		panic("kern.WeightedSumF16RowsHeads: operand too short")
+	}
+	faVAccF16Heads(nk, v, ldv, w, ldw, acc, dv, nh)
+}
+
 // faVAccF16Go is WeightedSumF16Rows in Go, a row at a time in key order as the assembly.
 func faVAccF16Go(nk int, v []uint16, ldv int, w, acc []float32) {
 	for c := 0; c < nk; c++ {

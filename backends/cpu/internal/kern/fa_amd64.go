@@ -8,6 +8,22 @@ func faVAccF16AVX2(nk int, v *uint16, ldv int, w *float32, acc *float32, dv int)
 //go:noescape
 func faVAccF16AVX512(nk int, v *uint16, ldv int, w *float32, acc *float32, dv int)
 
+//go:noescape
+func faVAccF16H4AVX512(nk int, v *uint16, ldv int, w *float32, ldw int, acc *float32, dv int)
+
+// faVAccF16Heads runs four heads per call of the 512-bit kernel where it can, the rest one by one.
+func faVAccF16Heads(nk int, v []uint16, ldv int, w []float32, ldw int, acc []float32, dv, nh int) {
+	h := 0
+	if use512 && dv%64 == 0 {
+		for ; h+4 <= nh; h += 4 {
+			faVAccF16H4AVX512(nk, &v[0], ldv, &w[h*ldw], ldw, &acc[h*dv], dv)
+		}
+	}
+	for ; h < nh; h++ {
+		faVAccF16(nk, v, ldv, w[h*ldw:h*ldw+nk], acc[h*dv:(h+1)*dv])
+	}
+}
+
 func faVAccF16(nk int, v []uint16, ldv int, w, acc []float32) {
 	if use512 && len(acc)%64 == 0 {
 		faVAccF16AVX512(nk, &v[0], ldv, &w[0], &acc[0], len(acc))

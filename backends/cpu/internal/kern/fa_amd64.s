@@ -96,3 +96,100 @@ fav5_key:
 	JNZ     fav5_chunk
 	VZEROUPPER
 	RET
+
+// func faVAccF16H4AVX512(nk int, v *uint16, ldv int, w *float32, ldw int, acc *float32, dv int)
+// faVAccF16AVX512 for four heads over the same value rows: head h's weights at w + h*ldw floats,
+// its dv accumulators at acc + h*dv floats. Each 64-column piece of a row is converted once and
+// added to the four heads' accumulators (Z0-Z3, Z4-Z7, Z8-Z11, Z12-Z15) with the FMA the
+// one-head kernel does, in the same key order: every head's sums bit for bit its.
+TEXT ·faVAccF16H4AVX512(SB), NOSPLIT, $0-56
+	MOVQ nk+0(FP), CX
+	MOVQ v+8(FP), SI
+	MOVQ ldv+16(FP), BX
+	SHLQ $1, BX
+	MOVQ w+24(FP), DI
+	MOVQ ldw+32(FP), R12
+	SHLQ $2, R12           // bytes from one head's weights to the next's
+	LEAQ (R12)(R12*2), AX  // three heads' weights
+	MOVQ acc+40(FP), DX
+	MOVQ dv+48(FP), R8
+	MOVQ R8, R13
+	SHLQ $2, R13           // bytes from one head's accumulators to the next's
+
+fav4_chunk:
+	LEAQ    (DX)(R13*2), R9
+	ADDQ    R13, R9        // head 3's accumulators
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS (DX)(R13*1), Z4
+	VMOVUPS 64(DX)(R13*1), Z5
+	VMOVUPS 128(DX)(R13*1), Z6
+	VMOVUPS 192(DX)(R13*1), Z7
+	VMOVUPS (DX)(R13*2), Z8
+	VMOVUPS 64(DX)(R13*2), Z9
+	VMOVUPS 128(DX)(R13*2), Z10
+	VMOVUPS 192(DX)(R13*2), Z11
+	VMOVUPS (R9), Z12
+	VMOVUPS 64(R9), Z13
+	VMOVUPS 128(R9), Z14
+	VMOVUPS 192(R9), Z15
+	MOVQ    SI, R9
+	MOVQ    DI, R10
+	MOVQ    CX, R11
+
+fav4_key:
+	VCVTPH2PS    (R9), Z16
+	VCVTPH2PS    32(R9), Z17
+	VCVTPH2PS    64(R9), Z18
+	VCVTPH2PS    96(R9), Z19
+	VBROADCASTSS (R10), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (R10)(R12*1), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VBROADCASTSS (R10)(R12*2), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	VBROADCASTSS (R10)(AX*1), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         BX, R9
+	ADDQ         $4, R10
+	DECQ         R11
+	JNZ          fav4_key
+
+	LEAQ    (DX)(R13*2), R9
+	ADDQ    R13, R9
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, (DX)(R13*1)
+	VMOVUPS Z5, 64(DX)(R13*1)
+	VMOVUPS Z6, 128(DX)(R13*1)
+	VMOVUPS Z7, 192(DX)(R13*1)
+	VMOVUPS Z8, (DX)(R13*2)
+	VMOVUPS Z9, 64(DX)(R13*2)
+	VMOVUPS Z10, 128(DX)(R13*2)
+	VMOVUPS Z11, 192(DX)(R13*2)
+	VMOVUPS Z12, (R9)
+	VMOVUPS Z13, 64(R9)
+	VMOVUPS Z14, 128(R9)
+	VMOVUPS Z15, 192(R9)
+	ADDQ    $256, DX
+	ADDQ    $128, SI
+	SUBQ    $64, R8
+	JNZ     fav4_chunk
+	VZEROUPPER
+	RET

@@ -47,3 +47,57 @@ func TestWeightedSumF16Rows(t *testing.T) {
 		})
 	}
 }
+
+// TestWeightedSumF16RowsHeads: every head's sums are exactly those of a WeightedSumF16Rows call of
+// its own, on every kernel set, for head counts that fill the four-head kernel, leave a rest, or
+// are under four, and head widths it takes (multiples of 64) or leaves to the one-head kernels;
+// the weights and accumulators of other heads and the slack between them stay untouched.
+func TestWeightedSumF16RowsHeads(t *testing.T) {
+	r := newRand(4)
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, c := range []struct{ nk, dv, ldv, ldw, nh int }{
+				{1, 64, 64, 1, 4}, {5, 64, 160, 8, 8}, {37, 128, 256, 40, 5}, {3, 64, 64, 3, 3},
+				{9, 192, 200, 16, 6}, {7, 32, 40, 7, 4}, {256, 64, 256, 256, 8},
+			} {
+				v := make([]uint16, (c.nk-1)*c.ldv+c.dv)
+				for i := range v {
+					v[i] = f32ToF16Go(float32(r.NormFloat64()))
+				}
+				w := make([]float32, (c.nh-1)*c.ldw+c.nk)
+				for i := range w {
+					w[i] = float32(r.Float64())
+				}
+				acc := make([]float32, c.nh*c.dv+5)
+				for i := range acc {
+					acc[i] = float32(r.NormFloat64())
+				}
+				want := append([]float32(nil), acc...)
+				for h := range c.nh {
+					WeightedSumF16Rows(c.nk, v, c.ldv, w[h*c.ldw:h*c.ldw+c.nk], want[h*c.dv:(h+1)*c.dv])
+				}
+				WeightedSumF16RowsHeads(c.nk, v, c.ldv, w, c.ldw, acc, c.dv, c.nh)
+				for i := range acc {
+					if acc[i] != want[i] {
+						t.Fatalf("%v %+v: acc[%d] = %v, want %v", s, c, i, acc[i], want[i])
+					}
+				}
+			}
+		})
+	}
+	for _, bad := range []func(){
+		func() { WeightedSumF16RowsHeads(2, make([]uint16, 128), 64, make([]float32, 3), 2, make([]float32, 128), 64, 2) },
+		func() { WeightedSumF16RowsHeads(2, make([]uint16, 128), 64, make([]float32, 4), 2, make([]float32, 127), 64, 2) },
+		func() { WeightedSumF16RowsHeads(2, make([]uint16, 127), 64, make([]float32, 4), 2, make([]float32, 128), 64, 2) },
+		func() { WeightedSumF16RowsHeads(3, make([]uint16, 192), 64, make([]float32, 6), 2, make([]float32, 128), 64, 2) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a short operand did not panic")
+				}
+			}()
+			bad()
+		}()
+	}
+}
