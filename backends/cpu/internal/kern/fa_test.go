@@ -86,10 +86,18 @@ func TestWeightedSumF16RowsHeads(t *testing.T) {
 		})
 	}
 	for _, bad := range []func(){
-		func() { WeightedSumF16RowsHeads(2, make([]uint16, 128), 64, make([]float32, 3), 2, make([]float32, 128), 64, 2) },
-		func() { WeightedSumF16RowsHeads(2, make([]uint16, 128), 64, make([]float32, 4), 2, make([]float32, 127), 64, 2) },
-		func() { WeightedSumF16RowsHeads(2, make([]uint16, 127), 64, make([]float32, 4), 2, make([]float32, 128), 64, 2) },
-		func() { WeightedSumF16RowsHeads(3, make([]uint16, 192), 64, make([]float32, 6), 2, make([]float32, 128), 64, 2) },
+		func() {
+			WeightedSumF16RowsHeads(2, make([]uint16, 128), 64, make([]float32, 3), 2, make([]float32, 128), 64, 2)
+		},
+		func() {
+			WeightedSumF16RowsHeads(2, make([]uint16, 128), 64, make([]float32, 4), 2, make([]float32, 127), 64, 2)
+		},
+		func() {
+			WeightedSumF16RowsHeads(2, make([]uint16, 127), 64, make([]float32, 4), 2, make([]float32, 128), 64, 2)
+		},
+		func() {
+			WeightedSumF16RowsHeads(3, make([]uint16, 192), 64, make([]float32, 6), 2, make([]float32, 128), 64, 2)
+		},
 	} {
 		func() {
 			defer func() {
