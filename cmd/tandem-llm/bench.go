@@ -92,6 +92,7 @@ func benchCmd(args []string) error {
 	models := fs.String("m", "", "model files (comma-separated)")
 	pp := fs.String("p", "512", "prompt lengths (comma-separated; 0 skips)")
 	tg := fs.String("n", "128", "generation lengths (comma-separated; 0 skips)")
+	depths := fs.String("d", "0", "depths: tokens in the cache before each test, not timed (comma-separated)")
 	ngls := fs.String("ngl", "0", "GPU layer counts (comma-separated; 99 = all)")
 	threads := fs.String("t", strconv.Itoa(runtime.NumCPU()), "CPU thread counts (comma-separated)")
 	reps := fs.Int("r", 5, "repetitions per test")
@@ -115,6 +116,10 @@ func benchCmd(args []string) error {
 		return err
 	}
 	tgs, err := intList(*tg, "n", 0)
+	if err != nil {
+		return err
+	}
+	dList, err := intList(*depths, "d", 0)
 	if err != nil {
 		return err
 	}
@@ -185,33 +190,35 @@ func benchCmd(args []string) error {
 					if tc[0]+tc[1] <= 0 {
 						continue
 					}
-					so := llm.SessionOptions{ContextSize: tc[0] + tc[1], KVType: kv, FlashAttn: flash, BatchSize: *batch}
-					r, err := runBench(m, so, tc[0], tc[1], *reps, base)
-					if err != nil {
-						m.Close()
-						return err
-					}
-					if tc[1] > 0 {
-						r.TokenBytes = m.Info().TokenBytes
-						r.WeightsGBs = float64(r.TokenBytes) * r.AvgTs / 1e9
-						if v := readBW[t]; v > 0 {
-							// The host's memory read can move between the reads: the row
-							// takes the best so far, one right after it included.
-							after, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
-							if err != nil {
-								m.Close()
-								return err
-							}
-							v = max(v, after)
-							readBW[t] = v
-							r.ReadGBs = v / 1e9
-							r.BandwidthUse = r.WeightsGBs / r.ReadGBs
+					for _, depth := range dList {
+						so := llm.SessionOptions{ContextSize: depth + tc[0] + tc[1], KVType: kv, FlashAttn: flash, BatchSize: *batch}
+						r, err := runBench(m, so, depth, tc[0], tc[1], *reps, base)
+						if err != nil {
+							m.Close()
+							return err
 						}
-					}
-					results = append(results, r)
-					if md {
-						printMDRow(os.Stdout, r)
-						printExtras(os.Stderr, r)
+						if tc[1] > 0 {
+							r.TokenBytes = m.Info().TokenBytes
+							r.WeightsGBs = float64(r.TokenBytes) * r.AvgTs / 1e9
+							if v := readBW[t]; v > 0 {
+								// The host's memory read can move between the reads: the row
+								// takes the best so far, one right after it included.
+								after, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
+								if err != nil {
+									m.Close()
+									return err
+								}
+								v = max(v, after)
+								readBW[t] = v
+								r.ReadGBs = v / 1e9
+								r.BandwidthUse = r.WeightsGBs / r.ReadGBs
+							}
+						}
+						results = append(results, r)
+						if md {
+							printMDRow(os.Stdout, r)
+							printExtras(os.Stderr, r)
+						}
 					}
 				}
 				m.Close()
@@ -229,9 +236,11 @@ func benchCmd(args []string) error {
 	return nil
 }
 
-// runBench times nPrompt tokens in one Eval (pp) or nGen tokens one at a time (tg) from an empty
-// cache, reps times after one warm-up, with seeded random tokens as llama-bench does.
-func runBench(m *llm.Model, so llm.SessionOptions, nPrompt, nGen, reps int, r benchResult) (benchResult, error) {
+// runBench times nPrompt tokens in one Eval (pp) or nGen tokens one at a time (tg) after depth
+// tokens in the cache (evaluated first, not timed: llama-bench's -d), reps times after one
+// warm-up, with seeded random tokens as llama-bench does. Plans and graph builds count the timed
+// tokens only.
+func runBench(m *llm.Model, so llm.SessionOptions, depth, nPrompt, nGen, reps int, r benchResult) (benchResult, error) {
 	s, err := m.NewSession(so)
 	if err != nil {
 		return r, err
@@ -241,12 +250,25 @@ func runBench(m *llm.Model, so llm.SessionOptions, nPrompt, nGen, reps int, r be
 	if s.FlashAttn() {
 		r.FlashAttn = 1
 	}
-	r.NPrompt, r.NGen = nPrompt, nGen
+	r.NPrompt, r.NGen, r.NDepth = nPrompt, nGen, depth
 	ctx := context.Background()
 	vocab := m.Vocab().Len()
-	var logits []float32 // reused: a generated token allocates nothing
+	var logits []float32       // reused: a generated token allocates nothing
+	var timed llm.SessionStats // the timed part's plans, builds and tokens
 	one := func(seed uint64) (time.Duration, error) {
 		s.Reset()
+		if depth > 0 {
+			if _, err := s.EvalTo(ctx, randomTokens(depth, vocab, seed+1<<32), llm.NoLogits, nil); err != nil {
+				return 0, err
+			}
+		}
+		before := s.Stats()
+		defer func() {
+			after := s.Stats()
+			timed.Plans += after.Plans - before.Plans
+			timed.Builds += after.Builds - before.Builds
+			timed.Tokens += after.Tokens - before.Tokens
+		}()
 		var err error
 		if nPrompt > 0 {
 			ids := randomTokens(nPrompt, vocab, seed)
@@ -267,7 +289,7 @@ func runBench(m *llm.Model, so llm.SessionOptions, nPrompt, nGen, reps int, r be
 		return r, err
 	}
 	n := float64(nPrompt + nGen)
-	before := s.Stats()
+	timed = llm.SessionStats{}
 	for i := range reps {
 		d, err := one(uint64(i + 1))
 		if err != nil {
@@ -277,9 +299,9 @@ func runBench(m *llm.Model, so llm.SessionOptions, nPrompt, nGen, reps int, r be
 		r.SamplesTs = append(r.SamplesTs, n/d.Seconds())
 	}
 	after := s.Stats()
-	if tok := after.Tokens - before.Tokens; tok > 0 {
-		r.PlansPer128 = float64(after.Plans-before.Plans) * 128 / float64(tok)
-		r.BuildsPer128 = float64(after.Builds-before.Builds) * 128 / float64(tok)
+	if timed.Tokens > 0 {
+		r.PlansPer128 = float64(timed.Plans) * 128 / float64(timed.Tokens)
+		r.BuildsPer128 = float64(timed.Builds) * 128 / float64(timed.Tokens)
 	}
 	r.ComputeBytes, r.KVBytes, r.CopiesPerGraph = after.ComputeBytes, after.KVBytes, after.Copies
 	r.AvgNs, r.StddevNs = meanStd64(r.SamplesNs)
@@ -360,10 +382,14 @@ func printMDRow(w io.Writer, r benchResult) {
 
 // testName is llama-bench's name of the row's test: pp<n> or tg<n>.
 func (r benchResult) testName() string {
+	name := fmt.Sprintf("pp%d", r.NPrompt)
 	if r.NGen > 0 {
-		return fmt.Sprintf("tg%d", r.NGen)
+		name = fmt.Sprintf("tg%d", r.NGen)
 	}
-	return fmt.Sprintf("pp%d", r.NPrompt)
+	if r.NDepth > 0 {
+		name += fmt.Sprintf(" @ d%d", r.NDepth)
+	}
+	return name
 }
 
 // printExtras writes tandem's own figures of a row (stderr, so the table stays llama-bench's).
@@ -391,7 +417,7 @@ func writeCSV(w io.Writer, rs []benchResult) error {
 	for _, r := range rs {
 		rec := []string{r.BuildCommit, r.CPUInfo, r.Backends, r.ModelFile, r.ModelType, fmt.Sprint(r.ModelSize),
 			fmt.Sprint(r.ModelParams), fmt.Sprint(r.NBatch), fmt.Sprint(r.NUBatch), fmt.Sprint(r.NThreads), r.TypeK, r.TypeV,
-			fmt.Sprint(r.NGPULayers), fmt.Sprint(r.FlashAttn), fmt.Sprint(r.NPrompt), fmt.Sprint(r.NGen), "0", r.TestTime,
+			fmt.Sprint(r.NGPULayers), fmt.Sprint(r.FlashAttn), fmt.Sprint(r.NPrompt), fmt.Sprint(r.NGen), fmt.Sprint(r.NDepth), r.TestTime,
 			fmt.Sprint(r.AvgNs), fmt.Sprint(r.StddevNs), fmt.Sprintf("%.6f", r.AvgTs), fmt.Sprintf("%.6f", r.StddevTs)}
 		if err := cw.Write(rec); err != nil {
 			return err

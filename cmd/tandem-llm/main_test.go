@@ -149,8 +149,40 @@ func TestCommands(t *testing.T) {
 	if !strings.Contains(md, "| model ") || !strings.Contains(md, "pp8") {
 		t.Errorf("bench table:\n%s", md)
 	}
+	// -d: llama-bench's depth, a row per depth, the depth in n_depth and the test's name; the
+	// timed tokens of a generation after a prefill build one graph per repetition (its first)
+	out = capture(t, func() error {
+		return benchCmd([]string{"-m", model, "-p", "0", "-n", "4", "-d", "0,6", "-r", "2", "-t", "1", "-o", "json", "-bw=false"})
+	})
+	rows = nil
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("bench -d -o json: %v\n%s", err, out)
+	}
+	if len(rows) != 2 || rows[0]["n_depth"] != 0.0 || rows[1]["n_depth"] != 6.0 || rows[1]["n_gen"] != 4.0 {
+		t.Fatalf("bench -d rows %v", rows)
+	}
+	if b := rows[1]["tandem_builds_per_128"]; b != 32.0 {
+		t.Errorf("tg4 at depth 6: %v graph builds per 128 timed tokens, want 32 (one per repetition)", b)
+	}
+	md = capture(t, func() error { return benchCmd([]string{"-m", model, "-p", "0", "-n", "2", "-d", "5", "-r", "1", "-t", "1", "-bw=false"}) })
+	if !strings.Contains(md, "tg2 @ d5") {
+		t.Errorf("bench -d table:\n%s", md)
+	}
+	csv := capture(t, func() error {
+		return benchCmd([]string{"-m", model, "-p", "3", "-n", "0", "-d", "7", "-r", "1", "-t", "1", "-o", "csv"})
+	})
+	if lines := strings.Split(strings.TrimSpace(csv), "\n"); len(lines) != 2 || !strings.Contains(lines[0], "n_depth") {
+		t.Errorf("bench -d -o csv:\n%s", csv)
+	} else {
+		head, row := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+		for i, h := range head {
+			if h == "n_depth" && (i >= len(row) || strings.Trim(row[i], `"`) != "7") {
+				t.Errorf("bench -d -o csv: n_depth column %q", row[min(i, len(row)-1)])
+			}
+		}
+	}
 	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
-		{"-m", model, "-p", "-5"}, {"-m", model, "-n", "8,-1"}, {"-m", model, "-t", "0"}, {"-m", model, "-ngl", "-1"}} {
+		{"-m", model, "-p", "-5"}, {"-m", model, "-n", "8,-1"}, {"-m", model, "-t", "0"}, {"-m", model, "-ngl", "-1"}, {"-m", model, "-d", "-2"}} {
 		err := benchCmd(bad)
 		if err == nil {
 			t.Errorf("bench %v accepted", bad)
