@@ -164,7 +164,9 @@ func TestCommands(t *testing.T) {
 	if b := rows[1]["tandem_builds_per_128"]; b != 32.0 {
 		t.Errorf("tg4 at depth 6: %v graph builds per 128 timed tokens, want 32 (one per repetition)", b)
 	}
-	md = capture(t, func() error { return benchCmd([]string{"-m", model, "-p", "0", "-n", "2", "-d", "5", "-r", "1", "-t", "1", "-bw=false"}) })
+	md = capture(t, func() error {
+		return benchCmd([]string{"-m", model, "-p", "0", "-n", "2", "-d", "5", "-r", "1", "-t", "1", "-bw=false"})
+	})
 	if !strings.Contains(md, "tg2 @ d5") {
 		t.Errorf("bench -d table:\n%s", md)
 	}
