@@ -21,7 +21,7 @@ import (
 var (
 	rpTaskM = 8 // groups of 16 weight rows per task
 	rpTaskN = 8 // activation tiles per task (GEMM)
-	rpMVecM = 8 // groups per task of the mat-vec, at most (gemvTaskGroups)
+	rpMVecM = 8 // groups per task of the mat-vec, at least where the rows allow (gemvTaskGroups)
 
 	rpMVecBytes = 256 << 10 // weight bytes per task of the mat-vec, at least (gemvTaskGroups)
 	rpKC        = 64        // blocks of k per micro-kernel call
