@@ -305,6 +305,17 @@ func (j *faJob) rowRef(dot vecDot, qconv []byte, acc, vrow []float32, iq1, h, iq
 	return M, S
 }
 
+// attendedKey reports whether any of the g heads gives key i of the block a weight (sc holds the
+// heads' weights faBlock apart).
+func attendedKey(sc []float32, g, i int64) bool {
+	for gi := range g {
+		if sc[gi*faBlock+i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // setScores writes keys' scores for one head from their dots d and mask values m (sc may be d):
 // a masked key is -Inf whatever its dot. The softcap test is hoisted out of the per-key loop.
 func (j *faJob) setScores(sc, m, d []float32) {
@@ -498,14 +509,15 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 			if v16 {
 				lo, hi := int64(-1), int64(0)
 				for i := range nb {
-					for gi := range g {
-						if b.sc[gi*faBlock+i] != 0 {
-							if lo < 0 {
-								lo = i
-							}
-							hi = i + 1
-							break
-						}
+					if attendedKey(b.sc, g, i) {
+						lo = i
+						break
+					}
+				}
+				for i := nb - 1; i >= lo && lo >= 0; i-- {
+					if attendedKey(b.sc, g, i) {
+						hi = i + 1
+						break
 					}
 				}
 				if lo < 0 {
