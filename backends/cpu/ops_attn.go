@@ -321,13 +321,7 @@ func attendedKey(sc []float32, g, i int64) bool {
 func (j *faJob) setScores(sc, m, d []float32) {
 	negInf := float32(math.Inf(-1))
 	if j.softcap == 0 {
-		for t, mv := range m {
-			if mv == negInf {
-				sc[t] = mv
-			} else {
-				sc[t] = d[t]*j.scale + mv
-			}
-		}
+		kern.ScoresF32(sc[:len(m)], d, m, j.scale)
 		return
 	}
 	for t, mv := range m {

@@ -1,5 +1,7 @@
 package kern
 
+import "math"
+
 // WeightedSumF16Rows adds Σ_{c<nk} w[c]·v_c to acc, where v_c is the half-precision row
 // v[c*ldv : c*ldv+len(acc)] (attention's values weighted by the softmax of one head, a block of
 // keys per call). Zero weights are multiplied like any other, so a row holding Inf or NaN
@@ -13,6 +15,31 @@ func WeightedSumF16Rows(nk int, v []uint16, ldv int, w, acc []float32) {
 		panic("kern.WeightedSumF16Rows: operand too short")
 	}
 	faVAccF16(nk, v, ldv, w, acc)
+}
+
+// ScoresF32 writes dst[i] = d[i]*scale + m[i] for i < len(dst), the product and the sum each
+// rounded to float32 (as Go computes the expression), and -Inf where m[i] is -Inf whatever d[i]:
+// attention scores from a block's dots and mask values, a masked key's -Inf even where its dot is
+// Inf or NaN. dst may alias d or m exactly. It panics when d or m is shorter than dst.
+func ScoresF32(dst, d, m []float32, scale float32) {
+	checkLen("ScoresF32", len(dst), len(d))
+	checkLen("ScoresF32", len(dst), len(m))
+	if len(dst) == 0 {
+		return
+	}
+	scoresF32(dst, d[:len(dst)], m[:len(dst)], scale)
+}
+
+// scoresF32Go is ScoresF32 in Go.
+func scoresF32Go(dst, d, m []float32, scale float32) {
+	negInf := float32(math.Inf(-1))
+	for i := range dst {
+		if m[i] == negInf {
+			dst[i] = negInf
+		} else {
+			dst[i] = float32(d[i]*scale) + m[i] // the conversion keeps the two roundings (no FMA)
+		}
+	}
 }
 
 // WeightedSumF16RowsHeads is WeightedSumF16Rows for nh heads over the same value rows (the query

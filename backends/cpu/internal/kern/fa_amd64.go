@@ -9,6 +9,17 @@ func faVAccF16AVX2(nk int, v *uint16, ldv int, w *float32, acc *float32, dv int)
 func faVAccF16AVX512(nk int, v *uint16, ldv int, w *float32, acc *float32, dv int)
 
 //go:noescape
+func scoresF32AVX2(dst, d, m []float32, scale float32)
+
+func scoresF32(dst, d, m []float32, scale float32) {
+	if useASM {
+		scoresF32AVX2(dst, d, m, scale)
+		return
+	}
+	scoresF32Go(dst, d, m, scale)
+}
+
+//go:noescape
 func faVAccF16H4AVX512(nk int, v *uint16, ldv int, w *float32, ldw int, acc *float32, dv int)
 
 // faVAccF16Heads runs four heads per call of the 512-bit kernel where it can, the rest one by one.

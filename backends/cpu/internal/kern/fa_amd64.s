@@ -193,3 +193,52 @@ fav4_key:
 	JNZ     fav4_chunk
 	VZEROUPPER
 	RET
+
+// func scoresF32AVX2(dst, d, m []float32, scale float32)
+// dst[i] = d[i]*scale + m[i] (rounded after the product and after the sum), -Inf where m[i] is
+// -Inf: attention scores from dots and mask values. Eight lanes a step, the rest one at a time.
+TEXT ·scoresF32AVX2(SB), NOSPLIT, $0-76
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         d_base+24(FP), SI
+	MOVQ         m_base+48(FP), DX
+	VBROADCASTSS scale+72(FP), Y7
+	MOVL         $0xff800000, AX
+	VMOVD        AX, X6
+	VPBROADCASTD X6, Y6       // -Inf
+	CMPQ         CX, $8
+	JB           sc_tail
+
+sc_8:
+	VMULPS    (SI), Y7, Y0
+	VMOVUPS   (DX), Y1
+	VADDPS    Y1, Y0, Y0
+	VCMPPS    $0, Y6, Y1, Y2 // m == -Inf
+	VBLENDVPS Y2, Y6, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DX
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	CMPQ      CX, $8
+	JAE       sc_8
+
+sc_tail:
+	TESTQ     CX, CX
+	JZ        sc_done
+	VMOVSS    (SI), X0
+	VMULSS    X7, X0, X0
+	VMOVSS    (DX), X1
+	VADDSS    X1, X0, X0
+	VCMPSS    $0, X6, X1, X2
+	VBLENDVPS X2, X6, X0, X0
+	VMOVSS    X0, (DI)
+	ADDQ      $4, SI
+	ADDQ      $4, DX
+	ADDQ      $4, DI
+	DECQ      CX
+	JMP       sc_tail
+
+sc_done:
+	VZEROUPPER
+	RET

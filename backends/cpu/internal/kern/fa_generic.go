@@ -9,3 +9,5 @@ func faVAccF16Heads(nk int, v []uint16, ldv int, w []float32, ldw int, acc []flo
 		faVAccF16Go(nk, v, ldv, w[h*ldw:h*ldw+nk], acc[h*dv:(h+1)*dv])
 	}
 }
+
+func scoresF32(dst, d, m []float32, scale float32) { scoresF32Go(dst, d, m, scale) }

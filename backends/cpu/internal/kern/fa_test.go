@@ -109,3 +109,55 @@ func TestWeightedSumF16RowsHeads(t *testing.T) {
 		}()
 	}
 }
+
+// TestScoresF32: every length and offset, masked keys (-Inf) with finite, infinite and NaN dots,
+// NaN and finite masks; each set's kernel gives the twin's bits, which are float32(d·scale)+m or
+// -Inf; in place over d as well.
+func TestScoresF32(t *testing.T) {
+	r := newRand(5)
+	negInf, inf, nan := float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN())
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, n := range testLengths {
+				for _, off := range testOffsets {
+					d := randF32(r, n+off, -8, 8)[off:]
+					m := randF32(r, n+off, -2, 0)[off:]
+					for i := range n {
+						switch i % 7 {
+						case 1:
+							m[i] = negInf
+						case 2:
+							m[i], d[i] = negInf, nan
+						case 3:
+							m[i], d[i] = negInf, inf
+						case 4:
+							d[i] = inf
+						case 5:
+							m[i] = nan
+						}
+					}
+					const scale = 0.125
+					df, dst := guarded(n, off)
+					ScoresF32(dst, d, m, scale)
+					checkGuards(t, "ScoresF32", df, off, n)
+					for i := range n {
+						want := float32(d[i]*scale) + m[i]
+						if m[i] == negInf {
+							want = negInf
+						}
+						if math.Float32bits(dst[i]) != math.Float32bits(want) && !(want != want && dst[i] != dst[i]) {
+							t.Fatalf("%v n=%d off=%d: [%d] d=%v m=%v: %v, want %v", s, n, off, i, d[i], m[i], dst[i], want)
+						}
+					}
+					in := append([]float32(nil), d...)
+					ScoresF32(in, in, m, scale)
+					for i := range n {
+						if math.Float32bits(in[i]) != math.Float32bits(dst[i]) {
+							t.Fatalf("%v n=%d: in place [%d] %v, want %v", s, n, i, in[i], dst[i])
+						}
+					}
+				}
+			}
+		})
+	}
+}
