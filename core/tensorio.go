@@ -71,17 +71,7 @@ func TensorGetF32(t *Tensor, dst []float32, offset int64) error {
 	if t != nil && t.Type != TypeF32 {
 		return fmt.Errorf("tandem: TensorGetF32: tensor %v is %v, not F32", t, t.Type)
 	}
-	size, ok := CheckedMul(int64(len(dst)), 4)
-	if !ok {
-		return overflowf("TensorGetF32: %d values", len(dst))
-	}
-	if err := checkRange("TensorGetF32", t, offset, size); err != nil {
-		return err
-	}
-	if len(dst) == 0 {
-		return nil
-	}
-	return t.Buffer.GetTensor(t, float32Bytes(dst), offset)
+	return TensorGet(t, float32Bytes(dst), offset)
 }
 
 // TensorMemset fills size bytes of t from offset with value. A nil t is an error, and so are the

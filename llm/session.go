@@ -404,13 +404,12 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int, ds
 	defer m.computeMu.Unlock()
 	// A graph that ran keeps its allocation: its inputs are written where they were, and the
 	// scheduler checks the graph against its plan as the run starts. Should the plan have gone
-	// (its inputs then have no memory, or are placed anew and fail as unwritten), the run is
-	// repeated after an explicit allocation. This saves a second look at every node per
-	// generated token.
-	alloc := !s.lastRan
-	inputs, err := s.runUBatch(ctx, ub, ids, pos, alloc)
-	if err != nil && !alloc && (inputs || errors.Is(err, core.ErrInputNotSet)) {
-		_, err = s.runUBatch(ctx, ub, ids, pos, true)
+	// meanwhile (the inputs then have no memory, or are placed anew and fail as unwritten), a
+	// failed run is repeated once after an explicit allocation. This saves a second look at every
+	// node per generated token.
+	err := s.runUBatch(ctx, ub, ids, pos, !s.lastRan)
+	if err != nil && s.lastRan {
+		err = s.runUBatch(ctx, ub, ids, pos, true)
 	}
 	s.lastRan = err == nil
 	if err != nil {
@@ -437,21 +436,20 @@ func (s *Session) evalUBatch(ctx context.Context, ids []int32, pos, nOut int, ds
 	return dst[:len(dst)+nv], nil
 }
 
-// runUBatch writes the inputs of ub and runs it, allocating it first when alloc is set; inputs
-// reports that writing the inputs failed.
-func (s *Session) runUBatch(ctx context.Context, ub *ubatchGraph, ids []int32, pos int, alloc bool) (inputs bool, err error) {
+// runUBatch writes the inputs of ub and runs it, allocating it first when alloc is set.
+func (s *Session) runUBatch(ctx context.Context, ub *ubatchGraph, ids []int32, pos int, alloc bool) error {
 	if alloc {
 		if err := s.sched.AllocGraph(ub.g); err != nil {
-			return false, core.Errorf("tandem: llm: allocating the graph: %w", err)
+			return core.Errorf("tandem: llm: allocating the graph: %w", err)
 		}
 	}
 	if err := s.setInputs(ub, ids, pos); err != nil {
-		return true, err
+		return err
 	}
 	if err := s.sched.GraphComputeContext(ctx, ub.g); err != nil {
-		return false, core.Errorf("tandem: llm: computing %d tokens at position %d: %w", len(ids), pos, err)
+		return core.Errorf("tandem: llm: computing %d tokens at position %d: %w", len(ids), pos, err)
 	}
-	return false, nil
+	return nil
 }
 
 // setInputs writes the micro-batch's tokens, positions, cache cells, mask and output rows, through

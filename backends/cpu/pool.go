@@ -243,23 +243,26 @@ func (p *pool) next(seen uint64) uint64 {
 
 // kick wakes the workers asleep between runs so that they poll for the next one: a run is about
 // to begin.
-func (p *pool) kick() {
-	if p.sleepers.Load() > 0 {
-		p.mu.Lock()
-		p.kicks.Add(1)
-		p.wake.Broadcast()
-		p.mu.Unlock()
-	}
-}
+func (p *pool) kick() { p.wakeSleepers(true) }
 
 // publish starts run number seq+1 (or, closing, releases the workers) and wakes the sleepers.
 func (p *pool) publish() {
 	p.seq.Add(1)
-	if p.sleepers.Load() > 0 {
-		p.mu.Lock()
-		p.wake.Broadcast()
-		p.mu.Unlock()
+	p.wakeSleepers(false)
+}
+
+// wakeSleepers wakes the workers asleep in next, if any, counting a kick when kick is set (a
+// sleeper then returns to polling even though seq has not moved).
+func (p *pool) wakeSleepers(kick bool) {
+	if p.sleepers.Load() == 0 {
+		return
 	}
+	p.mu.Lock()
+	if kick {
+		p.kicks.Add(1)
+	}
+	p.wake.Broadcast()
+	p.mu.Unlock()
 }
 
 // run executes f on every worker (f(0) on the calling goroutine) and waits for all of them.

@@ -54,7 +54,9 @@ func WeightedSumF16RowsHeads(nk int, v []uint16, ldv int, w []float32, ldw int, 
 	if ldw < nk || len(w) < (nh-1)*ldw+nk || len(acc) < nh*dv || ldv < dv || len(v) < (nk-1)*ldv+dv {
 		panic("kern.WeightedSumF16RowsHeads: operand too short")
 	}
-	faVAccF16Heads(nk, v, ldv, w, ldw, acc, dv, nh)
+	for h := faVAccF16Heads4(nk, v, ldv, w, ldw, acc, dv, nh); h < nh; h++ {
+		faVAccF16(nk, v, ldv, w[h*ldw:h*ldw+nk], acc[h*dv:(h+1)*dv])
+	}
 }
 
 // faVAccF16Go is WeightedSumF16Rows in Go, a row at a time in key order as the assembly.

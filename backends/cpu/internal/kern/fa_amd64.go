@@ -22,17 +22,16 @@ func scoresF32(dst, d, m []float32, scale float32) {
 //go:noescape
 func faVAccF16H4AVX512(nk int, v *uint16, ldv int, w *float32, ldw int, acc *float32, dv int)
 
-// faVAccF16Heads runs four heads per call of the 512-bit kernel where it can, the rest one by one.
-func faVAccF16Heads(nk int, v []uint16, ldv int, w []float32, ldw int, acc []float32, dv, nh int) {
+// faVAccF16Heads4 runs the 512-bit four-head kernel over the first heads it can take and returns
+// how many it took (a multiple of four; none on other sets or for dv not a multiple of 64).
+func faVAccF16Heads4(nk int, v []uint16, ldv int, w []float32, ldw int, acc []float32, dv, nh int) int {
 	h := 0
 	if use512 && dv%64 == 0 {
 		for ; h+4 <= nh; h += 4 {
 			faVAccF16H4AVX512(nk, &v[0], ldv, &w[h*ldw], ldw, &acc[h*dv], dv)
 		}
 	}
-	for ; h < nh; h++ {
-		faVAccF16(nk, v, ldv, w[h*ldw:h*ldw+nk], acc[h*dv:(h+1)*dv])
-	}
+	return h
 }
 
 func faVAccF16(nk int, v []uint16, ldv int, w, acc []float32) {
