@@ -16,6 +16,12 @@ func rpGemm8Q41VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
 func rpGemm8Q80VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
 
 //go:noescape
+func rpGemm4x2Q40VNNI(nb int, w *byte, gs int, pq, pd *byte, c *float32, ldc, accum int)
+
+//go:noescape
+func rpGemm4x2Q80VNNI(nb int, w *byte, gs int, pq, pd *byte, c *float32, ldc, accum int)
+
+//go:noescape
 func prepRec1AVX2(nb int, y, p *byte, mul int)
 
 //go:noescape
@@ -79,6 +85,39 @@ var rpKernels512 = [...][2]rpKernel{
 	RepackQ4_0: {rpGemm8Q40VNNI, rpGemv1Q40VNNI},
 	RepackQ4_1: {rpGemm8Q41VNNI, rpGemv1Q41VNNI},
 	RepackQ8_0: {rpGemm8Q80VNNI, rpGemv1Q80VNNI},
+}
+
+type rpKernelX2 func(nb int, w *byte, gs int, pq, pd *byte, c *float32, ldc, accum int)
+
+// rpKernels512x2 are the AVX-512 VNNI kernels of two weight groups times 4 of a tile's 8
+// activation rows (repack512x2_amd64.s), by repack type; nil where there is none (Q4_1).
+var rpKernels512x2 = [...]rpKernelX2{
+	RepackQ4_0: rpGemm4x2Q40VNNI,
+	RepackQ8_0: rpGemm4x2Q80VNNI,
+}
+
+// rpTile2 is rpTile (nr = rpNR) on two full groups at once: w holds group g's nb superblocks at 0
+// and group g+1's at gs, c takes both groups' 32 outputs per activation row. It reports false,
+// computing nothing, where the kernel set has no two-group kernel for rt; where it has, C is bit
+// for bit what two rpTile calls give.
+func rpTile2(rt RepackType, nb int, w []byte, gs int, p []byte, c []float32, ldc int, accum bool) bool {
+	if !useVNNI || int(rt) >= len(rpKernels512x2) || rpKernels512x2[rt] == nil {
+		return false
+	}
+	k := rpKernels512x2[rt]
+	// Bounds checks standing in for the assembly's unchecked accesses.
+	f := rt.tileFormat()
+	_ = w[gs+nb*f.super-1]
+	_ = p[nb*rpNR*rpRec-1]
+	_ = c[(rpNR-1)*ldc+2*RepackRows-1]
+	acc := 0
+	if accum {
+		acc = 1
+	}
+	const dOff = rpNR * QK // the records' f32 scales
+	k(nb, &w[0], gs, &p[0], &p[dOff], &c[0], ldc, acc)
+	k(nb, &w[0], gs, &p[4*QK], &p[dOff+16], &c[4*ldc], ldc, acc)
+	return true
 }
 
 type rpKernel256 func(nb int, wq, ws, pq, pd *byte, super, rs, co int, c *float32, ldc, accum int)

@@ -135,7 +135,14 @@ func GemmRepacked(rt RepackType, ith, nth int, barrier func(), counter *atomic.I
 			kn := min(rpKC, nb-kb)
 			for tile := t0; tile < tf; tile++ {
 				p := prep[tile*ts+kb*rec : tile*ts+(kb+kn)*rec]
-				for g := g0; g < gf; g++ {
+				g := g0
+				for ; nr == rpNR && g+1 < gf; g += 2 {
+					w := a[g*gs+kb*f.super : (g+1)*gs+(kb+kn)*f.super]
+					if !rpTile2(rt, kn, w, gs, p, c[tile*nr*ldc+g*RepackRows:], ldc, kb > 0) {
+						break
+					}
+				}
+				for ; g < gf; g++ {
 					w := a[g*gs+kb*f.super : g*gs+(kb+kn)*f.super]
 					rpTile(rt, nr, kn, w, p, c[tile*nr*ldc+g*RepackRows:], ldc, kb > 0)
 				}

@@ -12,6 +12,11 @@ func rpTilePart(rt RepackType, nr, rows, nb int, w, p []byte, c []float32, ldc i
 	rpTileGo(rt, nr, rows, nb, w, p, c, ldc, accum)
 }
 
+// rpTile2 reports false: no two-group kernel in this build.
+func rpTile2(rt RepackType, nb int, w []byte, gs int, p []byte, c []float32, ldc int, accum bool) bool {
+	return false
+}
+
 // hasRepackASM reports whether rpTile runs assembly: never in this build.
 func hasRepackASM() bool { return false }
 

@@ -142,7 +142,14 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 			}
 			for tile := t0; tile < t1; tile++ {
 				p := prep[tile*ts+kb*rec : tile*ts+(kb+kn)*rec]
-				for g := g0; g < gf; g++ {
+				g := g0
+				for ; tile < tf && nr == rpNR && g+1 < gf; g += 2 {
+					w := wscr[(g-g0)*gs : (g-g0+2)*gs]
+					if !rpTile2(rt, kn, w, gs, p, c[tile*nr*ldc+g*RepackRows:], ldc, kb > 0) {
+						break
+					}
+				}
+				for ; g < gf; g++ {
 					w := wscr[(g-g0)*gs : (g-g0+1)*gs]
 					if tile < tf {
 						rpTile(rt, nr, kn, w, p, c[tile*nr*ldc+g*RepackRows:], ldc, kb > 0)
