@@ -6,10 +6,12 @@ import (
 	"testing"
 )
 
-// TestPrepRec1: the one-row activation records of the repacked Q4_0/Q8_0 mat-vec, written by the
-// kernel set's prepRec1 where it has one, are prepRepackRow's bytes: random blocks, the extreme
-// quants (all -128, all 127), and scales that are NaN, ±Inf, subnormal and zero.
-func TestPrepRec1(t *testing.T) {
+// TestPrepRec: an activation row's slots in the prepared records of the repacked Q4_0/Q8_0
+// kernels, written by the kernel set's prepRec where it has one, are prepRepackRowGo's bytes, in
+// one-row records and as rows 0, 3 and 7 of 8-row ones (the other rows' slots untouched): random
+// blocks, the extreme quants (all -128, all 127), and scales that are NaN, ±Inf, subnormal and
+// zero.
+func TestPrepRec(t *testing.T) {
 	r := newRand(21)
 	const nb = 37
 	y := randQ8(r, nb, BlockQ8_0Size, 2, func() uint16 { return uint16(r.Uint64()) })
@@ -20,24 +22,33 @@ func TestPrepRec1(t *testing.T) {
 		y[6*BlockQ8_0Size+2+q] = 0x80 // -128
 		y[7*BlockQ8_0Size+2+q] = 0x7f
 	}
+	ran := false
 	for _, s := range supportedSets() {
 		withSet(s, func() {
 			for _, rt := range []RepackType{RepackQ4_0, RepackQ8_0} {
-				for _, n := range []int{1, 2, nb} {
-					want := make([]byte, n*rpRec)
-					prepRepackRow(rt, n, 1, 0, y[:n*BlockQ8_0Size], want)
-					got := bytes.Repeat([]byte{0xee}, n*rpRec+1)
-					if !prepRec1(rt, n, y[:n*BlockQ8_0Size], got[:n*rpRec]) {
-						prepRepackRow(rt, n, 1, 0, y[:n*BlockQ8_0Size], got[:n*rpRec])
-					}
-					if !bytes.Equal(got[:n*rpRec], want) || got[n*rpRec] != 0xee {
-						t.Fatalf("%v type %d, %d blocks: records differ from prepRepackRow's (or wrote past them)", s, rt, n)
+				for _, tr := range [][2]int{{1, 0}, {8, 0}, {8, 3}, {8, 7}} {
+					nr, row := tr[0], tr[1]
+					for _, n := range []int{1, 2, nb} {
+						size := n * nr * rpRec
+						want := bytes.Repeat([]byte{0xee}, size+1)
+						prepRepackRowGo(rt, n, nr, row, y[:n*BlockQ8_0Size], want[:size])
+						got := bytes.Repeat([]byte{0xee}, size+1)
+						if !prepRec(rt, n, nr, row, y[:n*BlockQ8_0Size], got[:size]) {
+							continue
+						}
+						ran = true
+						if !bytes.Equal(got, want) {
+							t.Fatalf("%v type %d, row %d of %d, %d blocks: records differ from prepRepackRowGo's", s, rt, row, nr, n)
+						}
 					}
 				}
 			}
-			if prepRec1(RepackQ4_1, 1, y, make([]byte, rpRec)) {
-				t.Fatalf("%v: prepRec1 took Q4_1 (Q8_1 activations)", s)
+			if prepRec(RepackQ4_1, 1, 1, 0, y, make([]byte, rpRec)) {
+				t.Fatalf("%v: prepRec took Q4_1 (Q8_1 activations)", s)
 			}
 		})
+	}
+	if !ran && hasRepackASM() {
+		t.Fatal("no set ran the assembly prepRec")
 	}
 }

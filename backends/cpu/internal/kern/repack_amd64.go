@@ -22,7 +22,7 @@ func rpGemm4x2Q40VNNI(nb int, w *byte, gs int, pq, pd *byte, c *float32, ldc, ac
 func rpGemm4x2Q80VNNI(nb int, w *byte, gs int, pq, pd *byte, c *float32, ldc, accum int)
 
 //go:noescape
-func prepRec1AVX2(nb int, y, p *byte, mul int)
+func prepRecAVX2(nb int, y, p *byte, mul, doff, coff, stride int)
 
 //go:noescape
 func rpGemv1Q40VNNI(nb int, w, p *byte, c *float32, ldc, accum int)
@@ -241,9 +241,10 @@ func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool {
 	return true
 }
 
-// prepRec1 writes nb one-row records (prepRepackRow with nr = 1) from Q8_0 blocks for Q4_0 and
-// Q8_0 weights with the AVX2 kernel where the set has it, and reports whether it did.
-func prepRec1(rt RepackType, nb int, y, p []byte) bool {
+// prepRec writes activation row r's slots of nb prepared records of nr rows (prepRepackRow)
+// from Q8_0 blocks, for Q4_0 and Q8_0 weights, with the AVX2 kernel where the set has it, and
+// reports whether it did.
+func prepRec(rt RepackType, nb, nr, r int, y, p []byte) bool {
 	if !useASM || nb == 0 || rt != RepackQ4_0 && rt != RepackQ8_0 {
 		return false
 	}
@@ -251,9 +252,12 @@ func prepRec1(rt RepackType, nb int, y, p []byte) bool {
 	if rt == RepackQ8_0 {
 		mul = -128
 	}
-	// Bounds checks standing in for the assembly's unchecked accesses.
+	rec := nr * rpRec
+	// Bounds checks standing in for the assembly's unchecked accesses: row r's last slot (its
+	// correction) is the last byte written of each record.
 	_ = y[nb*BlockQ8_0Size-1]
-	_ = p[nb*rpRec-1]
-	prepRec1AVX2(nb, &y[0], &p[0], mul)
+	_ = p[(nb-1)*rec+nr*(QK+4)+4*r+3]
+	q := r * QK
+	prepRecAVX2(nb, &y[0], &p[q], mul, nr*QK+4*r-q, nr*(QK+4)+4*r-q, rec)
 	return true
 }

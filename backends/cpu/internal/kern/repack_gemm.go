@@ -197,6 +197,13 @@ func rpPrepPhase(rt RepackType, counter *atomic.Int64, n, nb, nr int, b []byte, 
 // prepRepackRow writes activation row y (nb Q8_0 or Q8_1 blocks) as row r of a prepared tile
 // of nr rows (p: nb records of nr*rpRec bytes).
 func prepRepackRow(rt RepackType, nb, nr, r int, y, p []byte) {
+	if !prepRec(rt, nb, nr, r, y, p) {
+		prepRepackRowGo(rt, nb, nr, r, y, p)
+	}
+}
+
+// prepRepackRowGo is prepRepackRow in Go, the kernels' twin.
+func prepRepackRowGo(rt RepackType, nb, nr, r int, y, p []byte) {
 	rec := nr * rpRec
 	ys := BlockQ8_0Size
 	if rt == RepackQ4_1 {

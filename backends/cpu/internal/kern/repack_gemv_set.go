@@ -54,9 +54,7 @@ func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1
 	}
 	row := prep[j*nb*rpRec:]
 	yb, pb := y[b0*f.yblock:b1*f.yblock], row[b0*rpRec:b1*rpRec]
-	if !prepRec1(rt, b1-b0, yb, pb) {
-		prepRepackRow(rt, b1-b0, 1, 0, yb, pb)
-	}
+	prepRepackRow(rt, b1-b0, 1, 0, yb, pb)
 }
 
 // GemvRepackedSet runs a set of mat-vec products over repacked weights as one team job — a

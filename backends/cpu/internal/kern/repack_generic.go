@@ -23,5 +23,5 @@ func hasRepackASM() bool { return false }
 // repackGroupFast reports false: no assembly in this build.
 func repackGroupFast(f repackFormat, dst, a []byte, lda, kb, kn int) bool { return false }
 
-// prepRec1 reports false: no assembly in this build (prepRepackRow writes the records).
-func prepRec1(rt RepackType, nb int, y, p []byte) bool { return false }
+// prepRec reports false: no assembly in this build (prepRepackRowGo writes the records).
+func prepRec(rt RepackType, nb, nr, r int, y, p []byte) bool { return false }
