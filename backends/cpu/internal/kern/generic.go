@@ -121,6 +121,16 @@ func f16ToF32RowGo(src []uint16, dst []float32) { quant.FP16ToFP32Row(src, dst[:
 func f32ToF16RowGo(src []float32, dst []uint16) { quant.FP32ToFP16Row(src, dst[:len(src)]) }
 
 // The quantization and dot twins are core/quant's reference code, which is ggml's.
+// anyNonFiniteGo reports whether x holds a NaN or an infinity (anyNonFinite's twin).
+func anyNonFiniteGo(x []float32) bool {
+	for _, v := range x {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return true
+		}
+	}
+	return false
+}
+
 func quantizeRowQ8_0Go(x []float32, dst []byte) {
 	nb := len(x) / QK
 	quant.QuantizeRowQ8_0(x[:nb*QK], dst[:nb*BlockQ8_0Size])

@@ -379,3 +379,49 @@ q41_done:
 	VMOVSS     X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func anyNonFiniteAVX2(x *float32, n int) bool
+// Whether any of x[0:n] (n a multiple of 8) is NaN or ±Inf: its exponent field all ones. Each
+// lane ORs together the compares of 32 floats a turn; the result is the OR of all lanes.
+TEXT ·anyNonFiniteAVX2(SB), NOSPLIT, $0-17
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVL $0x7f800000, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	CMPQ CX, $32
+	JB   nf_tail
+nf_loop32:
+	VPAND (SI), Y15, Y0
+	VPAND 32(SI), Y15, Y1
+	VPAND 64(SI), Y15, Y2
+	VPAND 96(SI), Y15, Y3
+	VPCMPEQD Y15, Y0, Y0
+	VPCMPEQD Y15, Y1, Y1
+	VPCMPEQD Y15, Y2, Y2
+	VPCMPEQD Y15, Y3, Y3
+	VPOR Y0, Y4, Y4
+	VPOR Y1, Y5, Y5
+	VPOR Y2, Y4, Y4
+	VPOR Y3, Y5, Y5
+	ADDQ $128, SI
+	SUBQ $32, CX
+	CMPQ CX, $32
+	JAE  nf_loop32
+nf_tail:
+	TESTQ CX, CX
+	JZ    nf_done
+	VPAND (SI), Y15, Y0
+	VPCMPEQD Y15, Y0, Y0
+	VPOR Y0, Y4, Y4
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  nf_tail
+nf_done:
+	VPOR Y5, Y4, Y4
+	VPTEST Y4, Y4
+	SETNE ret+16(FP)
+	VZEROUPPER
+	RET
