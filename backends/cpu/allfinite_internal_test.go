@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestAllFinite: every length up to 9, each position holding +Inf, -Inf or NaN, and the largest
+// TestAllFinite: every length up to 70 (vectors of 8 and the rest), each position holding +Inf, -Inf or NaN, and the largest
 // and smallest finite values (whose products with 0 are ±0).
 func TestAllFinite(t *testing.T) {
 	bad := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
-	for n := 0; n <= 9; n++ {
+	for n := 0; n <= 70; n++ {
 		v := make([]float32, n)
 		for i := range v {
 			v[i] = float32(i) - 3.5

@@ -86,20 +86,6 @@ func (h *nonFiniteHook) RowsDone(j, i0, i1 int) {
 	h.fixer.fixRow(row, int64(i0), mulMatIDExpert(ids, ids.Data(), s, t), 0, b, b.Data(), s%b.Ne[1], t, 0)
 }
 
-// allFinite reports whether every value of v is finite: x·0 is ±0 for a finite x and NaN for
-// ±Inf or NaN, and sums of them in four independent chains need no branch per value (the scan
-// runs over every output of every quantized MUL_MAT).
-func allFinite(v []float32) bool {
-	var a0, a1, a2, a3 float32
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		a0 += v[i] * 0
-		a1 += v[i+1] * 0
-		a2 += v[i+2] * 0
-		a3 += v[i+3] * 0
-	}
-	for ; i < len(v); i++ {
-		a0 += v[i] * 0
-	}
-	return a0+a1+a2+a3 == 0
-}
+// allFinite reports whether every value of v is finite (the scan runs over every output of every
+// quantized MUL_MAT: kern.AnyNonFinite's vector kernel).
+func allFinite(v []float32) bool { return !kern.AnyNonFinite(v) }

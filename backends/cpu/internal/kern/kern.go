@@ -173,6 +173,9 @@ func checkQ(op string, n int, x []byte, xs int, y []byte, ys int) {
 	}
 }
 
+// AnyNonFinite reports whether x holds a NaN or an infinity.
+func AnyNonFinite(x []float32) bool { return anyNonFinite(x) }
+
 // QuantizeRowQ8_0 quantizes len(x) floats (a multiple of 32) into Q8_0 blocks in dst
 // (34 bytes per block), bit-identical to ggml's quantize_row_q8_0_ref: per block
 // d = amax/127, id = 1/d (0 when d == 0), q = (int8)roundf(x*id) in float32 arithmetic

@@ -135,3 +135,5 @@ func hasDot4F16G3() bool { return false }
 func dot4F16G3(a []uint16, lda, k, nquad int, q []float32, ldq int, out []float32, ldo int) {
 	panic("kern: dot4F16G3 without a kernel")
 }
+
+func anyNonFinite(x []float32) bool { return anyNonFiniteGo(x) }
