@@ -114,8 +114,15 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 		wb := p.work[int64(p.ith)*scratchBytes(n, 1):]
 		q16 = u16s(wb[4*q16at : 4*q16at+2*dk])[:dk]
 	}
-	// the heads of a tile read the same mask rows (no per-head mask, no ALiBi slopes)
-	shared := j.m != nil && j.m.Ne[2] == 1 && j.maxBias == 0
+	// the heads of a tile read the same mask rows (no per-head mask, no ALiBi slopes): row r's
+	// terms are then those of head 0's row of its position
+	shared := j.m == nil || j.m.Ne[2] == 1 && j.maxBias == 0
+	maskRow := func(r, bq int64) int64 {
+		if shared {
+			return r % bq
+		}
+		return r
+	}
 	cached := int64(-1) // the (K/V head group, batch) whose values vtc holds
 	u0, u1 := rowRange(t.units, p.ith, p.nth)
 	for u := u0; u < u1; u++ {
@@ -144,17 +151,17 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 		for blk := int64(0); blk < nblk; blk++ {
 			c0 := blk * faTileKeys
 			nb := min(faTileKeys, j.nkv-c0)
-			// mask terms; a block masked for every row is skipped
+			// mask terms; a block masked for every row is skipped. Where the heads share the
+			// mask, only head 0's rows are filled (maskRow).
 			live := j.m == nil
 			for r := int64(0); r < rows; r++ {
+				gi, qi := r/bq, r%bq
+				if gi > 0 && shared {
+					continue
+				}
 				m := mk[r*faTileKeys : r*faTileKeys+nb]
 				if j.m == nil {
 					clear(m)
-					continue
-				}
-				gi, qi := r/bq, r%bq
-				if gi > 0 && shared {
-					copy(m, mk[qi*faTileKeys:qi*faTileKeys+nb]) // head 0's row of this position
 					continue
 				}
 				mo := j.maskOff(q0+qi, h0+gi, iq3) + c0*j.m.Type.Size()
@@ -191,7 +198,8 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 			}
 			// online softmax per row; the weights replace the scores (0 where masked)
 			for r := int64(0); r < rows; r++ {
-				s, m := sc[r*faTileKeys:r*faTileKeys+nb], mk[r*faTileKeys:r*faTileKeys+nb]
+				mr := maskRow(r, bq)
+				s, m := sc[r*faTileKeys:r*faTileKeys+nb], mk[mr*faTileKeys:mr*faTileKeys+nb]
 				if odd || j.softcap != 0 {
 					// a masked key gets -inf whatever its dot (which may be NaN here)
 					for c, x := range s {
