@@ -1,0 +1,90 @@
+package kern
+
+import (
+	"math"
+	"sync/atomic"
+	"testing"
+)
+
+// TestGemmPacked: on every kernel set, the product of PackA/PackAF16 and PackB operands is bit
+// for bit Sgemm's single-worker product (edges of both panel sizes, one and two panels, k from 1
+// to a MLA head's 576, strided rows), and with accum it adds the product to C within f32 rounding
+// of the float64 sum; elements of C past m in each row are left alone.
+func TestGemmPacked(t *testing.T) {
+	r := newRand(31)
+	shapes := [][3]int{{1, 1, 1}, {16, 6, 64}, {17, 7, 64}, {32, 12, 64}, {33, 13, 40}, {128, 96, 64}, {100, 50, 128}, {64, 96, 128}, {5, 3, 576}, {48, 12, 8}}
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, sh := range shapes {
+				m, n, k := sh[0], sh[1], sh[2]
+				lda, ldb, ldc := k+3, k+5, m+2
+				a := randF32(r, (m-1)*lda+k, -1, 1)
+				a16 := make([]uint16, len(a))
+				af := make([]float32, len(a)) // a16 widened
+				for i, v := range a {
+					a16[i] = f32ToF16Go(v)
+					af[i] = f16ToF32Go(a16[i])
+				}
+				b := randF32(r, (n-1)*ldb+k, -1, 1)
+				bp := make([]float32, PackedBSize(n, k))
+				PackB(bp, b, ldb, n, k)
+				for _, f16 := range []bool{false, true} {
+					ap := make([]float32, PackedASize(m, k))
+					want := make([]float32, n*ldc)
+					work := make([]float32, SgemmWorkSize(m, n, k, 1))
+					if f16 {
+						PackAF16(ap, a16, lda, m, k)
+						SgemmF16A(0, 1, nil, new(atomic.Int64), work, m, n, k, a16, lda, b, ldb, want, ldc)
+					} else {
+						PackA(ap, a, lda, m, k)
+						Sgemm(0, 1, nil, new(atomic.Int64), work, m, n, k, a, lda, b, ldb, want, ldc)
+					}
+					got := make([]float32, n*ldc)
+					for i := range got {
+						got[i] = 7
+					}
+					GemmPacked(m, n, k, ap, bp, got, ldc, false)
+					for j := 0; j < n; j++ {
+						for i := 0; i < ldc; i++ {
+							g, w := got[j*ldc+i], want[j*ldc+i]
+							if i >= m {
+								w = 7
+							}
+							// Sgemm takes dot products below its packing threshold: exact only
+							// where it packs too.
+							exact := n > gemmDotMaxN(aSource{f32: a})
+							if exact && math.Float32bits(g) != math.Float32bits(w) || !exact && math.Abs(float64(g-w)) > 1e-5*float64(k) {
+								t.Fatalf("%v %dx%dx%d f16=%v: C[%d][%d] = %v, Sgemm %v", s, m, n, k, f16, j, i, g, w)
+							}
+						}
+					}
+					// accumulate onto 0.5 + the product
+					src := af
+					if !f16 {
+						src = a
+					}
+					for i := range got {
+						got[i] = 0.5
+					}
+					GemmPacked(m, n, k, ap, bp, got, ldc, true)
+					for j := 0; j < n; j++ {
+						for i := 0; i < m; i++ {
+							sum, abs := 0.5, 0.5
+							for p := 0; p < k; p++ {
+								v := float64(src[i*lda+p]) * float64(b[j*ldb+p])
+								sum += v
+								abs += math.Abs(v)
+							}
+							if d := math.Abs(float64(got[j*ldc+i]) - sum); d > float64(k+2)*0x1p-24*abs {
+								t.Fatalf("%v %dx%dx%d f16=%v accum: C[%d][%d] = %v, want %v", s, m, n, k, f16, j, i, got[j*ldc+i], sum)
+							}
+						}
+						if got[j*ldc+m] != 0.5 {
+							t.Fatalf("%v %dx%dx%d: C past m written", s, m, n, k)
+						}
+					}
+				}
+			}
+		})
+	}
+}
