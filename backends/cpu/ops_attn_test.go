@@ -373,7 +373,7 @@ func BenchmarkFlashAttn(b *testing.B) {
 	for _, s := range []struct {
 		nq, nkv, d, nh, nhkv int64
 		causal               bool
-	}{{1, 4096, 128, 32, 8, false}, {64, 1024, 128, 32, 8, false}, {512, 512, 64, 32, 4, true}, {1, 256, 64, 32, 4, false}} {
+	}{{1, 4096, 128, 32, 8, false}, {64, 1024, 128, 32, 8, false}, {512, 512, 64, 32, 4, true}, {512, 2560, 64, 32, 4, true}, {1, 256, 64, 32, 4, false}} {
 		for _, ref := range []bool{false, true} {
 			if ref && s.nq*s.nkv > 1<<16 {
 				continue // the reference takes seconds per run here

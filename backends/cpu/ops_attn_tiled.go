@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"math"
-	"sync/atomic"
 
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
@@ -62,20 +61,29 @@ func faTiling(dst *core.Tensor, nth int) (t faTile, ok bool) {
 	return t, true
 }
 
-// faTiledMaxKV bounds the keys of the tiled kernel: each worker keeps the values of one K/V head
-// in f32, transposed (a 4096-cell cache of 128-wide heads is 2 MiB).
+// faTiledMaxKV bounds the keys of the tiled kernel: each worker keeps the keys and values of one
+// K/V head in f32, packed (a 4096-cell cache of 128-wide heads is 4 MiB).
 const faTiledMaxKV = 1 << 14
 
-// faTiledScratch is a worker's scratch in floats: the tile's queries, mask terms, scores,
-// accumulators and block product, a value block (transposed), the rows' maxima and sums, a query
-// row in f16 (half of its floats used), the transposed values of one K/V head and a flag per key
-// block, and the GEMMs' own scratch.
+// faTiledScratch is a worker's scratch in floats: the tile's queries (as rows and packed), mask
+// terms, scores and their packed weights, accumulators, the rows' maxima and sums, a query row in
+// f16 (half of its floats used) or a value row, the keys and the transposed values of one K/V head packed block
+// by block for kern.GemmPacked, a block's values for the rows that hold non-finite ones, and a
+// flag per key block.
 func faTiledScratch(dst *core.Tensor, t faTile) int64 {
 	dk, dv, nkv := dst.Src[1].Ne[0], dst.Src[2].Ne[0], dst.Src[1].Ne[1]
 	r := t.g * t.bq
 	nblk := (nkv + faTileKeys - 1) / faTileKeys
-	gw := max(kern.SgemmWorkSize(faTileKeys, int(r), int(dk), 1), kern.SgemmWorkSize(int(dv), int(r), faTileKeys, 1))
-	return r*dk + 2*r*faTileKeys + 2*r*dv + faTileKeys*dv + 2*r + dk + dv*nblk*faTileKeys + nblk + int64(gw)
+	qp := int64(kern.PackedBSize(int(r), int(dk)))
+	wp := int64(kern.PackedBSize(int(r), faTileKeys))
+	kb, vb := faPackedSlots(dk, dv)
+	return r*dk + qp + 2*r*faTileKeys + wp + r*dv + 2*r + max(dk, dv) + nblk*(kb+vb) + vb + nblk
+}
+
+// faPackedSlots returns the floats of one key block's packed keys (faTileKeys rows over dk) and
+// packed transposed values (dv rows over faTileKeys keys).
+func faPackedSlots(dk, dv int64) (k, v int64) {
+	return int64(kern.PackedASize(faTileKeys, int(dk))), int64(kern.PackedASize(int(dv), faTileKeys))
 }
 
 // Key block states of a worker's transposed value cache (one float per block).
@@ -86,25 +94,26 @@ const (
 )
 
 // computeTiled runs the tiles of one worker. Its units are consecutive query blocks of a head
-// group, so the values of the group's K/V head are converted and transposed once per worker
-// (vtc, block by block as the causal front reaches them), not once per tile.
+// group, so the keys and values of the group's K/V head are converted and packed once per worker
+// (kp, vp, block by block as the causal front reaches them), not once per tile; a tile's queries
+// are packed once for all its key blocks.
 func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 	dk, dv := j.dk0, j.dv0
 	R := t.g * t.bq
 	nblk := (j.nkv + faTileKeys - 1) / faTileKeys
-	ldv := nblk * faTileKeys // row stride of vtc
+	kslot, vslot := faPackedSlots(dk, dv)
 	n := faTiledScratch(dst, t)
 	buf := scratch(p, n)
 	take := func(n int64) []float32 { s := buf[:n:n]; buf = buf[n:]; return s }
-	qt, mk, sc := take(R*dk), take(R*faTileKeys), take(R*faTileKeys)
-	acc, tmp := take(R*dv), take(R*dv)
-	vt := take(faTileKeys * dv)
+	qt, qp := take(R*dk), take(int64(kern.PackedBSize(int(R), int(dk))))
+	mk, sc := take(R*faTileKeys), take(R*faTileKeys)
+	wp := take(int64(kern.PackedBSize(int(R), faTileKeys)))
+	acc := take(R * dv)
 	M, S := take(R), take(R)
 	q16at := n - int64(len(buf)) // float index of the f16 query row in this worker's scratch
-	take(dk)
-	vtc, state := take(dv*ldv), take(nblk)
-	gw := buf
-	var cnt atomic.Int64
+	vr := take(max(dk, dv))      // the f16 query row while a tile's queries load, then a value row
+	kp, vp := take(nblk*kslot), take(nblk*vslot)
+	vt, state := take(vslot), take(nblk)
 	dd := dst.Data()
 	negInf := float32(math.Inf(-1))
 	nq, nh := j.q.Ne[1], j.q.Ne[2]
@@ -123,7 +132,7 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 		}
 		return r
 	}
-	cached := int64(-1) // the (K/V head group, batch) whose values vtc holds
+	cached := int64(-1) // the (K/V head group, batch) whose keys and values kp and vp hold
 	u0, u1 := rowRange(t.units, p.ith, p.nth)
 	for u := u0; u < u1; u++ {
 		q0 := u % nqb * t.bq
@@ -145,6 +154,7 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 			}
 			M[r], S[r] = negInf, 0
 		}
+		kern.PackB(qp, qt, int(dk), int(rows), int(dk))
 		clear(acc[:rows*dv])
 		kb := (h0/j.rk2)*j.k.Nb[2] + iq3*j.k.Nb[3]
 		vb := (h0/j.rv2)*j.v.Nb[2] + iq3*j.v.Nb[3]
@@ -180,22 +190,13 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 			if !live {
 				continue
 			}
+			kpb, vpb := kp[blk*kslot:(blk+1)*kslot], vp[blk*vslot:(blk+1)*vslot]
 			if state[blk] == faBlockNew {
-				state[blk] = j.convertValues(vtc, ldv, kb, vb, c0, nb, vt[:dv])
+				state[blk] = j.packBlock(kpb, vpb, kb, vb, c0, nb, vr)
 			}
 			odd := state[blk] == faBlockOdd
 			// scores: sc[r*faTileKeys+c] = q_r · k_c
-			cnt.Store(0)
-			ko := kb + c0*j.k.Nb[1]
-			if j.k.Type == core.TypeF16 {
-				es := j.k.Nb[1] / 2
-				kern.SgemmF16A(0, 1, nil, &cnt, gw, int(nb), int(rows), int(dk),
-					u16s(j.dk[ko:ko+(nb-1)*j.k.Nb[1]+2*dk]), int(es), qt, int(dk), sc, faTileKeys)
-			} else {
-				es := j.k.Nb[1] / 4
-				kern.Sgemm(0, 1, nil, &cnt, gw, int(nb), int(rows), int(dk),
-					f32s(j.dk[ko:ko+(nb-1)*j.k.Nb[1]+4*dk]), int(es), qt, int(dk), sc, faTileKeys)
-			}
+			kern.GemmPacked(int(nb), int(rows), int(dk), kpb, qp, sc, faTileKeys, false)
 			// online softmax per row; the weights replace the scores (0 where masked)
 			for r := int64(0); r < rows; r++ {
 				mr := maskRow(r, bq)
@@ -232,13 +233,11 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 				}
 				S[r] += kern.ExpSumF32(s, s, M[r])
 			}
-			// values: weights × the block's transposed values (lda ldv), a value row that no
-			// row of the tile attends to read as zeros where the block holds non-finite rows
-			a, lda := vtc[c0:], int(ldv)
+			// values: acc += weights × the block's values, a value row that no row of the tile
+			// attends to read as zeros where the block holds non-finite rows
+			a := vpb
 			if odd {
-				for d := int64(0); d < dv; d++ {
-					copy(vt[d*faTileKeys:d*faTileKeys+nb], vtc[d*ldv+c0:d*ldv+c0+nb])
-				}
+				copy(vt, vpb)
 				for c := int64(0); c < nb; c++ {
 					used := false
 					for r := int64(0); r < rows; r++ {
@@ -248,16 +247,15 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 						}
 					}
 					if !used {
-						for d := int64(0); d < dv; d++ {
-							vt[d*faTileKeys+c] = 0
+						for d0 := int64(0); d0 < dv; d0 += kern.PackedARows {
+							clear(vt[d0*nb+c*kern.PackedARows : d0*nb+(c+1)*kern.PackedARows])
 						}
 					}
 				}
-				a, lda = vt, faTileKeys
+				a = vt
 			}
-			cnt.Store(0)
-			kern.Sgemm(0, 1, nil, &cnt, gw, int(dv), int(rows), int(nb), a, lda, sc, faTileKeys, tmp, int(dv))
-			kern.AddF32(acc[:rows*dv], acc[:rows*dv], tmp[:rows*dv])
+			kern.PackB(wp, sc, faTileKeys, int(rows), int(nb))
+			kern.GemmPacked(int(dv), int(rows), int(nb), a, wp, acc, int(dv), true)
 		}
 		for r := int64(0); r < rows; r++ {
 			gi, qi := r/bq, r%bq
@@ -266,14 +264,26 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 	}
 }
 
-// convertValues writes the value rows c0..c0+nb of the K/V head at byte offsets kb (keys) and vb
-// (values) into vtc transposed (vtc[d*ldv+c]) and returns the block's state: faBlockOdd if a key
-// or value row of the block holds an Inf or NaN. vr is scratch for one value row.
-func (j *faJob) convertValues(vtc []float32, ldv, kb, vb, c0, nb int64, vr []float32) float32 {
+// packBlock packs the keys c0..c0+nb of the K/V head at byte offset kb into kp (kern.PackA's
+// layout, nb rows over dk) and its values at byte offset vb transposed into vp (dv rows over nb
+// keys) and returns the block's state: faBlockOdd if a key or value row of the block holds an
+// Inf or NaN. vr is scratch for one value row.
+func (j *faJob) packBlock(kp, vp []float32, kb, vb, c0, nb int64, vr []float32) float32 {
 	dk, dv := j.dk0, j.dv0
+	ko := kb + c0*j.k.Nb[1]
+	if j.k.Type == core.TypeF16 {
+		es := j.k.Nb[1] / 2
+		kern.PackAF16(kp, u16s(j.dk[ko:ko+(nb-1)*j.k.Nb[1]+2*dk]), int(es), int(nb), int(dk))
+	} else {
+		es := j.k.Nb[1] / 4
+		kern.PackA(kp, f32s(j.dk[ko:ko+(nb-1)*j.k.Nb[1]+4*dk]), int(es), int(nb), int(dk))
+	}
+	const pr = kern.PackedARows
+	clear(vp[:kern.PackedASize(int(dv), int(nb))]) // the last panel's rows past dv
 	st := float32(faBlockOK)
-	for c := c0; c < c0+nb; c++ {
-		vo := vb + c*j.v.Nb[1]
+	vr = vr[:dv]
+	for c := int64(0); c < nb; c++ {
+		vo := vb + (c0+c)*j.v.Nb[1]
 		if j.v.Type == core.TypeF16 {
 			kern.F16ToF32Row(u16s(j.dv[vo:vo+2*dv]), vr)
 		} else {
@@ -281,10 +291,10 @@ func (j *faJob) convertValues(vtc []float32, ldv, kb, vb, c0, nb int64, vr []flo
 		}
 		var z float32
 		for d, x := range vr {
-			vtc[int64(d)*ldv+c] = x
+			vp[int64(d)/pr*pr*nb+c*pr+int64(d)%pr] = x
 			z += x * 0
 		}
-		ko := kb + c*j.k.Nb[1]
+		ko := kb + (c0+c)*j.k.Nb[1]
 		if j.k.Type == core.TypeF16 {
 			for _, h := range u16s(j.dk[ko : ko+2*dk]) {
 				if h&0x7c00 == 0x7c00 {
