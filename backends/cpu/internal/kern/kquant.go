@@ -272,8 +272,11 @@ func QuantizeRowQ8_K(x []float32, dst []byte) {
 	}
 	if !quantizeRowQ8_K(nb, x, dst) {
 		quant.QuantizeRowQ8_K(x, dst[:nb*blockQ8_K])
-		return
 	}
+}
+
+// q8kBsumsGo writes the bsums of nb Q8_K blocks at dst from their quants (q8kBsumsAVX2's twin).
+func q8kBsumsGo(nb int, dst []byte) {
 	for i := range nb {
 		blk := dst[i*blockQ8_K : (i+1)*blockQ8_K]
 		for g := range 16 {

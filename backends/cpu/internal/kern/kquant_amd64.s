@@ -1034,3 +1034,54 @@ q8k_next:
 q8k_done:
 	VZEROUPPER
 	RET
+
+DATA kqOnes8<>+0(SB)/8, $0x0101010101010101
+DATA kqOnes8<>+8(SB)/8, $0x0101010101010101
+DATA kqOnes8<>+16(SB)/8, $0x0101010101010101
+DATA kqOnes8<>+24(SB)/8, $0x0101010101010101
+GLOBL kqOnes8<>(SB), RODATA|NOPTR, $32
+
+// Q8KSUM4 sums 4 bytes at a time of the 32 quants at q(DI) into the dwords of D (VPMADDUBSW
+// with ones: pairs, exact; VPMADDWD with ones: quads).
+#define Q8KSUM4(q, D) \
+	VPMADDUBSW q(DI), Y14, D \
+	VPMADDWD   Y13, D, D
+
+// Q8KSUM128 leaves in D the sums of the 8 groups of 16 quants at q(DI): lane 0 groups 0, 2, 4, 6,
+// lane 1 groups 1, 3, 5, 7 (relative to q).
+#define Q8KSUM128(q, D) \
+	Q8KSUM4(q, Y0) \
+	Q8KSUM4(q+32, Y1) \
+	Q8KSUM4(q+64, Y2) \
+	Q8KSUM4(q+96, Y3) \
+	VPHADDD Y1, Y0, Y0 \
+	VPHADDD Y3, Y2, Y2 \
+	VPHADDD Y2, Y0, D
+
+// func q8kBsumsAVX2(nb int, dst *byte)
+// The bsums of nb Q8_K blocks at dst (f32 d, 256 int8 quants, 16 int16 sums): sum g is the sum
+// of quants 16g..16g+15.
+TEXT ·q8kBsumsAVX2(SB), NOSPLIT, $0-16
+	MOVQ    nb+0(FP), CX
+	MOVQ    dst+8(FP), DI
+	VMOVDQU kqOnes8<>(SB), Y14
+	VMOVDQU kqOnes16<>(SB), Y13
+	TESTQ   CX, CX
+	JZ      q8kbs_done
+
+q8kbs_block:
+	Q8KSUM128(4, Y4)
+	Q8KSUM128(132, Y5)
+	VPACKSSDW    Y5, Y4, Y4 // lane 0: groups 0, 2, .., 14; lane 1: 1, 3, .., 15
+	VEXTRACTI128 $1, Y4, X5
+	VPUNPCKLWD   X5, X4, X6
+	VPUNPCKHWD   X5, X4, X7
+	VMOVDQU      X6, 260(DI)
+	VMOVDQU      X7, 276(DI)
+	ADDQ         $292, DI
+	DECQ         CX
+	JNZ          q8kbs_block
+	VZEROUPPER
+
+q8kbs_done:
+	RET
