@@ -101,11 +101,11 @@ func iq4nlSums(nb int, x, y []byte, out []int32) {
 //go:noescape
 func q8kQuantAVX2(nb int, x *float32, dst *byte)
 
-// quantizeRowQ8_K writes d and the codes of nb Q8_K blocks (bsums are left to the caller).
-//
 //go:noescape
 func q8kBsumsAVX2(nb int, dst *byte)
 
+// quantizeRowQ8_K writes nb Q8_K blocks (d, codes and bsums) and reports true where the set has
+// the AVX2 kernels.
 func quantizeRowQ8_K(nb int, x []float32, dst []byte) bool {
 	if useASM {
 		q8kQuantAVX2(nb, &x[0], &dst[0])
