@@ -342,6 +342,13 @@ func TestFlashAttnKernels(t *testing.T) {
 	}
 }
 
+// The tiled kernel with each key block packed where a tile meets it (past the packed-key bound;
+// here always) gives what it gives with the keys kept packed: TestFlashAttnKernels again.
+func TestFlashAttnKeysPackedPerTile(t *testing.T) {
+	defer cpu.SetFAKeyCacheBytes(0)()
+	TestFlashAttnKernels(t)
+}
+
 // A hand-checked case: two keys, one query, scale 1: weights e^1/(e^1+e^0) and e^0/(…).
 func TestFlashAttnSmallKnown(t *testing.T) {
 	for _, refOpt := range []bool{true, false} {

@@ -77,7 +77,22 @@ func faTiledScratch(dst *core.Tensor, t faTile) int64 {
 	qp := int64(kern.PackedBSize(int(r), int(dk)))
 	wp := int64(kern.PackedBSize(int(r), faTileKeys))
 	kb, vb := faPackedSlots(dk, dv)
-	return r*dk + qp + 2*r*faTileKeys + wp + r*dv + 2*r + max(dk, dv) + nblk*(kb+vb) + vb + nblk
+	return r*dk + qp + 2*r*faTileKeys + wp + r*dv + 2*r + max(dk, dv) + faKeyBlocks(dk, nkv)*kb + nblk*vb + vb + nblk
+}
+
+// faKeyCacheBytes bounds a worker's packed keys of one K/V head: past it (a long cache of wide
+// heads, such as DeepSeek's 576-wide MLA keys) each key block is packed where a tile meets it,
+// into one block's room, instead of once for all tiles.
+var faKeyCacheBytes int64 = 8 << 20 // a variable for tests
+
+// faKeyBlocks is the key blocks a worker keeps packed: all of nkv keys' blocks, or one where they
+// would pass faKeyCacheBytes.
+func faKeyBlocks(dk, nkv int64) int64 {
+	nblk := (nkv + faTileKeys - 1) / faTileKeys
+	if kb, _ := faPackedSlots(dk, 0); 4*nblk*kb > faKeyCacheBytes {
+		return 1
+	}
+	return nblk
 }
 
 // faPackedSlots returns the floats of one key block's packed keys (faTileKeys rows over dk) and
@@ -95,8 +110,9 @@ const (
 
 // computeTiled runs the tiles of one worker. Its units are consecutive query blocks of a head
 // group, so the keys and values of the group's K/V head are converted and packed once per worker
-// (kp, vp, block by block as the causal front reaches them), not once per tile; a tile's queries
-// are packed once for all its key blocks.
+// (kp, vp, block by block as the causal front reaches them), not once per tile (keys past
+// faKeyCacheBytes are packed per tile and block); a tile's queries are packed once for all its
+// key blocks.
 func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 	dk, dv := j.dk0, j.dv0
 	R := t.g * t.bq
@@ -112,7 +128,9 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 	M, S := take(R), take(R)
 	q16at := n - int64(len(buf)) // float index of the f16 query row in this worker's scratch
 	vr := take(max(dk, dv))      // the f16 query row while a tile's queries load, then a value row
-	kp, vp := take(nblk*kslot), take(nblk*vslot)
+	kBlocks := faKeyBlocks(dk, j.nkv)
+	kAll := kBlocks == nblk // every block's keys kept packed for the head
+	kp, vp := take(kBlocks*kslot), take(nblk*vslot)
 	vt, state := take(vslot), take(nblk)
 	dd := dst.Data()
 	negInf := float32(math.Inf(-1))
@@ -190,9 +208,19 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 			if !live {
 				continue
 			}
-			kpb, vpb := kp[blk*kslot:(blk+1)*kslot], vp[blk*vslot:(blk+1)*vslot]
+			kslotAt := blk // the block's packed keys: kept for the head, or packed here
+			if !kAll {
+				kslotAt = 0
+			}
+			kpb, vpb := kp[kslotAt*kslot:(kslotAt+1)*kslot], vp[blk*vslot:(blk+1)*vslot]
 			if state[blk] == faBlockNew {
-				state[blk] = j.packBlock(kpb, vpb, kb, vb, c0, nb, vr)
+				state[blk] = j.packValues(vpb, kb, vb, c0, nb, vr)
+				if kAll {
+					j.packKeys(kpb, kb, c0, nb)
+				}
+			}
+			if !kAll {
+				j.packKeys(kpb, kb, c0, nb)
 			}
 			odd := state[blk] == faBlockOdd
 			// scores: sc[r*faTileKeys+c] = q_r · k_c
@@ -264,12 +292,10 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 	}
 }
 
-// packBlock packs the keys c0..c0+nb of the K/V head at byte offset kb into kp (kern.PackA's
-// layout, nb rows over dk) and its values at byte offset vb transposed into vp (dv rows over nb
-// keys) and returns the block's state: faBlockOdd if a key or value row of the block holds an
-// Inf or NaN. vr is scratch for one value row.
-func (j *faJob) packBlock(kp, vp []float32, kb, vb, c0, nb int64, vr []float32) float32 {
-	dk, dv := j.dk0, j.dv0
+// packKeys packs the keys c0..c0+nb of the K/V head at byte offset kb into kp (kern.PackA's
+// layout, nb rows over dk).
+func (j *faJob) packKeys(kp []float32, kb, c0, nb int64) {
+	dk := j.dk0
 	ko := kb + c0*j.k.Nb[1]
 	if j.k.Type == core.TypeF16 {
 		es := j.k.Nb[1] / 2
@@ -278,6 +304,13 @@ func (j *faJob) packBlock(kp, vp []float32, kb, vb, c0, nb int64, vr []float32) 
 		es := j.k.Nb[1] / 4
 		kern.PackA(kp, f32s(j.dk[ko:ko+(nb-1)*j.k.Nb[1]+4*dk]), int(es), int(nb), int(dk))
 	}
+}
+
+// packValues packs the values c0..c0+nb of the K/V head at byte offset vb transposed into vp (dv
+// rows over nb keys) and returns the block's state: faBlockOdd if a key (at byte offset kb) or
+// value row of the block holds an Inf or NaN. vr is scratch for one value row.
+func (j *faJob) packValues(vp []float32, kb, vb, c0, nb int64, vr []float32) float32 {
+	dk, dv := j.dk0, j.dv0
 	const pr = kern.PackedARows
 	clear(vp[:kern.PackedASize(int(dv), int(nb))]) // the last panel's rows past dv
 	st := float32(faBlockOK)
