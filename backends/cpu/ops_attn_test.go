@@ -21,6 +21,7 @@ type faCase struct {
 	sinks, cache, maskedRows bool // sinks; k and v as permuted views of a cache; all-masked query rows
 	causal, garbage          bool // causal mask; the last faGarbage keys masked for every row and NaN
 	mid                      bool // with garbage: also 3 keys in the middle
+	garbageV                 bool // with garbage: the NaN in the values only (finite keys)
 }
 
 // faGarbageKey reports whether key j of c is masked for every row and filled with NaN.
@@ -38,9 +39,9 @@ func (c faCase) String() string {
 	if c.mt != noMask {
 		m = fmt.Sprintf("mask%v_%dx%d", c.mt, c.m2, c.m3)
 	}
-	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v_causal%v_garbage%v_mid%v",
+	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v_causal%v_garbage%v_mid%v_v%v",
 		c.kt, c.vt, c.dk, c.dv, c.nq, c.nkv, c.nh, c.nhkv, c.ne3, m, c.scale, c.maxBias, c.softcap, c.sinks, c.cache, c.maskedRows,
-		c.causal, c.garbage, c.mid)
+		c.causal, c.garbage, c.mid, c.garbageV)
 }
 
 // faCases covers odd sizes, GQA, masks (f16/f32, broadcast, -inf entries, fully masked rows),
@@ -71,6 +72,7 @@ func faCases() []faCase {
 		// three key blocks of faTileKeys, tiles of 8 heads x 12 positions, blocks skipped
 		with(func(c *faCase) { c.nq, c.nkv, c.nh, c.nhkv, c.dk, c.dv, c.causal = 100, 300, 8, 1, 64, 64, true }),
 		with(func(c *faCase) { c.nq, c.nkv, c.causal, c.garbage, c.sinks = 40, 130, true, true, true }),
+		with(func(c *faCase) { c.nq, c.nkv, c.causal, c.garbage, c.garbageV, c.mid = 40, 130, true, true, true, true }),
 		with(func(c *faCase) { c.nq, c.nkv, c.nh, c.nhkv, c.cache, c.causal = 33, 100, 6, 3, true, true }),
 		with(func(c *faCase) {
 			c.nq, c.nkv, c.kt, c.vt, c.mt, c.causal = 9, 65, core.TypeF32, core.TypeF16, core.TypeF32, true
@@ -82,6 +84,16 @@ func faCases() []faCase {
 		with(func(c *faCase) { c.nq, c.nkv, c.kt, c.vt, c.garbage = 2, 70, core.TypeF32, core.TypeF32, true }),
 		with(func(c *faCase) { c.nq, c.nkv, c.dk, c.dv, c.garbage, c.mid = 1, 100, 64, 64, true, true }),
 		with(func(c *faCase) { c.nq, c.nkv, c.dk, c.dv, c.garbage = 1, 100, 64, 64, true }),
+		with(func(c *faCase) {
+			c.nq, c.nkv, c.dk, c.dv, c.garbage, c.garbageV, c.mid = 1, 100, 64, 64, true, true, true
+		}),
+		// generation over grouped heads
+		with(func(c *faCase) {
+			c.nq, c.nkv, c.nh, c.nhkv, c.dk, c.dv, c.garbage, c.mid = 1, 300, 16, 4, 64, 64, true, true
+		}),
+		with(func(c *faCase) {
+			c.nq, c.nkv, c.nh, c.nhkv, c.kt, c.vt, c.mt = 2, 200, 12, 3, core.TypeF32, core.TypeF32, core.TypeF32
+		}),
 	}
 }
 
@@ -105,7 +117,11 @@ func faBuild(t testing.TB, ctx *core.Context, c faCase, seed uint64) (out, q, k,
 		faFill(t, k, r, 1)
 		faFill(t, v, r, 1)
 		if c.garbage {
-			for _, x := range []*core.Tensor{k, v} {
+			xs := []*core.Tensor{k, v}
+			if c.garbageV {
+				xs = xs[1:]
+			}
+			for _, x := range xs {
 				vals, err := core.GetFloat32s(x)
 				if err != nil {
 					t.Fatal(err)
@@ -374,13 +390,15 @@ func TestFlashAttnSmallKnown(t *testing.T) {
 }
 
 // BenchmarkFlashAttn: decode (one query row) and a prefill chunk over an f16 KV cache with GQA,
-// and TinyLlama's shapes (32 heads of 64 over 4 K/V heads): a causal 512-token prompt and one
-// generated token. GFLOPS counts the attended (query, key) pairs only.
+// and TinyLlama's shapes (32 heads of 64 over 4 K/V heads): a causal 512-token prompt, one after
+// 2048 cached tokens, and one generated token over 256, 1024 and 4096. GFLOPS counts the attended
+// (query, key) pairs only.
 func BenchmarkFlashAttn(b *testing.B) {
 	for _, s := range []struct {
 		nq, nkv, d, nh, nhkv int64
 		causal               bool
-	}{{1, 4096, 128, 32, 8, false}, {64, 1024, 128, 32, 8, false}, {512, 512, 64, 32, 4, true}, {512, 2560, 64, 32, 4, true}, {1, 256, 64, 32, 4, false}} {
+	}{{1, 4096, 128, 32, 8, false}, {64, 1024, 128, 32, 8, false}, {512, 512, 64, 32, 4, true}, {512, 2560, 64, 32, 4, true},
+		{1, 256, 64, 32, 4, false}, {1, 1024, 64, 32, 4, false}, {1, 4096, 64, 32, 4, false}} {
 		for _, ref := range []bool{false, true} {
 			if ref && s.nq*s.nkv > 1<<16 {
 				continue // the reference takes seconds per run here
