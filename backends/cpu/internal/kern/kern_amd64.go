@@ -123,6 +123,9 @@ func quantizeRowQ8_0AVX2(x []float32, dst []byte)
 func anyNonFiniteAVX2(x *float32, n int) bool
 
 //go:noescape
+func quantizeRowQ8_0AVX512(x []float32, dst []byte)
+
+//go:noescape
 func quantizeRowQ8_1AVX2(x []float32, dst []byte)
 
 //go:noescape
@@ -237,7 +240,11 @@ func f32ToF16Row(src []float32, dst []uint16) {
 
 func quantizeRowQ8_0(x []float32, dst []byte) {
 	if useASM {
-		quantizeRowQ8_0AVX2(x, dst)
+		if use512 {
+			quantizeRowQ8_0AVX512(x, dst)
+		} else {
+			quantizeRowQ8_0AVX2(x, dst)
+		}
 		if anyNonFinite(x) {
 			quant.FixNonFiniteQ8(x, dst, false) // NaN/Inf blocks by core/quant's rule, as the twin
 		}

@@ -425,3 +425,71 @@ nf_done:
 	SETNE ret+16(FP)
 	VZEROUPPER
 	RET
+
+// ROUNDF_CVT512: ROUNDF_CVT on 16 lanes (the same operations, the half test into K1 and the
+// copysign(1, x) added under it). Clobbers Z8, Z9, Z10, K1; needs Z15 abs mask, Z14 0.5, Z13
+// sign mask, Z12 1.0.
+#define ROUNDF_CVT512(R) \
+	VRNDSCALEPS $3, R, Z8 \
+	VSUBPS      Z8, R, Z9 \
+	VANDPS      Z15, Z9, Z9 \
+	VCMPPS      $13, Z14, Z9, K1 \
+	VANDPS      Z13, R, Z10 \
+	VORPS       Z12, Z10, Z10 \
+	VADDPS      Z10, Z8, K1, Z8 \
+	VCVTTPS2DQ  Z8, R
+
+// func quantizeRowQ8_0AVX512(x []float32, dst []byte)
+// quantizeRowQ8_0AVX2 on 16 lanes: a block is two vectors, its maximum a shorter tree, its
+// codes the int32s' low bytes (VPMOVDB, as the AVX2 kernel's masked packs keep them).
+TEXT ·quantizeRowQ8_0AVX512(SB), NOSPLIT, $0-48
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ dst_base+24(FP), DI
+	SHRQ $5, CX
+	JZ   q80z_done
+	VBROADCASTSS absMaskF32<>(SB), Z15
+	VBROADCASTSS halfF32<>(SB), Z14
+	VBROADCASTSS signMaskF32<>(SB), Z13
+	VBROADCASTSS oneF32<>(SB), Z12
+
+q80z_loop:
+	VMOVUPS       (SI), Z0
+	VMOVUPS       64(SI), Z1
+	VANDPS        Z15, Z0, Z4
+	VANDPS        Z15, Z1, Z5
+	VMAXPS        Z5, Z4, Z4
+	VEXTRACTF64X4 $1, Z4, Y5
+	VMAXPS        Y5, Y4, Y4
+	VEXTRACTF128  $1, Y4, X5
+	VMAXPS        X5, X4, X4
+	VMOVHLPS      X4, X5, X5
+	VMAXPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VMAXSS        X5, X4, X4
+	VDIVSS        f127<>(SB), X4, X4
+	VMOVAPS       X12, X5
+	VDIVSS        X4, X5, X5
+	VXORPS        X6, X6, X6
+	VCMPSS        $4, X6, X4, X7
+	VANDPS        X7, X5, X5
+	VCVTPS2PH     $0, X4, X6
+	VMOVD         X6, AX
+	VBROADCASTSS  X5, Z5
+	VMULPS        Z5, Z0, Z0
+	VMULPS        Z5, Z1, Z1
+	ROUNDF_CVT512(Z0)
+	ROUNDF_CVT512(Z1)
+	VPMOVDB       Z0, X0
+	VPMOVDB       Z1, X1
+	MOVW          AX, (DI)
+	VMOVDQU       X0, 2(DI)
+	VMOVDQU       X1, 18(DI)
+	ADDQ          $128, SI
+	ADDQ          $34, DI
+	DECQ          CX
+	JNZ           q80z_loop
+
+q80z_done:
+	VZEROUPPER
+	RET

@@ -65,7 +65,15 @@ func quantInputs(r *rand.Rand, nb int) [][]float32 {
 	return rows
 }
 
+// TestQuantizeRowQ8: every kernel set's Q8_0 and Q8_1 quantizers give the twin's bytes (the
+// inputs of quantInputs: random, ties, values a hair off the ties, zeros, constants, specials).
 func TestQuantizeRowQ8(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() { testQuantizeRowQ8(t) })
+	}
+}
+
+func testQuantizeRowQ8(t *testing.T) {
 	r := newRand(10)
 	for _, nb := range blockCounts {
 		for ri, x := range quantInputs(r, nb) {
