@@ -81,13 +81,7 @@ func Devices() []Device {
 	registry.mu.Unlock()
 	var devs []Device
 	for _, r := range regs {
-		if r.Devices != nil {
-			for _, d := range r.Devices() {
-				if d != nil { // a nil device is skipped rather than crashing the sort
-					devs = append(devs, d)
-				}
-			}
-		}
+		devs = r.appendDevices(devs)
 	}
 	sort.SliceStable(devs, func(i, j int) bool { return deviceRank(devs[i].Type()) < deviceRank(devs[j].Type()) })
 	return devs
@@ -107,11 +101,19 @@ func RegisteredDevices(name string) []Device {
 		}
 	}
 	registry.mu.Unlock()
-	if reg == nil || reg.Devices == nil {
+	if reg == nil {
 		return nil
 	}
-	var devs []Device
-	for _, d := range reg.Devices() {
+	return reg.appendDevices(nil)
+}
+
+// appendDevices appends r's devices to devs, skipping nil ones (rather than crashing the callers'
+// sorts).
+func (r *Registration) appendDevices(devs []Device) []Device {
+	if r.Devices == nil {
+		return devs
+	}
+	for _, d := range r.Devices() {
 		if d != nil {
 			devs = append(devs, d)
 		}

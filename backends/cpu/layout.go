@@ -33,7 +33,8 @@ func layoutOf(t *core.Tensor) tensorLayout {
 		src: t.Src, viewSrc: t.ViewSrc, viewOffs: t.ViewOffs, buf: t.Buffer, off: t.Offset}
 }
 
-// bufferLayout is a buffer's host memory as the checks saw it (snapOf's part per buffer).
+// bufferLayout is a buffer's host memory as the checks saw it (also the memory part of a node's
+// hostSnap).
 type bufferLayout struct {
 	buf   core.Buffer
 	mem   *byte

@@ -244,10 +244,19 @@ func (j *faJob) finiteUnattended(sc []float32, g, vb, c0, lo, hi int64) bool {
 			continue
 		}
 		vo := vb + (c0+i)*j.v.Nb[1]
-		for _, h := range u16s(j.dv[vo : vo+2*j.dv0]) {
-			if h&0x7c00 == 0x7c00 {
-				return false
-			}
+		if !f16Finite(u16s(j.dv[vo : vo+2*j.dv0])) {
+			return false
+		}
+	}
+	return true
+}
+
+// f16Finite reports whether every half-precision value of h is finite (its exponent field not
+// all ones).
+func f16Finite(h []uint16) bool {
+	for _, x := range h {
+		if x&0x7c00 == 0x7c00 {
+			return false
 		}
 	}
 	return true

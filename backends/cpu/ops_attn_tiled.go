@@ -46,7 +46,7 @@ type faTile struct {
 func faTiling(dst *core.Tensor, nth int) (t faTile, ok bool) {
 	q, k, v := dst.Src[0], dst.Src[1], dst.Src[2]
 	if (k.Type != core.TypeF16 && k.Type != core.TypeF32) || (v.Type != core.TypeF16 && v.Type != core.TypeF32) ||
-		q.Ne[1] < 4 || k.Ne[1] > faTiledMaxKV || k.Nb[1]%k.Type.Size() != 0 {
+		q.Ne[1] < 4 || k.Ne[1] > faTiledMaxKV || k.Nb[1]%k.Type.Size() != 0 || v.Nb[1]%v.Type.Size() != 0 {
 		return t, false
 	}
 	t.g = 1
@@ -278,9 +278,7 @@ func (j *faJob) computeTiled(p *params, dst *core.Tensor, t faTile) {
 						}
 					}
 					if !used {
-						for d0 := int64(0); d0 < dv; d0 += kern.PackedARows {
-							clear(vt[d0*nb+c*kern.PackedARows : d0*nb+(c+1)*kern.PackedARows])
-						}
+						kern.ZeroPackedACol(vt, int(dv), int(nb), int(c))
 					}
 				}
 				a = vt
@@ -309,36 +307,24 @@ func (j *faJob) packKeys(kp []float32, kb, c0, nb int64) {
 	}
 }
 
-// packValues packs the values c0..c0+nb of the K/V head at byte offset vb transposed into vp (dv
-// rows over nb keys) and returns the block's state: faBlockOdd if a key (at byte offset kb) or
-// value row of the block holds an Inf or NaN. The panel of dimensions d0..d0+15 holds, key after
-// key, those 16 values of the key's row: each is converted straight into place.
+// packValues packs the values c0..c0+nb of the K/V head at byte offset vb, transposed, into vp
+// (kern.PackAT: dv rows over nb keys) and returns the block's state: faBlockOdd if a key (at byte
+// offset kb) or value row of the block holds an Inf or NaN.
 func (j *faJob) packValues(vp []float32, kb, vb, c0, nb int64) float32 {
 	dk, dv := j.dk0, j.dv0
-	const pr = kern.PackedARows
-	if dv%pr != 0 {
-		clear(vp[:kern.PackedASize(int(dv), int(nb))]) // the last panel's rows past dv
+	vo, vs := vb+c0*j.v.Nb[1], j.v.Nb[1]
+	if j.v.Type == core.TypeF16 {
+		kern.PackATF16(vp, u16s(j.dv[vo:vo+(nb-1)*vs+2*dv]), int(vs/2), int(dv), int(nb))
+	} else {
+		kern.PackAT(vp, f32s(j.dv[vo:vo+(nb-1)*vs+4*dv]), int(vs/4), int(dv), int(nb))
 	}
-	odd := false
-	for c := int64(0); c < nb; c++ {
-		vo := vb + (c0+c)*j.v.Nb[1]
-		for d0 := int64(0); d0 < dv; d0 += pr {
-			w := min(pr, dv-d0)
-			dst := vp[d0*nb+c*pr : d0*nb+c*pr+w]
-			if j.v.Type == core.TypeF16 {
-				kern.F16ToF32Row(u16s(j.dv[vo+2*d0:vo+2*(d0+w)]), dst)
-			} else {
-				copy(dst, f32s(j.dv[vo+4*d0:vo+4*(d0+w)]))
-			}
-			odd = odd || kern.AnyNonFinite(dst)
-		}
+	odd := kern.AnyNonFinite(vp[:kern.PackedASize(int(dv), int(nb))])
+	for c := int64(0); c < nb && !odd; c++ {
 		ko := kb + (c0+c)*j.k.Nb[1]
 		if j.k.Type == core.TypeF16 {
-			for _, h := range u16s(j.dk[ko : ko+2*dk]) {
-				odd = odd || h&0x7c00 == 0x7c00
-			}
+			odd = !f16Finite(u16s(j.dk[ko : ko+2*dk]))
 		} else {
-			odd = odd || kern.AnyNonFinite(f32s(j.dk[ko:ko+4*dk]))
+			odd = kern.AnyNonFinite(f32s(j.dk[ko : ko+4*dk]))
 		}
 	}
 	if odd {

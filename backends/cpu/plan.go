@@ -37,23 +37,12 @@ type hostSnap struct {
 	typ    core.Type
 	off    int64
 	ne, nb [core.MaxDims]int64
-	mem    *byte // the buffer's first host byte (nil: no host bytes)
-	size   int   // the buffer's host bytes
-	freed  bool
+	mem    bufferLayout // the buffer's host bytes (layout.go)
 }
 
 // snapOf takes t's snapshot.
 func snapOf(t *core.Tensor) hostSnap {
-	s := hostSnap{t: t, typ: t.Type, off: t.Offset, ne: t.Ne, nb: t.Nb}
-	if hb, ok := t.Buffer.(core.HostBuffer); ok {
-		if b := hb.Bytes(); len(b) > 0 {
-			s.mem, s.size = &b[0], len(b)
-		}
-	}
-	if f, ok := t.Buffer.(core.FreedReporter); ok {
-		s.freed = f.Freed()
-	}
-	return s
+	return hostSnap{t: t, typ: t.Type, off: t.Offset, ne: t.Ne, nb: t.Nb, mem: bufferLayoutOf(t.Buffer)}
 }
 
 // checkNodeHost is checkHostData for exec node i, skipped where the node and its sources are as

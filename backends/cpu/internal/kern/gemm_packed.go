@@ -4,15 +4,9 @@ import "fmt"
 
 // Products on operands packed once and used many times (the tiled attention's keys and values,
 // met by every query tile): the packed layouts and micro-kernels of Sgemm's single-worker path,
-// without its packing per call. A is packed into panels of PackedARows rows, B into panels of
-// PackedBRows rows, each over all k at once (one k block: k is a head's width or a key block,
-// at most a few hundred).
-
-// PackedARows and PackedBRows are the rows of an A and a B panel.
-const (
-	PackedARows = gemmNR
-	PackedBRows = gemmMR
-)
+// without its packing per call. A is packed into panels of 16 rows, B into panels of 6, each over
+// all k at once (one k block: k is a head's width or a key block, at most a few hundred); callers
+// size them with PackedASize and PackedBSize and read or change them only through this file.
 
 // PackedASize returns the floats of m rows of A packed over k (PackA).
 func PackedASize(m, k int) int { return (m + gemmNR - 1) / gemmNR * gemmNR * k }
@@ -39,6 +33,45 @@ func packedA(dst []float32, a aSource, m, k int) {
 	for ip := 0; ip*gemmNR < m; ip++ {
 		i0 := ip * gemmNR
 		packA(dst[ip*gemmNR*k:(ip+1)*gemmNR*k], a, i0, min(gemmNR, m-i0), 0, k)
+	}
+}
+
+// PackAT packs for GemmPacked the m x k matrix A whose columns are stored as rows: A[i][p] is
+// v[p*ldv+i] (k rows of m values, such as attention's value rows, whose transpose is the A of
+// their weighted sum). Its bytes are PackA's of the transposed matrix; rows past m in the last
+// panel are zeros. It panics on operands that do not fit (programmer errors).
+func PackAT(dst []float32, v []float32, ldv, m, k int) {
+	packAT(dst, v, ldv, m, k, func(src, d []float32) { copy(d, src) })
+}
+
+// PackATF16 is PackAT for f16 rows, widened to float32.
+func PackATF16(dst []float32, v []uint16, ldv, m, k int) {
+	packAT(dst, v, ldv, m, k, F16ToF32Row)
+}
+
+// packAT is PackAT with the row pieces (one panel's lanes of one source row) widened by put.
+func packAT[T float32 | uint16](dst []float32, v []T, ldv, m, k int, put func(src []T, d []float32)) {
+	if m < 0 || k < 0 || (m > 0 && k > 0 && (ldv < m || len(v) < (k-1)*ldv+m)) || len(dst) < PackedASize(m, k) {
+		panic(fmt.Sprintf("kern.PackAT: %d rows of %d (ldv %d) from %d elements into %d floats", k, m, ldv, len(v), len(dst)))
+	}
+	for p := 0; p < k; p++ {
+		row := v[p*ldv : p*ldv+m]
+		for i0 := 0; i0 < m; i0 += gemmNR {
+			i1 := min(m, i0+gemmNR)
+			d := dst[i0*k+p*gemmNR : i0*k+(p+1)*gemmNR]
+			put(row[i0:i1], d[:i1-i0])
+			clear(d[i1-i0:])
+		}
+	}
+}
+
+// ZeroPackedACol sets column p of the m x k matrix A packed by PackA or PackAT to zero.
+func ZeroPackedACol(ap []float32, m, k, p int) {
+	if p < 0 || p >= k || len(ap) < PackedASize(m, k) {
+		panic(fmt.Sprintf("kern.ZeroPackedACol: column %d of %dx%d in %d floats", p, m, k, len(ap)))
+	}
+	for i0 := 0; i0 < m; i0 += gemmNR {
+		clear(ap[i0*k+p*gemmNR : i0*k+(p+1)*gemmNR])
 	}
 }
 

@@ -88,3 +88,71 @@ func TestGemmPacked(t *testing.T) {
 		})
 	}
 }
+
+// TestPackAT: PackAT and PackATF16 of k rows of m values give PackA's bytes for the transposed
+// matrix (odd m, one panel and several, strided rows), and ZeroPackedACol zeroes exactly one
+// column of the product's A: GemmPacked then gives the sums without that column's terms.
+func TestPackAT(t *testing.T) {
+	r := newRand(33)
+	for _, sh := range [][2]int{{1, 1}, {16, 5}, {17, 128}, {64, 3}, {40, 77}} {
+		m, k := sh[0], sh[1]
+		ldv := m + 3
+		v := randF32(r, (k-1)*ldv+m, -1, 1)
+		v16 := make([]uint16, len(v))
+		vw := make([]float32, len(v)) // v16 widened
+		for i, x := range v {
+			v16[i] = f32ToF16Go(x)
+			vw[i] = f16ToF32Go(v16[i])
+		}
+		for _, f16 := range []bool{false, true} {
+			src := v
+			if f16 {
+				src = vw
+			}
+			a := make([]float32, m*k) // the transpose, row-major
+			for i := 0; i < m; i++ {
+				for p := 0; p < k; p++ {
+					a[i*k+p] = src[p*ldv+i]
+				}
+			}
+			want := make([]float32, PackedASize(m, k))
+			PackA(want, a, k, m, k)
+			got := make([]float32, PackedASize(m, k))
+			for i := range got {
+				got[i] = 9
+			}
+			if f16 {
+				PackATF16(got, v16, ldv, m, k)
+			} else {
+				PackAT(got, v, ldv, m, k)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%dx%d f16=%v: packed float %d = %v, PackA of the transpose %v", m, k, f16, i, got[i], want[i])
+				}
+			}
+			// a B row of ones: C[0][i] = Σ_p A[i][p]; without column z, less A[i][z]
+			z := k / 2
+			ZeroPackedACol(got, m, k, z)
+			ones := make([]float32, k)
+			for p := range ones {
+				ones[p] = 1
+			}
+			bp := make([]float32, PackedBSize(1, k))
+			PackB(bp, ones, k, 1, k)
+			c := make([]float32, m)
+			GemmPacked(m, 1, k, got, bp, c, m, false)
+			for i := 0; i < m; i++ {
+				var sum float64
+				for p := 0; p < k; p++ {
+					if p != z {
+						sum += float64(a[i*k+p])
+					}
+				}
+				if math.Abs(float64(c[i])-sum) > 1e-5*float64(k) {
+					t.Fatalf("%dx%d f16=%v: row %d without column %d sums to %v, want %v", m, k, f16, i, z, c[i], sum)
+				}
+			}
+		}
+	}
+}

@@ -274,17 +274,3 @@ func QuantizeRowQ8_K(x []float32, dst []byte) {
 		quant.QuantizeRowQ8_K(x, dst[:nb*blockQ8_K])
 	}
 }
-
-// q8kBsumsGo writes the bsums of nb Q8_K blocks at dst from their quants (q8kBsumsAVX2's twin).
-func q8kBsumsGo(nb int, dst []byte) {
-	for i := range nb {
-		blk := dst[i*blockQ8_K : (i+1)*blockQ8_K]
-		for g := range 16 {
-			var s int32
-			for _, q := range blk[4+16*g : 4+16*g+16] {
-				s += int32(int8(q))
-			}
-			binary.LittleEndian.PutUint16(blk[260+2*g:], uint16(int16(s)))
-		}
-	}
-}

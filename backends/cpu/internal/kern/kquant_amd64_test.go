@@ -4,6 +4,7 @@ package kern
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 )
 
@@ -41,6 +42,21 @@ func TestQ8KBsums(t *testing.T) {
 		q8kBsumsAVX2(n, &got[0])
 		if !bytes.Equal(got[:n*blockQ8_K], want[:n*blockQ8_K]) || !bytes.Equal(got[n*blockQ8_K:], src[n*blockQ8_K:]) {
 			t.Fatalf("%d blocks: bsums differ from q8kBsumsGo's (or wrote past them)", n)
+		}
+	}
+}
+
+// q8kBsumsGo writes the bsums of nb Q8_K blocks at dst from their quants: the oracle of
+// TestQ8KBsums (core/quant's QuantizeRowQ8_K writes them the same way from its own codes).
+func q8kBsumsGo(nb int, dst []byte) {
+	for i := range nb {
+		blk := dst[i*blockQ8_K : (i+1)*blockQ8_K]
+		for g := range 16 {
+			var s int32
+			for _, q := range blk[4+16*g : 4+16*g+16] {
+				s += int32(int8(q))
+			}
+			binary.LittleEndian.PutUint16(blk[260+2*g:], uint16(int16(s)))
 		}
 	}
 }

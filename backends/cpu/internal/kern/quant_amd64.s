@@ -89,6 +89,24 @@ GLOBL f127<>(SB), RODATA|NOPTR, $4
 	VADDPS     Y10, Y8, R \
 	VCVTTPS2DQ R, R
 
+// Q8SCALE takes a block's amax from the 8 lanes of Y4 to d = amax/127 in X4, f16(d) in AX and
+// id = 1/d (0 where d is 0) in X5, X12 holding 1.0. Clobbers X6, X7.
+#define Q8SCALE \
+	VEXTRACTF128 $1, Y4, X5 \
+	VMAXPS       X5, X4, X4 \
+	VMOVHLPS     X4, X5, X5 \
+	VMAXPS       X5, X4, X4 \
+	VMOVSHDUP    X4, X5 \
+	VMAXSS       X5, X4, X4 \
+	VDIVSS       f127<>(SB), X4, X4 \
+	VMOVAPS      X12, X5 \
+	VDIVSS       X4, X5, X5 \
+	VXORPS       X6, X6, X6 \
+	VCMPSS       $4, X6, X4, X7 \
+	VANDPS       X7, X5, X5 \
+	VCVTPS2PH    $0, X4, X6 \
+	VMOVD        X6, AX
+
 // Q8BLOCK quantizes the 32 floats at (SI) into 32 int8 in Y0 and leaves the float32 d in X4
 // and f16(d) in AX.
 #define Q8BLOCK \
@@ -103,20 +121,7 @@ GLOBL f127<>(SB), RODATA|NOPTR, $4
 	VMAXPS       Y5, Y4, Y4 \
 	VMAXPS       Y7, Y6, Y6 \
 	VMAXPS       Y6, Y4, Y4 \
-	VEXTRACTF128 $1, Y4, X5 \
-	VMAXPS       X5, X4, X4 \
-	VMOVHLPS     X4, X5, X5 \
-	VMAXPS       X5, X4, X4 \
-	VMOVSHDUP    X4, X5 \
-	VMAXSS       X5, X4, X4 \
-	VDIVSS       f127<>(SB), X4, X4 \
-	VMOVAPS      X12, X5 \
-	VDIVSS       X4, X5, X5 \
-	VXORPS       X6, X6, X6 \
-	VCMPSS       $4, X6, X4, X7 \
-	VANDPS       X7, X5, X5 \
-	VCVTPS2PH    $0, X4, X6 \
-	VMOVD        X6, AX \
+	Q8SCALE \
 	VBROADCASTSS X5, Y5 \
 	VMULPS       Y5, Y0, Y0 \
 	VMULPS       Y5, Y1, Y1 \
@@ -461,20 +466,7 @@ q80z_loop:
 	VMAXPS        Z5, Z4, Z4
 	VEXTRACTF64X4 $1, Z4, Y5
 	VMAXPS        Y5, Y4, Y4
-	VEXTRACTF128  $1, Y4, X5
-	VMAXPS        X5, X4, X4
-	VMOVHLPS      X4, X5, X5
-	VMAXPS        X5, X4, X4
-	VMOVSHDUP     X4, X5
-	VMAXSS        X5, X4, X4
-	VDIVSS        f127<>(SB), X4, X4
-	VMOVAPS       X12, X5
-	VDIVSS        X4, X5, X5
-	VXORPS        X6, X6, X6
-	VCMPSS        $4, X6, X4, X7
-	VANDPS        X7, X5, X5
-	VCVTPS2PH     $0, X4, X6
-	VMOVD         X6, AX
+	Q8SCALE
 	VBROADCASTSS  X5, Z5
 	VMULPS        Z5, Z0, Z0
 	VMULPS        Z5, Z1, Z1

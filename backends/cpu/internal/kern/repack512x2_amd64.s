@@ -94,8 +94,8 @@
 	VMULPS.BCST (4*j)(DX), Z26, Z27 \
 	VFMADD231PS Z27, ib, fb
 
-// X2ARGS loads the arguments: AX and SI the groups, BX and DX the records, DI and R9 rows 0 and 2
-// of C (R8 bytes apart), R10 accum.
+// X2ARGS loads the arguments: AX and SI the groups, BX and DX the records, DI and R9 C's rows 0
+// and 2 (R8 bytes apart), R10 accum.
 #define X2ARGS \
 	MOVQ nb+0(FP), CX \
 	MOVQ w+8(FP), AX \
@@ -106,7 +106,7 @@
 	MOVQ c+40(FP), DI \
 	MOVQ ldc+48(FP), R8 \
 	SHLQ $2, R8 \
-	LEAQ (DI)(R8*2), R9 // row 2 \
+	LEAQ (DI)(R8*2), R9 \
 	MOVQ accum+56(FP), R10
 
 // X2LOADC loads the float sums from C.
@@ -149,15 +149,36 @@
 	ADDQ $320, BX \
 	ADDQ $320, DX
 
+// X2PROLOGUE loads the arguments and C's sums (or zeroes them); zero and start are the kernel's
+// labels.
+#define X2PROLOGUE(zero, start) \
+	X2ARGS \
+	TESTQ R10, R10 \
+	JZ zero \
+	X2LOADC \
+	JMP start \
+zero: \
+	X2ZEROC \
+start:
+
+// X2FINISH ends a superblock of n bytes (its scales, the float sums, the next records), loops to
+// loop while blocks are left and stores C.
+#define X2FINISH(n, loop) \
+	VCVTPH2PS (AX), Z25 \
+	VCVTPH2PS (SI), Z26 \
+	X2SCALE(0, Z8, Z12, Z0, Z4) \
+	X2SCALE(1, Z9, Z13, Z1, Z5) \
+	X2SCALE(2, Z10, Z14, Z2, Z6) \
+	X2SCALE(3, Z11, Z15, Z3, Z7) \
+	X2NEXT(n) \
+	DECQ CX \
+	JNZ loop \
+	X2STOREC \
+	VZEROUPPER \
+	RET
+
 TEXT ·rpGemm4x2Q40VNNI(SB), NOSPLIT, $0-64
-	X2ARGS
-	TESTQ R10, R10
-	JZ zeroX2Q40
-	X2LOADC
-	JMP startX2Q40
-zeroX2Q40:
-	X2ZEROC
-startX2Q40:
+	X2PROLOGUE(zeroX2Q40, startX2Q40)
 	MOVL $0x0F0F0F0F, R10
 	VPBROADCASTD R10, Z24
 loopX2Q40:
@@ -166,43 +187,14 @@ loopX2Q40:
 	X2Q4STEP(96, 1)
 	X2Q4STEP(160, 2)
 	X2Q4STEP(224, 3)
-	VCVTPH2PS (AX), Z25
-	VCVTPH2PS (SI), Z26
-	X2SCALE(0, Z8, Z12, Z0, Z4)
-	X2SCALE(1, Z9, Z13, Z1, Z5)
-	X2SCALE(2, Z10, Z14, Z2, Z6)
-	X2SCALE(3, Z11, Z15, Z3, Z7)
-	X2NEXT(288)
-	DECQ CX
-	JNZ loopX2Q40
-	X2STOREC
-	VZEROUPPER
-	RET
+	X2FINISH(288, loopX2Q40)
 
 TEXT ·rpGemm4x2Q80VNNI(SB), NOSPLIT, $0-64
-	X2ARGS
-	TESTQ R10, R10
-	JZ zeroX2Q80
-	X2LOADC
-	JMP startX2Q80
-zeroX2Q80:
-	X2ZEROC
-startX2Q80:
+	X2PROLOGUE(zeroX2Q80, startX2Q80)
 loopX2Q80:
 	X2CORR
 	X2Q8STEP(0)
 	X2Q8STEP(2)
 	X2Q8STEP(4)
 	X2Q8STEP(6)
-	VCVTPH2PS (AX), Z25
-	VCVTPH2PS (SI), Z26
-	X2SCALE(0, Z8, Z12, Z0, Z4)
-	X2SCALE(1, Z9, Z13, Z1, Z5)
-	X2SCALE(2, Z10, Z14, Z2, Z6)
-	X2SCALE(3, Z11, Z15, Z3, Z7)
-	X2NEXT(544)
-	DECQ CX
-	JNZ loopX2Q80
-	X2STOREC
-	VZEROUPPER
-	RET
+	X2FINISH(544, loopX2Q80)
