@@ -15,14 +15,17 @@ package core
 // F32 [Dv, n_head, n_q, ne3]: heads and query rows are swapped relative to q, as in ggml, so that
 // a reshape to [Dv·n_head, n_q] gives the attention output per token.
 
-// Prec is the accumulation precision an op asks for (ggml_prec). The CPU backend always
-// accumulates in F32; GPU backends may use F16 where PrecDefault allows it.
+// Prec is the precision an op asks for (ggml_prec), set on FLASH_ATTN_EXT and MUL_MAT nodes.
+// PrecDefault leaves it to the backend (the CPU backend computes in f32; GPU backends may
+// accumulate in F16); PrecF32 asks for f32 arithmetic throughout; PrecBF16 (a MUL_MAT only, no
+// ggml counterpart) allows operands rounded to bf16 where that is faster (see MulMatSetPrec).
 type Prec int32
 
-// Precisions, ggml's values.
+// Precisions: PrecDefault and PrecF32 are ggml's values.
 const (
 	PrecDefault Prec = 0
 	PrecF32     Prec = 10
+	PrecBF16    Prec = 16
 )
 
 // flashAttnKVTypes are the K and V types FLASH_ATTN_EXT accepts: those the CPU backend can dot a

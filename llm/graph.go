@@ -55,6 +55,9 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 	norm := func(x, w *core.Tensor) *core.Tensor { return ctx.Mul(ctx.RMSNorm(x, h.NormEps), w) }
 	mm := func(w, x, b *core.Tensor) *core.Tensor {
 		y := ctx.MulMat(w, x)
+		if !m.f32Prod {
+			ctx.MulMatSetPrec(y, core.PrecBF16)
+		}
 		if b != nil {
 			y = ctx.Add(y, b)
 		}
@@ -103,6 +106,7 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 			attn = ctx.Reshape2D(fa, hdv*nHead, N)
 		} else {
 			kq := ctx.MulMat(kp, qp) // [n_kv, n, n_head]
+			ctx.MulMatSetPrec(kq, core.PrecF32)
 			kq = ctx.SoftMaxExt(kq, ub.mask, kqScale, 0)
 			size := int64(kv.size)
 			vView := ctx.View3D(vStored, int64(nKV), nHeadKV, hdv, kvRow(vc, size*hdv), kvRow(vc, size), 0)
@@ -149,7 +153,9 @@ func (s *Session) moe(ctx *core.Context, l *layer, cur *core.Tensor) *core.Tenso
 	h := &s.m.HParams
 	nEmbd, nTok := cur.Ne[0], cur.Ne[1]
 	nExp, nUsed := int64(h.NExpert), int64(h.NExpertUsed)
-	logits := ctx.MulMat(l.gateInp, cur)                                  // [n_expert, n_tok]
+	logits := ctx.MulMat(l.gateInp, cur) // [n_expert, n_tok]
+	// the router's products stay f32: rounding them to bf16 could change which experts win
+	ctx.MulMatSetPrec(logits, core.PrecF32)
 	probs := ctx.SoftMax(logits)                                          // [n_expert, n_tok]
 	sorted := ctx.Argsort(probs, core.SortDesc)                           // [n_expert, n_tok]
 	selected := ctx.View2D(sorted, nUsed, nTok, sorted.Nb[1], 0)          // top k

@@ -34,6 +34,18 @@ func init() {
 				return c.MulMat(a, c.NewTensor(f32, 64, 12, 2))
 			})
 		}
+		// Precisions (core.MulMatSetPrec): at PrecBF16 the CPU rounds F16 products of 64 and more
+		// rows to bf16 where it multiplies bf16 pairs; every backend stays within ggml's bound.
+		for _, prec := range []core.Prec{core.PrecF32, core.PrecBF16} {
+			for _, typ := range []core.Type{core.TypeF16, core.TypeBF16, core.TypeQ8_0} {
+				typ, prec := typ, prec
+				add(fmt.Sprintf("MUL_MAT(%v,prec=%d,m=67,n=70,k=96)", typ, prec), func(c *core.Context) *core.Tensor {
+					r := c.MulMat(c.NewTensor(typ, 96, 67), c.NewTensor(f32, 96, 70))
+					c.MulMatSetPrec(r, prec)
+					return r
+				})
+			}
+		}
 		for _, typ := range []core.Type{core.TypeF32, core.TypeF16} {
 			typ := typ
 			add(fmt.Sprintf("MUL_MAT(%v,m=33,n=17,k=37)", typ), func(c *core.Context) *core.Tensor {

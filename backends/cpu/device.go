@@ -81,7 +81,9 @@ func (device) BufferType() core.BufferType { return core.HostBufferType() }
 
 // Features lists the CPU's instruction-set extensions, whether the assembly kernels are in use
 // (like ggml_backend_cpu_get_features), and KERNELS: the kernel set that runs (generic, avx2 or
-// avx512; TANDEM_CPU_KERNELS caps it, e.g. TANDEM_CPU_KERNELS=avx2 on an AVX-512 machine).
+// avx512; TANDEM_CPU_KERNELS caps it, e.g. TANDEM_CPU_KERNELS=avx2 on an AVX-512 machine), and
+// BF16_GEMM: 1 where the GEMM multiplies bf16 pairs in hardware (BF16 weights, and F16 ones in
+// products at core.PrecBF16).
 func (device) Features() []core.Feature {
 	var out []core.Feature
 	for _, f := range kern.Features() {
@@ -92,7 +94,12 @@ func (device) Features() []core.Feature {
 		out = append(out, core.Feature{Name: f.Name, Value: v})
 	}
 	// The kernel set in use: the widest the CPU runs, capped by TANDEM_CPU_KERNELS.
-	return append(out, core.Feature{Name: "KERNELS", Value: kern.ActiveKernelSet().String()})
+	pairs := "0"
+	if kern.HasBF16Pairs() {
+		pairs = "1"
+	}
+	return append(out, core.Feature{Name: "KERNELS", Value: kern.ActiveKernelSet().String()},
+		core.Feature{Name: "BF16_GEMM", Value: pairs})
 }
 
 func (device) NewBackend() (core.Backend, error) { return New(Options{}) }

@@ -120,13 +120,29 @@ func computeMulMatGemm(p *params, dst *core.Tensor, yData []byte, scratchStart, 
 			kern.Sgemm(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, f32s(da[aoff:]), lda,
 				f32s(yData[boff:]), int(ynb1/4), cs, ldc)
 		case core.TypeF16:
-			kern.SgemmF16A(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
+			gemm := kern.SgemmF16A
+			if f16InBF16(dst) {
+				gemm = kern.SgemmF16ABF16
+			}
+			gemm(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
 				f32s(yData[boff:]), int(ynb1/4), cs, ldc)
 		default: // BF16
 			kern.SgemmBF16(p.ith, p.nth, p.barrier, &p.pool.chunk, work, m, n, k, u16s(da[aoff:]), lda,
 				u16s(yData[boff:]), int(ynb1/2), cs, ldc)
 		}
 	})
+}
+
+// f16BF16MinN is the fewest activation rows (per batch) for which a MUL_MAT of F16 weights that
+// allows bf16 (core.PrecBF16) rounds its operands: prompt-sized batches, where the products'
+// speed counts; fewer rows keep f32 products.
+const f16BF16MinN = 64
+
+// f16InBF16 reports whether the F16 GEMM of dst runs with its operands rounded to bf16: the node
+// is a MUL_MAT at core.PrecBF16 with at least f16BF16MinN activation rows (the kernels round only
+// where the CPU has the bf16 pair path; elsewhere the call is SgemmF16A's).
+func f16InBF16(dst *core.Tensor) bool {
+	return dst.Op == core.OpMulMat && core.Prec(dst.Params[0]) == core.PrecBF16 && dst.Src[1].Ne[1] >= f16BF16MinN
 }
 
 // teamScratch is the shared work buffer from byte start (rounded up to 64) as float32s, its

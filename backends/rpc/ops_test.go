@@ -58,6 +58,16 @@ func TestOpTable(t *testing.T) {
 		{"NORM", ctx.Norm(a, 1e-5), want{24, map[int]int32{0: fbits(1e-5)}, []string{"a"}}},
 		{"RMS_NORM", ctx.RMSNorm(a, 1e-6), want{25, map[int]int32{0: fbits(1e-6)}, []string{"a"}}},
 		{"MUL_MAT", ctx.MulMat(a, b), want{29, nil, []string{"a", "b"}}},
+		{"MUL_MAT(prec bf16)", func() *core.Tensor {
+			r := ctx.MulMat(a, b)
+			ctx.MulMatSetPrec(r, core.PrecBF16)
+			return r
+		}(), want{29, map[int]int32{0: 16}, []string{"a", "b"}}},
+		{"MUL_MAT(prec f32)", func() *core.Tensor {
+			r := ctx.MulMat(a, b)
+			ctx.MulMatSetPrec(r, core.PrecF32)
+			return r
+		}(), want{29, map[int]int32{0: 10}, []string{"a", "b"}}},
 		{"MUL_MAT_ID", ctx.MulMatID(x3, ctx.NewTensor3D(f32, 8, 1, 3).SetName("xb"), ctx.NewTensor2D(core.TypeI32, 2, 3).SetName("eids")),
 			want{30, nil, []string{"x3", "xb", "eids"}}},
 		{"OUT_PROD", ctx.OutProd(a, b), want{31, nil, []string{"a", "b"}}},

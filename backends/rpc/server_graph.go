@@ -397,8 +397,8 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.RMSNorm(s[0], f32(p[0]))
 	case core.OpMulMat:
 		t = c.MulMat(s[0], s[1])
-		if c.Err() == nil && (p[0] == 0 || p[0] == 10) {
-			t.Params[0] = p[0] // precision: tandem accumulates in f32 either way
+		if prec := core.Prec(p[0]); c.Err() == nil && (prec == core.PrecDefault || prec == core.PrecF32 || prec == core.PrecBF16) {
+			c.MulMatSetPrec(t, prec) // precision: ggml's two values and tandem's PrecBF16
 		}
 	case core.OpMulMatID:
 		t = c.MulMatID(s[0], s[1], s[2])

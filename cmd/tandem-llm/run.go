@@ -26,6 +26,7 @@ type modelFlags struct {
 	rpc     string
 	threads int
 	noMmap  bool
+	f32Prod bool
 }
 
 func (f *modelFlags) register(fs *flag.FlagSet) {
@@ -34,12 +35,13 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.rpc, "rpc", "", "comma-separated RPC servers (host:port) whose devices take offloaded layers")
 	fs.IntVar(&f.threads, "t", 0, "CPU threads (0: all cores)")
 	fs.BoolVar(&f.noMmap, "no-mmap", false, "copy the weights into memory instead of mapping the file")
+	fs.BoolVar(&f.f32Prod, "f32-products", false, "keep every product with the weights in f32 (F16 weights are otherwise rounded to bf16 for prompts on AVX-512 BF16 CPUs)")
 }
 
 // options turns the flags into llm.Options; -ngl -1 offloads everything when there is a real GPU
 // or an RPC server (software Vulkan devices such as lavapipe are slower than the CPU backend).
 func (f *modelFlags) options() llm.Options {
-	o := llm.Options{GPULayers: f.ngl, Threads: f.threads, NoMmap: f.noMmap}
+	o := llm.Options{GPULayers: f.ngl, Threads: f.threads, NoMmap: f.noMmap, F32Products: f.f32Prod}
 	if f.rpc != "" {
 		o.RPC = strings.Split(f.rpc, ",")
 	}

@@ -192,28 +192,36 @@ func setGemmKCFromEnv() func() {
 	return func() { ownKC, ownMB, ownNB = kc, mb, nb }
 }
 
+// BenchmarkSgemmF16A: f16 weights in f32 products (f32) and rounded to bf16 pairs where the CPU
+// has them (bf16, SgemmF16ABF16).
 func BenchmarkSgemmF16A(b *testing.B) {
 	defer setGemmKCFromEnv()()
 	// square, TinyLlama's FFN up and down over a 512-token prompt, and a mat-vec
 	for _, s := range [][3]int{{2048, 2048, 2048}, {5632, 512, 2048}, {2048, 512, 5632}, {4096, 1, 4096}} {
 		m, n, k := s[0], s[1], s[2]
 		for _, nth := range []int{1, 2} {
-			b.Run(fmt.Sprintf("m%d_n%d_k%d/th%d", m, n, k, nth), func(b *testing.B) {
-				r := newRand(4)
-				a := make([]uint16, m*k)
-				for i := range a {
-					a[i] = f32ToF16Go(2*r.Float32() - 1)
+			for _, prec := range []string{"f32", "bf16"} {
+				gemm := SgemmF16A
+				if prec == "bf16" {
+					gemm = SgemmF16ABF16
 				}
-				bm := randF32(r, n*k, -1, 1)
-				c := make([]float32, m*n)
-				work := make([]float32, SgemmWorkSize(m, n, k, nth))
-				for b.Loop() {
-					runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
-						SgemmF16A(ith, nth, barrier, counter, work, m, n, k, a, k, bm, k, c, m)
-					})
-				}
-				reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
-			})
+				b.Run(fmt.Sprintf("m%d_n%d_k%d/th%d/%s", m, n, k, nth, prec), func(b *testing.B) {
+					r := newRand(4)
+					a := make([]uint16, m*k)
+					for i := range a {
+						a[i] = f32ToF16Go(2*r.Float32() - 1)
+					}
+					bm := randF32(r, n*k, -1, 1)
+					c := make([]float32, m*n)
+					work := make([]float32, SgemmWorkSize(m, n, k, nth))
+					for b.Loop() {
+						runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+							gemm(ith, nth, barrier, counter, work, m, n, k, a, k, bm, k, c, m)
+						})
+					}
+					reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k))
+				})
+			}
 		}
 	}
 }

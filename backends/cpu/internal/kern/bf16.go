@@ -20,3 +20,13 @@ func f32ToBF16RowGo(src []float32, dst []uint16) {
 		dst[i] = quant.FP32ToBF16(f)
 	}
 }
+
+// f16ToBF16RowsGo is the pure-Go twin of f16ToBF16Rows: each half widened exactly, then rounded
+// as F32ToBF16Row rounds.
+func f16ToBF16RowsGo(src []uint16, ld, rows, kb int, dst []uint16, ldd int) {
+	for r := 0; r < rows; r++ {
+		for p, h := range src[r*ld : r*ld+kb] {
+			dst[r*ldd+p] = quant.FP32ToBF16(quant.FP16ToFP32(h))
+		}
+	}
+}

@@ -448,21 +448,25 @@ db_done:
 	VPCMPUD  $6, Z31, Z3, K2 \
 	VPORD    Z27, Z1, K2, dst
 
+// BF16CONSTS loads BF16ROUND's constants (clobbers AX).
+#define BF16CONSTS \
+	MOVL         $1, AX \
+	VPBROADCASTD AX, Z28 \
+	MOVL         $0x7fff, AX \
+	VPBROADCASTD AX, Z29 \
+	MOVL         $0x7fffffff, AX \
+	VPBROADCASTD AX, Z30 \
+	MOVL         $0x7f800000, AX \
+	VPBROADCASTD AX, Z31 \
+	MOVL         $0x40, AX \
+	VPBROADCASTD AX, Z27
+
 // func f32ToBF16RowAVX512(src []float32, dst []uint16)
 TEXT ·f32ToBF16RowAVX512(SB), NOSPLIT, $0-48
 	MOVQ         src_base+0(FP), SI
 	MOVQ         src_len+8(FP), CX
 	MOVQ         dst_base+24(FP), DI
-	MOVL         $1, AX
-	VPBROADCASTD AX, Z28
-	MOVL         $0x7fff, AX
-	VPBROADCASTD AX, Z29
-	MOVL         $0x7fffffff, AX
-	VPBROADCASTD AX, Z30
-	MOVL         $0x7f800000, AX
-	VPBROADCASTD AX, Z31
-	MOVL         $0x40, AX
-	VPBROADCASTD AX, Z27
+	BF16CONSTS
 	CMPQ         CX, $16
 	JB           cb_tail
 
@@ -485,6 +489,60 @@ cb_tail:
 	VPMOVDW     Z4, K1, (DI)
 
 cb_done:
+	VZEROUPPER
+	RET
+
+// func f16ToBF16RowsAVX512(src *uint16, ld, rows, kb int, dst *uint16, ldd int)
+// dst[r*ldd + p] = bf16(f32(src[r*ld + p])) for r < rows, p < kb (rows >= 1, kb a positive
+// multiple of 16; ld and ldd in halves): VCVTPH2PS widens exactly, BF16ROUND rounds as
+// f32ToBF16RowAVX512 does. Each 64 bytes of a row read prefetches the same columns 16 rows on
+// (the next panel's rows, which the packer converts next).
+TEXT ·f16ToBF16RowsAVX512(SB), NOSPLIT, $0-48
+	MOVQ         src+0(FP), SI
+	MOVQ         ld+8(FP), R8
+	SHLQ         $1, R8
+	MOVQ         rows+16(FP), R9
+	MOVQ         kb+24(FP), R10
+	MOVQ         dst+32(FP), DI
+	MOVQ         ldd+40(FP), R11
+	SHLQ         $1, R11
+	MOVQ         R8, R12
+	SHLQ         $4, R12
+	BF16CONSTS
+
+hb_row:
+	MOVQ SI, AX
+	MOVQ DI, DX
+	MOVQ R10, CX
+	CMPQ CX, $32
+	JB   hb_16
+
+hb_32:
+	PREFETCHT0 (AX)(R12*1)
+	VCVTPH2PS  (AX), Z0
+	VCVTPH2PS  32(AX), Z5
+	BF16ROUND(Z0, Z4)
+	VPMOVDW    Z4, (DX)
+	BF16ROUND(Z5, Z6)
+	VPMOVDW    Z6, 32(DX)
+	ADDQ       $64, AX
+	ADDQ       $64, DX
+	SUBQ       $32, CX
+	CMPQ       CX, $32
+	JAE        hb_32
+
+hb_16:
+	TESTQ     CX, CX
+	JZ        hb_next
+	VCVTPH2PS (AX), Z0
+	BF16ROUND(Z0, Z4)
+	VPMOVDW   Z4, (DX)
+
+hb_next:
+	ADDQ R8, SI
+	ADDQ R11, DI
+	DECQ R9
+	JNZ  hb_row
 	VZEROUPPER
 	RET
 

@@ -66,6 +66,27 @@ func kernel12x32BF16(kp int, ap, bp []float32, bs int, c []float32, ldc int, acc
 //go:noescape
 func f32ToBF16RowAVX512(src []float32, dst []uint16)
 
+//go:noescape
+func f16ToBF16RowsAVX512(src *uint16, ld, rows, kb int, dst *uint16, ldd int)
+
+// f16ToBF16Rows rounds rows x kb halves of src (row stride ld) to bf16 rows of dst (stride ldd):
+// the 16-element part of each row by AVX-512 (which also prefetches the rows 16 on), the rest
+// in Go.
+func f16ToBF16Rows(src []uint16, ld, rows, kb int, dst []uint16, ldd int) {
+	k16 := kb &^ 15
+	if !use512 || rows == 0 || k16 == 0 {
+		f16ToBF16RowsGo(src, ld, rows, kb, dst, ldd)
+		return
+	}
+	_ = src[(rows-1)*ld+kb-1]
+	_ = dst[(rows-1)*ldd+kb-1]
+	// In bounds by the two checks above; the prefetches past src's end read nothing.
+	f16ToBF16RowsAVX512(&src[0], ld, rows, k16, &dst[0], ldd)
+	if k16 < kb {
+		f16ToBF16RowsGo(src[k16:], ld, rows, kb-k16, dst[k16:], ldd)
+	}
+}
+
 func f32ToBF16Row(src []float32, dst []uint16) {
 	if use512 {
 		f32ToBF16RowAVX512(src, dst)

@@ -3,6 +3,7 @@ package kern
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tandem-ml/tandem/core/quant"
@@ -24,7 +25,7 @@ func TestSgemmKindsPerSet(t *testing.T) {
 		withSet(s, func() {
 			for _, c := range cases {
 				for _, nth := range []int{1, 2} {
-					for _, kind := range []gemmKind{gemmF32, gemmF16, gemmBF16} {
+					for _, kind := range []gemmKind{gemmF32, gemmF16, gemmBF16, gemmF16BF16} {
 						t.Run(fmt.Sprintf("%v/%+v/nth%d/kind%d", s, c, nth, kind), func(t *testing.T) {
 							gemmCheckKind(t, c, nth, kind, uint64(c.m*1000+c.k))
 						})
@@ -42,10 +43,65 @@ func TestSgemmBF16Shapes(t *testing.T) {
 			for _, n := range dims {
 				// 1031: three k blocks on the bf16 pair path, the last one odd.
 				for _, k := range []int{1, 8, 33, 300, 1031} {
-					gemmCheckKind(t, gemmCase{m, n, k, k + 3, k + 1, m + 2}, nth, gemmBF16, uint64(m*10000+n*100+k))
+					for _, kind := range []gemmKind{gemmBF16, gemmF16BF16} {
+						gemmCheckKind(t, gemmCase{m, n, k, k + 3, k + 1, m + 2}, nth, kind, uint64(m*10000+n*100+k))
+					}
 				}
 			}
 		}
+	}
+}
+
+// TestSgemmF16ABF16: on the pair path SgemmF16ABF16 is bit for bit SgemmBF16 on the operands
+// rounded to bf16 beforehand (f16 weights widened exactly, then both rounded to nearest even;
+// halves that round up a binade, f16 subnormals, infinities and NaN included); elsewhere (n <= 3,
+// or a set without the pair path) bit for bit SgemmF16A.
+func TestSgemmF16ABF16(t *testing.T) {
+	special := []uint16{0x3c01, 0x3c08, 0x3c18, 0x3fff, 0x0001, 0x03ff, 0x8005, 0x7bff, 0xfbff, 0x7c00, 0xfe00}
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, c := range []gemmCase{{37, 13, 71, 73, 75, 39}, {48, 12, 1031, 1031, 1033, 50}, {530, 19, 40, 41, 40, 531}, {20, 3, 50, 50, 50, 20}} {
+				r := newRand(uint64(c.m + c.k))
+				m, n, k := c.m, c.n, c.k
+				ah := make([]uint16, (m-1)*c.lda+k)
+				for i := range ah {
+					ah[i] = f32ToF16Go(float32(r.Float64()*2 - 1))
+					if i%7 == 3 {
+						ah[i] = special[(i/7)%len(special)]
+					}
+				}
+				b := randF32(r, (n-1)*c.ldb+k, -1, 1)
+				b[1] = 0x1p-130 // a float32 subnormal activation
+				got := make([]float32, (n-1)*c.ldc+m)
+				want := make([]float32, len(got))
+				pairs := gemmPairs && n > gemmSmallN
+				ab, bb := make([]uint16, len(ah)), make([]uint16, len(b))
+				for i, h := range ah {
+					ab[i] = quant.FP32ToBF16(f16ToF32Go(h))
+				}
+				for i, f := range b {
+					bb[i] = quant.FP32ToBF16(f)
+				}
+				for _, nth := range []int{1, 2} {
+					work := make([]float32, SgemmWorkSize(m, n, k, nth))
+					runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+						SgemmF16ABF16(ith, nth, barrier, counter, work, m, n, k, ah, c.lda, b, c.ldb, got, c.ldc)
+					})
+					runTeam(nth, func(ith int, barrier func(), counter *atomic.Int64) {
+						if pairs {
+							SgemmBF16(ith, nth, barrier, counter, work, m, n, k, ab, c.lda, bb, c.ldb, want, c.ldc)
+						} else {
+							SgemmF16A(ith, nth, barrier, counter, work, m, n, k, ah, c.lda, b, c.ldb, want, c.ldc)
+						}
+					})
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v %+v nth=%d pairs=%v: C[%d] = %g, want %g", s, c, nth, pairs, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -126,7 +182,7 @@ func TestDot4PerSet(t *testing.T) {
 				for i := range af {
 					ah[i] = f32ToF16Go(af[i])
 				}
-				for _, kind := range []gemmKind{gemmF32, gemmF16, gemmBF16} {
+				for _, kind := range []gemmKind{gemmF32, gemmF16, gemmBF16, gemmF16BF16} {
 					var got, twin [4]float32
 					var src aSource
 					switch kind {
@@ -388,6 +444,51 @@ func TestDot4F16Heads(t *testing.T) {
 									t.Fatalf("%v k=%d heads %d quads %d: wrote past head %d's keys", s, k, nh, nquad, h)
 								}
 							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestF16ToBF16Rows: the f16 -> bf16 row rounding of SgemmF16ABF16's packer against its pure-Go
+// twin on every kernel set: all 65536 halves (NaN payloads, infinities, subnormals, the ties of
+// the rounding), and widths with every tail of the 32- and 16-element steps, row strides past
+// the width, the destination's padding untouched.
+func TestF16ToBF16Rows(t *testing.T) {
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			got, want := make([]uint16, len(all)), make([]uint16, len(all))
+			f16ToBF16Rows(all, 1<<14, 4, 1<<14, got, 1<<14)
+			f16ToBF16RowsGo(all, 1<<14, 4, 1<<14, want, 1<<14)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%v: half %#04x -> %#04x, want %#04x", s, i, got[i], want[i])
+				}
+			}
+			r := newRand(5)
+			for _, kb := range []int{1, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 512} {
+				for _, rows := range []int{1, 3, 16} {
+					ld, ldd := kb+7, kb+3
+					src := make([]uint16, (rows-1)*ld+kb)
+					for i := range src {
+						src[i] = uint16(r.Uint32())
+					}
+					got := make([]uint16, rows*ldd)
+					want := make([]uint16, rows*ldd)
+					for i := range got {
+						got[i], want[i] = 0xdead, 0xdead
+					}
+					f16ToBF16Rows(src, ld, rows, kb, got, ldd)
+					f16ToBF16RowsGo(src, ld, rows, kb, want, ldd)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%v kb=%d rows=%d: dst[%d] = %#04x, want %#04x", s, kb, rows, i, got[i], want[i])
 						}
 					}
 				}

@@ -128,6 +128,9 @@ func qtile(q4 bool, rn, nb int, a []byte, lda int, b []byte, ldb int, prep []flo
 func dotQ4_0MatVec(nb int, x, y, prep []byte) float32 { return dotQ4_0Q8_0(nb, x, y) }
 
 func f32ToBF16Row(src []float32, dst []uint16) { f32ToBF16RowGo(src, dst) }
+func f16ToBF16Rows(src []uint16, ld, rows, kb int, dst []uint16, ldd int) {
+	f16ToBF16RowsGo(src, ld, rows, kb, dst, ldd)
+}
 
 // hasDot4F16G3 reports false: Dot4F16Heads runs Dot4F16 per head in this build.
 func hasDot4F16G3() bool { return false }

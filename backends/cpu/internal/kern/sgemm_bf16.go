@@ -75,6 +75,24 @@ func packPairs(dst []float32, src []uint16, ld, off, rows, nr, kb int) {
 	}
 }
 
+// packPairsRounded is packPairs for an operand that is not bf16 (SgemmF16ABF16's): rows
+// [0, rows) of f16 weights or f32 activations (exactly one is set), columns [off, off+kb) of
+// each, are rounded to bf16 into a row-major block on the stack and packed from there. kb is at
+// most gemmKCPairs.
+func packPairsRounded(dst []float32, f16 []uint16, f32 []float32, ld, off, rows, nr, kb int) {
+	var block [gemmNR * gemmKCPairs]uint16
+	ldt := evenUp(kb)
+	if f16 != nil && rows > 0 {
+		f16ToBF16Rows(f16[off:], ld, rows, kb, block[:], ldt)
+	} else {
+		for r := 0; r < rows; r++ {
+			at := off + r*ld
+			F32ToBF16Row(f32[at:at+kb], block[r*ldt:r*ldt+kb])
+		}
+	}
+	packPairs(dst, block[:], ldt, 0, rows, nr, kb)
+}
+
 // packPairBlock is pack for the pair path.
 func (pl *gemmPlan) packPairBlock(t, task int, buf []float32, a aSource, b bSource) {
 	p0, kb := pl.block(t)
@@ -83,7 +101,12 @@ func (pl *gemmPlan) packPairBlock(t, task int, buf []float32, a aSource, b bSour
 		for ip := task * gemmPackA; ip < min(evenUp(pl.apan), (task+1)*gemmPackA); ip++ {
 			i0 := ip * gemmNR
 			rows := max(0, min(gemmNR, pl.m-i0))
-			packPairs(buf[ip*gemmNR*kp:(ip+1)*gemmNR*kp], a.bf16, a.lda, i0*a.lda+p0, rows, gemmNR, kb)
+			dst := buf[ip*gemmNR*kp : (ip+1)*gemmNR*kp]
+			if a.bf16 != nil {
+				packPairs(dst, a.bf16, a.lda, i0*a.lda+p0, rows, gemmNR, kb)
+			} else {
+				packPairsRounded(dst, a.f16, nil, a.lda, i0*a.lda+p0, rows, gemmNR, kb)
+			}
 		}
 		return
 	}
@@ -93,7 +116,12 @@ func (pl *gemmPlan) packPairBlock(t, task int, buf []float32, a aSource, b bSour
 	for jp := task * gemmPackB; jp < min(evenUp(pl.bpan), (task+1)*gemmPackB); jp++ {
 		j0 := jp * gemmMR
 		rows := max(0, min(gemmMR, pl.n-j0))
-		packPairs(buf[aSize+jp*bs:aSize+(jp+1)*bs], b.bf16, b.ldb, j0*b.ldb+p0, rows, gemmMR, kb)
+		dst := buf[aSize+jp*bs : aSize+(jp+1)*bs]
+		if b.bf16 != nil {
+			packPairs(dst, b.bf16, b.ldb, j0*b.ldb+p0, rows, gemmMR, kb)
+		} else {
+			packPairsRounded(dst, nil, b.f32, b.ldb, j0*b.ldb+p0, rows, gemmMR, kb)
+		}
 	}
 }
 

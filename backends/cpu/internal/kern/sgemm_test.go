@@ -78,9 +78,10 @@ func gemmCheck(t *testing.T, c gemmCase, nth int, f16 bool, seed uint64) {
 type gemmKind int
 
 const (
-	gemmF32  gemmKind = iota // Sgemm
-	gemmF16                  // SgemmF16A: f16 weights
-	gemmBF16                 // SgemmBF16: bf16 weights and activations
+	gemmF32     gemmKind = iota // Sgemm
+	gemmF16                     // SgemmF16A: f16 weights
+	gemmBF16                    // SgemmBF16: bf16 weights and activations
+	gemmF16BF16                 // SgemmF16ABF16: f16 weights, both rounded to bf16 on the pair path
 )
 
 // toBF16 rounds x to bf16 (ggml's rounding) in place and returns the bits.
@@ -96,7 +97,7 @@ func toBF16(x []float32) []uint16 {
 // gemmCheckKind is gemmCheck for any of the three entry points.
 func gemmCheckKind(t *testing.T, c gemmCase, nth int, kind gemmKind, seed uint64) {
 	t.Helper()
-	f16 := kind == gemmF16
+	f16 := kind == gemmF16 || kind == gemmF16BF16
 	r := newRand(seed)
 	m, n, k := c.m, c.n, c.k
 	a := randF32(r, max(0, (m-1)*c.lda+k), -1, 1)
@@ -112,6 +113,14 @@ func gemmCheckKind(t *testing.T, c gemmCase, nth int, kind gemmKind, seed uint64
 	var bh []uint16
 	if kind == gemmBF16 {
 		ah, bh = toBF16(a), toBF16(b)
+	}
+	// SgemmF16ABF16 reads f16 weights and f32 activations; on the pair path the reference takes
+	// both rounded to bf16 (the rounding itself is checked bit for bit in TestSgemmF16ABF16).
+	bIn := b
+	if kind == gemmF16BF16 && gemmPairs && n > gemmSmallN {
+		bIn = append([]float32(nil), b...)
+		toBF16(a)
+		toBF16(b)
 	}
 	cl := max(0, (n-1)*c.ldc+m)
 	cm := make([]float32, cl+3)
@@ -137,6 +146,8 @@ func gemmCheckKind(t *testing.T, c gemmCase, nth int, kind gemmKind, seed uint64
 			SgemmF16A(ith, nth, barrier, counter, work[1:], m, n, k, ah, c.lda, b, c.ldb, cs, c.ldc)
 		case gemmBF16:
 			SgemmBF16(ith, nth, barrier, counter, work[1:], m, n, k, ah, c.lda, bh, c.ldb, cs, c.ldc)
+		case gemmF16BF16:
+			SgemmF16ABF16(ith, nth, barrier, counter, work[1:], m, n, k, ah, c.lda, bIn, c.ldb, cs, c.ldc)
 		default:
 			Sgemm(ith, nth, barrier, counter, work[1:], m, n, k, a, c.lda, b, c.ldb, cs, c.ldc)
 		}
