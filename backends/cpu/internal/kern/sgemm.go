@@ -386,6 +386,7 @@ func packB(dst []float32, b bSource, off, rows, kb int) {
 // or single 6x16 tiles.
 func tiles512(kb int, ap []float32, ip0, ip1 int, bp []float32, bs, jp0, jp1, m, n int, c []float32, ldc int, accum bool) {
 	var tmp [gemmMR * gemmNR]float32
+	var wide [2 * gemmMR * 2 * gemmNR]float32 // a 12x32 tile cut by C's last rows
 	panel := func(ip int) []float32 { return ap[(ip-ip0)*gemmNR*kb : (ip-ip0+1)*gemmNR*kb] }
 	tile := func(ip, jp int) {
 		gemmTile(kb, panel(ip), bp[jp*bs:jp*bs+gemmMR*kb], c, ldc, ip*gemmNR, jp*gemmMR, m, n, accum, &tmp)
@@ -398,13 +399,25 @@ func tiles512(kb int, ap []float32, ip0, ip1 int, bp []float32, bs, jp0, jp1, m,
 			if aPair {
 				pair = ap[(ip-ip0)*gemmNR*kb : (ip-ip0+2)*gemmNR*kb]
 			}
-			if aPair && jp+1 < jp1 && n-j0 >= 2*gemmMR &&
-				kernel12x32(kb, pair, bp[jp*bs:(jp+1)*bs+gemmMR*kb], bs, c[j0*ldc+i0:], ldc, accum) {
-				continue
+			if aPair && jp+1 < jp1 {
+				// Packed B rows past n are zeros: a pair cut by C's last rows runs the full
+				// kernel into wide and keeps its rows below n (the same sums, element by element).
+				bq := bp[jp*bs : (jp+1)*bs+gemmMR*kb]
+				if n-j0 >= 2*gemmMR && kernel12x32(kb, pair, bq, bs, c[j0*ldc+i0:], ldc, accum) {
+					continue
+				}
+				if n-j0 < 2*gemmMR && kernel12x32(kb, pair, bq, bs, wide[:], 2*gemmNR, false) {
+					addRows(c[j0*ldc+i0:], ldc, wide[:], 2*gemmNR, n-j0, accum)
+					continue
+				}
 			}
 			for q := jp; q < min(jp+2, jp1); q++ {
 				jq := q * gemmMR
 				if aPair && n-jq >= gemmMR && kernel6x32(kb, pair, bp[q*bs:q*bs+gemmMR*kb], c[jq*ldc+i0:], ldc, accum) {
+					continue
+				}
+				if aPair && n-jq < gemmMR && kernel6x32(kb, pair, bp[q*bs:q*bs+gemmMR*kb], wide[:], 2*gemmNR, false) {
+					addRows(c[jq*ldc+i0:], ldc, wide[:], 2*gemmNR, n-jq, accum)
 					continue
 				}
 				tile(ip, q)
@@ -412,6 +425,21 @@ func tiles512(kb int, ap []float32, ip0, ip1 int, bp []float32, bs, jp0, jp1, m,
 					tile(ip+1, q)
 				}
 			}
+		}
+	}
+}
+
+// addRows stores (or, with accum, adds) the first rows rows of the 32-column tile t (row stride
+// ldt) into c (row stride ldc).
+func addRows(c []float32, ldc int, t []float32, ldt, rows int, accum bool) {
+	for r := 0; r < rows; r++ {
+		dst, src := c[r*ldc:r*ldc+2*gemmNR], t[r*ldt:r*ldt+2*gemmNR]
+		if !accum {
+			copy(dst, src)
+			continue
+		}
+		for q := range dst {
+			dst[q] += src[q]
 		}
 	}
 }
