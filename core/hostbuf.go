@@ -138,6 +138,7 @@ func tryNewHostBuffer(bt BufferType, size int64) (b *hostBuffer, err error) {
 
 func newHostBuffer(bt BufferType, size int64) *hostBuffer {
 	raw := make([]byte, size+hostAlignment)
+	adviseHugePages(raw)
 	// Safe: only the address is read, to find the aligned start inside raw.
 	mis := int64(uintptr(unsafe.Pointer(unsafe.SliceData(raw))) % hostAlignment)
 	start := (hostAlignment - mis) % hostAlignment

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package core
+
+// adviseHugePages does nothing off Linux.
+func adviseHugePages(b []byte) {}
