@@ -347,7 +347,7 @@ func (c *Context) MulMat(a, b *Tensor) *Tensor {
 // PrecBF16 allows the backend to round both operands to bf16 (8 significant bits; each
 // product's relative error up to 2^-8) where that is faster: the CPU backend does so for F16
 // weights and at least 64 activation rows on CPUs with AVX-512 BF16 (kernel set avx512bf16),
-// about 1.7 times faster than its f32 products, and computes as under PrecDefault elsewhere.
+// about 1.6 times faster than its f32 products, and computes as under PrecDefault elsewhere.
 // A nil a, a node of another op or an unknown precision records an error on the context.
 func (c *Context) MulMatSetPrec(a *Tensor, prec Prec) {
 	const op = "MUL_MAT prec"

@@ -39,7 +39,7 @@ type Options struct {
 	NoMmap bool
 	// F32Products keeps every product with the weights at the backends' default precision:
 	// without it, the products with F16 weights allow bf16 (core.PrecBF16), which a prompt's
-	// products on a CPU with AVX-512 BF16 take (about 1.7 times faster). The attention and
+	// products on a CPU with AVX-512 BF16 take (about 1.6 times faster). The attention and
 	// the MoE router always compute in f32.
 	F32Products bool
 }

@@ -23,7 +23,8 @@ import (
 //     shared-panel schedule (the team packing each k block of A and B, one barrier per k block)
 //     on Zen 5, three alternating rounds, two workers: TinyLlama's FFN up product over a 512-token
 //     prompt with f16 weights (5632x512x2048) +22% (+26% on one worker), the others level.
-//   - bf16 weights on the AVX-512 BF16 sets (the pair path, sgemm_bf16.go) share packed panels:
+//   - bf16 weights on the AVX-512 BF16 sets (the pair path, sgemm_bf16.go), and f16 weights
+//     rounded to bf16 there (SgemmF16ABF16), share packed panels:
 //     the team packs each k block of A and B into shared scratch and computes it, pipelined over
 //     two buffers, one barrier per k block; tasks are gemmMC activation rows x gemmNCPairs weight
 //     rows. Packing and computing are split into tasks claimed from the shared atomic counter;
@@ -198,7 +199,7 @@ func SgemmF16A(ith, nth int, barrier func(), counter *atomic.Int64, work []float
 // SgemmF16ABF16 is SgemmF16A at bf16 precision for the products where that is faster: on the
 // pair path (AVX-512 BF16 with full-width 512-bit units, HasBF16Pairs) and n > 3, both operands
 // are rounded to bf16 (to nearest even, as F32ToBF16Row) while packing and multiplied as
-// SgemmBF16 multiplies them, about 1.7 times the f32 kernel's speed; each product then carries
+// SgemmBF16 multiplies them, about 1.6 times the f32 kernel's speed; each product then carries
 // up to 2^-8 of relative rounding error instead of SgemmF16A's exact products. Elsewhere it is
 // exactly SgemmF16A. Same protocol, scratch size and requirements as Sgemm.
 func SgemmF16ABF16(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m, n, k int, a []uint16, lda int, b []float32, ldb int, c []float32, ldc int) {

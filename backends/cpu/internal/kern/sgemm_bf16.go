@@ -6,7 +6,8 @@ import (
 )
 
 // The bf16 pair path of the packed GEMM: where the CPU has AVX-512 BF16 (and full-rate 512-bit
-// units), SgemmBF16 packs both operands as bf16 pairs instead of widening them to float32, and
+// units), SgemmBF16 packs both operands as bf16 pairs instead of widening them to float32
+// (SgemmF16ABF16 rounds its f16 weights and f32 activations to bf16 as it packs them), and
 // a 12x32 VDPBF16PS micro-kernel does two multiply-adds per lane and instruction (twice the
 // work per instruction of the f32 kernel, and half the packed bytes).
 //
