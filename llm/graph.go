@@ -53,10 +53,11 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 	rope := core.RopeParams{NDims: h.NRot, Mode: h.RopeMode, NCtxOrig: h.NCtxOrig, FreqBase: h.RopeBase,
 		FreqScale: h.RopeScale, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 	norm := func(x, w *core.Tensor) *core.Tensor { return ctx.Mul(ctx.RMSNorm(x, h.NormEps), w) }
+	prec := core.PrecDefault // of the weight products of the layer being built (weightPrec)
 	mm := func(w, x, b *core.Tensor) *core.Tensor {
 		y := ctx.MulMat(w, x)
-		if !m.f32Prod {
-			ctx.MulMatSetPrec(y, core.PrecBF16)
+		if prec != core.PrecDefault {
+			ctx.MulMatSetPrec(y, prec)
 		}
 		if b != nil {
 			y = ctx.Add(y, b)
@@ -69,6 +70,7 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 	inpL := ctx.GetRows(m.tokEmbd, ub.tokens)
 	for il := range m.layers {
 		l := &m.layers[il]
+		prec = m.weightPrec(l.dev)
 		inpSA := inpL
 		cur := norm(inpL, l.attnNorm)
 		q := ctx.Reshape3D(mm(l.wq, cur, l.bq), hd, nHead, N)
@@ -137,6 +139,7 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 	}
 	if nOut > 0 {
 		cur := norm(inpL, m.outNorm)
+		prec = m.weightPrec(m.outputDev)
 		ub.logits = mm(m.output, cur, m.outputB).SetName("result_output").SetOutput()
 		g.BuildForwardExpand(ub.logits)
 	} else {
@@ -144,6 +147,20 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 	}
 	ub.g = g
 	return ub
+}
+
+// weightPrec is the precision of the products with the weights on backend dev: PrecBF16 on the
+// CPU (which then multiplies a prompt's F16 weights in bf16 pairs where it can) unless
+// Options.F32Products; PrecDefault on every other backend, which keeps its own default (a
+// ggml server would read any other value as a request for f32 products).
+func (m *Model) weightPrec(dev int) core.Prec {
+	if m.f32Prod || dev < 0 || dev >= len(m.backends) {
+		return core.PrecDefault
+	}
+	if d := m.backends[dev].Device(); d != nil && d.Type() == core.DeviceCPU {
+		return core.PrecBF16
+	}
+	return core.PrecDefault
 }
 
 // moe is the mixture-of-experts feed-forward block (llama.cpp's build_moe_ffn with softmax gating

@@ -38,9 +38,9 @@ type Options struct {
 	// NoMmap copies host weights into memory instead of mapping the file.
 	NoMmap bool
 	// F32Products keeps every product with the weights at the backends' default precision:
-	// without it, the products with F16 weights allow bf16 (core.PrecBF16), which a prompt's
-	// products on a CPU with AVX-512 BF16 take (about 1.6 times faster). The attention and
-	// the MoE router always compute in f32.
+	// without it, the products with the weights of the layers on the CPU allow bf16
+	// (core.PrecBF16), which a prompt's products with F16 weights take on a CPU with AVX-512
+	// BF16 (about 1.6 times faster). The attention's KQ and the MoE router always ask for f32.
 	F32Products bool
 }
 
