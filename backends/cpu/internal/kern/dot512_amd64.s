@@ -554,6 +554,8 @@ hb_next:
 // same two accumulators per row (even and odd 16-element halves), the same products (fused, the
 // factors swapped), the same REDUCE4. Registers: Z0-Z7 the rows' halves (row r: Zr low, Zr+4
 // high), head h's accumulators Z8+8h .. Z15+8h in REDUCE4's order.
+// Each quad prefetches the quad 32 rows on (a generated token reads a cache that the weights have
+// pushed out of the caches).
 TEXT ·dot4F16G3AVX512(SB), NOSPLIT, $0-64
 	MOVQ a+8(FP), R9
 	MOVQ lda+16(FP), BX
@@ -566,6 +568,18 @@ TEXT ·dot4F16G3AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R13
 
 g3_quad:
+	MOVQ BX, CX
+	SHLQ $5, CX
+	LEAQ (R9)(CX*1), R10 // prefetch the quad 32 rows on (a generated token reads a cold cache)
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)(BX*1)
+	PREFETCHT0 (R10)(BX*2)
+	PREFETCHT0 64(R10)(BX*2)
+	LEAQ (R10)(BX*2), R10
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)(BX*1)
 	MOVQ R9, SI
 	LEAQ (R9)(BX*2), R8
 	MOVQ AX, DI
