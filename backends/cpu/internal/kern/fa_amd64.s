@@ -4,7 +4,8 @@
 
 // func faVAccF16AVX2(nk int, v *uint16, ldv int, w *float32, acc *float32, dv int)
 // acc[d] += Σ_{c<nk} w[c]·f32(v[c*ldv+d]) for d < dv (dv a multiple of 32, nk ≥ 1): 32 columns
-// of the accumulator at a time stay in Y0..Y3 while the value rows stream by.
+// of the accumulator at a time stay in Y0..Y3 while the value rows stream by, each key
+// prefetching the row 16 on.
 TEXT ·faVAccF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ nk+0(FP), CX
 	MOVQ v+8(FP), SI
@@ -13,6 +14,8 @@ TEXT ·faVAccF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ w+24(FP), DI
 	MOVQ acc+32(FP), DX
 	MOVQ dv+40(FP), R8
+	MOVQ BX, R12
+	SHLQ $4, R12           // 16 rows: how far ahead the rows are prefetched
 
 fav_chunk:
 	VMOVUPS (DX), Y0
@@ -24,6 +27,7 @@ fav_chunk:
 	MOVQ    CX, R11
 
 fav_key:
+	PREFETCHT0   (R9)(R12*1)
 	VBROADCASTSS (R10), Y4
 	VCVTPH2PS    (R9), Y5
 	VCVTPH2PS    16(R9), Y6
