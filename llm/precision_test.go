@@ -39,7 +39,7 @@ func TestF16PromptProducts(t *testing.T) {
 	if hasBF16Pairs() {
 		worst := 0.0
 		for i := range ref {
-			worst = max(worst, nmse(def[i], ref[i]))
+			worst = max(worst, tests.NMSE(def[i], ref[i]))
 		}
 		if worst < 1e-10 {
 			t.Errorf("AVX-512 BF16 CPU: the default logits are within %.3g of f32 products: the prompt's products did not round to bf16", worst)
@@ -62,6 +62,3 @@ func hasBF16Pairs() bool {
 	}
 	return false
 }
-
-// nmse is ggml's normalized mean squared error of got against want.
-func nmse(got, want []float32) float64 { return tests.NMSE(got, want) }

@@ -332,6 +332,15 @@ func TestHostileRequests(t *testing.T) {
 				return []uint64{3}, []wireTensor{a, b, r}
 			})
 		}},
+		{"graph with an unknown MUL_MAT precision", func(c *rawConn) {
+			graphWith(c, func(hd, base uint64) ([]uint64, []wireTensor) {
+				a, b, r := add(hd, base)
+				r = f32Tensor(3, hd, base+32, 1)
+				r.Op, r.Src[0], r.Src[1], r.Flags = ggmlOpMulMat, 1, 2, flagCompute
+				r.Params[0] = 3 // neither ggml's 0 and 10 nor tandem's 16
+				return []uint64{3}, []wireTensor{a, b, r}
+			})
+		}},
 		{"graph whose node lies outside its buffer", func(c *rawConn) {
 			graphWith(c, func(hd, base uint64) ([]uint64, []wireTensor) {
 				a, b, r := add(hd, base)

@@ -397,8 +397,8 @@ func (b *graphBuilder) construct(op core.Op, w *wireTensor, typ core.Type, ne [4
 		t = c.RMSNorm(s[0], f32(p[0]))
 	case core.OpMulMat:
 		t = c.MulMat(s[0], s[1])
-		if prec := core.Prec(p[0]); c.Err() == nil && (prec == core.PrecDefault || prec == core.PrecF32 || prec == core.PrecBF16) {
-			c.MulMatSetPrec(t, prec) // precision: ggml's two values and tandem's PrecBF16
+		if c.Err() == nil {
+			c.MulMatSetPrec(t, core.Prec(p[0])) // an unknown precision is the context's error
 		}
 	case core.OpMulMatID:
 		t = c.MulMatID(s[0], s[1], s[2])

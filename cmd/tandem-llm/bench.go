@@ -101,7 +101,7 @@ func benchCmd(args []string) error {
 	fa := fs.Int("fa", -1, "flash attention: 1 on, 0 off, -1 auto")
 	batch := fs.Int("b", llm.DefaultBatchSize, "micro-batch size")
 	rpcs := fs.String("rpc", "", "RPC servers (comma-separated)")
-	f32Prod := fs.Bool("f32-products", false, "keep every product with the weights in f32 (F16 weights are otherwise rounded to bf16 for prompts on AVX-512 BF16 CPUs)")
+	f32Prod := fs.Bool("f32-products", false, f32ProductsUsage)
 	bw := fs.Bool("bw", true, "measure the CPU's memory read bandwidth per thread count and set generation's weight reads against it")
 	if err := fs.Parse(args); err != nil {
 		return err

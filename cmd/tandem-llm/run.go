@@ -35,8 +35,11 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.rpc, "rpc", "", "comma-separated RPC servers (host:port) whose devices take offloaded layers")
 	fs.IntVar(&f.threads, "t", 0, "CPU threads (0: all cores)")
 	fs.BoolVar(&f.noMmap, "no-mmap", false, "copy the weights into memory instead of mapping the file")
-	fs.BoolVar(&f.f32Prod, "f32-products", false, "keep every product with the weights in f32 (F16 weights are otherwise rounded to bf16 for prompts on AVX-512 BF16 CPUs)")
+	fs.BoolVar(&f.f32Prod, "f32-products", false, f32ProductsUsage)
 }
+
+// f32ProductsUsage is the help of -f32-products (run and bench).
+const f32ProductsUsage = "keep every product with the weights in f32 (F16 weights are otherwise rounded to bf16 for prompts on AVX-512 BF16 CPUs)"
 
 // options turns the flags into llm.Options; -ngl -1 offloads everything when there is a real GPU
 // or an RPC server (software Vulkan devices such as lavapipe are slower than the CPU backend).

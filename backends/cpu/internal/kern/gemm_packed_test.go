@@ -19,12 +19,8 @@ func TestGemmPacked(t *testing.T) {
 				m, n, k := sh[0], sh[1], sh[2]
 				lda, ldb, ldc := k+3, k+5, m+2
 				a := randF32(r, (m-1)*lda+k, -1, 1)
-				a16 := make([]uint16, len(a))
-				af := make([]float32, len(a)) // a16 widened
-				for i, v := range a {
-					a16[i] = f32ToF16Go(v)
-					af[i] = f16ToF32Go(a16[i])
-				}
+				af := append([]float32(nil), a...)
+				a16 := toF16(af) // af: a16 widened
 				b := randF32(r, (n-1)*ldb+k, -1, 1)
 				bp := make([]float32, PackedBSize(n, k))
 				PackB(bp, b, ldb, n, k)
@@ -98,12 +94,8 @@ func TestPackAT(t *testing.T) {
 		m, k := sh[0], sh[1]
 		ldv := m + 3
 		v := randF32(r, (k-1)*ldv+m, -1, 1)
-		v16 := make([]uint16, len(v))
-		vw := make([]float32, len(v)) // v16 widened
-		for i, x := range v {
-			v16[i] = f32ToF16Go(x)
-			vw[i] = f16ToF32Go(v16[i])
-		}
+		vw := append([]float32(nil), v...)
+		v16 := toF16(vw) // vw: v16 widened
 		for _, f16 := range []bool{false, true} {
 			src := v
 			if f16 {

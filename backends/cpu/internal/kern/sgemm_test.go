@@ -84,6 +84,16 @@ const (
 	gemmF16BF16                 // SgemmF16ABF16: f16 weights, both rounded to bf16 on the pair path
 )
 
+// toF16 rounds x to IEEE halves in place and returns the bits.
+func toF16(x []float32) []uint16 {
+	h := make([]uint16, len(x))
+	for i := range x {
+		h[i] = f32ToF16Go(x[i])
+		x[i] = f16ToF32Go(h[i])
+	}
+	return h
+}
+
 // toBF16 rounds x to bf16 (ggml's rounding) in place and returns the bits.
 func toBF16(x []float32) []uint16 {
 	h := make([]uint16, len(x))
@@ -103,11 +113,7 @@ func gemmCheckKind(t *testing.T, c gemmCase, nth int, kind gemmKind, seed uint64
 	a := randF32(r, max(0, (m-1)*c.lda+k), -1, 1)
 	var ah []uint16
 	if f16 {
-		ah = make([]uint16, len(a))
-		for i := range a {
-			ah[i] = f32ToF16Go(a[i])
-			a[i] = f16ToF32Go(ah[i])
-		}
+		ah = toF16(a)
 	}
 	b := randF32(r, max(0, (n-1)*c.ldb+k), -1, 1)
 	var bh []uint16
