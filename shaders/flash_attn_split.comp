@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : enable
 // flash_attn_split.comp: FLASH_ATTN_EXT split over the keys ("flash decoding"), for steps with few
 // query rows (a decode step) where one workgroup per row (flash_attn_ext.comp) leaves the device
 // idle while each workgroup walks every key. Two passes, picked by a define:
@@ -42,6 +43,7 @@
 #define MAX_G 8u // query heads per workgroup; G * ceil(dv / WG) <= ACC_N
 #define QS_N 2048u
 #define DS 16u // key dimensions staged at a time
+#define VU 8u  // keys whose value elements are loaded together
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
@@ -241,7 +243,8 @@ void main() {
             uint nb = min(WG, j1 - c0);
             for (uint i0 = 0u; i0 < p.dk; i0 += DS) {
                 uint ni = min(DS, p.dk - i0);
-                for (uint e = tid; e < WG * DS; e += WG) {
+                [[unroll]] for (uint r = 0u; r < DS; r++) { // WG * DS elements, DS a thread
+                    uint e = tid + r * WG;
                     uint key = e / DS;
                     uint i = e % DS;
                     if (key < nb && i < ni) {
@@ -326,7 +329,28 @@ void main() {
                 }
             }
             barrier();
-            for (uint jj = 0u; jj < nb; jj++) {
+            // VU keys at a time: the value loads of one output element for VU keys are issued
+            // together, so that a workgroup waits for one load latency per VU keys instead of one
+            // per key (a decode step runs few workgroups: nothing else hides it).
+            uint jj = 0u;
+            for (; jj + VU <= nb; jj += VU) {
+                float vv[VU];
+                for (uint k = 0u; k < ACC_N; k++) {
+                    if (k < G * nr) {
+                        uint g = k % G;
+                        if (g == 0u) {
+                            uint d = tid + (k / G) * WG;
+                            [[unroll]] for (uint u = 0u; u < VU; u++) {
+                                vv[u] = d < p.dv ? v_at(vb + (c0 + jj + u) * p.v_nb1, d) : 0.0;
+                            }
+                        }
+                        [[unroll]] for (uint u = 0u; u < VU; u++) {
+                            acc[k] += sc[g * WG + jj + u] * vv[u];
+                        }
+                    }
+                }
+            }
+            for (; jj < nb; jj++) {
                 uint vr = vb + (c0 + jj) * p.v_nb1;
                 float vv = 0.0;
                 for (uint k = 0u; k < ACC_N; k++) {

@@ -223,8 +223,11 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if g == nil {
 		return errNilGraph
 	}
-	// Workers asleep since the last run start waking now, while the checks below run.
-	b.pool.kick()
+	// Workers asleep since the last run start waking now, while the checks below run (unless the
+	// graph is the last one again and its plan runs on the caller alone).
+	if g != b.planG || b.plan == nil || b.plan.nth > 1 {
+		b.pool.kick()
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -24,6 +24,7 @@ type runState struct {
 	stopErr error
 	prms    []params      // one per worker
 	prof    *core.OpTimes // the backend's op profile, nil when off
+	solo    bool          // worker 0 runs the graph alone: no barriers between nodes
 }
 
 // execute runs the planned graph on the pool: every worker walks all nodes, runs those it has a task
@@ -42,7 +43,16 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	if b.runFn == nil {
 		b.runFn = b.runWorker
 	}
-	b.pool.run(b.runFn)
+	if pl.nth == 1 {
+		// Every node has one task (a GPU split's token-embedding row, say): the caller runs the
+		// graph alone. Waking the pool's sleepers for it cost ~600 µs a token with 16 workers.
+		rs.solo = true
+		b.runWorker(0)
+		rs.solo = false
+		b.pool.barrier.reset() // a kernel's panic breaks it
+	} else {
+		b.pool.run(b.runFn)
+	}
 	nodes := rs.nodes
 	rs.nodes, rs.pl, rs.ctx, rs.work = nil, nil, nil, nil
 	if at, err := rs.errs.failedAt(); err != nil {
@@ -56,6 +66,9 @@ func (b *Backend) runWorker(ith int) {
 	rs := &b.rs
 	p := b.pool
 	nth := p.n
+	if rs.solo {
+		nth = 1
+	}
 	nodes, pl, ctx, abort := rs.nodes, rs.pl, rs.ctx, rs.abort
 	// Polling Done without blocking is lock-free, where ctx.Err takes the context's mutex on
 	// every node; Background's Done is nil and never polled.
@@ -111,7 +124,9 @@ func (b *Backend) runWorker(ith int) {
 				}
 			}
 		}
-		p.barrier.wait()
+		if !rs.solo {
+			p.barrier.wait()
+		}
 		if prof != nil {
 			prof.Add(n, time.Since(t0))
 		}

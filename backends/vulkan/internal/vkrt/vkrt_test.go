@@ -853,3 +853,65 @@ func TestSyncValidationCatchesMissingBarrier(t *testing.T) {
 		t.Fatal("synchronization validation did not report a read-after-write hazard between two dispatches without a barrier")
 	}
 }
+
+// TestReadsStaged: reads of 1 KiB and more from device-local memory the host does not cache (a
+// discrete GPU's resizable BAR) go through a staging copy; every other read is a plain copy.
+func TestReadsStaged(t *testing.T) {
+	bar := MemoryDeviceLocal | MemoryHostVisible | MemoryHostCoherent
+	for _, c := range []struct {
+		kind  BufferKind
+		flags uint32
+		n     int
+		want  bool
+	}{
+		{DeviceBuffer, bar, stagedReadMin, true},
+		{DeviceBuffer, bar, 128000, true},
+		{DeviceBuffer, bar, stagedReadMin - 1, false},
+		{DeviceBuffer, bar | MemoryHostCached, 128000, false},                 // integrated GPU, lavapipe
+		{DeviceBuffer, MemoryHostVisible | MemoryHostCoherent, 128000, false}, // system memory
+		{HostBuffer, bar, 128000, false},
+	} {
+		if got := readsStaged(c.kind, c.flags, c.n); got != c.want {
+			t.Errorf("readsStaged(%v, %#x, %d) = %v, want %v", c.kind, c.flags, c.n, got, c.want)
+		}
+	}
+}
+
+// TestUncachedReadThroughStaging reads a mapped device buffer whose memory is taken for uncached:
+// the bytes come back through the staging buffer, equal to those written through the mapping.
+func TestUncachedReadThroughStaging(t *testing.T) {
+	d := openDevice(t, DeviceOptions{})
+	b, err := d.NewBuffer(8192, DeviceBuffer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Destroy()
+	if !b.HostVisible() || b.memFlags&MemoryDeviceLocal == 0 {
+		t.Skipf("device buffer memory %#x is not mapped device-local memory", b.memFlags)
+	}
+	b.memFlags &^= MemoryHostCached // as a discrete GPU's BAR
+	src := make([]byte, 8192)
+	for i := range src {
+		src[i] = byte(i*7 + i>>8)
+	}
+	if err := b.Write(0, src); err != nil {
+		t.Fatal(err)
+	}
+	small := make([]byte, 16)
+	if err := b.Read(100, small); err != nil {
+		t.Fatal(err)
+	}
+	if d.staging != nil {
+		t.Fatal("a 16-byte read went through staging")
+	}
+	got := make([]byte, 5000)
+	if err := b.Read(3000, got); err != nil {
+		t.Fatal(err)
+	}
+	if d.staging == nil {
+		t.Fatal("a 5000-byte read from uncached memory did not go through staging")
+	}
+	if !bytes.Equal(got, src[3000:8000]) || !bytes.Equal(small, src[100:116]) {
+		t.Fatal("bytes read differ from those written")
+	}
+}
