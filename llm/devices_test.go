@@ -146,3 +146,33 @@ func TestCPUOnlyOpensNoOtherDevice(t *testing.T) {
 		t.Fatal("GPULayers -1: the other registrations were never asked for their devices")
 	}
 }
+
+// TestGenerationReplaysOnVulkan: with every layer on Vulkan, tokens evaluated one at a time run
+// one graph again and again, which the Vulkan backend replays from its recording instead of
+// recording it anew; the logits are the CPU's (NMSE ≤ 1e-6) token by token.
+func TestGenerationReplaysOnVulkan(t *testing.T) {
+	needVulkan(t)
+	c := caseByName(t, "llama-f32")
+	so := llm.SessionOptions{KVType: llm.KVF32, ContextSize: 256}
+	ones := make([]int, len(c.IDs))
+	for i := range ones {
+		ones[i] = 1
+	}
+	ref := evalAll(t, openCase(t, "llama-f32", llm.Options{}), so, c.IDs, ones...)
+	m := openCase(t, "llama-f32", llm.Options{GPULayers: -1})
+	var vk *vulkan.Backend
+	for _, be := range m.Backends() {
+		if v, ok := be.(*vulkan.Backend); ok {
+			vk = v
+		}
+	}
+	if vk == nil {
+		t.Fatal("no Vulkan backend among the model's")
+	}
+	r0 := vk.Replays()
+	got := evalAll(t, m, so, c.IDs, ones...)
+	sameLogits(t, "token by token on Vulkan", got, ref, 1e-6)
+	if n := vk.Replays() - r0; n < len(c.IDs)-2 {
+		t.Errorf("%d tokens one at a time: %d graphs replayed, want at least %d", len(c.IDs), n, len(c.IDs)-2)
+	}
+}

@@ -157,13 +157,11 @@ float elt_log(float x) {
     }
     int e = 0;
     if (b < 0x00800000u) {
-        // Subnormal: scale into the normal range.
-        x *= 33554432.0; // 2^25
-        b = floatBitsToUint(x);
-        if (b < 0x00800000u) {
-            return -ELT_INF; // flushed to zero
-        }
-        e = -25;
+        // Subnormal: x = b * 2^-149, and float(b) is exact and normal. Converting the integer
+        // keeps the value where a device that flushes denormals would flush x * 2^25 to 0 (an
+        // H200 gave -inf for log(1e-40) that way).
+        b = floatBitsToUint(float(b));
+        e = -149;
     }
     e += int(b >> 23) - 127;
     b = (b & 0x007fffffu) | 0x3f800000u; // m in [1, 2)

@@ -64,6 +64,11 @@ func (b *Backend) Close() error { return b.shell().Close() }
 // a nil or zero Backend).
 func (b *Backend) Barriers() int { return b.shell().Barriers() }
 
+// Replays returns the number of graphs GraphCompute ran again from their recorded command buffers
+// instead of recording them anew: a graph that runs again with the same nodes, parameters and
+// memory (each generated token's graph) is replayed. 0 for a nil or zero Backend.
+func (b *Backend) Replays() int { return b.shell().Replays() }
+
 // GraphCompute records every computing node of g (views and leafs cost nothing), submits it in
 // batches and waits for the result. A nil g is an error. An index out of range in GET_ROWS or
 // SET_ROWS (checked on the device) is reported after the graph has run, as the CPU backend words

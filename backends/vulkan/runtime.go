@@ -89,7 +89,66 @@ func (v *vkDispatcher) Run(record func(gpubackend.Queue) error) error {
 	}
 	defer done()
 	q := &vkQueue{vd: v.vd, batch: firstNodesPerSubmit}
-	return q.finish(record(q))
+	_, err = q.finish(record(q))
+	return err
+}
+
+// RunKept is Run whose command buffers are kept for Replay (recorded reusable).
+func (v *vkDispatcher) RunKept(record func(gpubackend.Queue) error) (gpubackend.Recording, error) {
+	done, err := v.vd.Use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	q := &vkQueue{vd: v.vd, batch: firstNodesPerSubmit, keep: true}
+	kept, err := q.finish(record(q))
+	if err != nil || len(kept) == 0 {
+		return nil, err
+	}
+	return &vkRecording{vd: v.vd, cmds: kept}, nil
+}
+
+// vkRecording is a graph's command buffers, finished and kept to be submitted again.
+type vkRecording struct {
+	vd   *vkrt.Device
+	cmds []*vkrt.Commands
+}
+
+var _ gpubackend.Recording = (*vkRecording)(nil)
+
+// Replay submits the command buffers again, in order, and waits for them. Where one reaches a
+// buffer destroyed since, nothing is submitted and ok is false.
+func (r *vkRecording) Replay() (ok bool, err error) {
+	done, err := r.vd.Use()
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	for _, c := range r.cmds {
+		if !c.BuffersAlive() {
+			return false, nil
+		}
+	}
+	for i, c := range r.cmds {
+		if err := c.Resubmit(); err != nil {
+			for _, s := range r.cmds[:i] {
+				err = errors.Join(err, s.Wait())
+			}
+			return false, err
+		}
+	}
+	for _, c := range r.cmds {
+		err = errors.Join(err, c.Wait())
+	}
+	return err == nil, err
+}
+
+// Release returns the command buffers to the device.
+func (r *vkRecording) Release() {
+	for _, c := range r.cmds {
+		c.Release()
+	}
+	r.cmds = nil
 }
 
 // vkQueue records one graph: the command buffer being recorded (begun on first use) and those
@@ -101,6 +160,7 @@ type vkQueue struct {
 	binds     [vkrt.MaxBindings]vkrt.Binding
 	batch     int                           // dispatches the command buffer being recorded is submitted at
 	timing    bool                          // StartTiming: each command buffer begins with a timestamp
+	keep      bool                          // RunKept: command buffers recorded reusable and kept
 	marks     map[*vkrt.Commands][]nodeMark // TimeNode's marks per command buffer
 }
 
@@ -159,7 +219,11 @@ func (q *vkQueue) deliverTimes(c *vkrt.Commands) error {
 // commands returns the command buffer being recorded, beginning one when there is none.
 func (q *vkQueue) commands() (*vkrt.Commands, error) {
 	if q.cur == nil {
-		c, err := q.vd.Begin()
+		begin := q.vd.Begin
+		if q.keep {
+			begin = q.vd.BeginReusable
+		}
+		c, err := begin()
 		if err != nil {
 			return nil, err
 		}
@@ -223,8 +287,9 @@ func (q *vkQueue) EndNode() error {
 }
 
 // finish submits the command buffer being recorded (or drops it when recording failed with err),
-// waits for every submitted one and releases them.
-func (q *vkQueue) finish(err error) error {
+// waits for every submitted one and releases them; a keep queue returns them instead when all
+// went well.
+func (q *vkQueue) finish(err error) ([]*vkrt.Commands, error) {
 	if c := q.cur; c != nil {
 		q.cur = nil
 		if err == nil {
@@ -242,8 +307,14 @@ func (q *vkQueue) finish(err error) error {
 			werr = q.deliverTimes(c)
 		}
 		err = errors.Join(err, werr)
+	}
+	kept := q.submitted
+	q.submitted = nil
+	if q.keep && err == nil {
+		return kept, nil
+	}
+	for _, c := range kept {
 		c.Release()
 	}
-	q.submitted = nil
-	return err
+	return nil, err
 }

@@ -59,6 +59,9 @@ func ValidationMessages() []string { return nil }
 // Shutdown does nothing in this build.
 func Shutdown() error { return nil }
 
+// Replays returns 0: this build has no Vulkan devices.
+func (b *Backend) Replays() int { return 0 }
+
 // SetOpProfile does nothing: this build has no Vulkan devices.
 func (b *Backend) SetOpProfile(on bool) {}
 

@@ -56,6 +56,25 @@ type Dispatcher interface {
 	Run(record func(q Queue) error) error
 }
 
+// Replayer is a Dispatcher that can keep a graph's recorded work and run it again (Vulkan keeps its
+// command buffers): the backend replays a graph that runs again unchanged, as llm's generation does
+// every token, instead of recording it anew.
+type Replayer interface {
+	// RunKept is Run, keeping what record issued; the Recording is nil where nothing was issued
+	// or the run failed.
+	RunKept(record func(q Queue) error) (Recording, error)
+}
+
+// Recording is a graph's work kept by Replayer.RunKept.
+type Recording interface {
+	// Replay runs the work again, as recorded, and returns once the device has finished it. ok
+	// is false, with nothing run, where a buffer the work reaches was freed since (record
+	// again); a device error is returned as such.
+	Replay() (ok bool, err error)
+	// Release frees the recording.
+	Release()
+}
+
 // Queue issues one graph's work (Dispatcher.Run).
 type Queue interface {
 	// Dispatch binds p, its push constants and its storage buffers (binding i = bindings[i], each

@@ -27,6 +27,8 @@ type Backend struct {
 	rt         opsRuntime
 	q          Queue         // the queue of the graph being recorded
 	prof       *core.OpTimes // SetOpProfile; nil: off
+	kept       *kept         // the last graph's recording, where disp is a Replayer (replay.go)
+	replays    int
 }
 
 // NewBackend returns a backend on d that runs graphs through disp.
@@ -113,6 +115,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	b.dropKept()
 	b.enc.Close()
 	return nil
 }
@@ -172,11 +175,35 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	if err := core.CheckInputsSet(g); err != nil {
 		return err
 	}
+	rp, canKeep := b.disp.(Replayer)
+	canKeep = canKeep && b.prof == nil
+	set := b.enc.Setting()
+	if canKeep && b.kept != nil && b.kept.holds(g, set) {
+		if err := ctx.Err(); err != nil {
+			return core.Errorf("%s: stopped before the graph's first node: %w", p, err)
+		}
+		if err := b.enc.Rearm(); err != nil {
+			return core.Errorf("%s: %w", p, err)
+		}
+		ok, err := b.kept.rec.Replay()
+		if err != nil {
+			b.dropKept()
+			return core.Errorf("%s: GraphCompute: %w", p, err)
+		}
+		if ok {
+			b.replays++
+			b.dispatches += b.kept.dispatches
+			b.enc.CountBarriers(b.kept.barriers)
+			return b.enc.CheckIndices()
+		}
+	}
+	b.dropKept()
 	if err := b.enc.Start(g.Nodes()); err != nil {
 		return core.Errorf("%s: %w", p, err)
 	}
+	d0, b0 := b.dispatches, b.enc.Barriers()
 	recorded := false
-	err := b.disp.Run(func(q Queue) error {
+	record := func(q Queue) error {
 		recorded = true
 		b.q = q
 		defer func() { b.q = nil }()
@@ -207,7 +234,17 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 			}
 		}
 		return nil
-	})
+	}
+	var err error
+	if canKeep {
+		var rec Recording
+		if rec, err = rp.RunKept(record); rec != nil {
+			b.kept = &kept{rec: rec, g: g, snap: snapshot(nil, g), set: set,
+				dispatches: b.dispatches - d0, barriers: b.enc.Barriers() - b0}
+		}
+	} else {
+		err = b.disp.Run(record)
+	}
 	if err != nil {
 		if !recorded {
 			return core.Errorf("%s: GraphCompute: %w", p, err)

@@ -36,6 +36,7 @@ type Encoder struct {
 	nodes  []*core.Tensor
 	fused  []fusion
 	noFuse bool
+	gen    uint64 // counts the Use* calls (Setting)
 }
 
 // NewEncoder returns an encoder that records through rt for device dev. api names the backend in

@@ -21,7 +21,7 @@ const (
 )
 
 // UseFusion turns node fusion on (the default) or off, for tests that compare the two.
-func (e *Encoder) UseFusion(on bool) { e.noFuse = !on }
+func (e *Encoder) UseFusion(on bool) { e.noFuse, e.gen = !on, e.gen+1 }
 
 // planFusions marks the fusable pairs of nodes (nil when there is none or fusion is off),
 // reusing the previous graph's marks' memory.

@@ -24,7 +24,7 @@ const (
 
 // UseFlashAttnSplit turns the key split of FLASH_ATTN_EXT on (the default: the rule decides) or
 // off (one workgroup per query row always), for tests and benchmarks.
-func (e *Encoder) UseFlashAttnSplit(on bool) { e.faOneRow = !on }
+func (e *Encoder) UseFlashAttnSplit(on bool) { e.faOneRow, e.gen = !on, e.gen+1 }
 
 // faSplit is how a FLASH_ATTN_EXT node splits its keys.
 type faSplit struct {

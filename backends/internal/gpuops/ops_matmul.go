@@ -55,6 +55,7 @@ const (
 // UseMulMat makes e encode every MUL_MAT node with kernel k (and tile, for MulMatTiledWith), for
 // tests and benchmarks that prove one kernel; MulMatAuto restores the default choice.
 func (e *Encoder) UseMulMat(k MulMatKernel, tile Tile) {
+	e.gen++
 	switch k {
 	case MulMatVec:
 		e.mulMat = (*Encoder).encodeMulMat
@@ -164,6 +165,7 @@ func (d *Device) mulMatVecShape(n *core.Tensor) (wg, rows uint32) {
 // kernel, whatever the device), wg invocations and rows rows per workgroup, for tests and
 // benchmarks; UseMulMat(MulMatAuto, Tile{}) restores the default choice.
 func (e *Encoder) UseMulMatVec(wg, rows uint32) {
+	e.gen++
 	e.mulMat = func(e *Encoder, n *core.Tensor) error {
 		return e.encodeMulMatVecKernel(n, "mul_mat_vec_", wg, int64(rows), true)
 	}

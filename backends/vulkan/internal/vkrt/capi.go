@@ -233,7 +233,13 @@ func cAllocateDescriptorSet(f cDevfns, dev vk.Device, pool uint64, layout vk.Des
 	return uint64(s), int32(r)
 }
 
-func cBegin(f cDevfns, cmd vk.CommandBuffer) int32 { return int32(C.tdm_begin(f, hCmd(cmd))) }
+func cBegin(f cDevfns, cmd vk.CommandBuffer, once bool) int32 {
+	o := C.int(0)
+	if once {
+		o = 1
+	}
+	return int32(C.tdm_begin(f, hCmd(cmd), o))
+}
 
 func cEnd(f cDevfns, cmd vk.CommandBuffer) int32 { return int32(C.tdm_end(f, hCmd(cmd))) }
 

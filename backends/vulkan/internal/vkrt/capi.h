@@ -878,11 +878,12 @@ typedef struct {
     uint64_t range;
 } tdm_binding;
 
-static tdm_result tdm_begin(tdm_devfns *f, void *cmd) {
+// tdm_begin begins recording; once: ONE_TIME_SUBMIT (else the buffer may be submitted again).
+static tdm_result tdm_begin(tdm_devfns *f, void *cmd, int once) {
     tdm_command_buffer_begin_info bi;
     memset(&bi, 0, sizeof bi);
     bi.sType = TDM_ST_COMMAND_BUFFER_BEGIN_INFO;
-    bi.flags = 0x1; // ONE_TIME_SUBMIT
+    bi.flags = once ? 0x1 : 0x0; // ONE_TIME_SUBMIT
     return f->BeginCommandBuffer(cmd, &bi);
 }
 

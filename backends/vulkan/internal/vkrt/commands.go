@@ -38,6 +38,10 @@ type Commands struct {
 	state     cmdState
 	dispatch  int
 	binds     [maxBindings]cBinding
+	// reusable: begun by BeginReusable, so Resubmit may run it again; uses then holds every
+	// buffer its commands reach, which must all be alive when it does.
+	reusable bool
+	uses     []*Buffer
 }
 
 // Binding is a range of a buffer bound to one storage-buffer binding.
@@ -116,7 +120,14 @@ func (c *Commands) destroy() {
 
 // Begin returns a Commands in the recording state. Its first command is a
 // global memory barrier, so it is ordered after all work submitted earlier.
-func (d *Device) Begin() (*Commands, error) {
+func (d *Device) Begin() (*Commands, error) { return d.begin(false) }
+
+// BeginReusable is Begin for commands that Resubmit may run again once they have
+// finished (a graph run every token). They keep their descriptor sets until
+// Release.
+func (d *Device) BeginReusable() (*Commands, error) { return d.begin(true) }
+
+func (d *Device) begin(reusable bool) (*Commands, error) {
 	if err := d.acquire(); err != nil {
 		return nil, err
 	}
@@ -146,7 +157,8 @@ func (d *Device) Begin() (*Commands, error) {
 		d.allCmds[c] = struct{}{}
 		d.mu.Unlock()
 	}
-	if err := resultError("vkBeginCommandBuffer", cBegin(d.fns, c.cmd)); err != nil {
+	c.reusable = reusable
+	if err := resultError("vkBeginCommandBuffer", cBegin(d.fns, c.cmd, !reusable)); err != nil {
 		c.state = cmdBroken
 		c.Release()
 		return nil, err
@@ -243,6 +255,7 @@ func (c *Commands) Dispatch(p *Pipeline, groups [3]uint32, push []byte, bindings
 			}
 		}
 		c.binds[i] = makeBinding(buf.buf, b.Offset, rng)
+		c.use(buf)
 	}
 	var set uint64
 	if p.bindings > 0 {
@@ -323,7 +336,22 @@ func (c *Commands) CopyBuffer(dst *Buffer, dstOff uint64, src *Buffer, srcOff, s
 		return nil
 	}
 	cCopyBuffer(c.d.fns, c.cmd, src.buf, dst.buf, srcOff, dstOff, size)
+	c.use(src)
+	c.use(dst)
 	return nil
+}
+
+// use notes that the commands of a reusable c reach b.
+func (c *Commands) use(b *Buffer) {
+	if !c.reusable {
+		return
+	}
+	for _, u := range c.uses[max(0, len(c.uses)-8):] { // bindings repeat from dispatch to dispatch
+		if u == b {
+			return
+		}
+	}
+	c.uses = append(c.uses, b)
 }
 
 // FillBuffer records vkCmdFillBuffer: size bytes at off (both multiples of 4)
@@ -350,6 +378,7 @@ func (c *Commands) FillBuffer(b *Buffer, off, size uint64, word uint32) error {
 		return nil
 	}
 	cFillBuffer(c.d.fns, c.cmd, b.buf, off, size, word)
+	c.use(b)
 	return nil
 }
 
@@ -434,6 +463,40 @@ func (c *Commands) Submit() error {
 	return nil
 }
 
+// BuffersAlive reports whether every buffer the commands of a reusable c reach
+// is still alive (none destroyed since recording).
+func (c *Commands) BuffersAlive() bool {
+	for _, b := range c.uses {
+		if b.destroyed.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// Resubmit submits a finished reusable command buffer again, as recorded. It
+// fails (ErrClosed) without submitting when a buffer its commands reach has
+// been destroyed since, and (ErrInvalid) for commands not begun with
+// BeginReusable or not finished.
+func (c *Commands) Resubmit() error {
+	if !c.reusable || c.state != cmdDone {
+		return fmt.Errorf("vulkan: Resubmit of a command buffer that is not reusable and finished: %w", ErrInvalid)
+	}
+	if !c.BuffersAlive() {
+		return fmt.Errorf("vulkan: Resubmit: a buffer its commands use was destroyed: %w", ErrClosed)
+	}
+	d := c.d
+	d.queueMu.Lock()
+	r := cSubmit(d.fns, d.queue, c.cmd, c.fence)
+	d.queueMu.Unlock()
+	if err := resultError("vkQueueSubmit", r); err != nil {
+		c.state = cmdBroken
+		return err
+	}
+	c.state = cmdSubmitted
+	return nil
+}
+
 // Done reports whether a submitted command buffer has finished, without waiting.
 func (c *Commands) Done() (bool, error) {
 	switch c.state {
@@ -506,6 +569,7 @@ func (c *Commands) Release() {
 		return
 	}
 	c.descIdx, c.descUsed, c.nQueries, c.last, c.dispatch = 0, 0, 0, nil, 0
+	c.reusable, c.uses = false, c.uses[:0]
 	c.state = cmdIdle
 	d.freeCmds = append(d.freeCmds, c)
 }

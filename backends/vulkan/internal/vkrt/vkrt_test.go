@@ -915,3 +915,83 @@ func TestUncachedReadThroughStaging(t *testing.T) {
 		t.Fatal("bytes read differ from those written")
 	}
 }
+
+// TestResubmit: reusable commands run again as recorded (a fill of a word counted up by a copy
+// chain would show one run only), commands begun with Begin refuse, and once a buffer they reach
+// is destroyed they report it and submit nothing.
+func TestResubmit(t *testing.T) {
+	d := openDevice(t, DeviceOptions{})
+	a, err := d.NewBuffer(64, DeviceBuffer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.NewBuffer(64, DeviceBuffer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.BeginReusable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if err := c.FillBuffer(a, 0, 64, 0x01020304); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CopyBuffer(b, 0, a, 0, 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		if err := b.Write(0, make([]byte, 64)); err != nil {
+			t.Fatal(err)
+		}
+		if run > 0 {
+			if err := c.Resubmit(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]byte, 64)
+		if err := b.Read(0, got); err != nil {
+			t.Fatal(err)
+		}
+		want := byte(0)
+		if run > 0 {
+			want = 4
+		}
+		if got[0] != want || got[63] != want/4 {
+			t.Fatalf("run %d: bytes %v, want %d..%d", run, got[:4], want, want/4)
+		}
+	}
+	once, err := d.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := once.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := once.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := once.Resubmit(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Resubmit of one-time commands: %v, want ErrInvalid", err)
+	}
+	once.Release()
+	a.Destroy()
+	if c.BuffersAlive() {
+		t.Error("BuffersAlive after a buffer was destroyed")
+	}
+	if err := c.Resubmit(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Resubmit after a buffer was destroyed: %v, want ErrClosed", err)
+	}
+}
