@@ -29,12 +29,18 @@ func addChain(t *testing.T, n int, cols, rows int64) (*core.Graph, []*core.Tenso
 		y = ctx.Add(y, one)
 		ys[i] = y
 	}
+	return graphTo(t, ctx, y), ys
+}
+
+// graphTo builds the graph that computes out, failing on ctx's error.
+func graphTo(t *testing.T, ctx *core.Context, out *core.Tensor) *core.Graph {
+	t.Helper()
 	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
 	}
 	g := core.NewGraph(core.DefaultGraphSize)
-	g.BuildForwardExpand(y)
-	return g, ys
+	g.BuildForwardExpand(out)
+	return g
 }
 
 // withHook installs kernelHook for the duration of the test.

@@ -29,12 +29,7 @@ func rowsChain(t *testing.T, n int) (*core.Graph, []*core.Tensor) {
 		}
 		ys[i] = y
 	}
-	if err := ctx.Err(); err != nil {
-		t.Fatal(err)
-	}
-	g := core.NewGraph(core.DefaultGraphSize)
-	g.BuildForwardExpand(y)
-	return g, ys
+	return graphTo(t, ctx, y), ys
 }
 
 // TestSingleTaskGraphRunsOnCaller: a graph whose every node has one task (one-row GET_ROWS) runs on

@@ -452,6 +452,12 @@ func (c *Commands) Submit() error {
 		c.state = cmdBroken
 		return err
 	}
+	return c.submit()
+}
+
+// submit submits the ended command buffer with its fence.
+func (c *Commands) submit() error {
+	d := c.d
 	d.queueMu.Lock()
 	r := cSubmit(d.fns, d.queue, c.cmd, c.fence)
 	d.queueMu.Unlock()
@@ -485,16 +491,7 @@ func (c *Commands) Resubmit() error {
 	if !c.BuffersAlive() {
 		return fmt.Errorf("vulkan: Resubmit: a buffer its commands use was destroyed: %w", ErrClosed)
 	}
-	d := c.d
-	d.queueMu.Lock()
-	r := cSubmit(d.fns, d.queue, c.cmd, c.fence)
-	d.queueMu.Unlock()
-	if err := resultError("vkQueueSubmit", r); err != nil {
-		c.state = cmdBroken
-		return err
-	}
-	c.state = cmdSubmitted
-	return nil
+	return c.submit()
 }
 
 // Done reports whether a submitted command buffer has finished, without waiting.
