@@ -28,7 +28,11 @@
 // (MUL(RMS_NORM(x), w), w broadcast over the rows by repetition): each thread
 // stores its normalized element y in dst and y·w in the MUL's result, the
 // unfused shaders' float operations on the same values (bit for bit).
-// Bindings: 0 = src, 1 = dst; with MUL 2 = w, 3 = the MUL's result.
+// With RMS and MUL, ADD fuses the ADD before the RMS_NORM too (MUL(RMS_NORM(a + b), w), the
+// residual sum and the next layer's weighted norm): the source is a + b, stored in the ADD's
+// result (a, b and it of one shape and src's strides) as the pass that writes dst goes.
+// Bindings: 0 = src (a), 1 = dst; with MUL 2 = w, 3 = the MUL's result; with ADD 4 = b, 5 = the
+// ADD's result.
 // Specialization: constant 0 = workgroup size (power of two, default 256).
 // Dispatch: any x grid (grid-stride loop over rows).
 
@@ -44,6 +48,10 @@ layout(std430, binding = 1) buffer BufD { float data_d[]; };
 layout(std430, binding = 2) readonly buffer BufW { float data_w[]; };
 layout(std430, binding = 3) buffer BufM { float data_m[]; };
 #endif
+#if defined(ADD)
+layout(std430, binding = 4) readonly buffer BufB { float data_b[]; };
+layout(std430, binding = 5) buffer BufX { float data_x[]; };
+#endif
 
 layout(push_constant) uniform Params {
     uint ne0, ne1, ne2, ne3;
@@ -58,7 +66,21 @@ layout(push_constant) uniform Params {
     uint mnb0, mnb1, mnb2, mnb3;   // the MUL result's strides (floats)
     uint offs_w, offs_m;
 #endif
+#if defined(ADD)
+    uint offs_b, offs_x;           // b and the ADD's result: src's shape and strides
+#endif
 } p;
+
+// src_at returns element i0 of the source row at is: with ADD, the sum a + b (the ADD's one
+// float operation, as binary.comp), written to the ADD's result by the last pass.
+float src_at(uint is, uint i0) {
+#if defined(ADD)
+    precise float v = data_s[is + i0 * p.nb00] + data_b[is - p.offs_s + p.offs_b + i0 * p.nb00];
+    return v;
+#else
+    return data_s[is + i0 * p.nb00];
+#endif
+}
 
 shared float red[gl_WorkGroupSize.x];
 
@@ -103,7 +125,7 @@ vec2 norm_factors(float v2, float ik, float k) {
 float row_scale(uint is, uint tid) {
     float m = 0.0;
     for (uint i0 = tid; i0 < p.ne0; i0 += gl_WorkGroupSize.x) {
-        m = max(m, abs(data_s[is + i0 * p.nb00]));
+        m = max(m, abs(src_at(is, i0)));
     }
     m = reduce_max(m, tid);
     return (m > 1.0 && !isinf(m)) ? m : 1.0;
@@ -132,7 +154,7 @@ void main() {
             float m = 0.0;
             [[unroll]] for (uint r = 0u; r < NR; r++) {
                 uint i0 = tid + r * wg;
-                xs[r] = i0 < p.ne0 ? data_s[is + i0 * p.nb00] : 0.0;
+                xs[r] = i0 < p.ne0 ? src_at(is, i0) : 0.0;
             }
             [[unroll]] for (uint r = 0u; r < NR; r++) {
                 m = max(m, abs(xs[r]));
@@ -152,6 +174,9 @@ void main() {
             [[unroll]] for (uint r = 0u; r < NR; r++) {
                 uint i0 = tid + r * wg;
                 if (i0 < p.ne0) {
+#if defined(ADD)
+                    data_x[is - p.offs_s + p.offs_x + i0 * p.nb00] = xs[r];
+#endif
                     const float y = xs[r] * ik * f.x * f.y;
                     data_d[id + i0 * p.nb0] = y;
 #if defined(MUL)
@@ -165,13 +190,17 @@ void main() {
         const float ik = 1.0 / k;
         float s2 = 0.0;
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            float x = data_s[is + i0 * p.nb00] * ik;
+            float x = src_at(is, i0) * ik;
             s2 += x * x;
         }
         s2 = reduce_sum(s2, tid);
         const vec2 f = norm_factors(s2 / n, ik, k);
         for (uint i0 = tid; i0 < p.ne0; i0 += wg) {
-            const float y = data_s[is + i0 * p.nb00] * ik * f.x * f.y;
+            const float xv = src_at(is, i0);
+#if defined(ADD)
+            data_x[is - p.offs_s + p.offs_x + i0 * p.nb00] = xv;
+#endif
+            const float y = xv * ik * f.x * f.y;
             data_d[id + i0 * p.nb0] = y;
 #if defined(MUL)
             data_m[im + i0 * p.mnb0] = y * data_w[iw + (i0 % p.wne0) * p.wnb0];

@@ -93,3 +93,93 @@ func TestFusedRMSNormMul(t *testing.T) {
 		})
 	}
 }
+
+// TestFusedAddRMSNormMul: MUL(RMS_NORM(ADD(a, b)), w), the residual sum and the next weighted
+// norm, recorded as one dispatch gives the three nodes' results bit for bit as three dispatches
+// do — with the sum read again later (as the next residual), written over a (an in-place ADD),
+// and for rows longer than the shader keeps in registers — with two dispatches less; an ADD that
+// broadcasts b stays a node of its own.
+func TestFusedAddRMSNormMul(t *testing.T) {
+	be := newBackend(t)
+	defer be.sh.Encoder().UseFusion(true)
+	for _, c := range []struct {
+		name      string
+		ne0       int64
+		inPlace   bool
+		broadcast bool
+	}{
+		{"sum_read_later", 300, false, false},
+		{"add_over_a", 300, true, false},
+		{"long_rows", 5000, false, false},
+		{"b_broadcast", 300, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var results [2][4][]byte
+			var dispatches [2]int
+			for run, fuse := range []bool{false, true} {
+				ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+				a := ctx.NewTensor(core.TypeF32, c.ne0, 5, 2)
+				b := ctx.NewTensor(core.TypeF32, c.ne0, 5, 2)
+				if c.broadcast {
+					b = ctx.NewTensor(core.TypeF32, c.ne0, 1, 1)
+				}
+				w := ctx.NewTensor(core.TypeF32, c.ne0)
+				sum := ctx.Add(a, b)
+				norm := ctx.RMSNorm(sum, 1e-5)
+				mul := ctx.Mul(norm, w)
+				next := ctx.Add(mul, sum) // the sum read again after the three
+				if err := ctx.Err(); err != nil {
+					t.Fatal(err)
+				}
+				bt := be.DefaultBufferType()
+				buf, err := bt.Alloc(8 * a.NBytes())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer buf.Free()
+				off := int64(0)
+				for _, tt := range []*core.Tensor{a, b, w, sum, norm, mul, next} {
+					off = core.AlignUp(off, bt.Alignment())
+					at := off
+					if tt == sum && c.inPlace {
+						at = a.Offset
+					}
+					if err := core.TensorAlloc(buf, tt, at); err != nil {
+						t.Fatal(err)
+					}
+					off += bt.AllocSize(tt)
+				}
+				r := rand.New(rand.NewPCG(5, 6))
+				randomize(t, r, a, -3, 3)
+				randomize(t, r, b, -3, 3)
+				randomize(t, r, w, -2, 2)
+				g := core.NewGraph(core.DefaultGraphSize)
+				g.BuildForwardExpand(next)
+				be.sh.Encoder().UseFusion(fuse)
+				d0 := be.sh.Dispatches()
+				if err := be.GraphCompute(g); err != nil {
+					t.Fatal(err)
+				}
+				dispatches[run] = be.sh.Dispatches() - d0
+				for i, tt := range []*core.Tensor{sum, norm, mul, next} {
+					results[run][i] = make([]byte, tt.NBytes())
+					if err := core.TensorGet(tt, results[run][i], 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i, name := range []string{"ADD", "RMS_NORM", "MUL", "next ADD"} {
+				if !bytes.Equal(results[0][i], results[1][i]) {
+					t.Errorf("%s: fused result differs from the unfused one", name)
+				}
+			}
+			want := dispatches[0] - 2
+			if c.broadcast {
+				want = dispatches[0] - 1 // RMS_NORM + MUL only
+			}
+			if dispatches[1] != want {
+				t.Errorf("%d dispatches fused, %d unfused: want %d", dispatches[1], dispatches[0], want)
+			}
+		})
+	}
+}

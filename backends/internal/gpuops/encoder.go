@@ -70,7 +70,9 @@ func (e *Encoder) Encode(i int, n *core.Tensor) error {
 		case fuseInNext:
 			return nil // recorded with the next node
 		case fuseRMSMul:
-			return e.encodeRMSNormMul(e.nodes[i-1], n)
+			return e.encodeRMSNormMul(nil, e.nodes[i-1], n)
+		case fuseAddRMSMul:
+			return e.encodeRMSNormMul(e.nodes[i-2], e.nodes[i-1], n)
 		}
 	}
 	if n.Op == core.OpMulMat && e.mulMat != nil {

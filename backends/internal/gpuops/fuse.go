@@ -9,15 +9,18 @@ import "github.com/tandem-ml/tandem/core"
 // of the first node (a later node, a scheduler split) finds it.
 //
 // RMS_NORM + MUL: MUL(RMS_NORM(x), w) with w repeated over the rows, the weighted norm of every
-// transformer layer (norm.comp's MUL variant), as the CPU backend fuses it.
+// transformer layer (norm.comp's MUL variant), as the CPU backend fuses it. ADD + RMS_NORM + MUL:
+// the same with x = ADD(a, b) just before it (the residual sum, then the next weighted norm; the
+// ADD variant): three nodes, one dispatch.
 
 // fusion is a node's part in a fused pair.
 type fusion uint8
 
 const (
-	fuseNone   fusion = iota
-	fuseInNext        // recorded with the next node
-	fuseRMSMul        // MUL recording the RMS_NORM before it
+	fuseNone      fusion = iota
+	fuseInNext           // recorded with the next node
+	fuseRMSMul           // MUL recording the RMS_NORM before it
+	fuseAddRMSMul        // MUL recording the ADD and the RMS_NORM before it
 )
 
 // UseFusion turns node fusion on (the default) or off, for tests that compare the two.
@@ -30,13 +33,20 @@ func (e *Encoder) planFusions(nodes []*core.Tensor) []fusion {
 		return nil
 	}
 	fs := e.fused[:0]
+	mark := func(i int, f ...fusion) {
+		if len(fs) == 0 {
+			fs = append(fs, make([]fusion, len(nodes))...)
+			clear(fs)
+		}
+		copy(fs[i:], f)
+	}
 	for i := 0; i+1 < len(nodes); i++ {
-		if rmsMulFusable(e.dev, nodes[i], nodes[i+1]) {
-			if len(fs) == 0 {
-				fs = append(fs, make([]fusion, len(nodes))...)
-				clear(fs)
-			}
-			fs[i], fs[i+1] = fuseInNext, fuseRMSMul
+		switch {
+		case i+2 < len(nodes) && addRMSMulFusable(e.dev, nodes[i], nodes[i+1], nodes[i+2]):
+			mark(i, fuseInNext, fuseInNext, fuseAddRMSMul)
+			i += 2
+		case rmsMulFusable(e.dev, nodes[i], nodes[i+1]):
+			mark(i, fuseInNext, fuseRMSMul)
 			i++
 		}
 	}
@@ -59,24 +69,49 @@ func rmsMulFusable(d *Device, norm, mul *core.Tensor) bool {
 	return Supports(d, norm) && Supports(d, mul) && stridesIn(w, 4) && stridesIn(mul, 4) && core.CanRepeat(w, mul)
 }
 
-const rmsNormMulPushSize = 30 * 4
+// addRMSMulFusable reports whether add = ADD(a, b), norm = RMS_NORM(add) and mul = MUL(norm, w)
+// can be recorded as one dispatch: rmsMulFusable, and a, b and add f32 of one shape and one set of
+// strides (the shader addresses them all with the source's).
+func addRMSMulFusable(d *Device, add, norm, mul *core.Tensor) bool {
+	if add.Op != core.OpAdd || norm.Src[0] != add || !rmsMulFusable(d, norm, mul) || !Supports(d, add) {
+		return false
+	}
+	a, b := add.Src[0], add.Src[1]
+	return a != nil && b != nil && a.Type == core.TypeF32 && b.Type == core.TypeF32 && add.Type == core.TypeF32 &&
+		a.Ne == add.Ne && b.Ne == add.Ne && a.Nb == add.Nb && b.Nb == add.Nb && stridesIn(add, 4)
+}
 
-// encodeRMSNormMul records norm = RMS_NORM(x) and mul = MUL(norm, w) as one dispatch.
-func (e *Encoder) encodeRMSNormMul(norm, mul *core.Tensor) error {
+const rmsNormMulPushSize = 30 * 4
+const addRMSNormMulPushSize = 32 * 4
+
+// encodeRMSNormMul records norm = RMS_NORM(x) and mul = MUL(norm, w) as one dispatch; with add
+// (x = ADD(a, b), nil otherwise) the ADD too.
+func (e *Encoder) encodeRMSNormMul(add, norm, mul *core.Tensor) error {
 	x, w := norm.Src[0], mul.Src[1]
-	p, err := e.pipeline("rms_norm_mul_f32", 4, rmsNormMulPushSize, e.dev.rowWG(norm.Ne[0]))
+	name, bindings, push, ts := "rms_norm_mul_f32", 4, uint32(rmsNormMulPushSize), []*core.Tensor{x, w, norm, mul}
+	if add != nil {
+		name, bindings, push = "add_rms_norm_mul_f32", 6, addRMSNormMulPushSize
+		ts = []*core.Tensor{add.Src[0], w, norm, mul, add.Src[1], add}
+	}
+	p, err := e.pipeline(name, bindings, push, e.dev.rowWG(norm.Ne[0]))
 	if err != nil {
 		return err
 	}
-	var ops [4]operand
-	for i, t := range []*core.Tensor{x, w, norm, mul} {
+	var ops [6]operand
+	for i, t := range ts {
 		if ops[i], err = e.bindTensor(t, 4); err != nil {
 			return err
 		}
 	}
 	ox, ow, on, om := ops[0], ops[1], ops[2], ops[3]
-	// Both results are written, MUL reads norm's values from registers, so the pair reads x and w.
-	if err := e.syncWrites([]operand{on, om}, ox, ow); err != nil {
+	// The results are written, MUL reads norm's values from registers (and RMS_NORM the sum's), so
+	// the dispatch reads x and w (a, b and w).
+	if add == nil {
+		err = e.syncWrites([]operand{on, om}, ox, ow)
+	} else {
+		err = e.syncWrites([]operand{ops[5], on, om}, ox, ops[4], ow)
+	}
+	if err != nil {
 		return err
 	}
 	pc := e.push.Reset()
@@ -94,5 +129,10 @@ func (e *Encoder) encodeRMSNormMul(norm, mul *core.Tensor) error {
 		pc.U32(u32(mul.Nb[i] / 4))
 	}
 	pc.U32(ow.offs, om.offs)
-	return e.dispatch(p, [3]uint32{e.groups(norm.NRows(), 1, 0), 1, 1}, pc.Bytes(), ox.bind, on.bind, ow.bind, om.bind)
+	groups := [3]uint32{e.groups(norm.NRows(), 1, 0), 1, 1}
+	if add == nil {
+		return e.dispatch(p, groups, pc.Bytes(), ox.bind, on.bind, ow.bind, om.bind)
+	}
+	pc.U32(ops[4].offs, ops[5].offs)
+	return e.dispatch(p, groups, pc.Bytes(), ox.bind, on.bind, ow.bind, om.bind, ops[4].bind, ops[5].bind)
 }

@@ -7,6 +7,7 @@ func init() {
 		Variant{Name: "norm_f32", Source: "norm.comp"},
 		Variant{Name: "rms_norm_f32", Source: "norm.comp", Defines: []string{"RMS"}},
 		Variant{Name: "rms_norm_mul_f32", Source: "norm.comp", Defines: []string{"RMS", "MUL"}},
+		Variant{Name: "add_rms_norm_mul_f32", Source: "norm.comp", Defines: []string{"RMS", "MUL", "ADD"}},
 		Variant{Name: "soft_max_f32", Source: "soft_max.comp"},
 		Variant{Name: "soft_max_f32_mask_f16", Source: "soft_max.comp", Defines: []string{"MASK_F16"}},
 		Variant{Name: "diag_mask_inf_f32", Source: "diag_mask_inf.comp"},
