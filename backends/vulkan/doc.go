@@ -25,6 +25,13 @@
 // software devices' kernels; unset or "auto" picks by the device. Read as each
 // graph is encoded; another value fails MUL_MAT with an error naming it.
 //
+// A graph's dispatches go into command buffers submitted as they fill, so the device
+// starts while the rest is recorded. A graph that runs again with the same nodes,
+// parameters and memory (each generated token's) is not recorded again: the backend
+// keeps the last graph's command buffers and resubmits them (Backend.Replays counts
+// it). Device-local memory that the host maps uncached (a discrete GPU's resizable
+// BAR) is read through a staging copy.
+//
 // Errors and numerics follow the CPU backend: an index out of range in GET_ROWS or
 // SET_ROWS is checked on the device and reported after the graph with the CPU's
 // words; NORM/RMS_NORM scale rows so huge values do not overflow; non-finite
