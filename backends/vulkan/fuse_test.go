@@ -42,24 +42,11 @@ func TestFusedRMSNormMul(t *testing.T) {
 				if err := ctx.Err(); err != nil {
 					t.Fatal(err)
 				}
-				bt := be.DefaultBufferType()
-				buf, err := bt.Alloc(8 * x.NBytes())
-				if err != nil {
-					t.Fatal(err)
+				var over map[*core.Tensor]*core.Tensor
+				if c.inPlace {
+					over = map[*core.Tensor]*core.Tensor{mul: norm}
 				}
-				defer buf.Free()
-				off := int64(0)
-				for _, tt := range []*core.Tensor{x, w, norm, mul, other} {
-					off = core.AlignUp(off, bt.Alignment())
-					at := off
-					if tt == mul && c.inPlace {
-						at = norm.Offset
-					}
-					if err := core.TensorAlloc(buf, tt, at); err != nil {
-						t.Fatal(err)
-					}
-					off += bt.AllocSize(tt)
-				}
+				place(t, be, over, x, w, norm, mul, other)
 				r := rand.New(rand.NewPCG(3, 4))
 				randomize(t, r, x, -3, 3)
 				randomize(t, r, w, -2, 2)
@@ -131,24 +118,11 @@ func TestFusedAddRMSNormMul(t *testing.T) {
 				if err := ctx.Err(); err != nil {
 					t.Fatal(err)
 				}
-				bt := be.DefaultBufferType()
-				buf, err := bt.Alloc(8 * a.NBytes())
-				if err != nil {
-					t.Fatal(err)
+				var over map[*core.Tensor]*core.Tensor
+				if c.inPlace {
+					over = map[*core.Tensor]*core.Tensor{sum: a}
 				}
-				defer buf.Free()
-				off := int64(0)
-				for _, tt := range []*core.Tensor{a, b, w, sum, norm, mul, next} {
-					off = core.AlignUp(off, bt.Alignment())
-					at := off
-					if tt == sum && c.inPlace {
-						at = a.Offset
-					}
-					if err := core.TensorAlloc(buf, tt, at); err != nil {
-						t.Fatal(err)
-					}
-					off += bt.AllocSize(tt)
-				}
+				place(t, be, over, a, b, w, sum, norm, mul, next)
 				r := rand.New(rand.NewPCG(5, 6))
 				randomize(t, r, a, -3, 3)
 				randomize(t, r, b, -3, 3)
@@ -181,5 +155,33 @@ func TestFusedAddRMSNormMul(t *testing.T) {
 				t.Errorf("%d dispatches fused, %d unfused: want %d", dispatches[1], dispatches[0], want)
 			}
 		})
+	}
+}
+
+// place allocates ts one after the other in a buffer of be's (freed at the test's end); a tensor
+// that over maps to an earlier one takes that one's memory instead (an in-place node).
+func place(t *testing.T, be *Backend, over map[*core.Tensor]*core.Tensor, ts ...*core.Tensor) {
+	t.Helper()
+	bt := be.DefaultBufferType()
+	var size int64
+	for _, tt := range ts {
+		size += core.AlignUp(bt.AllocSize(tt), bt.Alignment())
+	}
+	buf, err := bt.Alloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { buf.Free() })
+	off := int64(0)
+	for _, tt := range ts {
+		at := off
+		if o := over[tt]; o != nil {
+			at = o.Offset
+		} else {
+			off = core.AlignUp(off+bt.AllocSize(tt), bt.Alignment())
+		}
+		if err := core.TensorAlloc(buf, tt, at); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

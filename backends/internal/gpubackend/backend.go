@@ -177,7 +177,10 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 	}
 	rp, canKeep := b.disp.(Replayer)
 	canKeep = canKeep && b.prof == nil
-	set := b.enc.Setting()
+	var set gpuops.Setting
+	if canKeep {
+		set = b.enc.Setting()
+	}
 	if canKeep && b.kept != nil && b.kept.holds(g, set) {
 		if err := ctx.Err(); err != nil {
 			return core.Errorf("%s: stopped before the graph's first node: %w", p, err)

@@ -229,7 +229,7 @@ func (b *Buffer) Read(off uint64, dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	if b.mapped != nil && !b.readsStaged(len(dst)) {
+	if b.mapped != nil && !readsStaged(b.kind, b.memFlags, len(dst)) {
 		copy(dst, b.mapped[off:])
 		return nil
 	}
@@ -242,12 +242,8 @@ func (b *Buffer) Read(off uint64, dst []byte) error {
 // where a device copy into cached host memory and a fence cost tens of µs.
 const stagedReadMin = 1 << 10
 
-// readsStaged reports whether a Read of n bytes from b goes through staging although b is mapped:
-// device-local memory that the host does not cache, n at least stagedReadMin.
-func (b *Buffer) readsStaged(n int) bool {
-	return readsStaged(b.kind, b.memFlags, n)
-}
-
+// readsStaged reports whether a Read of n bytes from a mapped buffer of kind and memory flags goes
+// through staging: device-local memory that the host does not cache, n at least stagedReadMin.
 func readsStaged(kind BufferKind, flags uint32, n int) bool {
 	return kind == DeviceBuffer && flags&MemoryDeviceLocal != 0 && flags&MemoryHostCached == 0 && n >= stagedReadMin
 }
