@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"runtime"
@@ -23,35 +20,53 @@ import (
 // shrink it).
 var benchReadBytes int64 = 512 << 20
 
-// benchResult is one row of llama-bench's output, with its JSON field names.
+// benchResult is one row of llama-bench's output, with its JSON field names in its order. The
+// fields for options tandem does not take (CPU masks, polling, tensor splits, buffer-type
+// overrides, ...) hold llama-bench's defaults, so that scripts which read every field find them.
 type benchResult struct {
-	BuildCommit string    `json:"build_commit"`
-	BuildNumber int       `json:"build_number"`
-	CPUInfo     string    `json:"cpu_info"`
-	GPUInfo     string    `json:"gpu_info"`
-	Backends    string    `json:"backends"`
-	ModelFile   string    `json:"model_filename"`
-	ModelType   string    `json:"model_type"`
-	ModelSize   int64     `json:"model_size"`
-	ModelParams int64     `json:"model_n_params"`
-	NBatch      int       `json:"n_batch"`
-	NUBatch     int       `json:"n_ubatch"`
-	NThreads    int       `json:"n_threads"`
-	TypeK       string    `json:"type_k"`
-	TypeV       string    `json:"type_v"`
-	NGPULayers  int       `json:"n_gpu_layers"`
-	FlashAttn   int       `json:"flash_attn"`
-	UseMmap     bool      `json:"use_mmap"`
-	NPrompt     int       `json:"n_prompt"`
-	NGen        int       `json:"n_gen"`
-	NDepth      int       `json:"n_depth"`
-	TestTime    string    `json:"test_time"`
-	AvgNs       int64     `json:"avg_ns"`
-	StddevNs    int64     `json:"stddev_ns"`
-	AvgTs       float64   `json:"avg_ts"`
-	StddevTs    float64   `json:"stddev_ts"`
-	SamplesNs   []int64   `json:"samples_ns"`
-	SamplesTs   []float64 `json:"samples_ts"`
+	BuildCommit   string    `json:"build_commit"`
+	BuildNumber   int       `json:"build_number"`
+	CPUInfo       string    `json:"cpu_info"`
+	GPUInfo       string    `json:"gpu_info"`
+	Backends      string    `json:"backends"`
+	ModelFile     string    `json:"model_filename"`
+	ModelType     string    `json:"model_type"`
+	ModelSize     int64     `json:"model_size"`
+	ModelParams   int64     `json:"model_n_params"`
+	NBatch        int       `json:"n_batch"`
+	NUBatch       int       `json:"n_ubatch"`
+	NThreads      int       `json:"n_threads"`
+	CPUMask       string    `json:"cpu_mask"`
+	CPUStrict     bool      `json:"cpu_strict"`
+	Poll          int       `json:"poll"`
+	TypeK         string    `json:"type_k"`
+	TypeV         string    `json:"type_v"`
+	NGPULayers    int       `json:"n_gpu_layers"`
+	NCPUMoE       int       `json:"n_cpu_moe"`
+	SplitMode     string    `json:"split_mode"`
+	MainGPU       int       `json:"main_gpu"`
+	NoKVOffload   bool      `json:"no_kv_offload"`
+	FlashAttn     int       `json:"flash_attn"`
+	Devices       string    `json:"devices"`
+	TensorSplit   string    `json:"tensor_split"`
+	BuftOverrides string    `json:"tensor_buft_overrides"`
+	LoadMode      string    `json:"load_mode"`
+	Embeddings    bool      `json:"embeddings"`
+	NoOpOffload   int       `json:"no_op_offload"`
+	NoHost        bool      `json:"no_host"`
+	FitTarget     int       `json:"fit_target"`
+	FitMinCtx     int       `json:"fit_min_ctx"`
+	NPrompt       int       `json:"n_prompt"`
+	NGen          int       `json:"n_gen"`
+	NDepth        int       `json:"n_depth"`
+	TestTime      string    `json:"test_time"`
+	AvgNs         int64     `json:"avg_ns"`
+	StddevNs      int64     `json:"stddev_ns"`
+	AvgTs         benchTS   `json:"avg_ts"`
+	StddevTs      benchTS   `json:"stddev_ts"`
+	SamplesNs     []int64   `json:"samples_ns"`
+	SamplesTs     []float64 `json:"samples_ts"`
+	UseMmap       bool      `json:"use_mmap"` // older llama-bench builds' field (load_mode since)
 	// tandem's own fields (llama-bench has none of these; scripts reading its fields ignore them)
 	LoadMs         float64 `json:"tandem_load_ms"`          // llm.Open of the model
 	ComputeBytes   int64   `json:"tandem_compute_bytes"`    // compute buffers, all devices
@@ -96,7 +111,8 @@ func benchCmd(args []string) error {
 	ngls := fs.String("ngl", "0", "GPU layer counts (comma-separated; 99 = all)")
 	threads := fs.String("t", strconv.Itoa(runtime.NumCPU()), "CPU thread counts (comma-separated)")
 	reps := fs.Int("r", 5, "repetitions per test")
-	out := fs.String("o", "md", "output: md, json or csv")
+	out := fs.String("o", "md", "output to stdout: md, csv, json, jsonl or sql")
+	outErr := fs.String("oe", "none", "output to stderr as well: md, csv, json, jsonl, sql or none")
 	ctk := fs.String("ctk", "f16", "KV cache type")
 	fa := fs.Int("fa", -1, "flash attention: 1 on, 0 off, -1 auto")
 	batch := fs.Int("b", llm.DefaultBatchSize, "micro-batch size")
@@ -144,13 +160,17 @@ func benchCmd(args []string) error {
 	if *rpcs != "" {
 		rpcList = strings.Split(*rpcs, ",")
 	}
-	var results []benchResult
-	md := *out == "md"
-	if !md && *out != "json" && *out != "csv" {
-		return fmt.Errorf("bench: -o %q: want md, json or csv", *out)
+	pOut, err := newBenchPrinter(*out, "o")
+	if err != nil {
+		return err
 	}
-	if md {
-		printMDHeader(os.Stdout)
+	pErr, err := newBenchPrinter(*outErr, "oe")
+	if err != nil {
+		return err
+	}
+	pOut.header(os.Stdout)
+	if pErr != nil {
+		pErr.header(os.Stderr)
 	}
 	readBW := map[int]float64{} // per thread count, measured once
 	hasTG := false
@@ -177,7 +197,10 @@ func benchCmd(args []string) error {
 				base := benchResult{ModelFile: path, ModelType: m.Info().Desc, ModelSize: m.Info().Bytes,
 					ModelParams: m.Info().Params, NBatch: *batch, NUBatch: *batch, NThreads: t, TypeK: kv.String(),
 					TypeV: kv.String(), NGPULayers: ngl, UseMmap: true, CPUInfo: cpuName(), Backends: backendNames(m),
-					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339), LoadMs: loadMs}
+					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339), LoadMs: loadMs,
+					// llama-bench's defaults for what tandem has no option of; the model is mapped
+					CPUMask: "0x0", Poll: 50, SplitMode: "layer", Devices: "auto", TensorSplit: "0.00",
+					BuftOverrides: "none", LoadMode: "mmap"}
 				base.backendLabel = base.Backends
 				// the tests: each prompt length (nPrompt), then each generation length (nGen)
 				var tests [][2]int
@@ -200,7 +223,7 @@ func benchCmd(args []string) error {
 						}
 						if tc[1] > 0 {
 							r.TokenBytes = m.Info().TokenBytes
-							r.WeightsGBs = float64(r.TokenBytes) * r.AvgTs / 1e9
+							r.WeightsGBs = float64(r.TokenBytes) * float64(r.AvgTs) / 1e9
 							if v := readBW[t]; v > 0 {
 								// The host's memory read can move between the reads: the row
 								// takes the best so far, one right after it included.
@@ -215,9 +238,17 @@ func benchCmd(args []string) error {
 								r.BandwidthUse = r.WeightsGBs / r.ReadGBs
 							}
 						}
-						results = append(results, r)
-						if md {
-							printMDRow(os.Stdout, r)
+						if err := pOut.row(os.Stdout, r); err != nil {
+							m.Close()
+							return err
+						}
+						if pErr != nil {
+							if err := pErr.row(os.Stderr, r); err != nil {
+								m.Close()
+								return err
+							}
+						}
+						if *out == "md" {
 							printExtras(os.Stderr, r)
 						}
 					}
@@ -226,13 +257,9 @@ func benchCmd(args []string) error {
 			}
 		}
 	}
-	switch *out {
-	case "json":
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
-	case "csv":
-		return writeCSV(os.Stdout, results)
+	pOut.footer(os.Stdout)
+	if pErr != nil {
+		pErr.footer(os.Stderr)
 	}
 	return nil
 }
@@ -306,7 +333,8 @@ func runBench(m *llm.Model, so llm.SessionOptions, depth, nPrompt, nGen, reps in
 	}
 	r.ComputeBytes, r.KVBytes, r.CopiesPerGraph = after.ComputeBytes, after.KVBytes, after.Copies
 	r.AvgNs, r.StddevNs = meanStd64(r.SamplesNs)
-	r.AvgTs, r.StddevTs = meanStd(r.SamplesTs)
+	avg, std := meanStd(r.SamplesTs)
+	r.AvgTs, r.StddevTs = benchTS(avg), benchTS(std)
 	return r, nil
 }
 
@@ -362,25 +390,6 @@ func cpuName() string {
 	return runtime.GOARCH
 }
 
-func printMDHeader(w io.Writer) {
-	fmt.Fprintf(w, "| %-30s | %10s | %10s | %-10s | %7s | %3s | %2s | %15s | %20s |\n", "model", "size", "params", "backend", "threads", "ngl", "fa", "test", "t/s")
-	fmt.Fprintf(w, "| %s | %s: | %s: | %s | %s: | %s: | %s: | %s: | %s: |\n", strings.Repeat("-", 30), strings.Repeat("-", 9),
-		strings.Repeat("-", 9), strings.Repeat("-", 10), strings.Repeat("-", 6), "--", "-", strings.Repeat("-", 14), strings.Repeat("-", 19))
-}
-
-func printMDRow(w io.Writer, r benchResult) {
-	size := fmt.Sprintf("%.2f MiB", float64(r.ModelSize)/(1<<20))
-	if r.ModelSize >= 1<<30 {
-		size = fmt.Sprintf("%.2f GiB", float64(r.ModelSize)/(1<<30))
-	}
-	params := fmt.Sprintf("%.2f M", float64(r.ModelParams)/1e6)
-	if r.ModelParams >= 1e9 {
-		params = fmt.Sprintf("%.2f B", float64(r.ModelParams)/1e9)
-	}
-	fmt.Fprintf(w, "| %-30s | %10s | %10s | %-10s | %7d | %3d | %2d | %15s | %20s |\n", r.ModelType, size, params, r.backendLabel,
-		r.NThreads, r.NGPULayers, r.FlashAttn, r.testName(), fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs))
-}
-
 // testName is llama-bench's name of the row's test: pp<n> or tg<n>.
 func (r benchResult) testName() string {
 	name := fmt.Sprintf("pp%d", r.NPrompt)
@@ -391,39 +400,4 @@ func (r benchResult) testName() string {
 		name += fmt.Sprintf(" @ d%d", r.NDepth)
 	}
 	return name
-}
-
-// printExtras writes tandem's own figures of a row (stderr, so the table stays llama-bench's).
-func printExtras(w io.Writer, r benchResult) {
-	fmt.Fprintf(w, "  %s: load %.0f ms, compute buffers %.1f MiB, KV %.1f MiB, %.2g plans and %.2g graph builds per 128 tokens, %d copies per graph\n",
-		r.testName(),
-		r.LoadMs, float64(r.ComputeBytes)/(1<<20), float64(r.KVBytes)/(1<<20), r.PlansPer128, r.BuildsPer128, r.CopiesPerGraph)
-	if r.TokenBytes > 0 {
-		fmt.Fprintf(w, "  %s: weights %.3f GB per token, read at %.2f GB/s", r.testName(), float64(r.TokenBytes)/1e9, r.WeightsGBs)
-		if r.ReadGBs > 0 {
-			fmt.Fprintf(w, ": %.0f%% of the CPU's %.2f GB/s memory read with %d threads", 100*r.BandwidthUse, r.ReadGBs, r.NThreads)
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-func writeCSV(w io.Writer, rs []benchResult) error {
-	cw := csv.NewWriter(w)
-	head := []string{"build_commit", "cpu_info", "backends", "model_filename", "model_type", "model_size", "model_n_params",
-		"n_batch", "n_ubatch", "n_threads", "type_k", "type_v", "n_gpu_layers", "flash_attn", "n_prompt", "n_gen",
-		"n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
-	if err := cw.Write(head); err != nil {
-		return err
-	}
-	for _, r := range rs {
-		rec := []string{r.BuildCommit, r.CPUInfo, r.Backends, r.ModelFile, r.ModelType, fmt.Sprint(r.ModelSize),
-			fmt.Sprint(r.ModelParams), fmt.Sprint(r.NBatch), fmt.Sprint(r.NUBatch), fmt.Sprint(r.NThreads), r.TypeK, r.TypeV,
-			fmt.Sprint(r.NGPULayers), fmt.Sprint(r.FlashAttn), fmt.Sprint(r.NPrompt), fmt.Sprint(r.NGen), fmt.Sprint(r.NDepth), r.TestTime,
-			fmt.Sprint(r.AvgNs), fmt.Sprint(r.StddevNs), fmt.Sprintf("%.6f", r.AvgTs), fmt.Sprintf("%.6f", r.StddevTs)}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }

@@ -4,7 +4,7 @@
 //	tandem-llm run -m model.gguf -p "Once upon a time" -n 64
 //	tandem-llm run -m model.gguf -p "..." -ngl 12 --rpc 127.0.0.1:50052
 //	tandem-llm tokenize -m model.gguf -p "Hello world"
-//	tandem-llm bench -m model.gguf -p 512 -n 128 -ngl 0,99 -t 2 -r 5 [-o md|json|csv]
+//	tandem-llm bench -m model.gguf -p 512 -n 128 -ngl 0,99 -t 2 -r 5 [-o md|csv|json|jsonl|sql] [-oe FORMAT]
 //	tandem-llm gen -o tiny.gguf -shape tinyllama -type q4_0   # a model with random weights
 package main
 
@@ -19,7 +19,7 @@ const usage = `usage: tandem-llm <command> [flags]
 commands:
   run       generate text from a prompt (streams it, then prints timings)
   tokenize  print the token ids (and pieces) of a text
-  bench     llama-bench's pp/tg tests and table (-o json|csv for its field names)
+  bench     llama-bench's pp/tg tests and table (-o csv|json|jsonl|sql for its fields)
   gen       write a GGUF model with seeded random weights (for tests and benchmarks)
 
 'tandem-llm <command> -h' lists a command's flags.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -13,12 +14,24 @@ import (
 // capture runs f with os.Stdout redirected and returns what it printed.
 func capture(t *testing.T, f func() error) string {
 	t.Helper()
+	return captureFile(t, &os.Stdout, f)
+}
+
+// captureStderr runs f with os.Stderr redirected and returns what it printed there.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	return captureFile(t, &os.Stderr, func() error { f(); return nil })
+}
+
+// captureFile runs f with *file redirected to a pipe and returns what it wrote there.
+func captureFile(t *testing.T, file **os.File, f func() error) string {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stdout
-	os.Stdout = w
+	old := *file
+	*file = w
 	done := make(chan string)
 	go func() {
 		b, _ := io.ReadAll(r)
@@ -26,7 +39,7 @@ func capture(t *testing.T, f func() error) string {
 	}()
 	ferr := f()
 	w.Close()
-	os.Stdout = old
+	*file = old
 	out := <-done
 	if ferr != nil {
 		t.Fatalf("%v\n%s", ferr, out)
@@ -46,23 +59,11 @@ func TestRunOpProfile(t *testing.T) {
 		{"-op-profile", []string{"CPU nodes of the 5 generated tokens", "MUL_MAT q8_0 1-row", "outside the CPU nodes", "of the generated tokens' time"}},
 		{"-op-profile-prompt", []string{"prompt tokens (µs per token)", "MUL_MAT q8_0 ", "outside the CPU nodes", "of the prompt tokens' time"}},
 	} {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		old := os.Stderr
-		os.Stderr = w
-		done := make(chan string)
-		go func() {
-			b, _ := io.ReadAll(r)
-			done <- string(b)
-		}()
-		capture(t, func() error {
-			return runCmd([]string{"-m", model, "-p", "Once upon a time", "-n", "6", "-t", "2", "--temp", "0", "--ignore-eos", tc.flag})
+		out := captureStderr(t, func() {
+			capture(t, func() error {
+				return runCmd([]string{"-m", model, "-p", "Once upon a time", "-n", "6", "-t", "2", "--temp", "0", "--ignore-eos", tc.flag})
+			})
 		})
-		w.Close()
-		os.Stderr = old
-		out := <-done
 		for _, want := range tc.wants {
 			if !strings.Contains(out, want) {
 				t.Errorf("run %s: no %q in\n%s", tc.flag, want, out)
@@ -110,10 +111,17 @@ func TestCommands(t *testing.T) {
 	if len(rows) != 2 || rows[0]["n_prompt"] != 16.0 || rows[1]["n_gen"] != 4.0 {
 		t.Fatalf("bench rows %v", rows)
 	}
-	for _, k := range []string{"model_type", "model_size", "model_n_params", "n_threads", "n_gpu_layers", "avg_ts", "stddev_ts", "samples_ts"} {
+	for _, k := range append(llamaBenchFields, "samples_ns", "samples_ts") {
 		if _, ok := rows[0][k]; !ok {
 			t.Errorf("bench json lacks %s", k)
 		}
+	}
+	// the fields come in llama-bench's order, and t/s figures read back as floats (0.000000)
+	if i := strings.Index(out, `"build_commit"`); i < 0 || !fieldsInOrder(out[i:], llamaBenchFields) {
+		t.Errorf("bench json: fields out of llama-bench's order:\n%s", out)
+	}
+	if !regexp.MustCompile(`"avg_ts": \d+\.\d{6},\s+"stddev_ts": \d+\.\d{6},`).MatchString(out) {
+		t.Errorf("bench json: stddev_ts not written as llama-bench writes it (%%f)")
 	}
 	if ts, _ := rows[1]["avg_ts"].(float64); ts <= 0 {
 		t.Errorf("tg avg_ts %v", rows[1]["avg_ts"])
@@ -173,6 +181,9 @@ func TestCommands(t *testing.T) {
 	csv := capture(t, func() error {
 		return benchCmd([]string{"-m", model, "-p", "3", "-n", "0", "-d", "7", "-r", "1", "-t", "1", "-o", "csv"})
 	})
+	if !strings.HasPrefix(csv, strings.Join(llamaBenchFields, ",")+",tandem_") {
+		t.Errorf("bench -o csv: header is not llama-bench's columns then tandem's:\n%s", csv)
+	}
 	if lines := strings.Split(strings.TrimSpace(csv), "\n"); len(lines) != 2 || !strings.Contains(lines[0], "n_depth") {
 		t.Errorf("bench -d -o csv:\n%s", csv)
 	} else {
@@ -183,7 +194,32 @@ func TestCommands(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
+	// -o jsonl (an object a line) and sql (llama-bench's table and an INSERT a row), and -oe
+	// writing a second format to stderr
+	var stderr string
+	out = capture(t, func() error {
+		var err error
+		stderr = captureStderr(t, func() {
+			err = benchCmd([]string{"-m", model, "-p", "4", "-n", "2", "-r", "1", "-t", "1", "-bw=false", "-o", "jsonl", "-oe", "sql"})
+		})
+		return err
+	})
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("bench -o jsonl printed %d lines:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil || row["n_prompt"] != []float64{4, 0}[i] {
+			t.Errorf("bench -o jsonl line %d: %v %v", i, err, row)
+		}
+	}
+	if !strings.HasPrefix(stderr, "CREATE TABLE IF NOT EXISTS llama_bench (\n  build_commit TEXT,") ||
+		strings.Count(stderr, "INSERT INTO llama_bench (build_commit, build_number, ") != 2 ||
+		!fieldsInOrder(stderr[strings.Index(stderr, "INSERT"):], llamaBenchFields) {
+		t.Errorf("bench -oe sql:\n%s", stderr)
+	}
+	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-oe", "yaml"}, {"-m", model, "-o", "none"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
 		{"-m", model, "-p", "-5"}, {"-m", model, "-n", "8,-1"}, {"-m", model, "-t", "0"}, {"-m", model, "-ngl", "-1"}, {"-m", model, "-d", "-2"}} {
 		err := benchCmd(bad)
 		if err == nil {
@@ -192,4 +228,24 @@ func TestCommands(t *testing.T) {
 			t.Errorf("bench %v: %v, want an error naming the bench flag", bad, err)
 		}
 	}
+}
+
+// llamaBenchFields are llama-bench's JSON fields and CSV columns in its order (ggml 0.21.0's
+// llama-bench, less the samples).
+var llamaBenchFields = []string{"build_commit", "build_number", "cpu_info", "gpu_info", "backends", "model_filename",
+	"model_type", "model_size", "model_n_params", "n_batch", "n_ubatch", "n_threads", "cpu_mask", "cpu_strict", "poll",
+	"type_k", "type_v", "n_gpu_layers", "n_cpu_moe", "split_mode", "main_gpu", "no_kv_offload", "flash_attn", "devices",
+	"tensor_split", "tensor_buft_overrides", "load_mode", "embeddings", "no_op_offload", "no_host", "fit_target",
+	"fit_min_ctx", "n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
+
+// fieldsInOrder reports whether every name occurs in s, each after the one before it.
+func fieldsInOrder(s string, names []string) bool {
+	for _, n := range names {
+		i := strings.Index(s, n)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(n):]
+	}
+	return true
 }
