@@ -84,67 +84,77 @@ type benchResult struct {
 	backendLabel string
 }
 
-// intList parses a comma-separated flag value of integers, each at least lo.
-func intList(s, flagName string, lo int) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("bench: -%s %q: %w", flagName, s, err)
-		}
-		if v < lo {
-			return nil, fmt.Errorf("bench: -%s %q: %d is below %d", flagName, s, v, lo)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 // benchCmd is llama-bench for tandem: pp (prompt) and tg (generation) tests per model, -ngl and
 // thread count, each repeated -r times after a warm-up, printed as llama-bench prints them.
 func benchCmd(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	models := fs.String("m", "", "model files (comma-separated)")
-	pp := fs.String("p", "512", "prompt lengths (comma-separated; 0 skips)")
-	tg := fs.String("n", "128", "generation lengths (comma-separated; 0 skips)")
-	depths := fs.String("d", "0", "depths: tokens in the cache before each test, not timed (comma-separated)")
-	ngls := fs.String("ngl", "0", "GPU layer counts (comma-separated; 99 = all)")
-	threads := fs.String("t", strconv.Itoa(runtime.NumCPU()), "CPU thread counts (comma-separated)")
+	models := newListFlag("")
+	fs.Var(models, "m", "model files (comma-separated, or the flag repeated)")
+	pp, tg, depths := newListFlag("512"), newListFlag("128"), newListFlag("0")
+	fs.Var(pp, "p", "prompt lengths (0 skips)")
+	fs.Var(tg, "n", "generation lengths (0 skips)")
+	pg := newListFlag("")
+	fs.Var(pg, "pg", "a prompt then generated tokens timed together: pp,tg (repeat the flag for more)")
+	fs.Var(depths, "d", "depths: tokens in the cache before each test, not timed")
+	ngls := newListFlag("0")
+	fs.Var(ngls, "ngl", "GPU layer counts (99 = all)")
+	threads := newListFlag(strconv.Itoa(runtime.NumCPU()))
+	fs.Var(threads, "t", "CPU thread counts")
+	fas := newListFlag("auto")
+	fs.Var(fas, "fa", "flash attention: on, off or auto (1, 0, -1)")
 	reps := fs.Int("r", 5, "repetitions per test")
 	out := fs.String("o", "md", "output to stdout: md, csv, json, jsonl or sql")
 	outErr := fs.String("oe", "none", "output to stderr as well: md, csv, json, jsonl, sql or none")
 	ctk := fs.String("ctk", "f16", "KV cache type")
-	fa := fs.Int("fa", -1, "flash attention: 1 on, 0 off, -1 auto")
-	batch := fs.Int("b", llm.DefaultBatchSize, "micro-batch size")
+	ctv := fs.String("ctv", "", "V cache type: the same as -ctk (tandem's cache has one type)")
+	batch := fs.Int("b", llm.DefaultBatchSize, "batch size (n_batch; the micro-batch too unless -ub is given)")
+	ubatch := fs.Int("ub", 0, "micro-batch size (n_ubatch; default -b)")
+	noWarmup := fs.Bool("no-warmup", false, "skip the warm-up run before each test's repetitions")
 	rpcs := fs.String("rpc", "", "RPC servers (comma-separated)")
 	f32Prod := fs.Bool("f32-products", false, f32ProductsUsage)
 	bw := fs.Bool("bw", true, "measure the CPU's memory read bandwidth per thread count and set generation's weight reads against it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *models == "" {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
+	}
+	if models.String() == "" {
 		return errors.New("bench: -m model.gguf is required")
 	}
 	if *reps < 1 {
 		return fmt.Errorf("bench: -r %d: want at least 1", *reps)
 	}
-	pps, err := intList(*pp, "p", 0)
+	if *batch < 1 {
+		return fmt.Errorf("bench: -b %d: want at least 1", *batch)
+	}
+	if *ubatch == 0 {
+		*ubatch = *batch
+	}
+	if *ubatch < 1 || *ubatch > *batch {
+		return fmt.Errorf("bench: -ub %d: want 1 to -b (%d)", *ubatch, *batch)
+	}
+	pps, err := pp.ints("p", 0)
 	if err != nil {
 		return err
 	}
-	tgs, err := intList(*tg, "n", 0)
+	tgs, err := tg.ints("n", 0)
 	if err != nil {
 		return err
 	}
-	dList, err := intList(*depths, "d", 0)
+	pgs, err := pg.pairs("pg")
 	if err != nil {
 		return err
 	}
-	nglList, err := intList(*ngls, "ngl", 0)
+	dList, err := depths.ints("d", 0)
 	if err != nil {
 		return err
 	}
-	thr, err := intList(*threads, "t", 1)
+	nglList, err := ngls.ints("ngl", 0)
+	if err != nil {
+		return err
+	}
+	thr, err := threads.ints("t", 1)
 	if err != nil {
 		return err
 	}
@@ -152,9 +162,24 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	flash, ok := map[int]llm.FlashAttn{-1: llm.FlashAttnAuto, 0: llm.FlashAttnOff, 1: llm.FlashAttnOn}[*fa]
-	if !ok {
-		return fmt.Errorf("bench: -fa %d: want 1 (on), 0 (off) or -1 (auto)", *fa)
+	if *ctv != "" {
+		kvV, err := llm.ParseKVType(*ctv)
+		if err != nil {
+			return err
+		}
+		if kvV != kv {
+			return fmt.Errorf("bench: -ctv %s with -ctk %s: tandem's KV cache holds K and V in one type", *ctv, *ctk)
+		}
+	}
+	var faList []llm.FlashAttn
+	for _, use := range fas.vals {
+		for _, f := range strings.Split(use, ",") {
+			v, err := parseFlashAttn(f)
+			if err != nil {
+				return err
+			}
+			faList = append(faList, map[int]llm.FlashAttn{-1: llm.FlashAttnAuto, 0: llm.FlashAttnOff, 1: llm.FlashAttnOn}[v])
+		}
 	}
 	var rpcList []string
 	if *rpcs != "" {
@@ -177,7 +202,7 @@ func benchCmd(args []string) error {
 	for _, n := range tgs {
 		hasTG = hasTG || n > 0
 	}
-	for _, path := range strings.Split(*models, ",") {
+	for _, path := range strings.Split(models.String(), ",") {
 		for _, ngl := range nglList {
 			for _, t := range thr {
 				start := time.Now()
@@ -195,7 +220,7 @@ func benchCmd(args []string) error {
 					readBW[t] = v
 				}
 				base := benchResult{ModelFile: path, ModelType: m.Info().Desc, ModelSize: m.Info().Bytes,
-					ModelParams: m.Info().Params, NBatch: *batch, NUBatch: *batch, NThreads: t, TypeK: kv.String(),
+					ModelParams: m.Info().Params, NBatch: *batch, NUBatch: *ubatch, NThreads: t, TypeK: kv.String(),
 					TypeV: kv.String(), NGPULayers: ngl, UseMmap: true, CPUInfo: cpuName(), Backends: backendNames(m),
 					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339), LoadMs: loadMs,
 					// llama-bench's defaults for what tandem has no option of; the model is mapped
@@ -210,46 +235,49 @@ func benchCmd(args []string) error {
 				for _, n := range tgs {
 					tests = append(tests, [2]int{0, n})
 				}
+				tests = append(tests, pgs...)
 				for _, tc := range tests {
 					if tc[0]+tc[1] <= 0 {
 						continue
 					}
-					for _, depth := range dList {
-						so := llm.SessionOptions{ContextSize: depth + tc[0] + tc[1], KVType: kv, FlashAttn: flash, BatchSize: *batch}
-						r, err := runBench(m, so, depth, tc[0], tc[1], *reps, base)
-						if err != nil {
-							m.Close()
-							return err
-						}
-						if tc[1] > 0 {
-							r.TokenBytes = m.Info().TokenBytes
-							r.WeightsGBs = float64(r.TokenBytes) * float64(r.AvgTs) / 1e9
-							if v := readBW[t]; v > 0 {
-								// The host's memory read can move between the reads: the row
-								// takes the best so far, one right after it included.
-								after, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
-								if err != nil {
-									m.Close()
-									return err
-								}
-								v = max(v, after)
-								readBW[t] = v
-								r.ReadGBs = v / 1e9
-								r.BandwidthUse = r.WeightsGBs / r.ReadGBs
-							}
-						}
-						if err := pOut.row(os.Stdout, r); err != nil {
-							m.Close()
-							return err
-						}
-						if pErr != nil {
-							if err := pErr.row(os.Stderr, r); err != nil {
+					for _, fl := range faList {
+						for _, depth := range dList {
+							so := llm.SessionOptions{ContextSize: depth + tc[0] + tc[1], KVType: kv, FlashAttn: fl, BatchSize: *ubatch}
+							r, err := runBench(m, so, depth, tc[0], tc[1], *reps, !*noWarmup, base)
+							if err != nil {
 								m.Close()
 								return err
 							}
-						}
-						if *out == "md" {
-							printExtras(os.Stderr, r)
+							if tc[1] > 0 {
+								r.TokenBytes = m.Info().TokenBytes
+								r.WeightsGBs = float64(r.TokenBytes) * float64(r.AvgTs) / 1e9
+								if v := readBW[t]; v > 0 {
+									// The host's memory read can move between the reads: the row
+									// takes the best so far, one right after it included.
+									after, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
+									if err != nil {
+										m.Close()
+										return err
+									}
+									v = max(v, after)
+									readBW[t] = v
+									r.ReadGBs = v / 1e9
+									r.BandwidthUse = r.WeightsGBs / r.ReadGBs
+								}
+							}
+							if err := pOut.row(os.Stdout, r); err != nil {
+								m.Close()
+								return err
+							}
+							if pErr != nil {
+								if err := pErr.row(os.Stderr, r); err != nil {
+									m.Close()
+									return err
+								}
+							}
+							if *out == "md" {
+								printExtras(os.Stderr, r)
+							}
 						}
 					}
 				}
@@ -264,11 +292,11 @@ func benchCmd(args []string) error {
 	return nil
 }
 
-// runBench times nPrompt tokens in one Eval (pp) or nGen tokens one at a time (tg) after depth
-// tokens in the cache (evaluated first, not timed: llama-bench's -d), reps times after one
-// warm-up, with seeded random tokens as llama-bench does. Plans and graph builds count the timed
-// tokens only.
-func runBench(m *llm.Model, so llm.SessionOptions, depth, nPrompt, nGen, reps int, r benchResult) (benchResult, error) {
+// runBench times nPrompt tokens in one Eval (pp), nGen tokens one at a time (tg), or the two
+// in turn (pp+tg, llama-bench's -pg), after depth tokens in the cache (evaluated first, not
+// timed: llama-bench's -d), reps times after one warm-up (unless warmup is false), with seeded
+// random tokens as llama-bench does. Plans and graph builds count the timed tokens only.
+func runBench(m *llm.Model, so llm.SessionOptions, depth, nPrompt, nGen, reps int, warmup bool, r benchResult) (benchResult, error) {
 	s, err := m.NewSession(so)
 	if err != nil {
 		return r, err
@@ -298,14 +326,14 @@ func runBench(m *llm.Model, so llm.SessionOptions, depth, nPrompt, nGen, reps in
 			timed.Tokens += after.Tokens - before.Tokens
 		}()
 		var err error
-		if nPrompt > 0 {
-			ids := randomTokens(nPrompt, vocab, seed)
-			start := time.Now()
-			logits, err = s.EvalTo(ctx, ids, llm.LastLogits, logits[:0])
-			return time.Since(start), err
-		}
-		ids := randomTokens(nGen, vocab, seed)
+		prompt := randomTokens(nPrompt, vocab, seed)
+		ids := randomTokens(nGen, vocab, seed+1<<33)
 		start := time.Now()
+		if nPrompt > 0 {
+			if logits, err = s.EvalTo(ctx, prompt, llm.LastLogits, logits[:0]); err != nil {
+				return 0, err
+			}
+		}
 		for _, id := range ids {
 			if logits, err = s.EvalTo(ctx, []int32{id}, llm.LastLogits, logits[:0]); err != nil {
 				return 0, err
@@ -313,8 +341,10 @@ func runBench(m *llm.Model, so llm.SessionOptions, depth, nPrompt, nGen, reps in
 		}
 		return time.Since(start), nil
 	}
-	if _, err := one(0); err != nil { // warm-up
-		return r, err
+	if warmup {
+		if _, err := one(0); err != nil {
+			return r, err
+		}
 	}
 	n := float64(nPrompt + nGen)
 	timed = llm.SessionStats{}
@@ -390,11 +420,16 @@ func cpuName() string {
 	return runtime.GOARCH
 }
 
-// testName is llama-bench's name of the row's test: pp<n> or tg<n>.
+// testName is llama-bench's name of the row's test: pp<n>, tg<n> or pp<n>+tg<m>, and " @ d<depth>".
 func (r benchResult) testName() string {
-	name := fmt.Sprintf("pp%d", r.NPrompt)
-	if r.NGen > 0 {
+	var name string
+	switch {
+	case r.NPrompt > 0 && r.NGen > 0:
+		name = fmt.Sprintf("pp%d+tg%d", r.NPrompt, r.NGen)
+	case r.NGen > 0:
 		name = fmt.Sprintf("tg%d", r.NGen)
+	default:
+		name = fmt.Sprintf("pp%d", r.NPrompt)
 	}
 	if r.NDepth > 0 {
 		name += fmt.Sprintf(" @ d%d", r.NDepth)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -219,7 +221,31 @@ func TestCommands(t *testing.T) {
 		!fieldsInOrder(stderr[strings.Index(stderr, "INSERT"):], llamaBenchFields) {
 		t.Errorf("bench -oe sql:\n%s", stderr)
 	}
-	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-oe", "yaml"}, {"-m", model, "-o", "none"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
+	// -pg: a prompt and generated tokens timed together; lists repeat and take ranges; -fa on
+	out = capture(t, func() error {
+		return benchCmd([]string{"-m", model, "-p", "2", "-p", "3-5+2", "-n", "0", "-pg", "4,2", "-fa", "on", "-r", "1", "-t", "1", "-bw=false", "-o", "jsonl"})
+	})
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatalf("bench jsonl: %v\n%s", err, out)
+		}
+		got = append(got, fmt.Sprintf("%v+%v fa%v", row["n_prompt"], row["n_gen"], row["flash_attn"]))
+	}
+	if want := []string{"2+0 fa1", "3+0 fa1", "5+0 fa1", "4+2 fa1"}; !slices.Equal(got, want) {
+		t.Errorf("bench -p 2 -p 3-5+2 -pg 4,2 -fa on: rows %v, want %v", got, want)
+	}
+	md = capture(t, func() error {
+		return benchCmd([]string{"-m", model, "-p", "0", "-n", "0", "-pg", "3,2", "-r", "1", "-t", "1", "-bw=false", "--no-warmup"})
+	})
+	if !strings.Contains(md, "pp3+tg2") {
+		t.Errorf("bench -pg table:\n%s", md)
+	}
+	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-oe", "yaml"}, {"-m", model, "-o", "none"},
+		{"-m", model, "-ngl", "5-2"}, {"-m", model, "-p", "1-8*1"}, {"-m", model, "-t", "1-4+0"}, {"-m", model, "-pg", "4"},
+		{"-m", model, "-pg", "4,0"}, {"-m", model, "-fa", "maybe"}, {"-m", model, "-ctv", "f32"}, {"-m", model, "-b", "64", "-ub", "128"},
+		{"-m", model, "-p", "1-100000"}, {"-m", model, "stray"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
 		{"-m", model, "-p", "-5"}, {"-m", model, "-n", "8,-1"}, {"-m", model, "-t", "0"}, {"-m", model, "-ngl", "-1"}, {"-m", model, "-d", "-2"}} {
 		err := benchCmd(bad)
 		if err == nil {
@@ -248,4 +274,25 @@ func fieldsInOrder(s string, names []string) bool {
 		s = s[i+len(n):]
 	}
 	return true
+}
+
+// llama-bench's list items: numbers and the three kinds of range.
+func TestRangeInts(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"7", []int{7}}, {"-1", []int{-1}}, {"0-3", []int{0, 1, 2, 3}}, {"0-22+8", []int{0, 8, 16}},
+		{"1-16*2", []int{1, 2, 4, 8, 16}}, {"5-5", []int{5}}, {"64-512*2", []int{64, 128, 256, 512}},
+	} {
+		got, err := rangeInts(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("rangeInts(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "x", "3-", "-", "3-1", "1-4+0", "1-4+-2", "0-8*2", "1-8*1", "1-8*x", "1-5000"} {
+		if got, err := rangeInts(bad); err == nil {
+			t.Errorf("rangeInts(%q) = %v, want an error", bad, got)
+		}
+	}
 }
