@@ -33,7 +33,8 @@
 // Pass 1 bindings: 0 = q (f32), 1 = k, 2 = v, 3 = mask (any buffer when unused), 4 = partials
 // (bound from their first word).
 // Pass 2 bindings: 0 = partials, 1 = sinks (any buffer when unused), 2 = dst (f32, contiguous
-// [dv, n_head, n_q, ne3]).
+// [dv, n_head, n_q, ne3]). Pass 2 specialization: constant 1 = CU, the splits whose partials are
+// loaded together (default 8; 1 on software devices, where the batches only cost).
 // Units: f32 tensors in floats, MXFP4 in bytes, the other K/V types in 16-bit words.
 // Dispatch: any x grid (both passes loop over their work items).
 
@@ -42,14 +43,20 @@
 #define ACC_N (MAX_D / WG)
 #define MAX_G 8u // query heads per workgroup; G * ceil(dv / WG) <= ACC_N
 #define QS_N 2048u
-#define DS 16u // key dimensions staged at a time
-#define VU 8u  // keys whose value elements are loaded together
+// Each round of dependent loads is a memory latency that nothing hides in a decode step (few
+// workgroups), so loads are issued in batches: DS key dimensions staged at a time, the value
+// elements of VU keys, QU query elements a thread, the partials of CU splits in pass 2.
+#define DS 16u
+#define VU 8u
+#define QU 8u
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 #include "types.glsl"
 
 #if defined(COMBINE)
+
+layout(constant_id = 1) const uint CU = 8u;
 
 layout(std430, binding = 0) readonly buffer BufP { float data_p[]; };
 layout(std430, binding = 1) readonly buffer BufS { float data_s[]; };
@@ -67,9 +74,20 @@ void main() {
     const uint stride = p.dv + 2u;
     for (uint row = gl_WorkGroupID.x; row < p.nrows; row += gl_NumWorkGroups.x) {
         uint pb = p.offs_p + row * p.nsplit * stride;
+        // CU splits at a time, their loads issued together (one memory latency per CU splits);
+        // the sums run over the splits in order.
         float M = ninf;
-        for (uint s = 0u; s < p.nsplit; s++) {
-            M = max(M, data_p[pb + s * stride + p.dv]);
+        for (uint s0 = 0u; s0 < p.nsplit; s0 += CU) {
+            float ms[CU];
+            [[unroll]] for (uint u = 0u; u < CU; u++) {
+                ms[u] = ninf;
+                if (s0 + u < p.nsplit) {
+                    ms[u] = data_p[pb + (s0 + u) * stride + p.dv];
+                }
+            }
+            [[unroll]] for (uint u = 0u; u < CU; u++) {
+                M = max(M, ms[u]);
+            }
         }
         float S = 0.0;
         float o[ACC_N];
@@ -77,18 +95,44 @@ void main() {
             o[r] = 0.0;
         }
         if (M != ninf) {
-            for (uint s = 0u; s < p.nsplit; s++) {
-                uint b = pb + s * stride;
-                float ms = data_p[b + p.dv];
-                if (ms == ninf) {
-                    continue; // the split saw no key
+            for (uint s0 = 0u; s0 < p.nsplit; s0 += CU) {
+                float w[CU];
+                float ss[CU];
+                bool seen[CU]; // a split past nsplit, or one that saw no key, adds nothing
+                [[unroll]] for (uint u = 0u; u < CU; u++) {
+                    w[u] = 0.0;
+                    ss[u] = 0.0;
+                    seen[u] = false;
+                    if (s0 + u < p.nsplit) {
+                        uint b = pb + (s0 + u) * stride;
+                        float ms = data_p[b + p.dv];
+                        if (ms != ninf) {
+                            seen[u] = true;
+                            w[u] = exp(ms - M);
+                            ss[u] = data_p[b + p.dv + 1u];
+                        }
+                    }
                 }
-                float w = exp(ms - M);
-                S += w * data_p[b + p.dv + 1u];
+                [[unroll]] for (uint u = 0u; u < CU; u++) {
+                    if (seen[u]) {
+                        S += w[u] * ss[u];
+                    }
+                }
                 for (uint r = 0u; r < ACC_N; r++) {
                     uint d = tid + r * WG;
                     if (d < p.dv) {
-                        o[r] += w * data_p[b + d];
+                        float ov[CU];
+                        [[unroll]] for (uint u = 0u; u < CU; u++) {
+                            ov[u] = 0.0;
+                            if (seen[u]) {
+                                ov[u] = data_p[pb + (s0 + u) * stride + d];
+                            }
+                        }
+                        [[unroll]] for (uint u = 0u; u < CU; u++) {
+                            if (seen[u]) {
+                                o[r] += w[u] * ov[u];
+                            }
+                        }
                     }
                 }
             }
@@ -184,10 +228,24 @@ void main() {
         uint iq3 = t / p.nq;
 
         uint qb = p.offs_q + iq1 * p.q_nb1 + h0 * p.q_nb2 + iq3 * p.q_nb3;
-        for (uint e = tid; e < G * p.dk; e += WG) {
-            uint g = e / p.dk;
-            uint i = e - g * p.dk;
-            qs[e] = fa_q_conv(data_q[qb + g * p.q_nb2 + i]);
+        // The G query rows, QU elements a thread with their loads issued together.
+        const uint nqs = G * p.dk;
+        for (uint e0 = 0u; e0 < nqs; e0 += QU * WG) {
+            float qv[QU];
+            [[unroll]] for (uint r = 0u; r < QU; r++) {
+                uint e = e0 + tid + r * WG;
+                qv[r] = 0.0;
+                if (e < nqs) {
+                    uint g = e / p.dk;
+                    qv[r] = data_q[qb + g * p.q_nb2 + (e - g * p.dk)];
+                }
+            }
+            [[unroll]] for (uint r = 0u; r < QU; r++) {
+                uint e = e0 + tid + r * WG;
+                if (e < nqs) {
+                    qs[e] = fa_q_conv(qv[r]);
+                }
+            }
         }
         if (tid < G) {
             uint h = h0 + tid;

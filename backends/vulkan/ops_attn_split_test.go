@@ -58,6 +58,73 @@ func TestFlashAttnSplitMatchesOneRow(t *testing.T) {
 	}
 }
 
+// TestFlashAttnCombineBatches: pass 2 gives the same output, bit for bit, whatever number of
+// splits it loads together (the device's choice, 1 on lavapipe, against 3 and 8: 13 splits of 64
+// keys in batches with a remainder), with sinks and with whole splits masked off (they saw no
+// key), and agrees with the one-row shader.
+func TestFlashAttnCombineBatches(t *testing.T) {
+	be := newBackend(t)
+	var out, mask *core.Tensor
+	g := gputest.Graph(t, be, func(c *core.Context) *core.Tensor {
+		out = decodeAttn(c, 777)
+		mask = out.Src[3]
+		c.FlashAttnExtAddSinks(out, c.NewTensor(core.TypeF32, 32, 1, 1, 1))
+		return out
+	})
+	m, err := core.GetFloat32s(mask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ninf := float32(math.Inf(-1))
+	for j := range m {
+		if (j >= 64 && j < 128) || (j >= 256 && j < 512) { // splits 1 and 4-7
+			m[j] = ninf
+		}
+	}
+	if err := core.SetFloat32s(mask, m); err != nil {
+		t.Fatal(err)
+	}
+	enc := be.sh.Encoder()
+	defer enc.UseFlashAttnCombineBatch(0)
+	defer enc.UseFlashAttnSplit(true)
+	run := func() []float32 {
+		if err := be.GraphCompute(g); err != nil {
+			t.Fatal(err)
+		}
+		v, err := core.GetFloat32s(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	enc.UseFlashAttnSplit(false)
+	one := run()
+	enc.UseFlashAttnSplit(true)
+	var want []float32
+	for _, batch := range []uint32{0, 1, 3, 8} {
+		enc.UseFlashAttnCombineBatch(batch)
+		got := run()
+		if want == nil {
+			want = got
+			var num, den float64
+			for i := range one {
+				d := float64(got[i] - one[i])
+				num += d * d
+				den += float64(one[i]) * float64(one[i])
+			}
+			if nmse := num / den; !(nmse < 1e-10) {
+				t.Errorf("split against one row: NMSE %g", nmse)
+			}
+			continue
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("pass 2 batch %d: output %d is %g, the device's batch gives %g", batch, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 // BenchmarkFlashAttnDecode times the decode-step attention over 512 and 2048 keys, split and one
 // workgroup per row:
 //

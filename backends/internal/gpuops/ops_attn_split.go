@@ -26,6 +26,23 @@ const (
 // off (one workgroup per query row always), for tests and benchmarks.
 func (e *Encoder) UseFlashAttnSplit(on bool) { e.faOneRow, e.gen = !on, e.gen+1 }
 
+// UseFlashAttnCombineBatch sets how many splits' partials the key split's pass 2 loads together
+// (its specialization constant CU); 0 restores the device's choice (faCombineBatch). For tests.
+func (e *Encoder) UseFlashAttnCombineBatch(n uint32) { e.faBatch, e.gen = n, e.gen+1 }
+
+// faCombineBatch is pass 2's CU: 8 on a GPU, where each batch of loads is one memory latency in a
+// pass of few workgroups; 1 on a software device, where the unrolled batches only cost (lavapipe:
+// the FLASH_ATTN_EXT op tests 15 -> 25 s with 8).
+func (e *Encoder) faCombineBatch() uint32 {
+	switch {
+	case e.faBatch > 0:
+		return e.faBatch
+	case e.dev.Software:
+		return 1
+	}
+	return 8
+}
+
 // faSplit is how a FLASH_ATTN_EXT node splits its keys.
 type faSplit struct {
 	g, nsplit, chunk int64  // query heads per workgroup, splits, keys per split
@@ -116,7 +133,7 @@ func (e *Encoder) encodeFlashAttnSplit(n *core.Tensor, s faSplit, sp operand) er
 	if err != nil {
 		return err
 	}
-	p2, err := e.pipeline("flash_attn_split_combine", 3, faCombinePush)
+	p2, err := e.pipeline("flash_attn_split_combine", 3, faCombinePush, 64, e.faCombineBatch())
 	if err != nil {
 		return err
 	}
