@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -174,5 +175,56 @@ func TestGenerationReplaysOnVulkan(t *testing.T) {
 	sameLogits(t, "token by token on Vulkan", got, ref, 1e-6)
 	if n := vk.Replays() - r0; n < len(c.IDs)-2 {
 		t.Errorf("%d tokens one at a time: %d graphs replayed, want at least %d", len(c.IDs), n, len(c.IDs)-2)
+	}
+}
+
+// TestVulkanFusionKeepsLogits: the Vulkan backend's node fusions (the weighted norms, the residual
+// sum before them, each layer's rotated keys stored in the KV cache) change no logit: a model on
+// Vulkan gives the same logits bit for bit with fusion off and on, prompt and generation, over
+// f16 and f32 caches. A generated token saves what the prompt's graph saves (the norms) and one
+// dispatch more per layer (ROPE with SET_ROWS, which the prompt's tokens do not fuse).
+func TestVulkanFusionKeepsLogits(t *testing.T) {
+	needVulkan(t)
+	c := caseByName(t, "llama-f32")
+	prompt := len(c.IDs) - 3
+	for _, kv := range []llm.KVType{llm.KVF16, llm.KVF32} {
+		so := llm.SessionOptions{KVType: kv, ContextSize: 256}
+		var want [][]float32
+		var dPrompt, dAll [2]int // dispatches of the prompt alone, of the prompt and 3 tokens
+		for run, fuse := range []bool{false, true} {
+			m := openCase(t, "llama-f32", llm.Options{GPULayers: -1})
+			var vk *vulkan.Backend
+			for _, be := range m.Backends() {
+				if v, ok := be.(*vulkan.Backend); ok {
+					vk = v
+				}
+			}
+			if vk == nil {
+				t.Fatal("no Vulkan backend among the model's")
+			}
+			vk.SetFusion(fuse)
+			d0 := vk.Dispatches()
+			evalAll(t, m, so, c.IDs[:prompt])
+			d1 := vk.Dispatches()
+			got := evalAll(t, m, so, c.IDs, prompt, 1, 1, 1)
+			dPrompt[run], dAll[run] = d1-d0, vk.Dispatches()-d1
+			m.Close()
+			if want == nil {
+				want = got
+				continue
+			}
+			for i := range got {
+				for j := range got[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("KV %v: position %d logit %d: fused %v, unfused %v", kv, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+		sp, sa := dPrompt[0]-dPrompt[1], dAll[0]-dAll[1]
+		if sp <= 0 || (sa-sp)%3 != 0 || (sa-sp)/3-sp != c.Spec.NLayer {
+			t.Errorf("KV %v: fusion saved %d dispatches of the prompt and %d of the prompt and 3 tokens: want %d per token more than the prompt's (one per layer)",
+				kv, sp, sa, c.Spec.NLayer)
+		}
 	}
 }

@@ -26,9 +26,18 @@
 // ROPE_BACK (define BACK) is the same map with the rotation by -theta (sin
 // negated): the transpose of the forward rotation, YaRN's magnitude included.
 //
-// Defines: ROPE_F16 for f16 tensors (else f32); BACK for ROPE_BACK.
+// SET_ROWS (with CACHE_F32, CACHE_F16 or CACHE_BF16): ROPE of one token (f32, modes NORMAL and
+// NEOX) fused with the SET_ROWS that stores its result as one row of a KV cache: every element
+// is written to dst (contiguous) and, converted as set_rows.comp converts it, to element
+// i1 * ne0 + i0 of cache row idx[0]; an index outside [0, cache rows) writes no cache element
+// and records the source row (0) in the status word as set_rows.comp does. The push block
+// trades the dst strides (dst is contiguous) and the multi modes' sections for the cache's
+// parameters.
+//
+// Defines: ROPE_F16 for f16 tensors (else f32); BACK for ROPE_BACK; SET_ROWS and a CACHE_ type.
 // Bindings: 0 = src, 1 = positions (i32), 2 = freq factors (f32; any buffer when
-// p.has_ff is 0), 3 = dst.
+// p.has_ff is 0), 3 = dst; with SET_ROWS 4 = the index (i32 or i64), 5 = the cache row view,
+// 6 = status.
 // Specialization: constant 0 = workgroup size (default 256).
 // Dispatch: any x grid (grid-stride loop over p.n items).
 
@@ -36,7 +45,7 @@ layout(local_size_x = 256, local_size_y = 1, local_size_z = 1, local_size_x_id =
 
 #define SRC_NONE
 #define DST_NONE
-#if defined(ROPE_F16)
+#if defined(ROPE_F16) || defined(CACHE_F16) || defined(CACHE_BF16)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "rows.glsl"
@@ -55,10 +64,31 @@ void store_d(uint i, float v) { data_d[i] = v; }
 layout(std430, binding = 1) readonly buffer BufP { int data_p[]; };
 layout(std430, binding = 2) readonly buffer BufF { float data_f[]; };
 
+#if defined(SET_ROWS)
+layout(std430, binding = 4) readonly buffer BufI { uint data_i[]; };
+#if defined(CACHE_F32)
+layout(std430, binding = 5) writeonly buffer BufC { float data_c[]; };
+void store_c(uint i, float v) { data_c[i] = v; }
+#else
+layout(std430, binding = 5) writeonly buffer BufC { uint16_t data_c[]; };
+#if defined(CACHE_F16)
+void store_c(uint i, float v) { data_c[i] = uint16_t(f32_bits_to_f16(floatBitsToUint(v))); }
+#else
+void store_c(uint i, float v) { data_c[i] = uint16_t(f32_bits_to_bf16(floatBitsToUint(v))); }
+#endif
+#endif
+layout(std430, binding = 6) buffer BufStatus { uint status; };
+#endif
+
 layout(push_constant) uniform Params {
     uint ne0, ne1, ne2, ne3;
     uint nb00, nb01, nb02, nb03;   // src strides (elements)
+#if defined(SET_ROWS)
+    uint offs_i, offs_c;           // the index (32-bit words), the cache view (its units)
+    uint c_nb1, c_rows;            // cache row stride (units), cache rows
+#else
     uint nb0, nb1, nb2, nb3;       // dst strides (elements)
+#endif
     uint nbp, nbf;                 // position and freq-factor strides (elements)
     uint offs_s, offs_p, offs_f, offs_d;
     uint n_dims, mode, has_ff;     // mode: ggml's (0, 2, 8, 24, 40)
@@ -68,8 +98,26 @@ layout(push_constant) uniform Params {
     float corr_lo, corr_hi;        // YaRN correction dims
     uint n;                        // rows * (pairs + ne0 - 2 * pairs)
     uint n_offs;                   // first rotated element (ggml_rope_set_offset)
+#if defined(SET_ROWS)
+    uint idx64, c_nb0;             // the index is i64; cache element stride (units)
+} p;
+// dst is contiguous; the fused modes have no sections.
+#define P_NB0 1u
+#define P_NB1 p.ne0
+#define P_NB2 (p.ne0 * p.ne1)
+#define P_NB3 (p.ne0 * p.ne1 * p.ne2)
+#define P_SEC01 0u
+#define P_SEC23 0u
+#else
     uint sec01, sec23;             // sections t | h << 16, w | e << 16 (multi modes)
 } p;
+#define P_NB0 p.nb0
+#define P_NB1 p.nb1
+#define P_NB2 p.nb2
+#define P_NB3 p.nb3
+#define P_SEC01 p.sec01
+#define P_SEC23 p.sec23
+#endif
 
 // ---- double-float arithmetic (x = hi, y = lo) ----
 
@@ -141,7 +189,7 @@ void rope_component(uint k, out uint c, out uint e) {
     if ((p.mode & 8u) == 0u) {
         return;
     }
-    uint s0 = p.sec01 & 0xffffu, s1 = p.sec01 >> 16, s2 = p.sec23 & 0xffffu, s3 = p.sec23 >> 16;
+    uint s0 = P_SEC01 & 0xffffu, s1 = P_SEC01 >> 16, s2 = P_SEC23 & 0xffffu, s3 = P_SEC23 >> 16;
     uint sw = s0 + s1, se = sw + s2, sect = se + s3;
     uint sector = k % sect;
     if (p.mode == 40u) {
@@ -184,6 +232,16 @@ void main() {
     uint half_dims = pairs; // the second element of a NEOX pair: k + half_dims
     uint span = 2u * pairs;
     uint per_row = pairs + (p.ne0 - span);
+#if defined(SET_ROWS)
+    // The cache row: the index validated once (set_rows.comp's index()), the cache untouched
+    // when it is out of range.
+    uint cr = data_i[p.offs_i];
+    bool cache_ok = p.idx64 != 0u ? (data_i[p.offs_i + 1u] == 0u && cr < p.c_rows) : (cr < p.c_rows);
+    if (!cache_ok && gl_GlobalInvocationID.x == 0u) {
+        atomicMax(status, ~0u); // source row 0
+    }
+    uint cb = p.offs_c + cr * p.c_nb1;
+#endif
     for (uint it = gl_GlobalInvocationID.x; it < p.n; it += stride) {
         uint j = it % per_row;
         uint t = it / per_row;
@@ -192,13 +250,19 @@ void main() {
         uint i2 = t % p.ne2;
         uint i3 = t / p.ne2;
         uint is = p.offs_s + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
-        uint id = p.offs_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
+        uint id = p.offs_d + i1 * P_NB1 + i2 * P_NB2 + i3 * P_NB3;
         if (j >= pairs) {
             uint i0 = j - pairs;
             if (i0 >= p.n_offs) {
                 i0 += span;
             }
-            store_d(id + i0 * p.nb0, load_s(is + i0 * p.nb00));
+            float v = load_s(is + i0 * p.nb00);
+            store_d(id + i0 * P_NB0, v);
+#if defined(SET_ROWS)
+            if (cache_ok) {
+                store_c(cb + (i1 * p.ne0 + i0) * p.c_nb0, v);
+            }
+#endif
             continue;
         }
         uint k = j;
@@ -243,7 +307,15 @@ void main() {
         uint j1 = p.n_offs + (neox ? k + half_dims : 2u * k + 1u);
         float x0 = load_s(is + j0 * p.nb00);
         float x1 = load_s(is + j1 * p.nb00);
-        store_d(id + j0 * p.nb0, x0 * cs - x1 * sn);
-        store_d(id + j1 * p.nb0, x0 * sn + x1 * cs);
+        float y0 = x0 * cs - x1 * sn;
+        float y1 = x0 * sn + x1 * cs;
+        store_d(id + j0 * P_NB0, y0);
+        store_d(id + j1 * P_NB0, y1);
+#if defined(SET_ROWS)
+        if (cache_ok) {
+            store_c(cb + (i1 * p.ne0 + j0) * p.c_nb0, y0);
+            store_c(cb + (i1 * p.ne0 + j1) * p.c_nb0, y1);
+        }
+#endif
     }
 }

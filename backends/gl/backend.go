@@ -68,6 +68,10 @@ func (b *Backend) Barriers() int { return b.shell().Barriers() }
 // zero Backend).
 func (b *Backend) Dispatches() int { return b.shell().Dispatches() }
 
+// SetFusion turns node fusion on (the default) or off. Fused nodes give the same results bit for
+// bit as unfused ones, in fewer dispatches. Nothing for a nil or zero Backend.
+func (b *Backend) SetFusion(on bool) { b.shell().SetFusion(on) }
+
 // GraphCompute dispatches every computing node of g (views and leafs cost nothing) and waits for
 // the result. A nil g is an error. An index out of range in GET_ROWS or SET_ROWS (checked on the
 // device) is reported after the graph has run, as the CPU backend words it.

@@ -64,6 +64,15 @@ func (b *Backend) Close() error { return b.shell().Close() }
 // a nil or zero Backend).
 func (b *Backend) Barriers() int { return b.shell().Barriers() }
 
+// Dispatches returns the number of compute dispatches GraphCompute has recorded (for tests and
+// tuning; 0 for a nil or zero Backend).
+func (b *Backend) Dispatches() int { return b.shell().Dispatches() }
+
+// SetFusion turns node fusion on (the default) or off. Fused nodes (RMS_NORM and MUL, the
+// residual ADD before them, ROPE and the SET_ROWS storing its row in a KV cache) give the same
+// results bit for bit as unfused ones, in fewer dispatches. Nothing for a nil or zero Backend.
+func (b *Backend) SetFusion(on bool) { b.shell().SetFusion(on) }
+
 // Replays returns the number of graphs GraphCompute ran again from their recorded command buffers
 // instead of recording them anew: a graph that runs again with the same nodes, parameters and
 // memory (each generated token's graph) is replayed. 0 for a nil or zero Backend.

@@ -4,7 +4,9 @@ package vulkan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
+	"regexp"
 	"testing"
 
 	"github.com/tandem-ml/tandem/core"
@@ -150,6 +152,139 @@ func TestFusedAddRMSNormMul(t *testing.T) {
 			want := dispatches[0] - 2
 			if c.broadcast {
 				want = dispatches[0] - 1 // RMS_NORM + MUL only
+			}
+			if dispatches[1] != want {
+				t.Errorf("%d dispatches fused, %d unfused: want %d", dispatches[1], dispatches[0], want)
+			}
+		})
+	}
+}
+
+// TestFusedRopeSetRows: the rotated keys of one token stored as a row of a KV cache (ROPE, the
+// reshape, SET_ROWS), recorded as one dispatch, give ROPE's result and the cache bit for bit as
+// the two dispatches do — for f16, f32 and bf16 caches, NORMAL and NEOX modes, freq factors,
+// fewer rotated dimensions than the head, i32 and i64 indices — with one dispatch less; an index
+// past the cache gives the same error both ways; two tokens, or a multi-section mode, stay two
+// dispatches.
+func TestFusedRopeSetRows(t *testing.T) {
+	be := newBackend(t)
+	defer be.sh.Encoder().UseFusion(true)
+	for _, c := range []struct {
+		name   string
+		cache  core.Type
+		mode   int
+		nDims  int
+		ff     bool
+		i64    bool
+		tokens int64
+		index  int64
+		fused  bool
+	}{
+		{"f16_neox", core.TypeF16, core.RopeNeox, 64, false, true, 1, 5, true},
+		{"f32_normal_i32", core.TypeF32, core.RopeNormal, 64, false, false, 1, 31, true},
+		{"bf16_ff_partial_dims", core.TypeBF16, core.RopeNeox, 32, true, true, 1, 0, true},
+		{"bad_index", core.TypeF16, core.RopeNeox, 64, false, true, 1, 32, true},
+		{"two_tokens", core.TypeF16, core.RopeNeox, 64, false, true, 2, 3, false},
+		{"mrope", core.TypeF16, core.RopeMrope, 64, false, true, 1, 3, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const hd, heads, cells = 64, 4, 32
+			var results [2][2][]byte
+			var errs [2]error
+			var dispatches [2]int
+			for run, fuse := range []bool{false, true} {
+				ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+				k := ctx.NewTensor(core.TypeF32, hd, heads, c.tokens)
+				npos := c.tokens
+				if c.mode == core.RopeMrope {
+					npos *= 4
+				}
+				pos := ctx.NewTensor(core.TypeI32, npos)
+				var ff *core.Tensor
+				if c.ff {
+					ff = ctx.NewTensor(core.TypeF32, int64(c.nDims/2))
+				}
+				rp := core.RopeParams{NDims: c.nDims, Mode: c.mode, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1,
+					AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+				if c.mode == core.RopeMrope {
+					rp.Sections = [4]int{8, 12, 12, 0}
+				}
+				rope := ctx.RopeExt(k, pos, ff, rp)
+				cache := ctx.NewTensor(c.cache, hd*heads, cells)
+				it := core.TypeI32
+				if c.i64 {
+					it = core.TypeI64
+				}
+				idx := ctx.NewTensor(it, c.tokens)
+				set := ctx.SetRows(cache, ctx.Reshape2D(rope, hd*heads, c.tokens), idx)
+				if err := ctx.Err(); err != nil {
+					t.Fatal(err)
+				}
+				ts := []*core.Tensor{k, pos, cache, idx, rope}
+				if ff != nil {
+					ts = append(ts, ff)
+				}
+				place(t, be, nil, ts...)
+				for _, v := range []*core.Tensor{set.Src[1], set} { // the reshape, SET_ROWS's view of the cache
+					if err := core.ViewInit(v); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r := rand.New(rand.NewPCG(7, 8))
+				randomize(t, r, k, -2, 2)
+				randomize(t, r, cache, -1, 1)
+				if ff != nil {
+					randomize(t, r, ff, 0.5, 2)
+				}
+				p := make([]int32, npos)
+				for i := range p {
+					p[i] = int32(1000 + 37*i)
+				}
+				if err := core.SetInt32s(pos, p); err != nil {
+					t.Fatal(err)
+				}
+				raw := make([]byte, idx.NBytes())
+				for i := range c.tokens {
+					v := uint64(c.index + i)
+					if c.i64 {
+						binary.LittleEndian.PutUint64(raw[8*i:], v)
+					} else {
+						binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+					}
+				}
+				if err := core.TensorSet(idx, raw, 0); err != nil {
+					t.Fatal(err)
+				}
+				g := core.NewGraph(core.DefaultGraphSize)
+				g.BuildForwardExpand(set)
+				be.sh.Encoder().UseFusion(fuse)
+				d0 := be.sh.Dispatches()
+				errs[run] = be.GraphCompute(g)
+				dispatches[run] = be.sh.Dispatches() - d0
+				for i, tt := range []*core.Tensor{rope, cache} {
+					results[run][i] = make([]byte, tt.NBytes())
+					if err := core.TensorGet(tt, results[run][i], 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if c.index+c.tokens > cells {
+				ctxName := regexp.MustCompile(`c\d+#`) // the two runs' contexts number their tensors apart
+				if errs[0] == nil || errs[1] == nil ||
+					ctxName.ReplaceAllString(errs[0].Error(), "c#") != ctxName.ReplaceAllString(errs[1].Error(), "c#") {
+					t.Errorf("index %d of %d cells: unfused error %v, fused %v: want the same error", c.index, cells, errs[0], errs[1])
+				}
+			} else if errs[0] != nil || errs[1] != nil {
+				t.Fatalf("unfused: %v; fused: %v", errs[0], errs[1])
+			}
+			for i, name := range []string{"ROPE", "the cache"} {
+				if !bytes.Equal(results[0][i], results[1][i]) {
+					t.Errorf("%s: fused result differs from the unfused one", name)
+				}
+			}
+			want := dispatches[0]
+			if c.fused {
+				want--
 			}
 			if dispatches[1] != want {
 				t.Errorf("%d dispatches fused, %d unfused: want %d", dispatches[1], dispatches[0], want)

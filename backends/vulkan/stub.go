@@ -59,6 +59,12 @@ func ValidationMessages() []string { return nil }
 // Shutdown does nothing in this build.
 func Shutdown() error { return nil }
 
+// Dispatches returns 0: this build has no Vulkan devices.
+func (b *Backend) Dispatches() int { return 0 }
+
+// SetFusion does nothing: this build has no Vulkan devices.
+func (b *Backend) SetFusion(on bool) {}
+
 // Replays returns 0: this build has no Vulkan devices.
 func (b *Backend) Replays() int { return 0 }
 

@@ -141,6 +141,17 @@ func (b *Backend) Dispatches() int {
 	return b.dispatches
 }
 
+// SetFusion turns node fusion on (the default) or off: fused nodes give the same results bit for
+// bit, in fewer dispatches (for tests that compare the two, and for tuning). A stand-in ignores it.
+func (b *Backend) SetFusion(on bool) {
+	if b.unmade != "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.enc.UseFusion(on)
+}
+
 // GraphCompute is GraphComputeContext with context.Background().
 func (b *Backend) GraphCompute(g *core.Graph) error {
 	return b.GraphComputeContext(context.Background(), g)

@@ -74,6 +74,8 @@ func (e *Encoder) Encode(i int, n *core.Tensor) error {
 			return e.encodeRMSNormMul(nil, e.nodes[i-1], n)
 		case fuseAddRMSMul:
 			return e.encodeRMSNormMul(e.nodes[i-2], e.nodes[i-1], n)
+		case fuseRopeSetRows:
+			return e.encodeRopeSetRows(n.Src[1].ViewSrc, n)
 		}
 	}
 	if n.Op == core.OpMulMat && e.mulMat != nil {

@@ -11,16 +11,19 @@ import "github.com/tandem-ml/tandem/core"
 // RMS_NORM + MUL: MUL(RMS_NORM(x), w) with w repeated over the rows, the weighted norm of every
 // transformer layer (norm.comp's MUL variant), as the CPU backend fuses it. ADD + RMS_NORM + MUL:
 // the same with x = ADD(a, b) just before it (the residual sum, then the next weighted norm; the
-// ADD variant): three nodes, one dispatch.
+// ADD variant): three nodes, one dispatch. ROPE + SET_ROWS: the rotated keys of one token
+// stored as a row of the KV cache (rope.comp's SET_ROWS variants, llama.cpp's rope/set_rows
+// fusion); the views between the two (the reshape SET_ROWS reads) record nothing.
 
 // fusion is a node's part in a fused pair.
 type fusion uint8
 
 const (
-	fuseNone      fusion = iota
-	fuseInNext           // recorded with the next node
-	fuseRMSMul           // MUL recording the RMS_NORM before it
-	fuseAddRMSMul        // MUL recording the ADD and the RMS_NORM before it
+	fuseNone        fusion = iota
+	fuseInNext             // recorded with the next node
+	fuseRMSMul             // MUL recording the RMS_NORM before it
+	fuseAddRMSMul          // MUL recording the ADD and the RMS_NORM before it
+	fuseRopeSetRows        // SET_ROWS recording the ROPE whose result it stores
 )
 
 // UseFusion turns node fusion on (the default) or off, for tests that compare the two.
@@ -48,6 +51,17 @@ func (e *Encoder) planFusions(nodes []*core.Tensor) []fusion {
 		case rmsMulFusable(e.dev, nodes[i], nodes[i+1]):
 			mark(i, fuseInNext, fuseRMSMul)
 			i++
+		case nodes[i].Op == core.OpRope:
+			// the SET_ROWS after the views of the ROPE's result
+			j := i + 1
+			for j < len(nodes) && nodes[j].Op.IsView() {
+				j++
+			}
+			if j < len(nodes) && ropeSetRowsFusable(e.dev, nodes[i], nodes[j]) {
+				mark(i, fuseInNext)
+				mark(j, fuseRopeSetRows)
+				i = j
+			}
 		}
 	}
 	if len(fs) == 0 {
@@ -135,4 +149,81 @@ func (e *Encoder) encodeRMSNormMul(add, norm, mul *core.Tensor) error {
 	}
 	pc.U32(ops[4].offs, ops[5].offs)
 	return e.dispatch(p, groups, pc.Bytes(), ox.bind, on.bind, ow.bind, om.bind, ops[4].bind, ops[5].bind)
+}
+
+// ropeSetRowsFusable reports whether set = SET_ROWS(cache, view of rope, idx) can be recorded
+// with rope: a forward ROPE of one token (f32, NORMAL or NEOX: the fused push block has no
+// sections) with a contiguous result, stored whole as one row (one index) of an f32, f16 or bf16
+// cache.
+func ropeSetRowsFusable(d *Device, rope, set *core.Tensor) bool {
+	if set.Op != core.OpSetRows || skipNode(rope) || skipNode(set) || !supportsRope(d, rope) || !supportsSetRows(d, set) {
+		return false
+	}
+	src, idx := set.Src[1], set.Src[2]
+	rp := core.RopeParamsOf(rope)
+	switch {
+	case rope.Type != core.TypeF32 || rp.Mode != core.RopeNormal && rp.Mode != core.RopeNeox:
+		return false
+	case !rope.IsContiguous() || rope.Ne[2] != 1 || rope.Ne[3] != 1:
+		return false
+	case src.ViewSrc != rope || src.Offset != rope.Offset || !src.IsContiguous() || src.NElements() != rope.NElements() ||
+		src.Ne[1] != 1 || src.Ne[2] != 1 || src.Ne[3] != 1 || idx.NElements() != 1:
+		return false
+	}
+	switch set.Type {
+	case core.TypeF32, core.TypeF16, core.TypeBF16:
+		return true
+	}
+	return false
+}
+
+// skipNode reports whether the encoder records nothing for n (GraphCompute skips it).
+func skipNode(n *core.Tensor) bool { return n.Op == core.OpNone || n.Op.IsView() || n.IsEmpty() }
+
+// encodeRopeSetRows records rope and set = SET_ROWS(cache, view of rope, idx) as one dispatch.
+func (e *Encoder) encodeRopeSetRows(rope, set *core.Tensor) error {
+	dt := elemTypes[set.Type]
+	p, err := e.pipeline("rope_set_rows_"+dt.name, 7, ropePushSize, copyWG)
+	if err != nil {
+		return err
+	}
+	a, pos, ff, idx := rope.Src[0], rope.Src[1], rope.Src[2], set.Src[2]
+	oa, err := e.bindTensor(a, 4)
+	if err != nil {
+		return err
+	}
+	op, err := e.bindTensor(pos, 4)
+	if err != nil {
+		return err
+	}
+	of := op // no freq factors: bind the positions again (never read)
+	if ff != nil {
+		if of, err = e.bindTensor(ff, 4); err != nil {
+			return err
+		}
+	}
+	od, err := e.bindTensor(rope, 4)
+	if err != nil {
+		return err
+	}
+	oi, err := e.bindTensor(idx, 4)
+	if err != nil {
+		return err
+	}
+	oc, err := e.bindTensor(set, dt.unit)
+	if err != nil {
+		return err
+	}
+	if err := e.syncWrites([]operand{od, oc}, oa, op, of, oi); err != nil {
+		return err
+	}
+	st, err := e.addCheck(e.node, set)
+	if err != nil {
+		return err
+	}
+	pc, items := e.pushRope(rope, a, oa, op, of, od, &ropeCache{
+		offsI: oi.offs, offsC: oc.offs, nb1: u32(set.Nb[1] / dt.unit), rows: u32(set.Ne[1]),
+		idx64: b2u(idx.Type == core.TypeI64), nb0: u32(set.Nb[0] / dt.unit)})
+	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind,
+		oi.bind, oc.bind, st)
 }

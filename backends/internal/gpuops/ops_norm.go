@@ -270,6 +270,21 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 	if err := e.sync(od, oa, op, of); err != nil {
 		return err
 	}
+	pc, items := e.pushRope(n, a, oa, op, of, od, nil)
+	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
+}
+
+// ropeCache is the KV cache row of rope.comp's SET_ROWS variants: the index and cache view
+// offsets, the cache's row stride, rows and element stride (units), and whether the index is i64.
+type ropeCache struct {
+	offsI, offsC, nb1, rows, idx64, nb0 uint32
+}
+
+// pushRope packs rope.comp's push constants for ROPE node n of a (bound at oa, positions op,
+// freq factors of, dst od) and returns them with the work items; with c, the SET_ROWS variants'
+// block (the cache's parameters in place of dst's strides and the sections).
+func (e *Encoder) pushRope(n, a *core.Tensor, oa, op, of, od operand, c *ropeCache) (*Push, int64) {
+	pos, ff := n.Src[1], n.Src[2]
 	rp := core.RopeParamsOf(n)
 	nDims := int64(rp.NDims)
 	pairs := ropeGPUPairs(rp)
@@ -289,8 +304,19 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 			sec[i] = uint32(s)
 		}
 	}
+	unit := n.Type.Size()
 	pc := e.push.Reset()
-	pushRows(pc, n, a, unit)
+	if c == nil {
+		pushRows(pc, n, a, unit)
+	} else {
+		for i := range 4 {
+			pc.U32(u32(n.Ne[i]))
+		}
+		for i := range 4 {
+			pc.U32(u32(a.Nb[i] / unit))
+		}
+		pc.U32(c.offsI, c.offsC, c.nb1, c.rows)
+	}
 	pc.U32(u32(pos.Nb[0]/4), u32(ffStride))
 	pc.U32(oa.offs, op.offs, of.offs, od.offs)
 	pc.U32(u32(nDims), uint32(rp.Mode), b2u(ff != nil))
@@ -298,8 +324,13 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 	ts := math.Pow(float64(rp.FreqBase), -2/float64(rp.NDims))
 	tsHi := float32(ts)
 	pc.F32(tsHi, float32(ts-float64(tsHi)), rp.FreqScale, rp.ExtFactor, float32(mscale), float32(lo), float32(hi))
-	pc.U32(u32(items), uint32(rp.NOffs), sec[0]|sec[1]<<16, sec[2]|sec[3]<<16)
-	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
+	pc.U32(u32(items), uint32(rp.NOffs))
+	if c == nil {
+		pc.U32(sec[0]|sec[1]<<16, sec[2]|sec[3]<<16)
+	} else {
+		pc.U32(c.idx64, c.nb0)
+	}
+	return pc, items
 }
 
 // ropeCorrDims returns YaRN's [lo, hi] correction range (ggml_rope_yarn_corr_dims),

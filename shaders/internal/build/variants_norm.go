@@ -13,5 +13,9 @@ func init() {
 		Variant{Name: "diag_mask_inf_f32", Source: "diag_mask_inf.comp"},
 		Variant{Name: "rope_f32", Source: "rope.comp"},
 		Variant{Name: "rope_f16", Source: "rope.comp", Defines: []string{"ROPE_F16"}},
+		// ROPE of one token fused with the SET_ROWS storing it in a KV cache of each float type
+		Variant{Name: "rope_set_rows_f32", Source: "rope.comp", Defines: []string{"SET_ROWS", "CACHE_F32"}},
+		Variant{Name: "rope_set_rows_f16", Source: "rope.comp", Defines: []string{"SET_ROWS", "CACHE_F16"}},
+		Variant{Name: "rope_set_rows_bf16", Source: "rope.comp", Defines: []string{"SET_ROWS", "CACHE_BF16"}},
 	)
 }
