@@ -31,7 +31,8 @@
 // q4_0, q4_1, q5_0, q5_1, iq4_nl, q1_0, q2_0 and the types of kquants.glsl), MASK_F16 (else an
 // f32 mask or none).
 // Pass 1 bindings: 0 = q (f32), 1 = k, 2 = v, 3 = mask (any buffer when unused), 4 = partials
-// (bound from their first word).
+// (bound from their first word). Pass 1 specialization: constant 1 = VU (default 8), 2 = DS
+// (default 16).
 // Pass 2 bindings: 0 = partials, 1 = sinks (any buffer when unused), 2 = dst (f32, contiguous
 // [dv, n_head, n_q, ne3]). Pass 2 specialization: constant 1 = CU, the splits whose partials are
 // loaded together (default 8; 1 on software devices, where the batches only cost).
@@ -44,10 +45,10 @@
 #define MAX_G 8u // query heads per workgroup; G * ceil(dv / WG) <= ACC_N
 #define QS_N 2048u
 // Each round of dependent loads is a memory latency that nothing hides in a decode step (few
-// workgroups), so loads are issued in batches: DS key dimensions staged at a time, the value
-// elements of VU keys, QU query elements a thread, the partials of CU splits in pass 2.
-#define DS 16u
-#define VU 8u
+// workgroups), so loads are issued in batches: QU query elements a thread, DS key dimensions
+// staged at a time and the value elements of VU keys in pass 1, the partials of CU splits in
+// pass 2 (DS, VU and CU are specialization constants: wide batches on GPUs, narrow ones on
+// software devices, which run every lane of an unrolled batch one after the other).
 #define QU 8u
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
@@ -159,6 +160,9 @@ void main() {
 }
 
 #else // pass 1
+
+layout(constant_id = 1) const uint VU = 8u;
+layout(constant_id = 2) const uint DS = 16u;
 
 layout(std430, binding = 0) readonly buffer BufQ { float data_q[]; };
 #if defined(K_F32)

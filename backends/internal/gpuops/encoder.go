@@ -32,7 +32,7 @@ type Encoder struct {
 
 	mulMat   func(*Encoder, *core.Tensor) error // MUL_MAT's encoder when a test forces one
 	faOneRow bool                               // FLASH_ATTN_EXT never splits its keys (UseFlashAttnSplit)
-	faBatch  uint32                             // the key split's pass 2 batch, 0: the device's (UseFlashAttnCombineBatch)
+	faBatch  FABatches                          // the key split's load batches, zero: the device's (UseFlashAttnBatches)
 	// The graph's nodes and their fused pairs (fuse.go); noFuse turns fusion off (UseFusion).
 	nodes  []*core.Tensor
 	fused  []fusion

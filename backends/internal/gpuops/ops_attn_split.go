@@ -26,21 +26,43 @@ const (
 // off (one workgroup per query row always), for tests and benchmarks.
 func (e *Encoder) UseFlashAttnSplit(on bool) { e.faOneRow, e.gen = !on, e.gen+1 }
 
-// UseFlashAttnCombineBatch sets how many splits' partials the key split's pass 2 loads together
-// (its specialization constant CU); 0 restores the device's choice (faCombineBatch). For tests.
-func (e *Encoder) UseFlashAttnCombineBatch(n uint32) { e.faBatch, e.gen = n, e.gen+1 }
+// FABatches are the load batches of the key split's shader (flash_attn_split.comp's
+// specialization constants): Values keys' value elements and Dims key dimensions in pass 1, the
+// partials of Splits splits in pass 2. A zero field takes the device's choice (faBatches).
+type FABatches struct{ Values, Dims, Splits uint32 }
 
-// faCombineBatch is pass 2's CU: 8 on a GPU, where each batch of loads is one memory latency in a
-// pass of few workgroups; 1 on a software device, where the unrolled batches only cost (lavapipe:
-// the FLASH_ATTN_EXT op tests 15 -> 25 s with 8).
-func (e *Encoder) faCombineBatch() uint32 {
-	switch {
-	case e.faBatch > 0:
-		return e.faBatch
-	case e.dev.Software:
-		return 1
+// UseFlashAttnBatches sets the key split's load batches (zero fields: the device's), for tests
+// that check every batch gives the same result.
+func (e *Encoder) UseFlashAttnBatches(b FABatches) { e.faBatch, e.gen = b, e.gen+1 }
+
+// faBatches returns the load batches for node n: on a GPU each batch of loads is one memory
+// latency in a pass of few workgroups, so they are wide (pass 1: the value elements of 32 keys and
+// 64 key dimensions when K and V are float types, 8 and 16 for the block types, whose decoders
+// the batches unroll; pass 2: 8 splits); a software device runs the lanes of a batch one after
+// the other and takes 8, 16 and 1 (lavapipe: the FLASH_ATTN_EXT op tests 15 -> 25 s with 8
+// splits).
+func (e *Encoder) faBatches(n *core.Tensor) FABatches {
+	b := FABatches{Values: 8, Dims: 16, Splits: 1}
+	if !e.dev.Software {
+		float := func(t core.Type) bool { return t == core.TypeF32 || t == core.TypeF16 || t == core.TypeBF16 }
+		b.Splits = 8
+		if float(n.Src[2].Type) {
+			b.Values = 32
+		}
+		if float(n.Src[1].Type) {
+			b.Dims = 64
+		}
 	}
-	return 8
+	if e.faBatch.Values > 0 {
+		b.Values = e.faBatch.Values
+	}
+	if e.faBatch.Dims > 0 {
+		b.Dims = e.faBatch.Dims
+	}
+	if e.faBatch.Splits > 0 {
+		b.Splits = e.faBatch.Splits
+	}
+	return b
 }
 
 // faSplit is how a FLASH_ATTN_EXT node splits its keys.
@@ -129,11 +151,12 @@ func scratchFlashAttn(e *Encoder, n *core.Tensor) uint64 {
 func (e *Encoder) encodeFlashAttnSplit(n *core.Tensor, s faSplit, sp operand) error {
 	q, k, v, m, sinks := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4]
 	name, ku, vu, mu := faVariant(e.dev, "flash_attn_split", n)
-	p1, err := e.pipeline(name, 5, faSplitPushSize)
+	fb := e.faBatches(n)
+	p1, err := e.pipeline(name, 5, faSplitPushSize, 64, fb.Values, fb.Dims)
 	if err != nil {
 		return err
 	}
-	p2, err := e.pipeline("flash_attn_split_combine", 3, faCombinePush, 64, e.faCombineBatch())
+	p2, err := e.pipeline("flash_attn_split_combine", 3, faCombinePush, 64, fb.Splits)
 	if err != nil {
 		return err
 	}
