@@ -2,7 +2,7 @@ package llm_test
 
 import (
 	"context"
-	"math"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -161,15 +161,7 @@ func TestGenerationReplaysOnVulkan(t *testing.T) {
 	}
 	ref := evalAll(t, openCase(t, "llama-f32", llm.Options{}), so, c.IDs, ones...)
 	m := openCase(t, "llama-f32", llm.Options{GPULayers: -1})
-	var vk *vulkan.Backend
-	for _, be := range m.Backends() {
-		if v, ok := be.(*vulkan.Backend); ok {
-			vk = v
-		}
-	}
-	if vk == nil {
-		t.Fatal("no Vulkan backend among the model's")
-	}
+	vk := vulkanOf(t, m)
 	r0 := vk.Replays()
 	got := evalAll(t, m, so, c.IDs, ones...)
 	sameLogits(t, "token by token on Vulkan", got, ref, 1e-6)
@@ -193,15 +185,7 @@ func TestVulkanFusionKeepsLogits(t *testing.T) {
 		var dPrompt, dAll [2]int // dispatches of the prompt alone, of the prompt and 3 tokens
 		for run, fuse := range []bool{false, true} {
 			m := openCase(t, "llama-f32", llm.Options{GPULayers: -1})
-			var vk *vulkan.Backend
-			for _, be := range m.Backends() {
-				if v, ok := be.(*vulkan.Backend); ok {
-					vk = v
-				}
-			}
-			if vk == nil {
-				t.Fatal("no Vulkan backend among the model's")
-			}
+			vk := vulkanOf(t, m)
 			vk.SetFusion(fuse)
 			d0 := vk.Dispatches()
 			evalAll(t, m, so, c.IDs[:prompt])
@@ -213,13 +197,7 @@ func TestVulkanFusionKeepsLogits(t *testing.T) {
 				want = got
 				continue
 			}
-			for i := range got {
-				for j := range got[i] {
-					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
-						t.Fatalf("KV %v: position %d logit %d: fused %v, unfused %v", kv, i, j, got[i][j], want[i][j])
-					}
-				}
-			}
+			identicalLogits(t, fmt.Sprintf("KV %v: fused against unfused", kv), got, want)
 		}
 		sp, sa := dPrompt[0]-dPrompt[1], dAll[0]-dAll[1]
 		if sp <= 0 || (sa-sp)%3 != 0 || (sa-sp)/3-sp != c.Spec.NLayer {
@@ -227,4 +205,16 @@ func TestVulkanFusionKeepsLogits(t *testing.T) {
 				kv, sp, sa, c.Spec.NLayer)
 		}
 	}
+}
+
+// vulkanOf returns m's Vulkan backend.
+func vulkanOf(t *testing.T, m *llm.Model) *vulkan.Backend {
+	t.Helper()
+	for _, be := range m.Backends() {
+		if v, ok := be.(*vulkan.Backend); ok {
+			return v
+		}
+	}
+	t.Fatal("no Vulkan backend among the model's")
+	return nil
 }

@@ -1,7 +1,6 @@
 package llm_test
 
 import (
-	"math"
 	"testing"
 
 	"github.com/tandem-ml/tandem/backends/cpu"
@@ -38,13 +37,7 @@ func TestFusionKeepsLogits(t *testing.T) {
 				want = got
 				continue
 			}
-			for i := range got {
-				for j := range got[i] {
-					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
-						t.Fatalf("%s: position %d logit %d: fused %v, unfused %v", name, i, j, got[i][j], want[i][j])
-					}
-				}
-			}
+			identicalLogits(t, name+": fused against unfused", got, want)
 		}
 	}
 }

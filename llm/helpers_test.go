@@ -120,3 +120,21 @@ func sameLogits(t testing.TB, what string, got, want [][]float32, limit float64)
 	}
 	t.Logf("%s: worst NMSE %.3g over %d positions", what, worst, len(want))
 }
+
+// identicalLogits fails t unless got and want hold the same logits bit for bit.
+func identicalLogits(t testing.TB, what string, got, want [][]float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("%s: row %d has %d logits, want %d", what, i, len(got[i]), len(want[i]))
+		}
+		for j := range got[i] {
+			if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+				t.Fatalf("%s: position %d logit %d: %v, want %v", what, i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}

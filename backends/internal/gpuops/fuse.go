@@ -187,26 +187,15 @@ func (e *Encoder) encodeRopeSetRows(rope, set *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	a, pos, ff, idx := rope.Src[0], rope.Src[1], rope.Src[2], set.Src[2]
-	oa, err := e.bindTensor(a, 4)
+	oa, op, of, err := e.bindRopeSources(rope, 4)
 	if err != nil {
 		return err
-	}
-	op, err := e.bindTensor(pos, 4)
-	if err != nil {
-		return err
-	}
-	of := op // no freq factors: bind the positions again (never read)
-	if ff != nil {
-		if of, err = e.bindTensor(ff, 4); err != nil {
-			return err
-		}
 	}
 	od, err := e.bindTensor(rope, 4)
 	if err != nil {
 		return err
 	}
-	oi, err := e.bindTensor(idx, 4)
+	oi, err := e.bindTensor(set.Src[2], 4)
 	if err != nil {
 		return err
 	}
@@ -221,9 +210,9 @@ func (e *Encoder) encodeRopeSetRows(rope, set *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	pc, items := e.pushRope(rope, a, oa, op, of, od, &ropeCache{
+	pc, items := e.pushRope(rope, rope.Src[0], oa, op, of, od, &ropeCache{
 		offsI: oi.offs, offsC: oc.offs, nb1: u32(set.Nb[1] / dt.unit), rows: u32(set.Ne[1]),
-		idx64: b2u(idx.Type == core.TypeI64), nb0: u32(set.Nb[0] / dt.unit)})
+		idx64: b2u(set.Src[2].Type == core.TypeI64), nb0: u32(set.Nb[0] / dt.unit)})
 	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind,
 		oi.bind, oc.bind, st)
 }

@@ -237,7 +237,7 @@ func ropeGPUPairs(rp core.RopeParams) int64 {
 const ropePushSize = 32 * 4
 
 func (e *Encoder) encodeRope(n *core.Tensor) error {
-	a, pos, ff := n.Src[0], n.Src[1], n.Src[2]
+	a := n.Src[0]
 	name, unit := "rope_f32", int64(4)
 	if a.Type == core.TypeF16 {
 		name, unit = "rope_f16", 2
@@ -249,19 +249,9 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	oa, err := e.bindTensor(a, unit)
+	oa, op, of, err := e.bindRopeSources(n, unit)
 	if err != nil {
 		return err
-	}
-	op, err := e.bindTensor(pos, 4)
-	if err != nil {
-		return err
-	}
-	of := op // no freq factors: bind the positions again (never read)
-	if ff != nil {
-		if of, err = e.bindTensor(ff, 4); err != nil {
-			return err
-		}
 	}
 	od, err := e.bindTensor(n, unit)
 	if err != nil {
@@ -272,6 +262,22 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 	}
 	pc, items := e.pushRope(n, a, oa, op, of, od, nil)
 	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
+}
+
+// bindRopeSources binds ROPE node n's input (in units of unit bytes), positions and frequency
+// factors (the positions again when there are none: never read).
+func (e *Encoder) bindRopeSources(n *core.Tensor, unit int64) (oa, op, of operand, err error) {
+	if oa, err = e.bindTensor(n.Src[0], unit); err != nil {
+		return
+	}
+	if op, err = e.bindTensor(n.Src[1], 4); err != nil {
+		return
+	}
+	of = op
+	if ff := n.Src[2]; ff != nil {
+		of, err = e.bindTensor(ff, 4)
+	}
+	return
 }
 
 // ropeCache is the KV cache row of rope.comp's SET_ROWS variants: the index and cache view
