@@ -21,16 +21,20 @@
 // memory (every transfer goes through a staging buffer); TANDEM_VK_LOADER
 // overrides the loader library. TANDEM_GPU_KERNELS=gpu makes a software device
 // (lavapipe) encode with the kernels for GPUs where they differ (MUL_MAT's mat-vec
-// kernel and tiles), so tests there run what a GPU runs; =cpu gives any device the
-// software devices' kernels; unset or "auto" picks by the device. Read as each
-// graph is encoded; another value fails MUL_MAT with an error naming it.
+// kernel and tiles, FLASH_ATTN_EXT's load batches), so tests there run what a GPU
+// runs; =cpu gives any device the software devices' kernels; unset or "auto" picks
+// by the device. Read as each graph is encoded; another value fails MUL_MAT with an
+// error naming it.
 //
 // A graph's dispatches go into command buffers submitted as they fill, so the device
 // starts while the rest is recorded. A graph that runs again with the same nodes,
 // parameters and memory (each generated token's) is not recorded again: the backend
 // keeps the last graph's command buffers and resubmits them (Backend.Replays counts
 // it). Device-local memory that the host maps uncached (a discrete GPU's resizable
-// BAR) is read through a staging copy.
+// BAR) is read through a staging copy. Some nodes are recorded together as one
+// dispatch (RMS_NORM with the MUL by its weights and the residual ADD before it;
+// one token's ROPE with the SET_ROWS storing it in a KV cache), with the unfused
+// results bit for bit; Backend.SetFusion(false) turns that off.
 //
 // Errors and numerics follow the CPU backend: an index out of range in GET_ROWS or
 // SET_ROWS is checked on the device and reported after the graph with the CPU's

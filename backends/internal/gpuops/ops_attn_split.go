@@ -38,12 +38,12 @@ func (e *Encoder) UseFlashAttnBatches(b FABatches) { e.faBatch, e.gen = b, e.gen
 // faBatches returns the load batches for node n: on a GPU each batch of loads is one memory
 // latency in a pass of few workgroups, so they are wide (pass 1: the value elements of 32 keys and
 // 64 key dimensions when K and V are float types, 8 and 16 for the block types, whose decoders
-// the batches unroll; pass 2: 8 splits); a software device runs the lanes of a batch one after
-// the other and takes 8, 16 and 1 (lavapipe: the FLASH_ATTN_EXT op tests 15 -> 25 s with 8
-// splits).
+// the batches unroll; pass 2: 8 splits); the software devices' kernels (KernelsEnv) run the lanes
+// of a batch one after the other and take 8, 16 and 1 (lavapipe: the FLASH_ATTN_EXT op tests
+// 15 -> 25 s with 8 splits).
 func (e *Encoder) faBatches(n *core.Tensor) FABatches {
 	b := FABatches{Values: 8, Dims: 16, Splits: 1}
-	if !e.dev.Software {
+	if !e.soft {
 		float := func(t core.Type) bool { return t == core.TypeF32 || t == core.TypeF16 || t == core.TypeBF16 }
 		b.Splits = 8
 		if float(n.Src[2].Type) {
