@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -110,6 +111,14 @@ func benchCmd(args []string) error {
 	batch := fs.Int("b", llm.DefaultBatchSize, "batch size (n_batch; the micro-batch too unless -ub is given)")
 	ubatch := fs.Int("ub", 0, "micro-batch size (n_ubatch; default -b)")
 	noWarmup := fs.Bool("no-warmup", false, "skip the warm-up run before each test's repetitions")
+	delay := fs.Int("delay", 0, "seconds to wait between tests")
+	progress := fs.Bool("progress", false, "print each test as it starts (stderr)")
+	mmaps := newListFlag("")
+	fs.Var(mmaps, "mmp", "map the model file (1) or read it into memory (0); llama-bench's older flag")
+	fs.Var(mmaps, "mmap", "the same as -mmp")
+	loadMode := newListFlag("")
+	fs.Var(loadMode, "lm", "load modes: auto or mmap (map the file), none (read it into memory)")
+	fs.Var(loadMode, "load-mode", "the same as -lm")
 	rpcs := fs.String("rpc", "", "RPC servers (comma-separated)")
 	f32Prod := fs.Bool("f32-products", false, f32ProductsUsage)
 	bw := fs.Bool("bw", true, "measure the CPU's memory read bandwidth per thread count and set generation's weight reads against it")
@@ -185,109 +194,168 @@ func benchCmd(args []string) error {
 	if *rpcs != "" {
 		rpcList = strings.Split(*rpcs, ",")
 	}
-	pOut, err := newBenchPrinter(*out, "o")
+	loadModes, err := parseLoadModes(mmaps, loadMode)
 	if err != nil {
 		return err
 	}
-	pErr, err := newBenchPrinter(*outErr, "oe")
-	if err != nil {
+	if *delay < 0 {
+		return fmt.Errorf("bench: --delay %d: want 0 or more seconds", *delay)
+	}
+	b := &benchRun{fa: faList, depths: dList, reps: *reps, warmup: !*noWarmup, kv: kv, batch: *batch,
+		ubatch: *ubatch, rpc: rpcList, f32Prod: *f32Prod, delay: time.Duration(*delay) * time.Second,
+		progress: *progress, md: *out == "md", progressW: os.Stderr}
+	if b.out, err = newBenchPrinter(*out, "o"); err != nil {
 		return err
 	}
-	pOut.header(os.Stdout)
-	if pErr != nil {
-		pErr.header(os.Stderr)
+	if b.outErr, err = newBenchPrinter(*outErr, "oe"); err != nil {
+		return err
 	}
-	readBW := map[int]float64{} // per thread count, measured once
+	b.out.header(os.Stdout)
+	if b.outErr != nil {
+		b.outErr.header(os.Stderr)
+	}
 	hasTG := false
 	for _, n := range tgs {
 		hasTG = hasTG || n > 0
 	}
-	for _, path := range strings.Split(models.String(), ",") {
+	// the tests: each prompt length (nPrompt), then each generation length (nGen), then each -pg
+	var tests [][2]int
+	for _, n := range pps {
+		tests = append(tests, [2]int{n, 0})
+	}
+	for _, n := range tgs {
+		tests = append(tests, [2]int{0, n})
+	}
+	for _, tc := range append(tests, pgs...) {
+		if tc[0]+tc[1] > 0 {
+			b.tests = append(b.tests, tc)
+		}
+	}
+	b.readBW = map[int]float64{}
+	b.bw = *bw && hasTG
+	paths := strings.Split(models.String(), ",")
+	b.total = len(paths) * len(nglList) * len(thr) * len(loadModes) * len(b.tests) * len(b.fa) * len(b.depths)
+	for _, path := range paths {
 		for _, ngl := range nglList {
 			for _, t := range thr {
-				start := time.Now()
-				m, err := llm.Open(path, llm.Options{GPULayers: ngl, Threads: t, RPC: rpcList, F32Products: *f32Prod})
-				if err != nil {
-					return err
-				}
-				loadMs := float64(time.Since(start).Microseconds()) / 1e3
-				if _, done := readBW[t]; *bw && hasTG && !done {
-					v, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
-					if err != nil {
-						m.Close()
+				for _, mapped := range loadModes {
+					if err := b.model(path, ngl, t, mapped); err != nil {
 						return err
 					}
-					readBW[t] = v
 				}
-				base := benchResult{ModelFile: path, ModelType: m.Info().Desc, ModelSize: m.Info().Bytes,
-					ModelParams: m.Info().Params, NBatch: *batch, NUBatch: *ubatch, NThreads: t, TypeK: kv.String(),
-					TypeV: kv.String(), NGPULayers: ngl, UseMmap: true, CPUInfo: cpuName(), Backends: backendNames(m),
-					BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339), LoadMs: loadMs,
-					// llama-bench's defaults for what tandem has no option of; the model is mapped
-					CPUMask: "0x0", Poll: 50, SplitMode: "layer", Devices: "auto", TensorSplit: "0.00",
-					BuftOverrides: "none", LoadMode: "mmap"}
-				base.backendLabel = base.Backends
-				// the tests: each prompt length (nPrompt), then each generation length (nGen)
-				var tests [][2]int
-				for _, n := range pps {
-					tests = append(tests, [2]int{n, 0})
-				}
-				for _, n := range tgs {
-					tests = append(tests, [2]int{0, n})
-				}
-				tests = append(tests, pgs...)
-				for _, tc := range tests {
-					if tc[0]+tc[1] <= 0 {
-						continue
-					}
-					for _, fl := range faList {
-						for _, depth := range dList {
-							so := llm.SessionOptions{ContextSize: depth + tc[0] + tc[1], KVType: kv, FlashAttn: fl, BatchSize: *ubatch}
-							r, err := runBench(m, so, depth, tc[0], tc[1], *reps, !*noWarmup, base)
-							if err != nil {
-								m.Close()
-								return err
-							}
-							if tc[1] > 0 {
-								r.TokenBytes = m.Info().TokenBytes
-								r.WeightsGBs = float64(r.TokenBytes) * float64(r.AvgTs) / 1e9
-								if v := readBW[t]; v > 0 {
-									// The host's memory read can move between the reads: the row
-									// takes the best so far, one right after it included.
-									after, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
-									if err != nil {
-										m.Close()
-										return err
-									}
-									v = max(v, after)
-									readBW[t] = v
-									r.ReadGBs = v / 1e9
-									r.BandwidthUse = r.WeightsGBs / r.ReadGBs
-								}
-							}
-							if err := pOut.row(os.Stdout, r); err != nil {
-								m.Close()
-								return err
-							}
-							if pErr != nil {
-								if err := pErr.row(os.Stderr, r); err != nil {
-									m.Close()
-									return err
-								}
-							}
-							if *out == "md" {
-								printExtras(os.Stderr, r)
-							}
-						}
-					}
-				}
-				m.Close()
 			}
 		}
 	}
-	pOut.footer(os.Stdout)
-	if pErr != nil {
-		pErr.footer(os.Stderr)
+	b.out.footer(os.Stdout)
+	if b.outErr != nil {
+		b.outErr.footer(os.Stderr)
+	}
+	return nil
+}
+
+// benchRun is a bench command's parsed flags, printers and state across its tests.
+type benchRun struct {
+	tests         [][2]int // (nPrompt, nGen) of each test
+	fa            []llm.FlashAttn
+	depths        []int
+	reps          int
+	warmup, bw    bool
+	kv            llm.KVType
+	batch, ubatch int
+	rpc           []string
+	f32Prod       bool
+	delay         time.Duration // between tests (--delay)
+	progress      bool          // --progress
+	out, outErr   benchPrinter
+	md            bool
+	readBW        map[int]float64 // the CPU's memory read per thread count, the best so far
+	total, done   int             // tests in all and run so far (--progress)
+	progressW     io.Writer
+}
+
+// model opens path with ngl GPU layers and t threads, mapped or read into memory, and runs every
+// test on it.
+func (b *benchRun) model(path string, ngl, t int, mapped bool) error {
+	start := time.Now()
+	m, err := llm.Open(path, llm.Options{GPULayers: ngl, Threads: t, RPC: b.rpc, F32Products: b.f32Prod, NoMmap: !mapped})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	loadMs := float64(time.Since(start).Microseconds()) / 1e3
+	if _, done := b.readBW[t]; b.bw && !done {
+		v, err := cpu.ReadBandwidth(t, benchReadBytes, 5)
+		if err != nil {
+			return err
+		}
+		b.readBW[t] = v
+	}
+	loadMode := "none"
+	if mapped {
+		loadMode = "mmap"
+	}
+	base := benchResult{ModelFile: path, ModelType: m.Info().Desc, ModelSize: m.Info().Bytes,
+		ModelParams: m.Info().Params, NBatch: b.batch, NUBatch: b.ubatch, NThreads: t, TypeK: b.kv.String(),
+		TypeV: b.kv.String(), NGPULayers: ngl, UseMmap: mapped, CPUInfo: cpuName(), Backends: backendNames(m),
+		BuildCommit: "tandem", TestTime: time.Now().UTC().Format(time.RFC3339), LoadMs: loadMs,
+		// llama-bench's defaults for what tandem has no option of
+		CPUMask: "0x0", Poll: 50, SplitMode: "layer", Devices: "auto", TensorSplit: "0.00",
+		BuftOverrides: "none", LoadMode: loadMode}
+	base.backendLabel = base.Backends
+	for _, tc := range b.tests {
+		for _, fl := range b.fa {
+			for _, depth := range b.depths {
+				if err := b.test(m, base, tc[0], tc[1], fl, depth); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// test runs one test (nPrompt, nGen at depth, flash attention fl) on m and prints its row.
+func (b *benchRun) test(m *llm.Model, base benchResult, nPrompt, nGen int, fl llm.FlashAttn, depth int) error {
+	if b.done > 0 && b.delay > 0 {
+		time.Sleep(b.delay)
+	}
+	b.done++
+	name := benchResult{NPrompt: nPrompt, NGen: nGen, NDepth: depth}.testName()
+	if b.progress {
+		fmt.Fprintf(b.progressW, "tandem-llm bench: test %d/%d: %s, %d threads, ngl %d, %s\n", b.done, b.total, name,
+			base.NThreads, base.NGPULayers, base.ModelFile)
+	}
+	so := llm.SessionOptions{ContextSize: depth + nPrompt + nGen, KVType: b.kv, FlashAttn: fl, BatchSize: b.ubatch}
+	r, err := runBench(m, so, depth, nPrompt, nGen, b.reps, b.warmup, base)
+	if err != nil {
+		return err
+	}
+	if nGen > 0 {
+		r.TokenBytes = m.Info().TokenBytes
+		r.WeightsGBs = float64(r.TokenBytes) * float64(r.AvgTs) / 1e9
+		if v := b.readBW[r.NThreads]; v > 0 {
+			// The host's memory read can move between the reads: the row takes the best so far,
+			// one right after it included.
+			after, err := cpu.ReadBandwidth(r.NThreads, benchReadBytes, 5)
+			if err != nil {
+				return err
+			}
+			v = max(v, after)
+			b.readBW[r.NThreads] = v
+			r.ReadGBs = v / 1e9
+			r.BandwidthUse = r.WeightsGBs / r.ReadGBs
+		}
+	}
+	if err := b.out.row(os.Stdout, r); err != nil {
+		return err
+	}
+	if b.outErr != nil {
+		if err := b.outErr.row(os.Stderr, r); err != nil {
+			return err
+		}
+	}
+	if b.md {
+		printExtras(os.Stderr, r)
 	}
 	return nil
 }

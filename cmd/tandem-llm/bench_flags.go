@@ -142,3 +142,39 @@ func parseFlashAttn(s string) (int, error) {
 	}
 	return 0, fmt.Errorf("bench: -fa %q: want on, off or auto (1, 0, -1)", s)
 }
+
+// parseLoadModes reads -mmp (0|1 lists) and -lm (auto|mmap|none lists) into the load modes to
+// run, true for a mapped file: mapped alone when neither is given. mlock and direct I/O are
+// llama-bench modes tandem has not got.
+func parseLoadModes(mmp, lm *listFlag) ([]bool, error) {
+	var modes []bool
+	if mmp.set {
+		vs, err := mmp.ints("mmp", 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if v > 1 {
+				return nil, fmt.Errorf("bench: -mmp %q: %d is not 0 or 1", mmp, v)
+			}
+			modes = append(modes, v == 1)
+		}
+	}
+	for _, use := range lm.vals {
+		for _, m := range strings.Split(use, ",") {
+			switch strings.TrimSpace(m) {
+			case "":
+			case "auto", "mmap":
+				modes = append(modes, true)
+			case "none":
+				modes = append(modes, false)
+			default:
+				return nil, fmt.Errorf("bench: -lm %q: want auto, mmap or none (tandem has no mlock or direct-I/O load)", use)
+			}
+		}
+	}
+	if len(modes) == 0 {
+		modes = []bool{true}
+	}
+	return modes, nil
+}

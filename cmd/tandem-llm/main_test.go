@@ -242,10 +242,35 @@ func TestCommands(t *testing.T) {
 	if !strings.Contains(md, "pp3+tg2") {
 		t.Errorf("bench -pg table:\n%s", md)
 	}
+	// load modes (-mmp 0,1 and -lm none: a row each, the model read or mapped), --progress
+	var progress string
+	out = capture(t, func() error {
+		var err error
+		progress = captureStderr(t, func() {
+			err = benchCmd([]string{"-m", model, "-p", "2", "-n", "0", "-mmp", "0,1", "-lm", "none", "-r", "1", "-t", "1",
+				"-bw=false", "-o", "jsonl", "--progress", "--delay", "0"})
+		})
+		return err
+	})
+	got = nil
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatalf("bench jsonl: %v\n%s", err, out)
+		}
+		got = append(got, fmt.Sprintf("%v %v", row["load_mode"], row["use_mmap"]))
+	}
+	if want := []string{"none false", "mmap true", "none false"}; !slices.Equal(got, want) {
+		t.Errorf("bench -mmp 0,1 -lm none: rows %v, want %v", got, want)
+	}
+	if !strings.Contains(progress, "test 1/3: pp2") || !strings.Contains(progress, "test 3/3: pp2") {
+		t.Errorf("bench --progress printed:\n%s", progress)
+	}
 	for _, bad := range [][]string{{"-m", model, "-o", "xml"}, {"-m", model, "-oe", "yaml"}, {"-m", model, "-o", "none"},
 		{"-m", model, "-ngl", "5-2"}, {"-m", model, "-p", "1-8*1"}, {"-m", model, "-t", "1-4+0"}, {"-m", model, "-pg", "4"},
 		{"-m", model, "-pg", "4,0"}, {"-m", model, "-fa", "maybe"}, {"-m", model, "-ctv", "f32"}, {"-m", model, "-b", "64", "-ub", "128"},
-		{"-m", model, "-p", "1-100000"}, {"-m", model, "stray"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
+		{"-m", model, "-p", "1-100000"}, {"-m", model, "stray"}, {"-m", model, "-mmp", "2"}, {"-m", model, "-lm", "mlock"},
+		{"-m", model, "--delay", "-1"}, {"-m", model, "-r", "0"}, {"-p", "8"}, {"-m", model, "-ngl", "x"}, {"-m", model, "-fa", "2"},
 		{"-m", model, "-p", "-5"}, {"-m", model, "-n", "8,-1"}, {"-m", model, "-t", "0"}, {"-m", model, "-ngl", "-1"}, {"-m", model, "-d", "-2"}} {
 		err := benchCmd(bad)
 		if err == nil {
