@@ -35,7 +35,7 @@
 // (default 16).
 // Pass 2 bindings: 0 = partials, 1 = sinks (any buffer when unused), 2 = dst (f32, contiguous
 // [dv, n_head, n_q, ne3]). Pass 2 specialization: constant 1 = CU, the splits whose partials are
-// loaded together (default 8; 1 on software devices, where the batches only cost).
+// loaded together (default 8; 1 on software devices, which only compile them longer).
 // Units: f32 tensors in floats, MXFP4 in bytes, the other K/V types in 16-bit words.
 // Dispatch: any x grid (both passes loop over their work items).
 
@@ -48,7 +48,7 @@
 // workgroups), so loads are issued in batches: QU query elements a thread, DS key dimensions
 // staged at a time and the value elements of VU keys in pass 1, the partials of CU splits in
 // pass 2 (DS, VU and CU are specialization constants: wide batches on GPUs, narrow ones on
-// software devices, which run every lane of an unrolled batch one after the other).
+// software devices, which gain nothing from them and compile unrolled batches slowly).
 #define QU 8u
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;

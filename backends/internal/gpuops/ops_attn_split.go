@@ -38,9 +38,10 @@ func (e *Encoder) UseFlashAttnBatches(b FABatches) { e.faBatch, e.gen = b, e.gen
 // faBatches returns the load batches for node n: on a GPU each batch of loads is one memory
 // latency in a pass of few workgroups, so they are wide (pass 1: the value elements of 32 keys and
 // 64 key dimensions when K and V are float types, 8 and 16 for the block types, whose decoders
-// the batches unroll; pass 2: 8 splits); the software devices' kernels (KernelsEnv) run the lanes
-// of a batch one after the other and take 8, 16 and 1 (lavapipe: the FLASH_ATTN_EXT op tests
-// 15 -> 25 s with 8 splits).
+// the batches unroll; pass 2: 8 splits); the software devices' kernels (KernelsEnv) take 8, 16
+// and 1: lavapipe gains nothing from wider ones (the FLASH_ATTN_EXT op tests 14.0 s either way
+// once compiled) and compiles them longer (LLVM unrolls every batch: the first run after the
+// shaders change took 338 s with 32-key value batches in every variant, against ~24 s).
 func (e *Encoder) faBatches(n *core.Tensor) FABatches {
 	b := FABatches{Values: 8, Dims: 16, Splits: 1}
 	if !e.soft {
