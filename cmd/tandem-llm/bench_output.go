@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -49,76 +50,52 @@ func newBenchPrinter(f, flagName string) (benchPrinter, error) {
 	return nil, fmt.Errorf("bench: -%s %q: want %s", flagName, f, strings.Join(benchFormats, ", "))
 }
 
-// benchColumn is a field of the CSV and SQL outputs: its name, SQL type and text.
+// benchColumn is a field of the CSV and SQL outputs: its name, SQL type and benchResult field.
 type benchColumn struct {
 	name, sqlType string
-	text          func(r *benchResult) string
+	field         int
 }
 
-func itoa[T ~int | ~int64](v T) string { return strconv.FormatInt(int64(v), 10) }
+// benchColumns are the CSV and SQL columns: benchResult's JSON fields in their order (llama-bench's,
+// then tandem's own) but the samples and the older llama-bench's use_mmap, which its CSV has not.
+var benchColumns = columnsOf(reflect.TypeFor[benchResult]())
 
-func btoa(v bool) string {
-	if v {
-		return "1"
+func columnsOf(t reflect.Type) []benchColumn {
+	var cols []benchColumn
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "", "-", "samples_ns", "samples_ts", "use_mmap":
+			continue
+		}
+		sqlType := "INTEGER" // ints, and bools as 0 or 1
+		switch f.Type.Kind() {
+		case reflect.String:
+			sqlType = "TEXT"
+		case reflect.Float64:
+			sqlType = "REAL"
+		}
+		cols = append(cols, benchColumn{name, sqlType, i})
 	}
-	return "0"
+	return cols
 }
 
-func ftoa(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
-
-// benchColumns are llama-bench's CSV and SQL columns in its order (the JSON fields less the
-// samples), then tandem's own.
-var benchColumns = []benchColumn{
-	{"build_commit", "TEXT", func(r *benchResult) string { return r.BuildCommit }},
-	{"build_number", "INTEGER", func(r *benchResult) string { return itoa(r.BuildNumber) }},
-	{"cpu_info", "TEXT", func(r *benchResult) string { return r.CPUInfo }},
-	{"gpu_info", "TEXT", func(r *benchResult) string { return r.GPUInfo }},
-	{"backends", "TEXT", func(r *benchResult) string { return r.Backends }},
-	{"model_filename", "TEXT", func(r *benchResult) string { return r.ModelFile }},
-	{"model_type", "TEXT", func(r *benchResult) string { return r.ModelType }},
-	{"model_size", "INTEGER", func(r *benchResult) string { return itoa(r.ModelSize) }},
-	{"model_n_params", "INTEGER", func(r *benchResult) string { return itoa(r.ModelParams) }},
-	{"n_batch", "INTEGER", func(r *benchResult) string { return itoa(r.NBatch) }},
-	{"n_ubatch", "INTEGER", func(r *benchResult) string { return itoa(r.NUBatch) }},
-	{"n_threads", "INTEGER", func(r *benchResult) string { return itoa(r.NThreads) }},
-	{"cpu_mask", "TEXT", func(r *benchResult) string { return r.CPUMask }},
-	{"cpu_strict", "INTEGER", func(r *benchResult) string { return btoa(r.CPUStrict) }},
-	{"poll", "INTEGER", func(r *benchResult) string { return itoa(r.Poll) }},
-	{"type_k", "TEXT", func(r *benchResult) string { return r.TypeK }},
-	{"type_v", "TEXT", func(r *benchResult) string { return r.TypeV }},
-	{"n_gpu_layers", "INTEGER", func(r *benchResult) string { return itoa(r.NGPULayers) }},
-	{"n_cpu_moe", "INTEGER", func(r *benchResult) string { return itoa(r.NCPUMoE) }},
-	{"split_mode", "TEXT", func(r *benchResult) string { return r.SplitMode }},
-	{"main_gpu", "INTEGER", func(r *benchResult) string { return itoa(r.MainGPU) }},
-	{"no_kv_offload", "INTEGER", func(r *benchResult) string { return btoa(r.NoKVOffload) }},
-	{"flash_attn", "INTEGER", func(r *benchResult) string { return itoa(r.FlashAttn) }},
-	{"devices", "TEXT", func(r *benchResult) string { return r.Devices }},
-	{"tensor_split", "TEXT", func(r *benchResult) string { return r.TensorSplit }},
-	{"tensor_buft_overrides", "TEXT", func(r *benchResult) string { return r.BuftOverrides }},
-	{"load_mode", "TEXT", func(r *benchResult) string { return r.LoadMode }},
-	{"embeddings", "INTEGER", func(r *benchResult) string { return btoa(r.Embeddings) }},
-	{"no_op_offload", "INTEGER", func(r *benchResult) string { return itoa(r.NoOpOffload) }},
-	{"no_host", "INTEGER", func(r *benchResult) string { return btoa(r.NoHost) }},
-	{"fit_target", "INTEGER", func(r *benchResult) string { return itoa(r.FitTarget) }},
-	{"fit_min_ctx", "INTEGER", func(r *benchResult) string { return itoa(r.FitMinCtx) }},
-	{"n_prompt", "INTEGER", func(r *benchResult) string { return itoa(r.NPrompt) }},
-	{"n_gen", "INTEGER", func(r *benchResult) string { return itoa(r.NGen) }},
-	{"n_depth", "INTEGER", func(r *benchResult) string { return itoa(r.NDepth) }},
-	{"test_time", "TEXT", func(r *benchResult) string { return r.TestTime }},
-	{"avg_ns", "INTEGER", func(r *benchResult) string { return itoa(r.AvgNs) }},
-	{"stddev_ns", "INTEGER", func(r *benchResult) string { return itoa(r.StddevNs) }},
-	{"avg_ts", "REAL", func(r *benchResult) string { return ftoa(float64(r.AvgTs)) }},
-	{"stddev_ts", "REAL", func(r *benchResult) string { return ftoa(float64(r.StddevTs)) }},
-	{"tandem_load_ms", "REAL", func(r *benchResult) string { return ftoa(r.LoadMs) }},
-	{"tandem_compute_bytes", "INTEGER", func(r *benchResult) string { return itoa(r.ComputeBytes) }},
-	{"tandem_kv_bytes", "INTEGER", func(r *benchResult) string { return itoa(r.KVBytes) }},
-	{"tandem_plans_per_128", "REAL", func(r *benchResult) string { return ftoa(r.PlansPer128) }},
-	{"tandem_builds_per_128", "REAL", func(r *benchResult) string { return ftoa(r.BuildsPer128) }},
-	{"tandem_copies_per_graph", "INTEGER", func(r *benchResult) string { return itoa(r.CopiesPerGraph) }},
-	{"tandem_token_bytes", "INTEGER", func(r *benchResult) string { return itoa(r.TokenBytes) }},
-	{"tandem_weights_gbs", "REAL", func(r *benchResult) string { return ftoa(r.WeightsGBs) }},
-	{"tandem_read_gbs", "REAL", func(r *benchResult) string { return ftoa(r.ReadGBs) }},
-	{"tandem_bandwidth_fraction", "REAL", func(r *benchResult) string { return ftoa(r.BandwidthUse) }},
+// text is column c of r as llama-bench writes it: bools as 0 or 1, floats with %f.
+func (c benchColumn) text(r *benchResult) string {
+	v := reflect.ValueOf(r).Elem().Field(c.field)
+	switch v.Kind() {
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		if v.Bool() {
+			return "1"
+		}
+		return "0"
+	case reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'f', 6, 64)
+	}
+	return strconv.FormatInt(v.Int(), 10)
 }
 
 // mdPrinter is llama-bench's table, with tandem's own figures of each row on stderr (errw).

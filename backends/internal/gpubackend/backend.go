@@ -228,7 +228,7 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 			}
 		}
 		for i, n := range g.Nodes() {
-			if n.Op == core.OpNone || n.Op.IsView() || n.IsEmpty() {
+			if gpuops.RecordsNothing(n) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {

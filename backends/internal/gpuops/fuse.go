@@ -52,9 +52,9 @@ func (e *Encoder) planFusions(nodes []*core.Tensor) []fusion {
 			mark(i, fuseInNext, fuseRMSMul)
 			i++
 		case nodes[i].Op == core.OpRope:
-			// the SET_ROWS after the views of the ROPE's result
+			// the SET_ROWS after the views of the ROPE's result (nodes recording nothing)
 			j := i + 1
-			for j < len(nodes) && nodes[j].Op.IsView() {
+			for j < len(nodes) && RecordsNothing(nodes[j]) {
 				j++
 			}
 			if j < len(nodes) && ropeSetRowsFusable(e.dev, nodes[i], nodes[j]) {
@@ -133,15 +133,9 @@ func (e *Encoder) encodeRMSNormMul(add, norm, mul *core.Tensor) error {
 	pc.U32(ox.offs, on.offs)
 	pc.F32(core.EpsOf(norm))
 	pc.U32(u32(norm.NRows()))
-	for i := range 4 {
-		pc.U32(u32(w.Ne[i]))
-	}
-	for i := range 4 {
-		pc.U32(u32(w.Nb[i] / 4))
-	}
-	for i := range 4 {
-		pc.U32(u32(mul.Nb[i] / 4))
-	}
+	pushShape(pc, w.Ne)
+	pushStrides(pc, w, 4)
+	pushStrides(pc, mul, 4)
 	pc.U32(ow.offs, om.offs)
 	groups := [3]uint32{e.groups(norm.NRows(), 1, 0), 1, 1}
 	if add == nil {
@@ -156,7 +150,8 @@ func (e *Encoder) encodeRMSNormMul(add, norm, mul *core.Tensor) error {
 // sections) with a contiguous result, stored whole as one row (one index) of an f32, f16 or bf16
 // cache.
 func ropeSetRowsFusable(d *Device, rope, set *core.Tensor) bool {
-	if set.Op != core.OpSetRows || skipNode(rope) || skipNode(set) || !supportsRope(d, rope) || !supportsSetRows(d, set) {
+	if set.Op != core.OpSetRows || RecordsNothing(rope) || RecordsNothing(set) || !supportsRope(d, rope) ||
+		!supportsSetRows(d, set) {
 		return false
 	}
 	src, idx := set.Src[1], set.Src[2]
@@ -170,15 +165,12 @@ func ropeSetRowsFusable(d *Device, rope, set *core.Tensor) bool {
 		src.Ne[1] != 1 || src.Ne[2] != 1 || src.Ne[3] != 1 || idx.NElements() != 1:
 		return false
 	}
-	switch set.Type {
-	case core.TypeF32, core.TypeF16, core.TypeBF16:
-		return true
-	}
-	return false
+	return set.Type.IsFloat()
 }
 
-// skipNode reports whether the encoder records nothing for n (GraphCompute skips it).
-func skipNode(n *core.Tensor) bool { return n.Op == core.OpNone || n.Op.IsView() || n.IsEmpty() }
+// RecordsNothing reports whether a graph node records no work (a leaf's placeholder, a view, an
+// empty tensor): the backends skip it rather than Encode it.
+func RecordsNothing(n *core.Tensor) bool { return n.Op == core.OpNone || n.Op.IsView() || n.IsEmpty() }
 
 // encodeRopeSetRows records rope and set = SET_ROWS(cache, view of rope, idx) as one dispatch.
 func (e *Encoder) encodeRopeSetRows(rope, set *core.Tensor) error {
@@ -210,7 +202,7 @@ func (e *Encoder) encodeRopeSetRows(rope, set *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	pc, items := e.pushRope(rope, rope.Src[0], oa, op, of, od, &ropeCache{
+	pc, items := e.pushRope(rope, oa, op, of, od, &ropeCache{
 		offsI: oi.offs, offsC: oc.offs, nb1: u32(set.Nb[1] / dt.unit), rows: u32(set.Ne[1]),
 		idx64: b2u(set.Src[2].Type == core.TypeI64), nb0: u32(set.Nb[0] / dt.unit)})
 	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind,

@@ -45,12 +45,11 @@ func (e *Encoder) UseFlashAttnBatches(b FABatches) { e.faBatch, e.gen = b, e.gen
 func (e *Encoder) faBatches(n *core.Tensor) FABatches {
 	b := FABatches{Values: 8, Dims: 16, Splits: 1}
 	if !e.soft {
-		float := func(t core.Type) bool { return t == core.TypeF32 || t == core.TypeF16 || t == core.TypeBF16 }
 		b.Splits = 8
-		if float(n.Src[2].Type) {
+		if n.Src[2].Type.IsFloat() {
 			b.Values = 32
 		}
-		if float(n.Src[1].Type) {
+		if n.Src[1].Type.IsFloat() {
 			b.Dims = 64
 		}
 	}

@@ -43,15 +43,9 @@ func (d *Device) rowWG(ne0 int64) uint32 {
 
 // pushRows appends the shape of t and the strides (in units of unit bytes) of a and t.
 func pushRows(pc *Push, t, a *core.Tensor, unit int64) {
-	for i := range 4 {
-		pc.U32(u32(t.Ne[i]))
-	}
-	for i := range 4 {
-		pc.U32(u32(a.Nb[i] / unit))
-	}
-	for i := range 4 {
-		pc.U32(u32(t.Nb[i] / unit))
-	}
+	pushShape(pc, t.Ne)
+	pushStrides(pc, a, unit)
+	pushStrides(pc, t, unit)
 }
 
 const normPushSize = 16 * 4
@@ -260,7 +254,7 @@ func (e *Encoder) encodeRope(n *core.Tensor) error {
 	if err := e.sync(od, oa, op, of); err != nil {
 		return err
 	}
-	pc, items := e.pushRope(n, a, oa, op, of, od, nil)
+	pc, items := e.pushRope(n, oa, op, of, od, nil)
 	return e.dispatch(p, [3]uint32{e.groups(items, copyWG, 0), 1, 1}, pc.Bytes(), oa.bind, op.bind, of.bind, od.bind)
 }
 
@@ -286,11 +280,11 @@ type ropeCache struct {
 	offsI, offsC, nb1, rows, idx64, nb0 uint32
 }
 
-// pushRope packs rope.comp's push constants for ROPE node n of a (bound at oa, positions op,
-// freq factors of, dst od) and returns them with the work items; with c, the SET_ROWS variants'
-// block (the cache's parameters in place of dst's strides and the sections).
-func (e *Encoder) pushRope(n, a *core.Tensor, oa, op, of, od operand, c *ropeCache) (*Push, int64) {
-	pos, ff := n.Src[1], n.Src[2]
+// pushRope packs rope.comp's push constants for ROPE node n (its sources bound at oa, op and of,
+// dst at od) and returns them with the work items; with c, the SET_ROWS variants' block (the
+// cache's parameters in place of dst's strides and the sections).
+func (e *Encoder) pushRope(n *core.Tensor, oa, op, of, od operand, c *ropeCache) (*Push, int64) {
+	a, pos, ff := n.Src[0], n.Src[1], n.Src[2]
 	rp := core.RopeParamsOf(n)
 	nDims := int64(rp.NDims)
 	pairs := ropeGPUPairs(rp)
@@ -312,15 +306,11 @@ func (e *Encoder) pushRope(n, a *core.Tensor, oa, op, of, od operand, c *ropeCac
 	}
 	unit := n.Type.Size()
 	pc := e.push.Reset()
+	pushShape(pc, n.Ne)
+	pushStrides(pc, a, unit)
 	if c == nil {
-		pushRows(pc, n, a, unit)
+		pushStrides(pc, n, unit)
 	} else {
-		for i := range 4 {
-			pc.U32(u32(n.Ne[i]))
-		}
-		for i := range 4 {
-			pc.U32(u32(a.Nb[i] / unit))
-		}
 		pc.U32(c.offsI, c.offsC, c.nb1, c.rows)
 	}
 	pc.U32(u32(pos.Nb[0]/4), u32(ffStride))
