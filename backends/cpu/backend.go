@@ -276,7 +276,13 @@ func (b *Backend) GraphComputeContext(ctx context.Context, g *core.Graph) error 
 		pl.takeLayout(g.Nodes(), pl.execNodes(g.Nodes())) // makePlan checked every node's host data
 	}
 	if int64(len(b.work)) < pl.workSize {
-		b.work = make([]byte, pl.workSize)
+		// Host memory as the buffers have it: huge pages where Linux gives them (the GEMM's
+		// packed blocks live here).
+		w, err := core.NewHostBuffer(nil, pl.workSize)
+		if err != nil {
+			return fmt.Errorf("tandem: cpu: work buffer: %w", err)
+		}
+		b.work = w.Bytes()
 	}
 	return b.execute(ctx, g, pl)
 }
