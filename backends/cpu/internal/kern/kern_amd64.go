@@ -3,8 +3,6 @@
 package kern
 
 import (
-	"unsafe"
-
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/tandem-ml/tandem/core/quant"
@@ -368,42 +366,6 @@ func kernel6x32(kb int, ap, bp, c []float32, ldc int, accum bool) bool {
 	sgemm6x32AVX512(kb, &ap[0], &bp[0], &c[0], ldc, acc)
 	return true
 }
-
-// prefetchBPart asks the cache for part (of parts, 0-based) of the kb elements from element off of
-// each of b's rows rows: a hint, spread by the caller over work that does not need them yet.
-func prefetchBPart(b bSource, off, rows, kb, part, parts int) {
-	if !useASM || rows <= 0 || kb <= 0 {
-		return
-	}
-	es, n := 4, len(b.f32)
-	if b.bf16 != nil {
-		es, n = 2, len(b.bf16)
-	}
-	if off+(rows-1)*b.ldb+kb > n {
-		return
-	}
-	lines := (kb*es + 63) / 64
-	l0, l1 := part*lines/parts, (part+1)*lines/parts
-	if l1 <= l0 {
-		return
-	}
-	// Only the address is taken, of an element inside the slice (checked above), which stays
-	// alive across the call; the prefetched lines cover the rows' elements (a prefetch never
-	// faults).
-	var p unsafe.Pointer
-	if b.bf16 != nil {
-		p = unsafe.Pointer(&b.bf16[off])
-	} else {
-		p = unsafe.Pointer(&b.f32[off])
-	}
-	prefetchRows(unsafe.Add(p, l0*64), b.ldb*es, rows, l1-l0)
-}
-
-// prefetchRows asks for lines 64-byte lines of rows rows, stride bytes apart, from p. A prefetch
-// never faults, but callers keep p's rows inside one live slice.
-//
-//go:noescape
-func prefetchRows(p unsafe.Pointer, stride, rows, lines int)
 
 //go:noescape
 func sgemm12x32AVX512(k int, a, b *float32, bs int, c *float32, ldc int, accum int)

@@ -140,6 +140,3 @@ func dot4F16G3(a []uint16, lda, k, nquad int, q []float32, ldq int, out []float3
 }
 
 func anyNonFinite(x []float32) bool { return anyNonFiniteGo(x) }
-
-// prefetchBPart is a hint the pure-Go path cannot give.
-func prefetchBPart(b bSource, off, rows, kb, part, parts int) {}

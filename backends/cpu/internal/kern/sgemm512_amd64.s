@@ -296,31 +296,3 @@ g12_accum:
 	ADDSTOREROW512(Z30, Z31)
 	VZEROUPPER
 	RET
-
-// func prefetchRows(p unsafe.Pointer, stride, rows, lines int)
-// Prefetches (PREFETCHT0) lines 64-byte lines of each of rows rows, stride bytes apart, from p.
-TEXT ·prefetchRows(SB), NOSPLIT, $0-32
-	MOVQ  p+0(FP), SI
-	MOVQ  stride+8(FP), BX
-	MOVQ  rows+16(FP), CX
-	MOVQ  lines+24(FP), DX
-	TESTQ CX, CX
-	JZ    pfr_done
-	TESTQ DX, DX
-	JZ    pfr_done
-
-pfr_row:
-	MOVQ SI, DI
-	MOVQ DX, AX
-
-pfr_line:
-	PREFETCHT0 (DI)
-	ADDQ       $64, DI
-	DECQ       AX
-	JNZ        pfr_line
-	ADDQ       BX, SI
-	DECQ       CX
-	JNZ        pfr_row
-
-pfr_done:
-	RET

@@ -57,11 +57,12 @@ var (
 
 	ownWideN = 1536 // activation rows from which a product is wide (B-panel-major tasks)
 
-	ownFuseB      = true // wide products on the 512-bit kernels pack B in each task (ownFusedB)
-	ownTasks512   = 2    // task rows per worker on the 512-bit kernels, at least
-	ownFuseGroups = 8    // prefetch steps per B panel pair in ownFusedB
-	ownKCWide     = 512  // k block of a wide product: a 12 KiB B panel stays in L1
-	ownMBWide     = 512  // weight rows per task of a wide product, at most
+	ownFuseB       = true // wide products on the 512-bit kernels pack B in each task (ownFusedB)
+	ownTasks512    = 2    // task rows per worker on the 512-bit kernels, at least
+	ownFuseBPanels = 16   // B panels packed at a time in ownFusedB (96 activation rows, 192 KiB at kc 512)
+	ownFuseAPanels = 16   // A panels per sub-block in ownFusedB (256 weight rows, 512 KiB; even)
+	ownKCWide      = 512  // k block of a wide product: a 12 KiB B panel stays in L1
+	ownMBWide      = 512  // weight rows per task of a wide product, at most
 )
 
 // ownPlan is gemmOwnA's deterministic work split (the same in every worker).
@@ -77,7 +78,7 @@ type ownPlan struct {
 	wide       bool
 	w512       bool // the 512-bit kernels (tiles512): B-panel-major within a task, kc gemmKC512
 	fuseB      bool // a wide product on the 512-bit kernels: B panel pairs packed by each task (ownFusedB)
-	pairSize   int  // floats of one worker's B panel pair (fuseB; a multiple of 16)
+	groupSize  int  // floats of one worker's group of packed B panels (fuseB; a multiple of 16)
 }
 
 func newOwnPlan(m, n, k, nth int) ownPlan {
@@ -119,7 +120,7 @@ func newOwnPlan(m, n, k, nth int) ownPlan {
 	pl.nt = (n + pl.nb - 1) / pl.nb
 	pl.aSize = (pl.mb*pl.kc + 15) &^ 15
 	if pl.fuseB {
-		pl.pairSize = (2*pl.bPanel + 15) &^ 15
+		pl.groupSize = (ownFuseBPanels*pl.bPanel + 15) &^ 15
 	}
 	return pl
 }
@@ -136,7 +137,7 @@ func (pl *ownPlan) task(id int) (ip0, ip1, jp0, jp1 int) {
 func ownWorkSize(m, n, k, nth int) int {
 	pl := newOwnPlan(m, n, k, nth)
 	if pl.fuseB {
-		return max(nth, 1) * (pl.aSize + pl.pairSize)
+		return max(nth, 1) * (pl.aSize + pl.groupSize)
 	}
 	return (pl.nblk*pl.bBlock+15)&^15 + max(nth, 1)*pl.aSize
 }
@@ -153,8 +154,8 @@ func gemmOwnA(ith, nth int, barrier func(), counter *atomic.Int64, work []float3
 	}
 	off := alignOff(work)
 	if pl.fuseB {
-		mine := off + ith*(pl.aSize+pl.pairSize)
-		ownFusedB(&pl, counter, work[mine:mine+pl.aSize], work[mine+pl.aSize:mine+pl.aSize+pl.pairSize], a, b, c, ldc)
+		mine := off + ith*(pl.aSize+pl.groupSize)
+		ownFusedB(&pl, counter, work[mine:mine+pl.aSize], work[mine+pl.aSize:mine+pl.aSize+pl.groupSize], a, b, c, ldc)
 		return
 	}
 	bp := work[off : off+pl.nblk*pl.bBlock]
@@ -229,17 +230,21 @@ func packABlock(aw []float32, a aSource, ip0, ip1, m, p0, kb int) {
 }
 
 // ownFusedB runs gemmOwnA's tasks for a wide product on the 512-bit kernels without packing B
-// for the team: for each k block a task packs its weight rows into aw, then packs the B panel
-// pairs it walks one at a time into bw (a pair of 12 activation rows, in L1), right before they
-// meet all its A panel pairs, while it prefetches the next pair's rows from B. B is packed once
-// per task instead of once for the team, which saves writing all of it to memory and reading
-// it back, and the team passes no barrier. Tasks are claimed from counter from 0.
+// for the team. For each k block a task packs its weight rows into aw, then walks its
+// activation rows ownFuseBPanels panels at a time: it packs them into bw (in L2), and they meet
+// the task's weight rows ownFuseAPanels panels at a time (an A sub-block that stays in L2 while
+// the group's panel pairs pass it, each pair in L1 while the sub-block's A panel pairs stream).
+// B is packed once per task instead of once for the team, which saves writing all of it to
+// memory and reading it back, and the team passes no barrier. Tasks are claimed from counter
+// from 0.
 //
-// On Zen 5 (2048³ f32, the schedules alternating in one process, medians of five rounds) one
-// worker ran 238.8 and 242.8 GFLOPS against the team-packed B's 233.6 and 237.5, two workers
-// 479.2 and 484.6 against 467.2 and 475.4; the prefetch gave two workers 2% and one worker
-// nothing. Task rows of 512 or 256 (an A block in L2, B packed two or four times as often) lost
-// 2-3% on one worker, and one task per worker was level with two.
+// On Zen 5 (2048³ f32, the schedules alternating in one process, medians of five rounds, huge
+// pages): against the team-packed B, one worker gained 2.2% and two workers 1.9-2.6% with B
+// packed one pair of panels at a time and the A block (1024 rows, past L2) streaming past each
+// pair; sub-blocks of 256 weight rows against 16 B panels added 1.7-3.9% on one worker and
+// 2.2-2.3% on two (8 panels or 128 rows 1% less, 32 panels level); prefetching the next group's
+// rows while the kernels ran gained nothing. Task rows of 512 or 256 (B packed two or four
+// times as often) lost 2-3% on one worker, and one task per worker was level with two.
 func ownFusedB(pl *ownPlan, counter *atomic.Int64, aw, bw []float32, a aSource, b bSource, c []float32, ldc int) {
 	m, n, k := pl.m, pl.n, pl.k
 	ntasks := int64(pl.mt * pl.nt)
@@ -249,32 +254,19 @@ func ownFusedB(pl *ownPlan, counter *atomic.Int64, aw, bw []float32, a aSource, 
 			return
 		}
 		ip0, ip1, jp0, jp1 := pl.task(int(id))
-		// The A panel pairs of a task, in up to ownFuseGroups groups: the next B pair's rows
-		// are prefetched a part before each group.
-		npair := (ip1 - ip0 + 1) / 2
-		groups := min(npair, ownFuseGroups)
 		for t := 0; t < pl.nblk; t++ {
 			p0, kb := t*pl.kc, min(pl.kc, k-t*pl.kc)
 			packABlock(aw, a, ip0, ip1, m, p0, kb)
 			bs := bStride(kb)
-			for jp := jp0; jp < jp1; jp += 2 {
-				cnt := min(2, jp1-jp)
+			for jg := jp0; jg < jp1; jg += ownFuseBPanels {
+				cnt := min(ownFuseBPanels, jp1-jg)
 				for q := range cnt {
-					j0 := (jp + q) * gemmMR
-					packB(bw[q*bs:(q+1)*bs], b, j0*b.ldb+p0, min(gemmMR, n-j0), kb)
+					j := (jg + q) * gemmMR
+					packB(bw[q*bs:(q+1)*bs], b, j*b.ldb+p0, min(gemmMR, n-j), kb)
 				}
-				j0 := jp * gemmMR
-				jn := j0 + 2*gemmMR // the next pair's first row
-				rows := 0
-				if jp+2 < jp1 {
-					rows = min(2*gemmMR, n-jn)
-				}
-				for g := range groups {
-					if rows > 0 {
-						prefetchBPart(b, jn*b.ldb+p0, rows, kb, g, groups)
-					}
-					ia, ib := ip0+2*(g*npair/groups), min(ip1, ip0+2*((g+1)*npair/groups))
-					tiles512(kb, aw[(ia-ip0)*gemmNR*kb:], ia, ib, bw, bs, 0, cnt, m, n-j0, c[j0*ldc:], ldc, t > 0)
+				j0 := jg * gemmMR
+				for ia := ip0; ia < ip1; ia += ownFuseAPanels {
+					tiles512(kb, aw[(ia-ip0)*gemmNR*kb:], ia, min(ip1, ia+ownFuseAPanels), bw, bs, 0, cnt, m, n-j0, c[j0*ldc:], ldc, t > 0)
 				}
 			}
 		}

@@ -339,7 +339,9 @@ func TestSgemmWideFusedB(t *testing.T) {
 		t.Skip("no AVX-512 on this CPU: the 256-bit kernels have no fused schedule")
 	}
 	r := newRand(31)
-	m, n, k := 100, ownWideN+13, 1030 // three k blocks, a partial A pair and a partial B pair
+	// three k blocks; two A sub-blocks, the second ending in a lone panel; 17 groups of B
+	// panels, the last one short and ending in a partial panel
+	m, n, k := 300, ownWideN+13, 1030
 	a := randF32(r, m*k, -1, 1)
 	ah := make([]uint16, len(a))
 	for i, v := range a {
@@ -381,20 +383,4 @@ func TestSgemmWideFusedB(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestPrefetchBPartBounds: the prefetch hint takes any part of rows inside B and ignores rows
-// that reach past it (it must never index out of the slice).
-func TestPrefetchBPartBounds(t *testing.T) {
-	f := make([]float32, 10*100)
-	h := make([]uint16, 10*100)
-	for _, b := range []bSource{{f32: f, ldb: 100}, {bf16: h, ldb: 100}} {
-		for part := range 4 {
-			prefetchBPart(b, 0, 10, 100, part, 4)  // all rows
-			prefetchBPart(b, 950, 1, 50, part, 4)  // the last row's end
-			prefetchBPart(b, 900, 2, 100, part, 4) // past the end: ignored
-			prefetchBPart(b, 0, 0, 100, part, 4)
-		}
-		prefetchBPart(b, 0, 10, 1, 1, 8) // fewer lines than parts
-	}
 }
