@@ -17,9 +17,9 @@ import (
 //
 //   - f32 and f16 weights (bf16 ones too where the CPU lacks AVX-512 BF16) run gemmOwnA
 //     (sgemm_owna.go): B is packed once by the team, then every task packs its own block of
-//     weight rows, so the team passes one barrier per product. Wide products on the 512-bit
-//     kernels skip the team's packing of B: each task packs the pairs of B panels it walks
-//     itself, just before they meet its weight rows (ownFusedB), and there is no barrier. On the 512-bit kernels a task's A
+//     weight rows, so the team passes one barrier per product. Wide products skip the team's
+//     packing of B: each task packs the B panels it walks itself, 16 at a time, just before
+//     they meet its weight rows (ownFusedB), and there is no barrier. On the 512-bit kernels a task's A
 //     block is up to own512MB weight rows x gemmKC512 (512 KiB, in L2; 2 MiB for wide products) and each pair of B panels
 //     (12*kc floats, in L1) meets all its A panel pairs in turn (tiles512). That replaced a
 //     shared-panel schedule (the team packing each k block of A and B, one barrier per k block)
@@ -171,10 +171,10 @@ type bSource struct {
 //     returned its value is unspecified and it must be reset before it is used again.
 //   - barrier() must block until all nth workers have called it (a reusable team barrier).
 //     Every worker calls it the same number of times: once per product for f32 and f16
-//     weights, once per k block on the bf16 pair path, never for a wide product on the 512-bit
-//     kernels (each task packs its own activation rows), when n <= 3 (n <= 32 for f32 and f16
-//     weights on the 256-bit kernels: the dot-product path), when m, n or k is 0, or when
-//     nth == 1; it may be nil when nth == 1.
+//     weights, once per k block on the bf16 pair path, never for a wide product of f32 or f16
+//     weights (n >= 1536: each task packs its own activation rows), when n <= 3 (n <= 32 for
+//     f32 and f16 weights on the 256-bit kernels: the dot-product path), when m, n or k is 0,
+//     or when nth == 1; it may be nil when nth == 1.
 //   - Work is claimed dynamically, so a worker that starts late simply finds less work left;
 //     ith picks the worker's private part of the scratch, so the workers' ith must differ.
 //   - work is scratch shared by the team (the same slice for every worker) of at least

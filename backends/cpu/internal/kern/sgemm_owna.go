@@ -37,7 +37,9 @@ import "sync/atomic"
 // alternating in one process, medians of 8 rounds on a shared host): one worker 1.09-1.22x,
 // f16 weights 1.15-1.19x, two workers 1.03-1.09x; A blocks of 256 or 384 rows gained 1.05-1.07x,
 // of 1024 as many as 512. n = 1024 was level (0.98-1.02x), and so was n = 512 (TinyLlama's FFN
-// over a 512-token prompt), so narrower products keep the order above.
+// over a 512-token prompt), so narrower products keep the order above. That order is now the
+// reference (ownFuseB = false) for the one wide products run: ownFusedB, where each task packs
+// its own B panels.
 
 // Blocking of gemmOwnA (variables only so that benchmarks can try others: KERN_OWN in
 // bench_test.go).
@@ -57,7 +59,7 @@ var (
 
 	ownWideN = 1536 // activation rows from which a product is wide (B-panel-major tasks)
 
-	ownFuseB       = true // wide products on the 512-bit kernels pack B in each task (ownFusedB)
+	ownFuseB       = true // wide products pack B in each task (ownFusedB); false: the team packs it
 	ownTasks512    = 2    // task rows per worker on the 512-bit kernels, at least
 	ownFuseBPanels = 16   // B panels packed at a time in ownFusedB (96 activation rows, 192 KiB at kc 512)
 	ownFuseAPanels = 16   // A panels per sub-block in ownFusedB (256 weight rows, 512 KiB; even)
@@ -77,13 +79,13 @@ type ownPlan struct {
 	aSize      int // floats of one worker's A block (a multiple of 16: 64-byte aligned)
 	wide       bool
 	w512       bool // the 512-bit kernels (tiles512): B-panel-major within a task, kc gemmKC512
-	fuseB      bool // a wide product on the 512-bit kernels: B panel pairs packed by each task (ownFusedB)
+	fuseB      bool // a wide product: B packed by each task (ownFusedB)
 	groupSize  int  // floats of one worker's group of packed B panels (fuseB; a multiple of 16)
 }
 
 func newOwnPlan(m, n, k, nth int) ownPlan {
 	pl := ownPlan{m: m, n: n, k: k, mb: ownMB, wide: n >= ownWideN && !gemm512, w512: gemm512}
-	pl.fuseB = pl.w512 && n >= ownWideN && ownFuseB
+	pl.fuseB = n >= ownWideN && ownFuseB
 	kcMax := ownKC
 	if pl.w512 {
 		// Task rows of up to own512MB (own512MBWide) weight rows, as many tasks as a multiple of
@@ -229,11 +231,11 @@ func packABlock(aw []float32, a aSource, ip0, ip1, m, p0, kb int) {
 	}
 }
 
-// ownFusedB runs gemmOwnA's tasks for a wide product on the 512-bit kernels without packing B
-// for the team. For each k block a task packs its weight rows into aw, then walks its
+// ownFusedB runs gemmOwnA's tasks for a wide product without packing B for the team. For each k block a task packs its weight rows into aw, then walks its
 // activation rows ownFuseBPanels panels at a time: it packs them into bw (in L2), and they meet
 // the task's weight rows ownFuseAPanels panels at a time (an A sub-block that stays in L2 while
-// the group's panel pairs pass it, each pair in L1 while the sub-block's A panel pairs stream).
+// the group's panels pass it, a panel (pair, on the 512-bit kernels) in L1 while the sub-block's
+// A panels (pairs) stream past it).
 // B is packed once per task instead of once for the team, which saves writing all of it to
 // memory and reading it back, and the team passes no barrier. Tasks are claimed from counter
 // from 0.
@@ -244,10 +246,14 @@ func packABlock(aw []float32, a aSource, ip0, ip1, m, p0, kb int) {
 // pair; sub-blocks of 256 weight rows against 16 B panels added 1.7-3.9% on one worker and
 // 2.2-2.3% on two (8 panels or 128 rows 1% less, 32 panels level); prefetching the next group's
 // rows while the kernels ran gained nothing. Task rows of 512 or 256 (B packed two or four
-// times as often) lost 2-3% on one worker, and one task per worker was level with two.
+// times as often) lost 2-3% on one worker, and one task per worker was level with two. The
+// 256-bit kernels on the same CPU (TANDEM_CPU_KERNELS=avx2) gained 2.2-2.3% on one and on two
+// workers over their wide order above; sub-blocks of 8 or 32 panels and groups of 8 or 32 were
+// level with 16 and 16 there, or 2% slower.
 func ownFusedB(pl *ownPlan, counter *atomic.Int64, aw, bw []float32, a aSource, b bSource, c []float32, ldc int) {
 	m, n, k := pl.m, pl.n, pl.k
 	ntasks := int64(pl.mt * pl.nt)
+	var tmp [gemmMR * gemmNR]float32
 	for {
 		id := counter.Add(1) - 1
 		if id >= ntasks {
@@ -266,7 +272,17 @@ func ownFusedB(pl *ownPlan, counter *atomic.Int64, aw, bw []float32, a aSource, 
 				}
 				j0 := jg * gemmMR
 				for ia := ip0; ia < ip1; ia += ownFuseAPanels {
-					tiles512(kb, aw[(ia-ip0)*gemmNR*kb:], ia, min(ip1, ia+ownFuseAPanels), bw, bs, 0, cnt, m, n-j0, c[j0*ldc:], ldc, t > 0)
+					ib := min(ip1, ia+ownFuseAPanels)
+					if pl.w512 {
+						tiles512(kb, aw[(ia-ip0)*gemmNR*kb:], ia, ib, bw, bs, 0, cnt, m, n-j0, c[j0*ldc:], ldc, t > 0)
+						continue
+					}
+					for q := range cnt {
+						bq := bw[q*bs : q*bs+gemmMR*kb]
+						for ip := ia; ip < ib; ip++ {
+							gemmTile(kb, aw[(ip-ip0)*gemmNR*kb:(ip-ip0+1)*gemmNR*kb], bq, c, ldc, ip*gemmNR, (jg+q)*gemmMR, m, n, t > 0, &tmp)
+						}
+					}
 				}
 			}
 		}
