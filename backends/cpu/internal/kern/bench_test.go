@@ -6,9 +6,12 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/tandem-ml/tandem/core"
 )
 
 // Benchmarks report GFLOPS (2 flops per multiply-add) or GB/s of operand bytes read.
@@ -154,12 +157,32 @@ func runSgemmTeam(nth int, work []float32, m, n, k int, a, bm, c []float32) {
 	})
 }
 
+// hostF32 is a copy of x (or n zeros, for nil x) in host memory as the CPU backend's buffers
+// and work hold it (core.NewHostBuffer: huge pages where Linux gives them), so that a product
+// is timed on the memory it runs on in a graph; OpenBLAS's operands from numpy have huge pages
+// too.
+func hostF32(b *testing.B, x []float32, n int) []float32 {
+	if n == 0 {
+		return nil
+	}
+	buf, err := core.NewHostBuffer(nil, int64(n)*4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := buf.Bytes()
+	// Safe: the buffer is 32-byte aligned and n*4 bytes long, and the float32 slice points into
+	// it, which keeps it alive.
+	f := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	copy(f, x)
+	return f
+}
+
 func benchSgemm(b *testing.B, m, n, k, nth int) {
 	r := newRand(3)
-	a := randF32(r, m*k, -1, 1)
-	bm := randF32(r, n*k, -1, 1)
-	c := make([]float32, m*n)
-	work := make([]float32, SgemmWorkSize(m, n, k, nth))
+	a := hostF32(b, randF32(r, m*k, -1, 1), m*k)
+	bm := hostF32(b, randF32(r, n*k, -1, 1), n*k)
+	c := hostF32(b, nil, m*n)
+	work := hostF32(b, nil, SgemmWorkSize(m, n, k, nth))
 	for b.Loop() {
 		runSgemmTeam(nth, work, m, n, k, a, bm, c)
 	}
