@@ -106,12 +106,12 @@ func TestSgemmF16ABF16(t *testing.T) {
 }
 
 // TestDot1F16PerSet: the one-row f16 mat-vec kernel against its pure-Go twin and a float64
-// reference for every tail of its 64- and 16-element steps, on slices 1 element past a 64-byte
+// reference for every tail of its 64- and 16-element steps (32 and 8 on the AVX2 sets), on slices 1 element past a 64-byte
 // boundary; and the mat-vec it serves (gemmDot1's tasks) on more rows than one task.
 func TestDot1F16PerSet(t *testing.T) {
 	for _, s := range supportedSets() {
 		withSet(s, func() {
-			for _, k := range []int{1, 15, 16, 17, 63, 64, 65, 80, 127, 128, 129, 1001, 2048} {
+			for _, k := range []int{1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 80, 96, 127, 128, 129, 1001, 2048} {
 				r := newRand(uint64(k) + 7)
 				af := randF32(r, 1+k, -1, 1)[1:]
 				x := randF32(r, 1+k, -1, 1)[1:]

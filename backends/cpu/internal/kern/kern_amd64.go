@@ -105,6 +105,9 @@ func maxF32AVX2(x []float32) float32
 func dotF16AVX2(x, y []uint16) float32
 
 //go:noescape
+func dot1F16F32AVX2(k int, a *uint16, x *float32) float32
+
+//go:noescape
 func dotF16F32AVX2(x []uint16, y []float32) float32
 
 //go:noescape
@@ -457,11 +460,15 @@ func dot4x3F16F32AVX2(k8 int, a *uint16, lda int, x *float32, ldx int, out *floa
 func dot4x3F32AVX2(k8 int, a *float32, lda int, x *float32, ldx int, out *float32)
 
 // hasDot1F16 reports whether the f16 mat-vec (one activation row) dots its weight rows one at a
-// time, one memory stream per worker: on the 512-bit sets. On Zen 5 (2 workers, TinyLlama's
+// time, one memory stream per worker: on every assembly set. On Zen 5 (2 workers, TinyLlama's
 // seven f16 products per layer, rows of 2048 and 5632 halves, from DRAM) that read 44-46 GB/s
 // against 33-35 for four rows per call (four streams, each row a page of 4 KiB: a row's
-// prefetches land in rows the same call is reading). The AVX2 sets keep dot4, tuned on Zen 3.
-func hasDot1F16() bool { return use512 }
+// prefetches land in rows the same call is reading). The AVX2 sets kept four rows per call
+// (tuned on Zen 3 before this kernel existed) until their own one-row kernel: TinyLlama F16
+// generation with the AVX2 set on Zen 5 (TANDEM_CPU_KERNELS=avx2, two rounds) went from
+// 17.2-17.5 to 21.3-21.8 tokens/s, the weights read at 87-92% of the memory's read rate instead
+// of 71-73% (llama.cpp built for AVX2 alone: 19.3). Not yet measured on an AVX2-only CPU.
+func hasDot1F16() bool { return useASM }
 
 // hasDot1BF16 reports whether the bf16 mat-vec dots one weight row at a time (dotBF16, one
 // memory stream per worker, as hasDot1F16's f16 one): on the AVX-512 BF16 set, whose one-row
@@ -473,7 +480,17 @@ func hasDot1BF16() bool { return useBF16 }
 // dot1F16 is Σ f32(a[p])·x[p] over len(a) (≥ 1) elements; x is at least as long.
 func dot1F16(a []uint16, x []float32) float32 {
 	if !use512 {
-		return dotF16F32(a, x)
+		// The one-row AVX2 kernel takes 32 halves a step; the rest goes to the plain dot.
+		k32 := len(a) &^ 31
+		if !useASM || k32 == 0 {
+			return dotF16F32(a, x)
+		}
+		_ = x[len(a)-1]
+		sum := dot1F16F32AVX2(k32, &a[0], &x[0])
+		if k32 < len(a) {
+			sum += dotF16F32(a[k32:], x[k32:])
+		}
+		return sum
 	}
 	_ = x[len(a)-1]
 	return dot1F16F32AVX512(len(a), &a[0], &x[0])
