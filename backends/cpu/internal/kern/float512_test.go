@@ -152,7 +152,7 @@ func TestDot1BF16PerSet(t *testing.T) {
 						p := float64(bf16ToF32(a[i])) * float64(bf16ToF32(x[i]))
 						ref, mag = ref+p, mag+math.Abs(p)
 					}
-					got, twin := dotBF16(a, x), dotBF16Go(a, x)
+					got, twin := dot1BF16(a, x), dotBF16Go(a, x)
 					tol := 1e-6*mag + 1e-30
 					if math.Abs(float64(got)-ref) > tol || math.Abs(float64(got)-float64(twin)) > 2*tol {
 						t.Fatalf("%v skew %d k=%d: got %g, twin %g, reference %g", s, skew, k, got, twin, ref)

@@ -105,6 +105,9 @@ func maxF32AVX2(x []float32) float32
 func dotF16AVX2(x, y []uint16) float32
 
 //go:noescape
+func dot1BF16AVX2(k int, a, x *uint16) float32
+
+//go:noescape
 func dot1F16F32AVX2(k int, a *uint16, x *float32) float32
 
 //go:noescape
@@ -470,12 +473,30 @@ func dot4x3F32AVX2(k8 int, a *float32, lda int, x *float32, ldx int, out *float3
 // of 71-73% (llama.cpp built for AVX2 alone: 19.3). Not yet measured on an AVX2-only CPU.
 func hasDot1F16() bool { return useASM }
 
-// hasDot1BF16 reports whether the bf16 mat-vec dots one weight row at a time (dotBF16, one
-// memory stream per worker, as hasDot1F16's f16 one): on the AVX-512 BF16 set, whose one-row
-// kernel reads the weights 32 bytes at a time (see PFD1 in dot512_amd64.s). TinyLlama BF16
+// hasDot1BF16 reports whether the bf16 mat-vec dots one weight row at a time (dot1BF16, one
+// memory stream per worker, as hasDot1F16's f16 one): on every assembly set. The AVX-512 BF16
+// set's kernel reads the weights 32 bytes at a time (see PFD1 in dot512_amd64.s); TinyLlama BF16
 // generation on Zen 5: one thread 14.8-14.9 t/s with four rows per call, 17.0-17.1 one; two
-// threads 19.0 and 20.2-20.4 (llama.cpp 13.1-13.8 and 19.8-19.9 beside them).
-func hasDot1BF16() bool { return useBF16 }
+// threads 19.0 and 20.2-20.4 (llama.cpp 13.1-13.8 and 19.8-19.9 beside them). The other sets
+// run dot1BF16AVX2: two threads on Zen 5 with the AVX2 set 18.1-18.2 -> 21.6-22.2 t/s
+// (llama.cpp built for AVX2 alone, beside them: 20.0-20.6), with the AVX-512 set 17.9-18.7 ->
+// 22.3-24.1.
+func hasDot1BF16() bool { return useASM }
+
+// dot1BF16 is dotBF16 for one weight row of a mat-vec (hasDot1BF16): the AVX-512 BF16 dot, or
+// on the other assembly sets a one-row kernel that prefetches the row ahead (dot1BF16AVX2).
+func dot1BF16(a, x []uint16) float32 {
+	k32 := len(a) &^ 31
+	if useBF16 || !useASM || k32 == 0 {
+		return dotBF16(a, x)
+	}
+	_ = x[len(a)-1]
+	sum := dot1BF16AVX2(k32, &a[0], &x[0])
+	if k32 < len(a) {
+		sum += dotBF16(a[k32:], x[k32:])
+	}
+	return sum
+}
 
 // dot1F16 is Σ f32(a[p])·x[p] over len(a) (≥ 1) elements; x is at least as long.
 func dot1F16(a []uint16, x []float32) float32 {

@@ -99,6 +99,8 @@ func hasDot1F16() bool { return false }
 // hasDot1BF16 reports false: this build's bf16 mat-vec dots four rows at a time.
 func hasDot1BF16() bool { return false }
 
+func dot1BF16(a, x []uint16) float32 { return dotBF16Go(a, x) }
+
 func dot1F16(a []uint16, x []float32) float32 { return dotF16F32Go(a, x) }
 
 // hasDot4x3 reports false: this build dots each activation row on its own.

@@ -534,7 +534,7 @@ func gemmDot1(nth int, counter *atomic.Int64, m, k int, a aSource, b bSource, c 
 			if a.f16 != nil {
 				c[i] = dot1F16(a.f16[o:o+k], b.f32[:k])
 			} else {
-				c[i] = dotBF16(a.bf16[o:o+k], b.bf16[:k])
+				c[i] = dot1BF16(a.bf16[o:o+k], b.bf16[:k])
 			}
 		}
 	}
