@@ -135,6 +135,34 @@ func TestDot1F16PerSet(t *testing.T) {
 	}
 }
 
+// TestDot1F32PerSet: the one-row f32 mat-vec kernel (hasDot1F32) against its pure-Go twin and a
+// float64 reference for every tail of its 32-element step, on slices 1 element past a 64-byte
+// boundary; and the f32 mat-vec through gemmDot1's tasks on more rows than one task.
+func TestDot1F32PerSet(t *testing.T) {
+	for _, s := range supportedSets() {
+		withSet(s, func() {
+			for _, k := range []int{1, 7, 8, 31, 32, 33, 63, 64, 65, 96, 127, 1001, 2048} {
+				r := newRand(uint64(k) + 70)
+				a := randF32(r, 1+k, -1, 1)[1:]
+				x := randF32(r, 1+k, -1, 1)[1:]
+				var ref, mag float64
+				for i := range a {
+					p := float64(a[i]) * float64(x[i])
+					ref, mag = ref+p, mag+math.Abs(p)
+				}
+				got, twin := dot1F32(a, x), dotF32Go(a, x)
+				tol := 1e-6*mag + 1e-30
+				if math.Abs(float64(got)-ref) > tol || math.Abs(float64(got)-float64(twin)) > 2*tol {
+					t.Fatalf("%v k=%d: got %g, twin %g, reference %g", s, k, got, twin, ref)
+				}
+			}
+			for _, nth := range []int{1, 2} {
+				gemmCheckKind(t, gemmCase{1500, 1, 700, 703, 700, 1500}, nth, gemmF32, 97)
+			}
+		})
+	}
+}
+
 // TestDot1BF16PerSet: the one-row bf16 dot (the bf16 mat-vec's kernel where hasDot1BF16)
 // against its pure-Go twin and a float64 reference for every tail of its 64- and 32-element
 // steps, on slices 1 and 16 elements (32 bytes, as GGUF data lies) past a 64-byte boundary; and

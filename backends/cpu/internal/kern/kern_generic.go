@@ -101,6 +101,11 @@ func hasDot1BF16() bool { return false }
 
 func dot1BF16(a, x []uint16) float32 { return dotBF16Go(a, x) }
 
+// hasDot1F32 reports false: this build's f32 mat-vec dots four rows at a time.
+func hasDot1F32() bool { return false }
+
+func dot1F32(a, x []float32) float32 { return dotF32Go(a, x) }
+
 func dot1F16(a []uint16, x []float32) float32 { return dotF16F32Go(a, x) }
 
 // hasDot4x3 reports false: this build dots each activation row on its own.

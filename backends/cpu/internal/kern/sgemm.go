@@ -49,7 +49,7 @@ const (
 	gemmSmallN  = 3   // n up to this uses the dot-product path
 	gemmDotN256 = 32  // and up to this for f32 and f16 weights on the 256-bit kernels (gemmDotMaxN)
 	gemmDotRow  = 16  // weight rows per task in the dot-product path
-	// weight bytes per task of the one-row f16 and bf16 mat-vec (gemmDot1): 64 rows of 2048 halves;
+	// weight bytes per task of the one-row mat-vec (gemmDot1): 64 rows of 2048 halves;
 	// 32 rows read 2% slower, 128 1% faster (Zen 5, two workers)
 	gemmDot1Bytes = 256 << 10
 	gemmAlign     = 16 // floats of slack for aligning the scratch to 64 bytes
@@ -251,7 +251,7 @@ func gemm(ith, nth int, barrier func(), counter *atomic.Int64, work []float32, m
 		clearTeamRows(ith, nth, n, m, c, ldc)
 		return
 	}
-	if n == 1 && (a.f16 != nil && hasDot1F16() || a.bf16 != nil && hasDot1BF16()) {
+	if n == 1 && (a.f16 != nil && hasDot1F16() || a.bf16 != nil && hasDot1BF16() || a.f32 != nil && hasDot1F32()) {
 		gemmDot1(nth, counter, m, k, a, b, c)
 		return
 	}
@@ -518,10 +518,14 @@ func gemmDots(counter *atomic.Int64, m, n, k int, a aSource, b bSource, c []floa
 	}
 }
 
-// gemmDot1 is the f16 or bf16 mat-vec where the kernel set dots one weight row at a time
-// (hasDot1F16, hasDot1BF16): tasks of dot1Rows consecutive rows, each read as one stream.
+// gemmDot1 is the mat-vec where the kernel set dots one weight row at a time (hasDot1F32,
+// hasDot1F16, hasDot1BF16): tasks of dot1Rows consecutive rows, each read as one stream.
 func gemmDot1(nth int, counter *atomic.Int64, m, k int, a aSource, b bSource, c []float32) {
-	rows := dot1Rows(m, k, nth)
+	es := 2 // bytes per weight
+	if a.f32 != nil {
+		es = 4
+	}
+	rows := dot1Rows(m, k*es, nth)
 	ntasks := int64((m + rows - 1) / rows)
 	for {
 		t := counter.Add(1) - 1
@@ -531,19 +535,22 @@ func gemmDot1(nth int, counter *atomic.Int64, m, k int, a aSource, b bSource, c 
 		i1 := min(m, (int(t)+1)*rows)
 		for i := int(t) * rows; i < i1; i++ {
 			o := i * a.lda
-			if a.f16 != nil {
+			switch {
+			case a.f32 != nil:
+				c[i] = dot1F32(a.f32[o:o+k], b.f32[:k])
+			case a.f16 != nil:
 				c[i] = dot1F16(a.f16[o:o+k], b.f32[:k])
-			} else {
+			default:
 				c[i] = dot1BF16(a.bf16[o:o+k], b.bf16[:k])
 			}
 		}
 	}
 }
 
-// dot1Rows is the rows of a gemmDot1 task: about gemmDot1Bytes of weights (at least 16
-// rows), fewer where m would give under four tasks per worker.
-func dot1Rows(m, k, nth int) int {
-	rows := max(16, gemmDot1Bytes/(2*k))
+// dot1Rows is the rows of a gemmDot1 task, rows of rowBytes: about gemmDot1Bytes of weights
+// (at least 16 rows), fewer where m would give under four tasks per worker.
+func dot1Rows(m, rowBytes, nth int) int {
+	rows := max(16, gemmDot1Bytes/rowBytes)
 	if per := (m + 4*nth - 1) / (4 * nth); per < rows {
 		rows = max(4, per)
 	}
