@@ -495,14 +495,23 @@ func hasDot1F32() bool { return useASM && !use512 }
 // dot1F32 is the f32 dot of one weight row of a mat-vec (hasDot1F32): dot1F32AVX2, which
 // prefetches the row ahead, over whole steps of 32.
 func dot1F32(a, x []float32) float32 {
-	k32 := len(a) &^ 31
-	if !useASM || k32 == 0 {
+	if !useASM {
 		return dotF32(a, x)
 	}
+	return dot1Steps(a, x, dot1F32AVX2, dotF32)
+}
+
+// dot1Steps is a·x (x at least as long as a) by a one-row kernel over its whole steps of 32
+// elements and dot over the rest.
+func dot1Steps[A, X uint16 | float32](a []A, x []X, kern func(k int, a *A, x *X) float32, dot func(a []A, x []X) float32) float32 {
+	k32 := len(a) &^ 31
+	if k32 == 0 {
+		return dot(a, x)
+	}
 	_ = x[len(a)-1]
-	sum := dot1F32AVX2(k32, &a[0], &x[0])
+	sum := kern(k32, &a[0], &x[0])
 	if k32 < len(a) {
-		sum += dotF32(a[k32:], x[k32:])
+		sum += dot(a[k32:], x[k32:])
 	}
 	return sum
 }
@@ -510,32 +519,19 @@ func dot1F32(a, x []float32) float32 {
 // dot1BF16 is dotBF16 for one weight row of a mat-vec (hasDot1BF16): the AVX-512 BF16 dot, or
 // on the other assembly sets a one-row kernel that prefetches the row ahead (dot1BF16AVX2).
 func dot1BF16(a, x []uint16) float32 {
-	k32 := len(a) &^ 31
-	if useBF16 || !useASM || k32 == 0 {
+	if useBF16 || !useASM {
 		return dotBF16(a, x)
 	}
-	_ = x[len(a)-1]
-	sum := dot1BF16AVX2(k32, &a[0], &x[0])
-	if k32 < len(a) {
-		sum += dotBF16(a[k32:], x[k32:])
-	}
-	return sum
+	return dot1Steps(a, x, dot1BF16AVX2, dotBF16)
 }
 
 // dot1F16 is Σ f32(a[p])·x[p] over len(a) (≥ 1) elements; x is at least as long.
 func dot1F16(a []uint16, x []float32) float32 {
 	if !use512 {
-		// The one-row AVX2 kernel takes 32 halves a step; the rest goes to the plain dot.
-		k32 := len(a) &^ 31
-		if !useASM || k32 == 0 {
+		if !useASM {
 			return dotF16F32(a, x)
 		}
-		_ = x[len(a)-1]
-		sum := dot1F16F32AVX2(k32, &a[0], &x[0])
-		if k32 < len(a) {
-			sum += dotF16F32(a[k32:], x[k32:])
-		}
-		return sum
+		return dot1Steps(a, x, dot1F16F32AVX2, dotF16F32)
 	}
 	_ = x[len(a)-1]
 	return dot1F16F32AVX512(len(a), &a[0], &x[0])

@@ -648,6 +648,18 @@ f2h_done:
 	VZEROUPPER
 	RET
 
+// SUM4Y: X0 = the sum of the 32 floats of Y0..Y3 (the one-row kernels' accumulators); uses Y1.
+#define SUM4Y \
+	VADDPS       Y1, Y0, Y0 \
+	VADDPS       Y3, Y2, Y2 \
+	VADDPS       Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVHLPS     X0, X1, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVSHDUP    X0, X1 \
+	VADDSS       X1, X0, X0
+
 // func dot1F16F32AVX2(k int, a *uint16, x *float32) float32
 // Σ_{p<k} a[p]*x[p] for k a multiple of 32: one weight row, one memory stream, prefetched
 // 4096 bytes ahead (into the next row near this one's end), four 16-byte VCVTPH2PS loads per
@@ -679,16 +691,8 @@ d1a_32:
 	JNZ         d1a_32
 
 d1a_done:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X1, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-	VMOVSS       X0, ret+24(FP)
+	SUM4Y
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -734,16 +738,8 @@ d1b_32:
 	JNZ         d1b_32
 
 d1b_done:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X1, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-	VMOVSS       X0, ret+24(FP)
+	SUM4Y
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -778,15 +774,7 @@ d1f_32:
 	JNZ         d1f_32
 
 d1f_done:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X1, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-	VMOVSS       X0, ret+24(FP)
+	SUM4Y
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
