@@ -231,12 +231,12 @@ func packABlock(aw []float32, a aSource, ip0, ip1, m, p0, kb int) {
 	}
 }
 
-// ownFusedB runs gemmOwnA's tasks for a wide product without packing B for the team. For each k block a task packs its weight rows into aw, then walks its
-// activation rows ownFuseBPanels panels at a time: it packs them into bw (in L2), and they meet
-// the task's weight rows ownFuseAPanels panels at a time (an A sub-block that stays in L2 while
-// the group's panels pass it, a panel (pair, on the 512-bit kernels) in L1 while the sub-block's
-// A panels (pairs) stream past it).
-// B is packed once per task instead of once for the team, which saves writing all of it to
+// ownFusedB runs gemmOwnA's tasks for a wide product without packing B for the team. For each
+// k block a task packs its weight rows into aw, then walks its activation rows ownFuseBPanels
+// panels at a time: it packs them into bw (in L2), and they meet the task's weight rows
+// ownFuseAPanels panels at a time (an A sub-block that stays in L2 while the group's panels pass
+// it, a B panel (a pair on the 512-bit kernels) in L1 while the sub-block's A panels stream past
+// it). B is packed once per task instead of once for the team, which saves writing all of it to
 // memory and reading it back, and the team passes no barrier. Tasks are claimed from counter
 // from 0.
 //
