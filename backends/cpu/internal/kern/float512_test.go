@@ -106,58 +106,44 @@ func TestSgemmF16ABF16(t *testing.T) {
 }
 
 // TestDot1F16PerSet: the one-row f16 mat-vec kernel against its pure-Go twin and a float64
-// reference for every tail of its 64- and 16-element steps (32 and 8 on the AVX2 sets), on slices 1 element past a 64-byte
-// boundary; and the mat-vec it serves (gemmDot1's tasks) on more rows than one task.
+// reference for every tail of its 64- and 16-element steps (32 and 8 on the AVX2 sets), on
+// slices 1 element past a 64-byte boundary; and the mat-vec it serves (gemmDot1's tasks) on more
+// rows than one task.
 func TestDot1F16PerSet(t *testing.T) {
+	dot1Check(t, gemmF16, f32ToF16Go, f16ToF32Go, dot1F16, dotF16F32Go)
+}
+
+// TestDot1F32PerSet: the same for the one-row f32 kernel (hasDot1F32; 32-element steps).
+func TestDot1F32PerSet(t *testing.T) {
+	id := func(x float32) float32 { return x }
+	dot1Check(t, gemmF32, id, id, dot1F32, dotF32Go)
+}
+
+// dot1Check runs a one-row dot (weights of type W, f32 activations) against its twin and a
+// float64 reference on every kernel set, for every step tail, then the mat-vec through gemmDot1.
+func dot1Check[W uint16 | float32](t *testing.T, kind gemmKind, toW func(float32) W, fromW func(W) float32, dot, twin func([]W, []float32) float32) {
+	t.Helper()
 	for _, s := range supportedSets() {
 		withSet(s, func() {
-			for _, k := range []int{1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 80, 96, 127, 128, 129, 1001, 2048} {
+			for _, k := range []int{1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 80, 96, 127, 128, 129, 1001, 2048} {
 				r := newRand(uint64(k) + 7)
 				af := randF32(r, 1+k, -1, 1)[1:]
 				x := randF32(r, 1+k, -1, 1)[1:]
-				ah := make([]uint16, k)
-				var ref, mag float64
-				for i := range ah {
-					ah[i] = f32ToF16Go(af[i])
-					p := float64(f16ToF32Go(ah[i])) * float64(x[i])
-					ref, mag = ref+p, mag+math.Abs(p)
-				}
-				got, twin := dot1F16(ah, x), dotF16F32Go(ah, x)
-				tol := 1e-6*mag + 1e-30
-				if math.Abs(float64(got)-ref) > tol || math.Abs(float64(got)-float64(twin)) > 2*tol {
-					t.Fatalf("%v k=%d: got %g, twin %g, reference %g", s, k, got, twin, ref)
-				}
-			}
-			for _, nth := range []int{1, 2} {
-				gemmCheckKind(t, gemmCase{1500, 1, 700, 703, 700, 1500}, nth, gemmF16, 99)
-			}
-		})
-	}
-}
-
-// TestDot1F32PerSet: the one-row f32 mat-vec kernel (hasDot1F32) against its pure-Go twin and a
-// float64 reference for every tail of its 32-element step, on slices 1 element past a 64-byte
-// boundary; and the f32 mat-vec through gemmDot1's tasks on more rows than one task.
-func TestDot1F32PerSet(t *testing.T) {
-	for _, s := range supportedSets() {
-		withSet(s, func() {
-			for _, k := range []int{1, 7, 8, 31, 32, 33, 63, 64, 65, 96, 127, 1001, 2048} {
-				r := newRand(uint64(k) + 70)
-				a := randF32(r, 1+k, -1, 1)[1:]
-				x := randF32(r, 1+k, -1, 1)[1:]
+				a := make([]W, k)
 				var ref, mag float64
 				for i := range a {
-					p := float64(a[i]) * float64(x[i])
+					a[i] = toW(af[i])
+					p := float64(fromW(a[i])) * float64(x[i])
 					ref, mag = ref+p, mag+math.Abs(p)
 				}
-				got, twin := dot1F32(a, x), dotF32Go(a, x)
+				got, tw := dot(a, x), twin(a, x)
 				tol := 1e-6*mag + 1e-30
-				if math.Abs(float64(got)-ref) > tol || math.Abs(float64(got)-float64(twin)) > 2*tol {
-					t.Fatalf("%v k=%d: got %g, twin %g, reference %g", s, k, got, twin, ref)
+				if math.Abs(float64(got)-ref) > tol || math.Abs(float64(got)-float64(tw)) > 2*tol {
+					t.Fatalf("%v k=%d: got %g, twin %g, reference %g", s, k, got, tw, ref)
 				}
 			}
 			for _, nth := range []int{1, 2} {
-				gemmCheckKind(t, gemmCase{1500, 1, 700, 703, 700, 1500}, nth, gemmF32, 97)
+				gemmCheckKind(t, gemmCase{1500, 1, 700, 703, 700, 1500}, nth, kind, 99)
 			}
 		})
 	}

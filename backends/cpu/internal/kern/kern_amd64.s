@@ -2,6 +2,18 @@
 
 #include "textflag.h"
 
+// SUM4Y: X0 = the sum of the 32 floats of Y0..Y3 (four accumulators); uses Y1.
+#define SUM4Y \
+	VADDPS       Y1, Y0, Y0 \
+	VADDPS       Y3, Y2, Y2 \
+	VADDPS       Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVHLPS     X0, X1, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVSHDUP    X0, X1 \
+	VADDSS       X1, X0, X0
+
 // Float vector kernels: AVX2 + FMA + F16C. Every routine ends with VZEROUPPER.
 // Go operand order: VFMADD231PS a, b, acc computes acc += b*a.
 
@@ -43,15 +55,7 @@ dotf32_8:
 	JMP         dotf32_8
 
 dotf32_reduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X1, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	SUM4Y
 	TESTQ        CX, CX
 	JZ           dotf32_done
 
@@ -380,15 +384,7 @@ dotf16_8:
 	JMP         dotf16_8
 
 dotf16_reduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X1, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	SUM4Y
 	TESTQ        CX, CX
 	JZ           dotf16_done
 
@@ -448,15 +444,7 @@ dotf16f32_8:
 	JMP         dotf16f32_8
 
 dotf16f32_reduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X1, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	SUM4Y
 	TESTQ        CX, CX
 	JZ           dotf16f32_done
 
@@ -647,18 +635,6 @@ f2h_1:
 f2h_done:
 	VZEROUPPER
 	RET
-
-// SUM4Y: X0 = the sum of the 32 floats of Y0..Y3 (the one-row kernels' accumulators); uses Y1.
-#define SUM4Y \
-	VADDPS       Y1, Y0, Y0 \
-	VADDPS       Y3, Y2, Y2 \
-	VADDPS       Y2, Y0, Y0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS       X1, X0, X0 \
-	VMOVHLPS     X0, X1, X1 \
-	VADDPS       X1, X0, X0 \
-	VMOVSHDUP    X0, X1 \
-	VADDSS       X1, X0, X0
 
 // func dot1F16F32AVX2(k int, a *uint16, x *float32) float32
 // Σ_{p<k} a[p]*x[p] for k a multiple of 32: one weight row, one memory stream, prefetched

@@ -19,9 +19,10 @@ import (
 //     (sgemm_owna.go): B is packed once by the team, then every task packs its own block of
 //     weight rows, so the team passes one barrier per product. Wide products skip the team's
 //     packing of B: each task packs the B panels it walks itself, 16 at a time, just before
-//     they meet its weight rows (ownFusedB), and there is no barrier. On the 512-bit kernels a task's A
-//     block is up to own512MB weight rows x gemmKC512 (512 KiB, in L2; 2 MiB for wide products) and each pair of B panels
-//     (12*kc floats, in L1) meets all its A panel pairs in turn (tiles512). That replaced a
+//     they meet its weight rows (ownFusedB), and there is no barrier. On the 512-bit kernels a
+//     task's A block is up to own512MB weight rows x gemmKC512 (512 KiB, in L2; 2 MiB for wide
+//     products, walked in sub-blocks of 256 rows) and each pair of B panels (12*kc floats, in
+//     L1) meets all its A panel pairs in turn (tiles512). That replaced a
 //     shared-panel schedule (the team packing each k block of A and B, one barrier per k block)
 //     on Zen 5, three alternating rounds, two workers: TinyLlama's FFN up product over a 512-token
 //     prompt with f16 weights (5632x512x2048) +22% (+26% on one worker), the others level.

@@ -50,7 +50,7 @@ var (
 
 	// Weight rows per task on the 512-bit kernels, at most: 256 x kc 512 floats, a 512 KiB A
 	// block in L2; a wide product's (n >= ownWideN) tasks take up to own512MBWide, a 2 MiB A
-	// block past L2, and each B panel pair meets up to 32 A panel pairs from one load. On Zen 5
+	// block past L2 that ownFusedB walks in L2-sized sub-blocks. On Zen 5
 	// (three alternating rounds) 2048³ ran 227-230 GFLOPS on one worker against 217-222 with 256
 	// rows, two workers (512 rows a task) 441-455 against 430-435; TinyLlama's FFN up over a
 	// 512-token prompt (5632x512x2048, f16 weights) lost 3% on one worker and 9% on two with them.
@@ -59,12 +59,14 @@ var (
 
 	ownWideN = 1536 // activation rows from which a product is wide (B-panel-major tasks)
 
-	ownFuseB       = true // wide products pack B in each task (ownFusedB); false: the team packs it
-	ownTasks512    = 2    // task rows per worker on the 512-bit kernels, at least
-	ownFuseBPanels = 16   // B panels packed at a time in ownFusedB (96 activation rows, 192 KiB at kc 512)
-	ownFuseAPanels = 16   // A panels per sub-block in ownFusedB (256 weight rows, 512 KiB; even)
-	ownKCWide      = 512  // k block of a wide product: a 12 KiB B panel stays in L1
-	ownMBWide      = 512  // weight rows per task of a wide product, at most
+	ownFuseB  = true // wide products pack B in each task (ownFusedB); false (tests): the team packs it
+	ownKCWide = 512  // k block of a wide product: a 12 KiB B panel stays in L1
+	ownMBWide = 512  // weight rows per task of a wide product, at most
+)
+
+const (
+	ownFuseBPanels = 16 // B panels packed at a time in ownFusedB (96 activation rows, 192 KiB at kc 512)
+	ownFuseAPanels = 16 // A panels per sub-block in ownFusedB (256 weight rows, 512 KiB at kc 512; even)
 )
 
 // ownPlan is gemmOwnA's deterministic work split (the same in every worker).
@@ -97,7 +99,7 @@ func newOwnPlan(m, n, k, nth int) ownPlan {
 		if n >= ownWideN {
 			mbMax = own512MBWide
 		}
-		mt := max((m+mbMax-1)/mbMax, ownTasks512*team)
+		mt := max((m+mbMax-1)/mbMax, 2*team)
 		mt = (mt + team - 1) / team * team
 		pl.mb = ((m+mt-1)/mt + 2*gemmNR - 1) / (2 * gemmNR) * (2 * gemmNR)
 	}
