@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
@@ -172,6 +173,67 @@ func newFAJob(dst *core.Tensor) faJob {
 // maskOff is the byte offset of the mask row for query row iq1 of head h, batch iq3.
 func (j *faJob) maskOff(iq1, h, iq3 int64) int64 {
 	return iq1*j.m.Nb[1] + (h%j.m.Ne[2])*j.m.Nb[2] + (iq3%j.m.Ne[3])*j.m.Nb[3]
+}
+
+// blockMasked reports whether the mask is -Inf at keys c0..c0+nb-1 for each of the g heads from
+// h0 of query row iq1, batch iq3 (false without a mask). A head's slope cannot undo an -Inf: it
+// is positive.
+func (j *faJob) blockMasked(iq1, h0, g, iq3, c0, nb int64) bool {
+	if j.m == nil {
+		return false
+	}
+	es := j.m.Type.Size()
+	prev := int64(-1)
+	for gi := range g {
+		mo := j.maskOff(iq1, h0+gi, iq3)
+		if mo == prev {
+			continue // heads share mask rows unless the mask has a row per head
+		}
+		prev = mo
+		row := j.dm[mo+c0*es : mo+(c0+nb)*es]
+		if j.m.Type == core.TypeF16 {
+			if !allF16NegInf(row) {
+				return false
+			}
+		} else if !allF32NegInf(row) {
+			return false
+		}
+	}
+	return true
+}
+
+// allF16NegInf reports whether the little-endian halves in b are all -Inf (0xFC00).
+func allF16NegInf(b []byte) bool {
+	const w = 0xFC00FC00FC00FC00
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != w {
+			return false
+		}
+		b = b[8:]
+	}
+	for ; len(b) >= 2; b = b[2:] {
+		if binary.LittleEndian.Uint16(b) != 0xFC00 {
+			return false
+		}
+	}
+	return true
+}
+
+// allF32NegInf reports whether the little-endian floats in b are all -Inf (0xFF800000).
+func allF32NegInf(b []byte) bool {
+	const w = 0xFF800000FF800000
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != w {
+			return false
+		}
+		b = b[8:]
+	}
+	for ; len(b) >= 4; b = b[4:] {
+		if binary.LittleEndian.Uint32(b) != 0xFF800000 {
+			return false
+		}
+	}
+	return true
 }
 
 // maskAt is mask element ic of the row at byte offset off.
@@ -429,6 +491,12 @@ func (j *faJob) computeFast(p *params, dst *core.Tensor) {
 		vb := (h0/j.rv2)*j.v.Nb[2] + iq3*j.v.Nb[3]
 		for c0 := int64(0); c0 < j.nkv; c0 += faBlock {
 			nb := min(faBlock, j.nkv-c0)
+			if j.blockMasked(iq1, h0, g, iq3, c0, nb) {
+				// Every head masks every key of the block: the keys would get weight 0 and their
+				// values would be skipped, so the block changes nothing (a generated token's
+				// cache view past its position is such blocks).
+				continue
+			}
 			for gi := range g {
 				m := b.mk[gi*faBlock : gi*faBlock+nb]
 				if j.m == nil {

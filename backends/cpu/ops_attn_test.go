@@ -18,15 +18,21 @@ type faCase struct {
 	dk, dv, nq, nkv, nh      int64
 	nhkv, ne3, m2, m3        int64
 	scale, maxBias, softcap  float32
-	sinks, cache, maskedRows bool // sinks; k and v as permuted views of a cache; all-masked query rows
-	causal, garbage          bool // causal mask; the last faGarbage keys masked for every row and NaN
-	mid                      bool // with garbage: also 3 keys in the middle
-	garbageV                 bool // with garbage: the NaN in the values only (finite keys)
+	sinks, cache, maskedRows bool  // sinks; k and v as permuted views of a cache; all-masked query rows
+	causal, garbage          bool  // causal mask; the last faGarbage keys masked for every row and NaN
+	mid                      bool  // with garbage: also 3 keys in the middle
+	garbageV                 bool  // with garbage: the NaN in the values only (finite keys)
+	tail                     int64 // with garbage: this many keys at the end instead of faGarbage
+	head0Tail                int64 // the mask rows of head 0 (of m2) also mask this many keys more
 }
 
 // faGarbageKey reports whether key j of c is masked for every row and filled with NaN.
 func (c faCase) faGarbageKey(j int64) bool {
-	return c.garbage && (j >= c.nkv-faGarbage || c.mid && j >= c.nkv/2 && j < c.nkv/2+3)
+	n := int64(faGarbage)
+	if c.tail > 0 {
+		n = c.tail
+	}
+	return c.garbage && (j >= c.nkv-n || c.mid && j >= c.nkv/2 && j < c.nkv/2+3)
 }
 
 // faGarbage is how many keys a garbage case masks everywhere and fills with NaN (unused cells).
@@ -39,9 +45,9 @@ func (c faCase) String() string {
 	if c.mt != noMask {
 		m = fmt.Sprintf("mask%v_%dx%d", c.mt, c.m2, c.m3)
 	}
-	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v_causal%v_garbage%v_mid%v_v%v",
+	return fmt.Sprintf("k%v_v%v_dk%d_dv%d_q%d_kv%d_h%d_%d_b%d_%s_s%g_ab%g_sc%g_sink%v_cache%v_masked%v_causal%v_garbage%v_mid%v_v%v_tail%d_%d",
 		c.kt, c.vt, c.dk, c.dv, c.nq, c.nkv, c.nh, c.nhkv, c.ne3, m, c.scale, c.maxBias, c.softcap, c.sinks, c.cache, c.maskedRows,
-		c.causal, c.garbage, c.mid, c.garbageV)
+		c.causal, c.garbage, c.mid, c.garbageV, c.tail, c.head0Tail)
 }
 
 // faCases covers odd sizes, GQA, masks (f16/f32, broadcast, -inf entries, fully masked rows),
@@ -86,6 +92,15 @@ func faCases() []faCase {
 		with(func(c *faCase) { c.nq, c.nkv, c.dk, c.dv, c.garbage = 1, 100, 64, 64, true }),
 		with(func(c *faCase) {
 			c.nq, c.nkv, c.dk, c.dv, c.garbage, c.garbageV, c.mid = 1, 100, 64, 64, true, true, true
+		}),
+		// generation over a cache view mostly past the token's position: whole key blocks that
+		// every head masks (skipped), a block masked from its middle on, per-head mask rows
+		with(func(c *faCase) {
+			c.nq, c.nkv, c.nh, c.nhkv, c.dk, c.dv, c.garbage, c.tail = 1, 300, 16, 4, 64, 64, true, 200
+		}),
+		with(func(c *faCase) {
+			c.nq, c.nkv, c.mt, c.maxBias, c.nh, c.nhkv, c.m2 = 1, 300, core.TypeF32, 8, 8, 2, 8
+			c.garbage, c.tail, c.head0Tail = true, 170, 70
 		}),
 		// generation over grouped heads
 		with(func(c *faCase) {
@@ -161,6 +176,9 @@ func faBuild(t testing.TB, ctx *core.Context, c faCase, seed uint64) (out, q, k,
 				}
 			}
 			if c.faGarbageKey(j) {
+				vals[i] = ninf
+			}
+			if h := int64(i) / (mask.Ne[0] * mask.Ne[1]) % c.m2; h == 0 && j >= c.nkv-c.tail-c.head0Tail {
 				vals[i] = ninf
 			}
 		}
