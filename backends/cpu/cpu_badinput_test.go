@@ -64,7 +64,7 @@ func TestCPUBadInput(t *testing.T) {
 				}
 			}
 			defer func() { kernelHook = nil }()
-			g, _ := addChain(t, 3, 8, 12)
+			g, _ := addChain(t, 3, 256, 12) // 12 KiB a node: split over the workers
 			return Compute(g, threads)
 		}
 	}
@@ -139,7 +139,7 @@ func TestCPUBadInput(t *testing.T) {
 				return err
 			}
 			defer be.Close()
-			g, ys := addChain(t, 3, 8, 12)
+			g, ys := addChain(t, 3, 256, 12)
 			err = be.GraphCompute(g)
 			if err == nil {
 				return nil

@@ -23,6 +23,7 @@ type runState struct {
 	stopAt  atomic.Int64
 	stopErr error
 	prms    []params      // one per worker
+	ropes   []ropeMemo    // one per worker, kept from run to run (ops_rope.go)
 	prof    *core.OpTimes // the backend's op profile, nil when off
 	solo    bool          // worker 0 runs the graph alone: no barriers between nodes
 }
@@ -39,6 +40,7 @@ func (b *Backend) execute(ctx context.Context, g *core.Graph, pl *plan) error {
 	rs.stopErr = nil
 	if len(rs.prms) != b.pool.n {
 		rs.prms = make([]params, b.pool.n)
+		rs.ropes = make([]ropeMemo, b.pool.n)
 	}
 	if b.runFn == nil {
 		b.runFn = b.runWorker
@@ -74,16 +76,13 @@ func (b *Backend) runWorker(ith int) {
 	// every node; Background's Done is nil and never polled.
 	done := ctx.Done()
 	prm := &rs.prms[ith]
-	*prm = params{ith: ith, nth: nth, work: rs.work, pool: p, errs: &rs.errs, ref: rs.ref}
+	*prm = params{ith: ith, nth: nth, work: rs.work, pool: p, errs: &rs.errs, ref: rs.ref, rope: &rs.ropes[ith]}
 	prof := rs.prof
 	if ith != 0 {
 		prof = nil
 	}
 	var t0 time.Time
 	for i := 0; i < len(nodes); i++ {
-		if int64(i) >= rs.stopAt.Load() {
-			break
-		}
 		n := nodes[i]
 		if skipNode(n) || pl.fused != nil && pl.fused[i] == fuseInNext {
 			// Views, leaves and empty tensors compute nothing, and the first node of a fused
@@ -110,6 +109,8 @@ func (b *Backend) runWorker(ith int) {
 				return
 			}
 		}
+		wait := !rs.solo && pl.waits[i]
+		stop := false
 		if ith == 0 {
 			if stopped(done) {
 				rs.stopErr = fmt.Errorf("%w after node %d of %d: %w", ErrAborted, i+1, len(nodes), ctx.Err())
@@ -123,16 +124,22 @@ func (b *Backend) runWorker(ith int) {
 					rs.stopAt.Store(int64(i + 1))
 				}
 			}
+			// Stopping after a node without a barrier (a one-task node before another: the
+			// others skipped it and wait at their next barrier), worker 0 meets them once.
+			stop = rs.stopAt.Load() <= int64(i+1) || rs.errs.failed(i)
+			wait = wait || stop && !rs.solo
 		}
-		if !rs.solo {
+		if wait {
 			p.barrier.wait()
 		}
 		if prof != nil {
 			prof.Add(n, time.Since(t0))
 		}
-		// Errors of node i were all recorded before the barrier; later nodes' errors carry a
-		// larger index, so every worker takes the same decision here.
-		if rs.errs.failed(i) {
+		// After a barrier every worker sees the stops and errors recorded before it: those of
+		// node i, or of an earlier node of worker 0 alone for a worker that skipped the nodes
+		// since its last barrier. Between barriers only worker 0 decides; the others stop at
+		// the next one.
+		if stop || wait && (rs.errs.failed(i) || rs.stopAt.Load() <= int64(i+1)) {
 			break
 		}
 	}

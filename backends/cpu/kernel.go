@@ -27,6 +27,8 @@ type params struct {
 	// nf fixes the non-finite outputs of the mat-vec sets' tasks this worker finishes
 	// (mulmat_vec_repacked.go); kept here so that handing it to the kernel allocates nothing
 	nf nonFiniteHook
+	// rope is the worker's last ROPE rotation table (nil: compute every table)
+	rope *ropeMemo
 }
 
 // mulMatRoute is the node's planned MUL_MAT route i (routeNone where none was planned).

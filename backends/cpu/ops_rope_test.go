@@ -305,3 +305,70 @@ func TestNNRopeMultiHand(t *testing.T) {
 	wantA[9], wantA[10] = rot(10, 11, 1)
 	nnClose(t, "rope in place strided", a.Float32s(), wantA, 1e-5)
 }
+
+// TestRopeSharedTables: the ROPE nodes of a generated token share the rotation table a worker
+// computed for the first of them (ropeMemo); a node with other parameters or positions, and the
+// next run with new positions, must get their own.
+func TestRopeSharedTables(t *testing.T) {
+	be, err := cpu.New(cpu.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	ctx := core.NewContext(core.ContextParams{MemSize: 1 << 20})
+	rng := rand.New(rand.NewSource(5))
+	base := nnRopeDefaults(64, core.RopeNeox)
+	other := base
+	other.FreqBase = 500
+	yarn := base
+	yarn.ExtFactor, yarn.NCtxOrig, yarn.FreqScale = 1, 2048, 0.5
+	posA := ctx.NewTensor1D(core.TypeI32, 1)
+	posB := ctx.NewTensor1D(core.TypeI32, 1)
+	posC := ctx.NewTensor1D(core.TypeI32, 3)
+	type node struct {
+		ne  [4]int64
+		pos *core.Tensor
+		rp  core.RopeParams
+	}
+	nodes := []node{
+		{[4]int64{64, 4, 1, 1}, posA, base},  // Q
+		{[4]int64{64, 2, 1, 1}, posA, base},  // K: the same table
+		{[4]int64{64, 2, 1, 1}, posA, other}, // another base
+		{[4]int64{64, 2, 1, 1}, posA, yarn},  // YaRN
+		{[4]int64{64, 2, 1, 1}, posB, base},  // another position
+		{[4]int64{64, 2, 3, 1}, posC, base},  // three positions, the first posA's
+		{[4]int64{64, 4, 1, 1}, posA, base},  // back to the first table
+	}
+	xs := make([][]float64, len(nodes))
+	outs := make([]*core.Tensor, len(nodes))
+	g := core.NewGraph(64)
+	for i, n := range nodes {
+		a := ctx.NewTensor4D(core.TypeF32, n.ne[0], n.ne[1], n.ne[2], n.ne[3])
+		xs[i] = nnFill(t, a, rng, -2, 2)
+		outs[i] = ctx.RopeExt(a, n.pos, nil, n.rp)
+		g.BuildForwardExpand(outs[i])
+	}
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for run, ps := range [][3][]int32{{{5}, {6}, {5, 17, 0}}, {{9}, {6}, {9, 2, 40}}, {{9}, {9}, {9, 9, 9}}} {
+		for i, p := range []*core.Tensor{posA, posB, posC} {
+			if err := core.SetInt32s(p, ps[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := be.GraphCompute(g); err != nil {
+			t.Fatal(err)
+		}
+		for i, n := range nodes {
+			pos := map[*core.Tensor][]int32{posA: ps[0], posB: ps[1], posC: ps[2]}[n.pos]
+			want := nnRopeRef(xs[i], n.ne, pos, nil, n.rp)
+			got := outs[i].Float32s()
+			for j := range want {
+				if d := math.Abs(float64(got[j]) - want[j]); d > 1e-5*math.Max(1, math.Abs(want[j])) {
+					t.Fatalf("run %d node %d (%v, positions %v): element %d = %v, want %v", run, i, n.rp, pos, j, got[j], want[j])
+				}
+			}
+		}
+	}
+}

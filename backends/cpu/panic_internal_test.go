@@ -70,14 +70,16 @@ func TestKernelPanicBecomesError(t *testing.T) {
 	cases := []struct {
 		name      string
 		threads   int
-		panicker  int  // worker that panics
-		innerWait bool // the others wait at a barrier inside the node
+		panicker  int   // worker that panics
+		innerWait bool  // the others wait at a barrier inside the node
+		cols      int64 // of the chain's tensors: 8 makes every node a one-task node (smallNode)
 	}{
-		{"1 thread", 1, 0, false},
-		{"3 threads, worker 0", 3, 0, false},
-		{"3 threads, worker 2", 3, 2, false},
-		{"3 threads, worker 1, others at an inner barrier", 3, 1, true},
-		{"3 threads, worker 0, others at an inner barrier", 3, 0, true},
+		{"1 thread", 1, 0, false, 256},
+		{"3 threads, worker 0", 3, 0, false, 256},
+		{"3 threads, worker 2", 3, 2, false, 256},
+		{"3 threads, worker 1, others at an inner barrier", 3, 1, true, 256},
+		{"3 threads, worker 0, others at an inner barrier", 3, 0, true, 256},
+		{"3 threads, one-task nodes", 3, 0, false, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,7 +88,7 @@ func TestKernelPanicBecomesError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, ys := addChain(t, 5, 8, 12)
+			g, ys := addChain(t, 5, c.cols, 12)
 			withHook(t, func(p *params, n *core.Tensor) {
 				if p.node != 2 {
 					return
@@ -147,7 +149,7 @@ func TestKernelPanicEveryWorker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, _ := addChain(t, 4, 8, 12)
+		g, _ := addChain(t, 4, 256, 12)
 		withHook(t, func(p *params, n *core.Tensor) {
 			if p.node >= 1 {
 				panic(errors.New("every worker fails"))

@@ -20,6 +20,8 @@ type plan struct {
 	keys   []mmKey // per node with routes: what its routes were decided on
 	// fused marks, per exec node, its part in a fused pair (fuse.go; nil: no fusion)
 	fused []fusion
+	// waits marks, per exec node, whether the workers meet at a barrier after it (planWaits)
+	waits []bool
 	// snaps holds, per exec node, the layouts and host memory checkHostData last accepted for
 	// the node and its sources (checkNodeHost)
 	snaps [][]hostSnap
@@ -178,6 +180,9 @@ func makePlan(g *core.Graph, threads int, ref, noFusion bool, ks mmKernels) (*pl
 		if impl.tasks != nil {
 			nt = max(1, min(threads, impl.tasks(n, threads)))
 		}
+		if nt > 1 && !ref && smallNode(n) {
+			nt = 1
+		}
 		pl.tasks[i] = nt
 		pl.nth = max(pl.nth, nt)
 		switch {
@@ -196,6 +201,7 @@ func makePlan(g *core.Graph, threads int, ref, noFusion bool, ks mmKernels) (*pl
 		pl.workSize += 64 * int64(threads)
 	}
 	pl.fused = planFusions(exec, ref, noFusion)
+	pl.waits = planWaits(exec, pl.tasks, pl.fused)
 	return pl, nil
 }
 

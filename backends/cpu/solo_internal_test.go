@@ -85,7 +85,7 @@ func TestSingleTaskGraphRunsOnCaller(t *testing.T) {
 		t.Errorf("after the panic: last node %v, want 23", got)
 	}
 
-	g12, ys12 := addChain(t, 3, 8, 12)
+	g12, ys12 := addChain(t, 3, 256, 12) // 12 KiB rows: over smallNodeBytes, split
 	seq = be.pool.seq.Load()
 	if err := be.GraphCompute(g12); err != nil {
 		t.Fatal(err)
