@@ -65,6 +65,13 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 		return y
 	}
 	kvRow := func(t *core.Tensor, n int64) int64 { return t.Type.RowSize(n) }
+	addBias := func(y, b *core.Tensor) *core.Tensor {
+		if b == nil {
+			return y
+		}
+		return ctx.Add(y, b)
+	}
+	g := core.NewGraph(graphSize(m))
 
 	var stores []*core.Tensor
 	inpL := ctx.GetRows(m.tokEmbd, ub.tokens)
@@ -73,9 +80,16 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 		prec = m.weightPrec(l.dev)
 		inpSA := inpL
 		cur := norm(inpL, l.attnNorm)
-		q := ctx.Reshape3D(mm(l.wq, cur, l.bq), hd, nHead, N)
-		k := ctx.Reshape3D(mm(l.wk, cur, l.bk), hd, nHeadKV, N)
-		v := ctx.Reshape3D(mm(l.wv, cur, l.bv), hdv, nHeadKV, N)
+		// Q, K and V next to each other in the graph (as llama.cpp expands them), before their
+		// biases, RoPE and cache stores: the CPU runs a generated token's three products as one
+		// node (backends/cpu's sibling mat-vecs).
+		qm, km, vm := mm(l.wq, cur, nil), mm(l.wk, cur, nil), mm(l.wv, cur, nil)
+		g.BuildForwardExpand(qm)
+		g.BuildForwardExpand(km)
+		g.BuildForwardExpand(vm)
+		q := ctx.Reshape3D(addBias(qm, l.bq), hd, nHead, N)
+		k := ctx.Reshape3D(addBias(km, l.bk), hd, nHeadKV, N)
+		v := ctx.Reshape3D(addBias(vm, l.bv), hdv, nHeadKV, N)
 		if l.qNorm != nil {
 			q = norm(q, l.qNorm)
 			k = norm(k, l.kNorm)
@@ -133,7 +147,6 @@ func (s *Session) buildGraph(n, nKV, nOut int) *ubatchGraph {
 		inpL = ctx.Add(cur, ffnInp)
 	}
 
-	g := core.NewGraph(graphSize(m))
 	for _, st := range stores {
 		g.BuildForwardExpand(st)
 	}

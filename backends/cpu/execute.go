@@ -95,12 +95,17 @@ func (b *Backend) runWorker(ith int) {
 			t0 = time.Now()
 		}
 		if ith < pl.tasks[i] {
-			prm.nth, prm.node, prm.routes, prm.fusedWith = pl.tasks[i], i, nil, nil
+			prm.nth, prm.node, prm.routes, prm.fusedWith, prm.group = pl.tasks[i], i, nil, nil, nil
 			if pl.routes != nil {
 				prm.routes = pl.routes[i]
 			}
-			if pl.fused != nil && pl.fused[i] == fuseRMSMul {
-				prm.fusedWith = nodes[i-1]
+			if pl.fused != nil {
+				switch pl.fused[i] {
+				case fuseRMSMul:
+					prm.fusedWith = nodes[i-1]
+				case fuseMatVecGroup:
+					prm.group = pl.groups[i]
+				}
 			}
 			if !runKernel(prm, n) {
 				// This worker leaves the run: the others may be waiting for it at a barrier
@@ -196,6 +201,10 @@ func runKernel(p *params, n *core.Tensor) (ok bool) {
 	}
 	if p.fusedWith != nil {
 		computeRMSNormMul(p, p.fusedWith, n) // fuse.go
+		return true
+	}
+	if p.group != nil {
+		computeMatVecGroup(p, p.group) // mulmat_vec_group.go
 		return true
 	}
 	impls[n.Op].compute(p, n)

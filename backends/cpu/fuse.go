@@ -17,9 +17,10 @@ import (
 type fusion uint8
 
 const (
-	fuseNone   fusion = iota
-	fuseInNext        // computed by the next node's fused kernel
-	fuseRMSMul        // MUL computing the RMS_NORM before it (fused with it)
+	fuseNone        fusion = iota
+	fuseInNext             // computed by the next node's fused kernel
+	fuseRMSMul             // MUL computing the RMS_NORM before it (fused with it)
+	fuseMatVecGroup        // the last product of a group of sibling mat-vecs, computing all of them
 )
 
 // planFusions marks the fusable pairs of exec (nil when there is none). The reference kernels
@@ -87,5 +88,5 @@ func (pl *plan) fusionsValid(exec []*core.Tensor) bool {
 			return false
 		}
 	}
-	return true
+	return pl.groupsValid(exec)
 }

@@ -21,6 +21,8 @@ type params struct {
 	routes   []mmRoute // the node's planned MUL_MAT routes (plan.routes)
 	// fusedWith is the node computed together with this one by a fused kernel (fuse.go), or nil
 	fusedWith *core.Tensor
+	// group is the group of sibling mat-vecs this node computes (mulmat_vec_group.go), or nil
+	group *matVecGroup
 	// counterReady: the pool's chunk counter was reset and a barrier passed since (mulMatPaths
 	// after converting the activations), so forEachBatch's first batch needs neither
 	counterReady bool

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"sync/atomic"
+
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 )
@@ -43,11 +45,9 @@ func mulMatIDVecWork(dst *core.Tensor) int64 {
 // activation rows prepared by all workers (mulmat_vec_repacked.go), and the non-finite outputs
 // fixed by the worker that computed them.
 func computeMulMatIDVec(p *params, dst *core.Tensor) {
-	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
-	raw, l, _ := repackedOf(as)
-	di := ids.Data()
-	k, m := as.Ne[0], as.Ne[1]
-	nUsed := dst.Ne[1]
+	as, b := dst.Src[0], dst.Src[1]
+	_, l, _ := repackedOf(as)
+	k := as.Ne[0]
 	vdt := as.Type.VecDotType()
 	n := b.Ne[1] * b.Ne[2]
 	conv := core.AlignUp(n*vdt.RowSize(k), 64)
@@ -57,7 +57,18 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 		p.pool.chunk.Store(0)
 	}
 	p.barrier() // the activations are prepared and the counter is reset
+	mulMatIDVecTasks(p, dst, work, &p.pool.chunk)
+}
 
+// mulMatIDVecTasks claims and computes tasks of the one-token path's jobs from counter, on the
+// prepared rows in work, until none is left.
+func mulMatIDVecTasks(p *params, dst *core.Tensor, work []float32, counter *atomic.Int64) {
+	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
+	raw, l, _ := repackedOf(as)
+	di := ids.Data()
+	k, m := as.Ne[0], as.Ne[1]
+	nUsed := dst.Ne[1]
+	n := b.Ne[1] * b.Ne[2]
 	var buf [mmidVecJobs]kern.GemvJob
 	jobs := buf[:0]
 	if total := int(nUsed * dst.Ne[2]); total > len(buf) {
@@ -73,6 +84,6 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 		}
 	}
 	p.nf = nonFiniteHook{dst: dst, dd: dst.Data(), id: true}
-	kern.GemvRepackedSet(l.rt, p.nth, &p.pool.chunk, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
+	kern.GemvRepackedSet(l.rt, p.nth, counter, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
 		jobs, f32s(p.nf.dd), &p.nf)
 }

@@ -156,8 +156,9 @@ type pool struct {
 	seq     atomic.Uint64 // runs published so far (closing publishes one more)
 	done    sync.WaitGroup
 	barrier barrier
-	chunk   atomic.Int64 // shared chunk counter for work-stealing kernels
-	cur     job          // the job of the current run (runs are serialized by the backend)
+	chunk   atomic.Int64                 // shared chunk counter for work-stealing kernels
+	group   [maxMatVecGroup]groupCounter // a group of sibling mat-vecs' counters, one per product
+	cur     job                          // the job of the current run (runs are serialized by the backend)
 	closed  atomic.Bool
 	idle    time.Duration // how long a worker polls for the next run before it sleeps
 	exited  sync.WaitGroup
