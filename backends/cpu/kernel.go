@@ -42,8 +42,11 @@ func (p *params) mulMatRoute(i int) mmRoute {
 }
 
 // barrier waits for the other workers of the node. Only ops that run on every worker of the pool
-// (tasks nil or all) may use it.
+// (tasks nil or all) may use it, or on one (a team of one passes at once: smallNode's products).
 func (p *params) barrier() {
+	if p.nth == 1 {
+		return
+	}
 	if p.nth != p.pool.n {
 		panic("cpu: barrier inside an op that runs on a partial team")
 	}

@@ -23,7 +23,8 @@ func groupGraph(t *testing.T, be *cpu.Backend, k int64, ids []int32) (*core.Grap
 	x := ctx.NewTensor2D(core.TypeF32, k, 1)
 	x2 := ctx.NewTensor2D(core.TypeF32, k, 1)
 	types := []core.Type{core.TypeQ4_0, core.TypeQ8_0, core.TypeQ8_0, core.TypeQ4_0, core.TypeQ8_0, core.TypeQ4_0, core.TypeQ4_0, core.TypeQ8_0}
-	rows := []int64{64, 32, 32, 40, 24, 16, 48, 24}
+	// over smallProductBytes (at k 1024 but the sixth, of another row, alone either way)
+	rows := []int64{256, 128, 128, 160, 96, 64, 192, 96}
 	srcs := []*core.Tensor{x, x, x, x, x, x2, x, x}
 	var ws, outs []*core.Tensor
 	for i, typ := range types {
@@ -73,7 +74,7 @@ func groupGraph(t *testing.T, be *cpu.Backend, k int64, ids []int32) (*core.Grap
 // four products, and give bit for bit the outputs of the products run one by one (NoFusion), at
 // one to three workers; a bad expert id fails the run with the error the product alone gives.
 func TestMatVecGroups(t *testing.T) {
-	for _, k := range []int64{256, 2560} {
+	for _, k := range []int64{1024, 2560} {
 		for _, threads := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("k%d_threads%d", k, threads), func(t *testing.T) {
 				var want [][]float32
@@ -153,7 +154,7 @@ func TestMatVecGroupBadIDs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, _, _, free := groupGraph(t, be, 256, []int32{3, 9})
+		g, _, _, free := groupGraph(t, be, 1024, []int32{3, 9})
 		err = be.GraphCompute(g)
 		free()
 		be.Close()

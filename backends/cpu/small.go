@@ -32,6 +32,9 @@ var lightOps = func() (ops [core.OpCount]bool) {
 // source (a GET_ROWS reads only its result's rows of the table; a SET_ROWS writes only its
 // source's rows into its destination).
 func smallNode(n *core.Tensor) bool {
+	if n.Op == core.OpMulMat {
+		return smallProduct(n)
+	}
 	if n.Op < 0 || n.Op >= core.OpCount || !lightOps[n.Op] {
 		return false
 	}
@@ -47,6 +50,18 @@ func smallNode(n *core.Tensor) bool {
 		b = max(b, src.NBytes())
 	}
 	return b <= smallNodeBytes
+}
+
+// smallProductBytes is the most weight bytes a product of one activation row may read and still
+// run as one task (an MoE layer's router: 8 experts x 1024 f32, 32 KiB).
+const smallProductBytes = 64 << 10
+
+// smallProduct reports whether n is a MUL_MAT of one activation row (at most smallNodeBytes)
+// with at most smallProductBytes of weights: on one worker it reads the weights in about the time
+// the team takes to meet, and the activation and the result stay in that worker's cache.
+func smallProduct(n *core.Tensor) bool {
+	a, b := n.Src[0], n.Src[1]
+	return a != nil && b != nil && b.NRows() == 1 && b.NBytes() <= smallNodeBytes && a.NBytes() <= smallProductBytes
 }
 
 // planWaits marks the exec nodes after which the workers meet at a barrier. A node computed by

@@ -22,6 +22,8 @@ func TestSmallNodesRunAsOneTask(t *testing.T) {
 	ids := ctx.NewTensor1D(core.TypeI32, 1)
 	cache := ctx.NewTensor2D(core.TypeF16, 2048, 64)
 	row := ctx.NewTensor2D(core.TypeF32, 2048, 1)
+	router := ctx.NewTensor2D(core.TypeF32, 2048, 8) // 64 KiB
+	wide := ctx.NewTensor2D(core.TypeF32, 2048, 9)   // 72 KiB
 	cases := []struct {
 		name  string
 		node  *core.Tensor
@@ -34,6 +36,8 @@ func TestSmallNodesRunAsOneTask(t *testing.T) {
 		{"GET_ROWS of one row from 512 KiB", ctx.GetRows(table, ids), 1},
 		{"SET_ROWS of one row into 256 KiB", ctx.SetRows(cache, row, ids), 1},
 		{"MUL_MAT of 4 rows", ctx.MulMat(w, small), 3},
+		{"MUL_MAT of one row, 64 KiB of weights", ctx.MulMat(router, row), 1},
+		{"MUL_MAT of one row, 72 KiB of weights", ctx.MulMat(wide, row), 3},
 	}
 	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
@@ -52,6 +56,35 @@ func TestSmallNodesRunAsOneTask(t *testing.T) {
 		}
 		if ref, _ := makePlan(g, 3, true, false, activeMMKernels()); c.tasks == 1 && ref.tasks[last] == 1 && c.node.Op != core.OpGetRows && c.node.Op != core.OpSetRows {
 			t.Errorf("%s: the reference plan runs it as one task too", c.name)
+		}
+		if c.node.Op != core.OpMulMat {
+			continue
+		}
+		// one task or three, the same products bit for bit
+		var want []float32
+		for _, threads := range []int{1, 3} {
+			for _, x := range []*core.Tensor{c.node.Src[0], c.node.Src[1]} {
+				v := make([]float32, x.NElements())
+				for i := range v {
+					v[i] = float32(i%13) - 6.5
+				}
+				if err := core.SetFloat32s(x, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := Compute(g, threads); err != nil {
+				t.Fatal(err)
+			}
+			got := append([]float32(nil), c.node.Float32s()...)
+			if want == nil {
+				want = got
+				continue
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s: output %d is %v on three workers, %v on one", c.name, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }
