@@ -190,46 +190,32 @@ func (j *faJob) blockMasked(iq1, h0, g, iq3, c0, nb int64) bool {
 			continue // heads share mask rows unless the mask has a row per head
 		}
 		prev = mo
-		row := j.dm[mo+c0*es : mo+(c0+nb)*es]
-		if j.m.Type == core.TypeF16 {
-			if !allF16NegInf(row) {
-				return false
-			}
-		} else if !allF32NegInf(row) {
+		if !allNegInf(j.dm[mo+c0*es:mo+(c0+nb)*es], es) {
 			return false
 		}
 	}
 	return true
 }
 
-// allF16NegInf reports whether the little-endian halves in b are all -Inf (0xFC00).
-func allF16NegInf(b []byte) bool {
-	const w = 0xFC00FC00FC00FC00
+// allNegInf reports whether the little-endian values of es bytes (2: f16, 4: f32) in b are all
+// -Inf.
+func allNegInf(b []byte, es int64) bool {
+	w8, w := uint64(0xFC00FC00FC00FC00), uint64(0xFC00)
+	if es == 4 {
+		w8, w = 0xFF800000FF800000, 0xFF800000
+	}
 	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != w {
+		if binary.LittleEndian.Uint64(b) != w8 {
 			return false
 		}
 		b = b[8:]
 	}
-	for ; len(b) >= 2; b = b[2:] {
-		if binary.LittleEndian.Uint16(b) != 0xFC00 {
-			return false
+	for ; int64(len(b)) >= es; b = b[es:] {
+		v := uint64(binary.LittleEndian.Uint16(b))
+		if es == 4 {
+			v = uint64(binary.LittleEndian.Uint32(b))
 		}
-	}
-	return true
-}
-
-// allF32NegInf reports whether the little-endian floats in b are all -Inf (0xFF800000).
-func allF32NegInf(b []byte) bool {
-	const w = 0xFF800000FF800000
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != w {
-			return false
-		}
-		b = b[8:]
-	}
-	for ; len(b) >= 4; b = b[4:] {
-		if binary.LittleEndian.Uint32(b) != 0xFF800000 {
+		if v != w {
 			return false
 		}
 	}
