@@ -52,16 +52,28 @@ func (s *Scheduler) matches(fp *fingerprint, g *core.Graph) bool {
 		return false
 	}
 	for i, n := range nodes {
-		if fp.nodes[i] != record(n, false) {
+		if !fp.nodes[i].is(n, false) {
 			return false
 		}
 	}
 	for i, l := range leafs {
-		if fp.leafs[i] != record(l, true) {
+		if !fp.leafs[i].is(l, true) {
 			return false
 		}
 	}
 	return true
+}
+
+// is reports whether r == record(t, withBuf), field by field without building the record.
+func (r *nodeRecord) is(t *core.Tensor, withBuf bool) bool {
+	if r.t != t || r.op != t.Op || r.typ != t.Type || r.ne != t.Ne || r.nb != t.Nb || r.params != t.Params ||
+		r.src != t.Src || r.view != t.ViewSrc || r.flags != t.Flags {
+		return false
+	}
+	if withBuf {
+		return r.buf == t.Buffer
+	}
+	return r.buf == nil
 }
 
 // setPlaced records where the leafs of g live once the plan's allocation placed them, so that the
