@@ -56,21 +56,27 @@ func kCheck(op string, n, qk, xb, xlen, yb, ylen int) int {
 
 // DotQ4_KQ8_K is the Q4_K × Q8_K dot of n elements (n a multiple of 256).
 func DotQ4_KQ8_K(n int, x, y []byte) float32 {
-	return dotK45("DotQ4_KQ8_K", n, x, y, blockQ4_K, q4kSums)
+	return dotK45("DotQ4_KQ8_K", n, x, y, blockQ4_K, false)
 }
 
 // DotQ5_KQ8_K is the Q5_K × Q8_K dot of n elements (n a multiple of 256).
 func DotQ5_KQ8_K(n int, x, y []byte) float32 {
-	return dotK45("DotQ5_KQ8_K", n, x, y, blockQ5_K, q5kSums)
+	return dotK45("DotQ5_KQ8_K", n, x, y, blockQ5_K, true)
 }
 
-func dotK45(op string, n int, x, y []byte, bs int, sums func(nb int, x, y []byte, out []int32)) float32 {
+func dotK45(op string, n int, x, y []byte, bs int, q5 bool) float32 {
 	nb := kCheck(op, n, qkK, bs, len(x), blockQ8_K, len(y))
+	// out stays on the stack only while the calls below are direct ones (a function value
+	// taking it made it escape: one 2 KiB allocation per dot, per row of a generic-set mat-vec)
 	var out [kChunk * 8]int32
 	var sumf float32
 	for c := 0; c < nb; c += kChunk {
 		m := min(kChunk, nb-c)
-		sums(m, x[c*bs:], y[c*blockQ8_K:], out[:m*8])
+		if q5 {
+			q5kSums(m, x[c*bs:], y[c*blockQ8_K:], out[:m*8])
+		} else {
+			q4kSums(m, x[c*bs:], y[c*blockQ8_K:], out[:m*8])
+		}
 		for i := range m {
 			bx := x[(c+i)*bs : (c+i)*bs+16]
 			by := y[(c+i)*blockQ8_K : (c+i+1)*blockQ8_K]

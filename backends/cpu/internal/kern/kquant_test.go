@@ -208,3 +208,20 @@ func TestQuantizeRowQ8_K(t *testing.T) {
 		}
 	}
 }
+
+// TestDotK45NoAllocs: the Q4_K and Q5_K dots (a generic set's mat-vec calls one per row)
+// allocate nothing.
+func TestDotK45NoAllocs(t *testing.T) {
+	const n = 512
+	y := make([]byte, n/256*blockQ8_K)
+	for _, c := range []struct {
+		name string
+		bs   int
+		dot  func(n int, x, y []byte) float32
+	}{{"Q4_K", blockQ4_K, DotQ4_KQ8_K}, {"Q5_K", blockQ5_K, DotQ5_KQ8_K}} {
+		x := make([]byte, n/256*c.bs)
+		if allocs := testing.AllocsPerRun(20, func() { c.dot(n, x, y) }); allocs != 0 {
+			t.Errorf("%s: %v allocations per dot", c.name, allocs)
+		}
+	}
+}

@@ -87,9 +87,9 @@ func rowDot(rt RepackType, nb int, x, y []byte) float32 {
 	return dotQ8_0Q8_0(nb, x, y)
 }
 
-// stdMatVec is GemmStd's mat-vec (n ≤ stdMatVecMaxN, mv4 the active set's four-row kernel; prep
+// stdMatVec is GemmStd's mat-vec (n ≤ stdMatVecMaxN, stdMV4 the active set's four-row kernel; prep
 // of at least stdMatVecSize bytes), with GemmStd's arguments and team protocol.
-func stdMatVec(mv4 mvKernel, rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, prep []byte, m, n, nb int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
+func stdMatVec(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64, prep []byte, m, n, nb int, a []byte, lda int, b []byte, ldb int, c []float32, ldc int) {
 	f := rt.format("GemmStd")
 	gsz := mvGroup(rt)
 	ps := (nb / 4) * gsz
@@ -118,7 +118,7 @@ func stdMatVec(mv4 mvKernel, rt RepackType, ith, nth int, barrier func(), counte
 		for ; i+4 <= i1; i += 4 {
 			x := a[i*lda:]
 			if ng > 0 {
-				mv4(rt, ng, x, lda, prep, ps, n, &out)
+				stdMV4(rt, ng, x, lda, prep, ps, n, &out)
 			} else {
 				out = [4 * stdMatVecMaxN]float32{}
 			}
@@ -141,12 +141,9 @@ func stdMatVec(mv4 mvKernel, rt RepackType, ith, nth int, barrier func(), counte
 	}
 }
 
-// mvKernel runs a four-row mat-vec kernel: out[4*j+r] = the dot of the ng full groups of four
-// blocks of weight row r (x[r*lda:]) with prepared activation row j (prep[j*ps:]), j < nj ≤
-// stdMatVecMaxN.
-type mvKernel func(rt RepackType, ng int, x []byte, lda int, prep []byte, ps, nj int, out *[4 * stdMatVecMaxN]float32)
-
-// mv4Go is the pure-Go twin of the four-row kernels: the row dots of the full groups.
+// mv4Go is the pure-Go twin of the four-row kernels (stdMV4): out[4*j+r] = the dot of the ng
+// full groups of four blocks of weight row r (x[r*lda:]) with prepared activation row j
+// (prep[j*ps:]), j < nj ≤ stdMatVecMaxN.
 func mv4Go(rt RepackType, ng int, x []byte, lda int, prep []byte, ps, nj int, out *[4 * stdMatVecMaxN]float32) {
 	for j := 0; j < nj; j++ {
 		var o [4]float32

@@ -11,13 +11,14 @@ func mvQ41x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 //go:noescape
 func mvQ80x4VNNI(ng int, x *byte, lda int, prep *byte, ps, nj int, out *float32)
 
-// stdMatVecKernel returns the active set's four-row mat-vec kernel on standard weights, nil
-// where it has none (below avx512vnni or without VBMI).
-func stdMatVecKernel() mvKernel {
-	if !useVNNI || !hasVBMI {
-		return nil
-	}
-	return mv4VNNI
+// hasStdMatVec reports whether the active set has a four-row mat-vec kernel on standard weights
+// (avx512vnni with VBMI): stdMV4.
+func hasStdMatVec() bool { return useVNNI && hasVBMI }
+
+// stdMV4 is the active set's four-row mat-vec kernel (hasStdMatVec). A direct call, not a
+// function value: the caller's out stays on its stack.
+func stdMV4(rt RepackType, ng int, x []byte, lda int, prep []byte, ps, nj int, out *[4 * stdMatVecMaxN]float32) {
+	mv4VNNI(rt, ng, x, lda, prep, ps, nj, out)
 }
 
 // mv4VNNI runs the AVX-512 VNNI four-row kernel of rt.

@@ -47,7 +47,7 @@ func GemmStdWorkSize(rt RepackType, m, n, k int, nth int) int {
 
 // HasStdMatVec reports whether the active kernel set has the mat-vec kernels GemmStd runs on
 // standard weights for n ≤ StdMatVecMaxN (avx512vnni with VBMI); elsewhere GemmStd's small n are slow.
-func HasStdMatVec() bool { return stdMatVecKernel() != nil }
+func HasStdMatVec() bool { return hasStdMatVec() }
 
 // stdSplit returns the groups (tm) and tiles (tn) per task of GemmStd's phase 2: tm up to
 // rpTaskM groups with all tiles per task, the tiles cut as well when the groups alone give fewer
@@ -95,8 +95,8 @@ func GemmStd(rt RepackType, ith, nth int, barrier func(), counter *atomic.Int64,
 	// Viewing the float32 scratch as bytes is safe: the slice stays live for the whole call,
 	// and bytes have no alignment requirement.
 	wb := unsafe.Slice((*byte)(unsafe.Pointer(&work[off])), (len(work)-off)*4)
-	if mv := stdMatVecKernel(); mv != nil && n <= stdMatVecMaxN {
-		stdMatVec(mv, rt, ith, nth, barrier, counter, wb, m, n, nb, a, lda, b, ldb, c, ldc)
+	if hasStdMatVec() && n <= stdMatVecMaxN {
+		stdMatVec(rt, ith, nth, barrier, counter, wb, m, n, nb, a, lda, b, ldb, c, ldc)
 		return
 	}
 	nr := rpTileRows(n)

@@ -138,8 +138,7 @@ func checkStdExact(t *testing.T, set KernelSet, rt RepackType, s rpShape, a []by
 // exact with unit scales (every term an integer, sums below 2^24), within the dots' bound
 // otherwise.
 func TestMatVec4(t *testing.T) {
-	mv := stdMatVecKernel()
-	if mv == nil {
+	if !hasStdMatVec() {
 		t.Skip("no mat-vec kernels on standard weights in this kernel set")
 	}
 	r := newRand(11)
@@ -173,7 +172,7 @@ func TestMatVec4(t *testing.T) {
 						got[i] = 777 // entries past nj stay untouched
 					}
 					var want [4 * stdMatVecMaxN]float32
-					mv(rt, ng, x, lda, prep, ps, nj, &got)
+					stdMV4(rt, ng, x, lda, prep, ps, nj, &got)
 					mv4Go(rt, ng, x, lda, prep, ps, nj, &want)
 					for i := 4 * nj; i < len(got); i++ {
 						if got[i] != 777 {
@@ -278,6 +277,32 @@ func TestRepackGroupFast(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%v %+v: repackGroupFast differs from repackGroupGo", rt, c)
 			}
+		}
+	}
+}
+
+// TestGemmStdMatVecNoAllocs: GemmStd of one activation row on one worker allocates nothing (its
+// four-row kernel's output stays on the stack), in every kernel set.
+func TestGemmStdMatVecNoAllocs(t *testing.T) {
+	r := newRand(3)
+	const m, k = 64, 256
+	nb := k / QK
+	for _, rt := range repackTypes {
+		q := rpDot(rt)
+		var a []byte
+		for i := 0; i < m; i++ {
+			a = append(a, q.genX(r, nb, func() uint16 { return 0x3c00 })...)
+		}
+		y := q.genY(r, nb, func() uint16 { return 0x3c00 })
+		c := make([]float32, m)
+		work := make([]float32, GemmStdWorkSize(rt, m, 1, k, 1))
+		var counter atomic.Int64
+		allocs := testing.AllocsPerRun(20, func() {
+			counter.Store(0)
+			GemmStd(rt, 0, 1, func() {}, &counter, work, m, 1, k, a, nb*q.xs, y, nb*q.ys, c, m)
+		})
+		if allocs != 0 {
+			t.Errorf("%v: %v allocations per call", rt, allocs)
 		}
 	}
 }
