@@ -135,7 +135,7 @@ func (pl *plan) groupsValid(exec []*core.Tensor) bool {
 			fs[i-1], fs[i] = fuseInNext, fuseRMSMul
 		}
 	}
-	_, groups := planMatVecGroups(pl, exec, pl.nth, fs)
+	_, groups := planMatVecGroups(pl, exec, pl.threads, fs)
 	if len(groups) != len(pl.groups) {
 		return false
 	}

@@ -13,6 +13,7 @@ type plan struct {
 	tasks    []int
 	workSize int64
 	nth      int
+	threads  int         // the team the plan was made for (nth is the most tasks a node has)
 	rp       *repackPlan // nodes reading CPU_REPACK memory (nil: none)
 	// routes holds, per node, the MUL_MAT routes its kernel takes (opImpl.plan; nil for other
 	// ops): MUL_MAT's at index 0, MUL_MAT_ID's for an expert pass of n rows at index n-1.
@@ -149,7 +150,7 @@ func skipNode(t *core.Tensor) bool {
 // noFusion.
 func makePlan(g *core.Graph, threads int, ref, noFusion bool, ks mmKernels) (*plan, error) {
 	nodes := g.Nodes()
-	pl := &plan{tasks: make([]int, len(nodes)), nth: 1}
+	pl := &plan{tasks: make([]int, len(nodes)), nth: 1, threads: threads}
 	for i, n := range nodes {
 		if n == nil {
 			return nil, fmt.Errorf("tandem: cpu: node %d of the graph is nil", i)
