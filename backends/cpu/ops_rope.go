@@ -114,9 +114,10 @@ func ropeRamp(lo, hi float64, k int) float64 {
 
 // ropeMemo is a worker's last rotation table and what it was computed from. The ROPE nodes of a
 // generated token share its position and, but for the tensors they rotate, their parameters (Q
-// and K of every layer), so the table (a cosine and a sine per pair, ~1.3 µs of math.Cos and
-// math.Sin for 32 pairs) is computed once per token and worker instead of once per node. Tables
-// that read frequency factors are not kept (the factors' tensor could change between runs).
+// and K of every layer), so the table (a cosine and a sine per pair: 0.56 µs for 32 pairs on
+// Zen 5, 24 times a MoE token) is computed once per token and worker instead of once per node.
+// Tables that read frequency factors are not kept (the factors' tensor could change between
+// runs).
 type ropeMemo struct {
 	ok     bool
 	rp     core.RopeParams
