@@ -155,6 +155,7 @@ type pool struct {
 	n       int
 	seq     atomic.Uint64 // runs published so far (closing publishes one more)
 	done    sync.WaitGroup
+	running atomic.Int32 // workers other than the caller still in the current run
 	barrier barrier
 	chunk   atomic.Int64                 // shared chunk counter for work-stealing kernels
 	group   [maxMatVecGroup]groupCounter // a group of sibling mat-vecs' counters, one per product
@@ -203,6 +204,7 @@ func (p *pool) worker(ith int) {
 			return
 		}
 		p.cur.run(ith)
+		p.running.Add(-1)
 		p.done.Done()
 	}
 }
@@ -270,10 +272,36 @@ func (p *pool) wakeSleepers(kick bool) {
 func (p *pool) run(f func(ith int)) {
 	p.cur.run = f
 	p.done.Add(p.n - 1)
+	p.running.Store(int32(p.n - 1))
 	p.publish()
 	f(0)
+	p.awaitWorkers()
 	p.done.Wait()
 	p.barrier.reset()
+}
+
+// awaitWorkers spins (with the barrier's turns and yields) until the other workers have
+// finished the run, for at most barrierSleepAfter; run's WaitGroup then returns at once. The
+// workers leave a run within a microsecond of its last barrier, and parking the caller on the
+// WaitGroup for that cost a scheduler round trip each run (the caller's thread asleep, then
+// woken: ~1 context switch and tens of µs a generated token, most visible on small models).
+func (p *pool) awaitWorkers() {
+	if p.barrier.yieldAll {
+		return // more workers than Ps: a spinning caller would hold a P one of them needs
+	}
+	var start time.Time
+	for i := 0; p.running.Load() > 0; i++ {
+		kern.Pause()
+		if i&(yieldEvery-1) != yieldEvery-1 {
+			continue
+		}
+		if start.IsZero() {
+			start = time.Now()
+		} else if time.Since(start) > barrierSleepAfter {
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // close stops the workers and waits until they have exited.

@@ -127,3 +127,28 @@ func TestPoolManyRunsAndClose(t *testing.T) {
 		}
 	}
 }
+
+// A run returns only once every worker has finished its part, whether the caller's spinning wait
+// sees them finish (a worker a few microseconds late) or gives up and blocks (one later than
+// the spin budget).
+func TestPoolRunWaitsForEveryWorker(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		p := newPool(n)
+		for _, late := range []time.Duration{0, 20 * time.Microsecond, 3 * barrierSleepAfter} {
+			var finished atomic.Int32
+			p.run(func(ith int) {
+				if ith == n-1 {
+					time.Sleep(late)
+				}
+				finished.Add(1)
+			})
+			if got := finished.Load(); got != int32(n) {
+				t.Errorf("%d workers, last one %v late: run returned after %d had finished", n, late, got)
+			}
+			if r := p.running.Load(); r != 0 {
+				t.Errorf("%d workers, last one %v late: %d still counted running", n, late, r)
+			}
+		}
+		p.close()
+	}
+}
