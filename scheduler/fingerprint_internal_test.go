@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/tandem-ml/tandem/core"
@@ -9,6 +10,11 @@ import (
 // TestRecordIs: nodeRecord.is agrees with comparing a fresh record, for a tensor as recorded and
 // after a change to each field a plan depends on (and, for leafs, a move to another buffer).
 func TestRecordIs(t *testing.T) {
+	// is compares each field by hand: a field added to nodeRecord must be added there, and to
+	// the changes below.
+	if n := reflect.TypeFor[nodeRecord]().NumField(); n != 10 {
+		t.Fatalf("nodeRecord has %d fields; nodeRecord.is and this test know 10", n)
+	}
 	ctx := core.NewContext(core.ContextParams{MemSize: 1 << 20})
 	a := ctx.NewTensor2D(core.TypeF32, 8, 4)
 	b := ctx.NewTensor2D(core.TypeF32, 8, 4)

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/tandem-ml/tandem/core"
@@ -9,6 +10,11 @@ import (
 // TestTensorLayoutHolds: tensorLayout.holds agrees with comparing a fresh layoutOf, for a tensor as
 // recorded and after a change to each field the checks read.
 func TestTensorLayoutHolds(t *testing.T) {
+	// holds compares each field by hand: a field added to tensorLayout must be added there, and
+	// to the changes below.
+	if n := reflect.TypeFor[tensorLayout]().NumField(); n != 12 {
+		t.Fatalf("tensorLayout has %d fields; tensorLayout.holds and this test know 12", n)
+	}
 	ctx := core.NewContext(core.ContextParams{MemSize: 1 << 20})
 	a := ctx.NewTensor2D(core.TypeF32, 8, 4)
 	n := ctx.Add(a, a)

@@ -26,11 +26,10 @@ import (
 // maxMatVecGroup is the most products a group holds.
 const maxMatVecGroup = 4
 
-// matVecGroup is a planned group: its products in graph order and their planned routes.
+// matVecGroup is a planned group: its products in graph order and their exec indices.
 type matVecGroup struct {
-	nodes  []*core.Tensor
-	index  []int // the nodes' exec indices
-	routes [][]mmRoute
+	nodes []*core.Tensor
+	index []int
 }
 
 // groupCounter is a task counter of its own cache line.
@@ -114,7 +113,6 @@ func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) (
 			fs[m] = fuseInNext
 			g.nodes = append(g.nodes, exec[m])
 			g.index = append(g.index, m)
-			g.routes = append(g.routes, pl.routes[m])
 		}
 		last := members[len(members)-1]
 		fs[last] = fuseMatVecGroup
@@ -124,29 +122,18 @@ func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) (
 	return fs, groups
 }
 
-// groupsValid reports whether the planned groups of exec would be planned again.
+// groupsValid reports whether every planned group still qualifies: its nodes at their places,
+// each a member, siblings of each other. (A group that could now grow stays as planned.)
 func (pl *plan) groupsValid(exec []*core.Tensor) bool {
-	if len(pl.groups) == 0 {
-		return true
-	}
-	fs := make([]fusion, len(exec))
-	for i, f := range pl.fused {
-		if f == fuseRMSMul {
-			fs[i-1], fs[i] = fuseInNext, fuseRMSMul
-		}
-	}
-	_, groups := planMatVecGroups(pl, exec, pl.threads, fs)
-	if len(groups) != len(pl.groups) {
-		return false
-	}
-	for i, g := range pl.groups {
-		h := groups[i]
-		if h == nil || len(h.nodes) != len(g.nodes) {
-			return false
-		}
-		for j := range g.nodes {
-			if h.nodes[j] != g.nodes[j] {
+	for _, g := range pl.groups {
+		for j, i := range g.index {
+			if i >= len(exec) || exec[i] != g.nodes[j] || !matVecMember(pl, exec, i, pl.threads) {
 				return false
+			}
+			for _, prev := range g.nodes[:j] {
+				if !siblings(prev, g.nodes[j]) {
+					return false
+				}
 			}
 		}
 	}
@@ -246,11 +233,11 @@ func computeMatVecGroup(p *params, g *matVecGroup) {
 	}
 	p.barrier() // the rows are prepared and the counters reset
 	for i, dst := range g.nodes {
-		p.routes = g.routes[i]
+		raw, l, _ := repackedOf(dst.Src[0])
 		if dst.Op == core.OpMulMatID {
-			mulMatIDVecTasks(p, dst, works[use[i]], &counters[i].Int64)
+			mulMatIDVecTasks(p, dst, raw, l, works[use[i]], &counters[i].Int64)
 		} else {
-			mulMatVecTasks(p, dst, works[use[i]], &counters[i].Int64)
+			mulMatVecTasks(p, dst, raw, l, works[use[i]], &counters[i].Int64)
 		}
 	}
 }

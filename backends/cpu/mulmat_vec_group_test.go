@@ -171,3 +171,41 @@ func TestMatVecGroupBadIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestMatVecGroupChangedMember: a member pointed at another activation after the plan was made
+// leaves its group when the plan is next reused (the group's checks fail and the graph is
+// planned again), and every product still gives the outputs of the products run one by one.
+func TestMatVecGroupChangedMember(t *testing.T) {
+	var want [][]float32
+	for _, noFusion := range []bool{true, false} {
+		be, err := cpu.New(cpu.Options{Threads: 2, NoFusion: noFusion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, outs, _, free := groupGraph(t, be, 1024, []int32{3, 1})
+		if err := be.GraphCompute(g); err != nil {
+			t.Fatal(err)
+		}
+		outs[1].Src[1] = outs[5].Src[1] // K of another row than Q and V
+		if err := be.GraphCompute(g); err != nil {
+			t.Fatal(err)
+		}
+		var got [][]float32
+		for _, o := range outs {
+			got = append(got, append([]float32(nil), o.Float32s()...))
+		}
+		free()
+		be.Close()
+		if want == nil {
+			want = got
+			continue
+		}
+		for i := range want {
+			for j := range want[i] {
+				if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+					t.Fatalf("product %d output %d: %v after the change, %v alone", i, j, got[i][j], want[i][j])
+				}
+			}
+		}
+	}
+}

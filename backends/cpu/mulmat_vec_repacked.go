@@ -45,7 +45,7 @@ func prepGemvRows(p *params, rt kern.RepackType, vdt core.Type, b *core.Tensor, 
 // routeRepacked, b.NRows() == 1), its non-finite outputs fixed.
 func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
-	_, l, _ := repackedOf(a)
+	raw, l, _ := repackedOf(a)
 	conv := convBytes(dst, routeRepacked)
 	work := teamScratch(p, conv)
 	prepGemvRows(p, l.rt, a.Type.VecDotType(), b, 1, p.work[:conv], work)
@@ -53,13 +53,12 @@ func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 		p.pool.chunk.Store(0) // nobody claims from it before the barrier
 	}
 	p.barrier() // the row is prepared
-	mulMatVecTasks(p, dst, work, &p.pool.chunk)
+	mulMatVecTasks(p, dst, raw, l, work, &p.pool.chunk)
 }
 
-// mulMatVecTasks claims and computes tasks of the mat-vec set of dst from counter, on the
-// prepared row in work, until none is left.
-func mulMatVecTasks(p *params, dst *core.Tensor, work []float32, counter *atomic.Int64) {
-	raw, l, _ := repackedOf(dst.Src[0])
+// mulMatVecTasks claims and computes tasks of the mat-vec set of dst (its weights raw in layout
+// l, repackedOf) from counter, on the prepared row in work, until none is left.
+func mulMatVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, work []float32, counter *atomic.Int64) {
 	jobs := [1]kern.GemvJob{}
 	p.nf = nonFiniteHook{dst: dst, dd: dst.Data()}
 	kern.GemvRepackedSet(l.rt, p.nth, counter, work, l.m, l.k, raw, int(l.sliceBytes()), 1,

@@ -46,7 +46,7 @@ func mulMatIDVecWork(dst *core.Tensor) int64 {
 // fixed by the worker that computed them.
 func computeMulMatIDVec(p *params, dst *core.Tensor) {
 	as, b := dst.Src[0], dst.Src[1]
-	_, l, _ := repackedOf(as)
+	raw, l, _ := repackedOf(as)
 	k := as.Ne[0]
 	vdt := as.Type.VecDotType()
 	n := b.Ne[1] * b.Ne[2]
@@ -57,14 +57,13 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 		p.pool.chunk.Store(0)
 	}
 	p.barrier() // the activations are prepared and the counter is reset
-	mulMatIDVecTasks(p, dst, work, &p.pool.chunk)
+	mulMatIDVecTasks(p, dst, raw, l, work, &p.pool.chunk)
 }
 
-// mulMatIDVecTasks claims and computes tasks of the one-token path's jobs from counter, on the
-// prepared rows in work, until none is left.
-func mulMatIDVecTasks(p *params, dst *core.Tensor, work []float32, counter *atomic.Int64) {
+// mulMatIDVecTasks claims and computes tasks of the one-token path's jobs (the experts raw in
+// layout l, repackedOf) from counter, on the prepared rows in work, until none is left.
+func mulMatIDVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, work []float32, counter *atomic.Int64) {
 	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
-	raw, l, _ := repackedOf(as)
 	di := ids.Data()
 	k, m := as.Ne[0], as.Ne[1]
 	nUsed := dst.Ne[1]

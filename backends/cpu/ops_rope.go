@@ -119,21 +119,21 @@ func ropeRamp(lo, hi float64, k int) float64 {
 // Tables that read frequency factors are not kept (the factors' tensor could change between
 // runs).
 type ropeMemo struct {
-	ok     bool
-	rp     core.RopeParams
-	pos    [4]float64
-	lo, hi float64
-	cache  []float32
+	ok    bool
+	rp    core.RopeParams
+	pos   [4]float64
+	cache []float32
 }
 
-// fill writes the table of pos and rp into cache, from the memo when it holds that table.
+// fill writes the table of pos and rp into cache (lo, hi: rp's YaRN range), from the memo when it
+// holds that table.
 func (m *ropeMemo) fill(cache []float32, pos [4]float64, rp *core.RopeParams, lo, hi float64) {
-	if m.ok && m.rp == *rp && m.pos == pos && m.lo == lo && m.hi == hi && len(m.cache) == len(cache) {
+	if m.ok && m.rp == *rp && m.pos == pos && len(m.cache) == len(cache) {
 		copy(cache, m.cache)
 		return
 	}
 	ropeCache(cache, pos, rp, lo, hi, nil, nil)
-	m.ok, m.rp, m.pos, m.lo, m.hi = true, *rp, pos, lo, hi
+	m.ok, m.rp, m.pos = true, *rp, pos
 	m.cache = append(m.cache[:0], cache...)
 }
 

@@ -213,20 +213,9 @@ func (p *pool) worker(ith int) {
 // run or a kick (after a kick it polls again).
 func (p *pool) next(seen uint64) uint64 {
 	for {
-		var start time.Time
-		for i := 0; p.idle > 0; i++ {
-			if s := p.seq.Load(); s != seen {
-				return s
-			}
-			kern.Pause()
-			if i&(yieldEvery-1) == 0 {
-				if start.IsZero() {
-					start = time.Now()
-				} else if time.Since(start) > p.idle {
-					break
-				}
-				runtime.Gosched()
-			}
+		var s uint64
+		if p.idle > 0 && poll(func() bool { s = p.seq.Load(); return s != seen }, p.idle) {
+			return s
 		}
 		p.mu.Lock()
 		// Counted a sleeper before the last look at seq, so that either it sees the new run or
@@ -289,16 +278,25 @@ func (p *pool) awaitWorkers() {
 	if p.barrier.yieldAll {
 		return // more workers than Ps: a spinning caller would hold a P one of them needs
 	}
+	poll(func() bool { return p.running.Load() == 0 }, barrierSleepAfter)
+}
+
+// poll spins until done reports true (a pause at every turn, the clock read and the P yielded
+// every yieldEvery turns) or budget has passed, and reports whether done did.
+func poll(done func() bool, budget time.Duration) bool {
 	var start time.Time
-	for i := 0; p.running.Load() > 0; i++ {
+	for i := 0; ; i++ {
+		if done() {
+			return true
+		}
 		kern.Pause()
 		if i&(yieldEvery-1) != yieldEvery-1 {
 			continue
 		}
 		if start.IsZero() {
 			start = time.Now()
-		} else if time.Since(start) > barrierSleepAfter {
-			return
+		} else if time.Since(start) > budget {
+			return false
 		}
 		runtime.Gosched()
 	}

@@ -137,6 +137,17 @@ func (pl *ownPlan) task(id int) (ip0, ip1, jp0, jp1 int) {
 	return ip0, min(pl.apan, ip0+pl.mb/gemmNR), jp0, min(pl.bpan, jp0+pl.nb/gemmMR)
 }
 
+// claim takes the next task from counter, whose tasks are numbered from base: its panels, and
+// false once none is left.
+func (pl *ownPlan) claim(counter *atomic.Int64, base int64) (ip0, ip1, jp0, jp1 int, ok bool) {
+	id := counter.Add(1) - 1 - base
+	if id >= int64(pl.mt*pl.nt) {
+		return 0, 0, 0, 0, false
+	}
+	ip0, ip1, jp0, jp1 = pl.task(int(id))
+	return ip0, ip1, jp0, jp1, true
+}
+
 // ownWorkSize is the scratch of gemmOwnA, without the alignment slack.
 func ownWorkSize(m, n, k, nth int) int {
 	pl := newOwnPlan(m, n, k, nth)
@@ -190,14 +201,12 @@ func gemmOwnA(ith, nth int, barrier func(), counter *atomic.Int64, work []float3
 	}
 
 	// Phase 2: the tasks, each packing its own weight rows.
-	ntasks := int64(pl.mt * pl.nt)
 	var tmp [gemmMR * gemmNR]float32
 	for {
-		id := counter.Add(1) - 1 - base
-		if id >= ntasks {
+		ip0, ip1, jp0, jp1, ok := pl.claim(counter, base)
+		if !ok {
 			return
 		}
-		ip0, ip1, jp0, jp1 := pl.task(int(id))
 		for t := 0; t < pl.nblk; t++ {
 			p0, kb := t*pl.kc, min(pl.kc, k-t*pl.kc)
 			packABlock(aw, a, ip0, ip1, m, p0, kb)
@@ -254,14 +263,12 @@ func packABlock(aw []float32, a aSource, ip0, ip1, m, p0, kb int) {
 // level with 16 and 16 there, or 2% slower.
 func ownFusedB(pl *ownPlan, counter *atomic.Int64, aw, bw []float32, a aSource, b bSource, c []float32, ldc int) {
 	m, n, k := pl.m, pl.n, pl.k
-	ntasks := int64(pl.mt * pl.nt)
 	var tmp [gemmMR * gemmNR]float32
 	for {
-		id := counter.Add(1) - 1
-		if id >= ntasks {
+		ip0, ip1, jp0, jp1, ok := pl.claim(counter, 0)
+		if !ok {
 			return
 		}
-		ip0, ip1, jp0, jp1 := pl.task(int(id))
 		for t := 0; t < pl.nblk; t++ {
 			p0, kb := t*pl.kc, min(pl.kc, k-t*pl.kc)
 			packABlock(aw, a, ip0, ip1, m, p0, kb)
