@@ -121,13 +121,7 @@ func TestMatVecGroups(t *testing.T) {
 						want = got
 						continue
 					}
-					for i := range want {
-						for j := range want[i] {
-							if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
-								t.Fatalf("product %d output %d: %v grouped, %v alone", i, j, got[i][j], want[i][j])
-							}
-						}
-					}
+					sameBits(t, "grouped", got, want)
 				}
 				// alone: 10 nodes; grouped: {0..3}, 4 alone (a group holds four), 5 (another
 				// row), {6, 7}, {gate, up}
@@ -200,11 +194,17 @@ func TestMatVecGroupChangedMember(t *testing.T) {
 			want = got
 			continue
 		}
-		for i := range want {
-			for j := range want[i] {
-				if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
-					t.Fatalf("product %d output %d: %v after the change, %v alone", i, j, got[i][j], want[i][j])
-				}
+		sameBits(t, "after the change", got, want)
+	}
+}
+
+// sameBits fails t unless every product's outputs in got equal those run alone (want) bit for bit.
+func sameBits(t *testing.T, what string, got, want [][]float32) {
+	t.Helper()
+	for i := range want {
+		for j := range want[i] {
+			if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+				t.Fatalf("product %d output %d: %v %s, %v alone", i, j, got[i][j], what, want[i][j])
 			}
 		}
 	}
