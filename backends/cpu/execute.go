@@ -84,9 +84,10 @@ func (b *Backend) runWorker(ith int) {
 	var t0 time.Time
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]
-		if skipNode(n) || pl.fused != nil && pl.fused[i] == fuseInNext {
+		if skipNode(n) || computedElsewhere(pl.fused, i) {
 			// Views, leaves and empty tensors compute nothing, and the first node of a fused
-			// pair is computed by the second's kernel: no worker waits for another here (as
+			// pair is computed by the second's kernel (a group's GLU by the group's): no worker
+			// waits for another here (as
 			// ggml's compute loop skips its empty ops), and worker 0 polls for an abort only
 			// after nodes the workers meet behind.
 			continue

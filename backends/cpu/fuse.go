@@ -21,7 +21,13 @@ const (
 	fuseInNext             // computed by the next node's fused kernel
 	fuseRMSMul             // MUL computing the RMS_NORM before it (fused with it)
 	fuseMatVecGroup        // the last product of a group of sibling mat-vecs, computing all of them
+	fuseInPrev             // computed by an earlier node's fused kernel (a group's GLU)
 )
+
+// computedElsewhere reports whether exec node i is computed by another node's fused kernel.
+func computedElsewhere(fused []fusion, i int) bool {
+	return fused != nil && (fused[i] == fuseInNext || fused[i] == fuseInPrev)
+}
 
 // planFusions marks the fusable pairs of exec (nil when there is none). The reference kernels
 // (ref) and a backend with fusion off run every node alone.

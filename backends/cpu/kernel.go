@@ -29,6 +29,8 @@ type params struct {
 	// nf fixes the non-finite outputs of the mat-vec sets' tasks this worker finishes
 	// (mulmat_vec_repacked.go); kept here so that handing it to the kernel allocates nothing
 	nf nonFiniteHook
+	// glu is the hook of a group's GLU pair (mulmat_vec_glu.go), kept here for the same reason
+	glu gluPairHook
 	// rope is the worker's last ROPE rotation table (nil: compute every table)
 	rope *ropeMemo
 }

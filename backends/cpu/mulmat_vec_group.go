@@ -30,6 +30,7 @@ const maxMatVecGroup = 4
 type matVecGroup struct {
 	nodes []*core.Tensor
 	index []int
+	glu   *gluFusion // the GLU of two members the group computes too (mulmat_vec_glu.go), or nil
 }
 
 // groupCounter is a task counter of its own cache line.
@@ -117,6 +118,7 @@ func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) (
 		last := members[len(members)-1]
 		fs[last] = fuseMatVecGroup
 		groups[last] = g
+		planGroupGLU(exec, g, last, fs)
 		i = last
 	}
 	return fs, groups
@@ -126,6 +128,9 @@ func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) (
 // each a member, siblings of each other. (A group that could now grow stays as planned.)
 func (pl *plan) groupsValid(exec []*core.Tensor) bool {
 	for _, g := range pl.groups {
+		if !g.gluValid(exec) {
+			return false
+		}
 		for j, i := range g.index {
 			if i >= len(exec) || exec[i] != g.nodes[j] || !matVecMember(pl, exec, i, pl.threads) {
 				return false
@@ -233,6 +238,12 @@ func computeMatVecGroup(p *params, g *matVecGroup) {
 	}
 	p.barrier() // the rows are prepared and the counters reset
 	for i, dst := range g.nodes {
+		if f := g.glu; f != nil && (i == f.x || i == f.g) {
+			if i == min(f.x, f.g) {
+				gluPairTasks(p, g, works[use[i]], &counters[i].Int64)
+			}
+			continue
+		}
 		raw, l, _ := repackedOf(dst.Src[0])
 		if dst.Op == core.OpMulMatID {
 			mulMatIDVecTasks(p, dst, raw, l, works[use[i]], &counters[i].Int64)

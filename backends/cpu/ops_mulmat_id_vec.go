@@ -63,14 +63,24 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 // mulMatIDVecTasks claims and computes tasks of the one-token path's jobs (the experts raw in
 // layout l, repackedOf) from counter, on the prepared rows in work, until none is left.
 func mulMatIDVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, work []float32, counter *atomic.Int64) {
-	as, b, ids := dst.Src[0], dst.Src[1], dst.Src[2]
-	di := ids.Data()
+	as, b := dst.Src[0], dst.Src[1]
 	k, m := as.Ne[0], as.Ne[1]
-	nUsed := dst.Ne[1]
 	n := b.Ne[1] * b.Ne[2]
 	var buf [mmidVecJobs]kern.GemvJob
-	jobs := buf[:0]
-	if total := int(nUsed * dst.Ne[2]); total > len(buf) {
+	jobs := mulMatIDJobs(dst, buf[:0])
+	p.nf = nonFiniteHook{dst: dst, dd: dst.Data(), id: true}
+	kern.GemvRepackedSet(l.rt, p.nth, counter, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
+		jobs, f32s(p.nf.dd), &p.nf)
+}
+
+// mulMatIDJobs appends to jobs (allocating past its capacity) the mat-vec set's jobs of the
+// one-token MUL_MAT_ID dst: one per (slot, token), in that order, its expert's slice, its
+// activation row and its result row.
+func mulMatIDJobs(dst *core.Tensor, jobs []kern.GemvJob) []kern.GemvJob {
+	b, ids := dst.Src[1], dst.Src[2]
+	di := ids.Data()
+	nUsed := dst.Ne[1]
+	if total := int(nUsed * dst.Ne[2]); total > cap(jobs) {
 		jobs = make([]kern.GemvJob, 0, total)
 	}
 	for t := int64(0); t < dst.Ne[2]; t++ {
@@ -82,7 +92,5 @@ func mulMatIDVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, w
 			})
 		}
 	}
-	p.nf = nonFiniteHook{dst: dst, dd: dst.Data(), id: true}
-	kern.GemvRepackedSet(l.rt, p.nth, counter, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
-		jobs, f32s(p.nf.dd), &p.nf)
+	return jobs
 }

@@ -402,7 +402,7 @@ func gluWork(dst *core.Tensor, nTasks int) int64 {
 func computeGLU(p *params, dst *core.Tensor) {
 	a, b := dst.Src[0], dst.Src[1]
 	gp := core.GLUParamsOf(dst)
-	g, swapped := gp.Op, gp.Swapped
+	swapped := gp.Swapped
 	nc := dst.Ne[0]
 	buf := scratch(p, max(2*nc, a.Ne[0]))
 	da, dd := a.Data(), dst.Data()
@@ -446,15 +446,7 @@ func computeGLU(p *params, dst *core.Tensor) {
 		if dstDirect {
 			y = f32s(dd[i1*dst.Nb[1]+i2*dst.Nb[2]+i3*dst.Nb[3]:])[:nc]
 		}
-		// Two passes (silu into y, then times the gate) need y not to be the gate itself.
-		if !p.ref && g == core.GLUSwiglu && nc > 0 && &y[0] != &gate[0] {
-			kern.SiluF32(y, x[:len(y)])
-			kern.MulF32(y, y, gate[:len(y)])
-		} else if g == core.GLUSwigluOAI {
-			swigluOAIApply(gp.Alpha, gp.Limit, y, x, gate)
-		} else {
-			gluApply(g, y, x, gate)
-		}
+		gluRow(p.ref, gp, y, x, gate)
 		if !dstDirect {
 			storeRow(dst, dd, i1, i2, i3, y)
 		}
@@ -463,6 +455,21 @@ func computeGLU(p *params, dst *core.Tensor) {
 
 // gluApply sets y[i] = act(x[i])·g[i] (ggml_vec_{reglu,geglu,swiglu,geglu_erf,geglu_quick}_f32)
 // for every variant but SWIGLU_OAI.
+// gluRow computes y = the GLU gp of x and gate, element by element (y may share memory with x
+// or gate at equal indices); ref takes the reference kernels.
+func gluRow(ref bool, gp core.GLUParams, y, x, gate []float32) {
+	switch {
+	// Two passes (silu into y, then times the gate) need y not to be the gate itself.
+	case !ref && gp.Op == core.GLUSwiglu && len(y) > 0 && &y[0] != &gate[0]:
+		kern.SiluF32(y, x[:len(y)])
+		kern.MulF32(y, y, gate[:len(y)])
+	case gp.Op == core.GLUSwigluOAI:
+		swigluOAIApply(gp.Alpha, gp.Limit, y, x, gate)
+	default:
+		gluApply(gp.Op, y, x, gate)
+	}
+}
+
 func gluApply(op core.GLUOp, y, x, g []float32) {
 	n := len(y)
 	x, g = x[:n], g[:n]

@@ -71,7 +71,7 @@ func planWaits(exec []*core.Tensor, tasks []int, fused []fusion) []bool {
 	waits := make([]bool, len(exec))
 	prev := -1 // the last node before i that computes
 	for i, n := range exec {
-		if skipNode(n) || fused != nil && fused[i] == fuseInNext {
+		if skipNode(n) || computedElsewhere(fused, i) {
 			continue
 		}
 		if prev >= 0 {

@@ -75,10 +75,31 @@ func GemvPrepBlocks(rt RepackType, work []float32, n, k, j int, y []byte, b0, b1
 // that do not fit (programmer errors).
 func GemvRepackedSet(rt RepackType, nth int, counter *atomic.Int64, work []float32, m, k int, a []byte,
 	sliceBytes, n int, jobs []GemvJob, c []float32, done RowsDone) {
+	gemvSet("GemvRepackedSet", rt, nth, counter, work, m, k, a, nil, sliceBytes, n, jobs, c, nil, done)
+}
+
+// GemvRepackedPair is GemvRepackedSet for two products of the same shape, weight type and jobs
+// that read the same prepared rows (a feed-forward's gate and up): the weights a0 and a1, the
+// results c0 and c1. Each task computes the same rows of both products that GemvRepackedSet's
+// task computes of one, so each product's results are bit for bit GemvRepackedSet's, and done,
+// when not nil, hears of the task once, after both: a caller can combine the two products' rows
+// (the GLU of gate and up) in the worker that computed them.
+func GemvRepackedPair(rt RepackType, nth int, counter *atomic.Int64, work []float32, m, k int, a0, a1 []byte,
+	sliceBytes, n int, jobs []GemvJob, c0, c1 []float32, done RowsDone) {
+	gemvSet("GemvRepackedPair", rt, nth, counter, work, m, k, a0, a1, sliceBytes, n, jobs, c0, c1, done)
+}
+
+// gemvSet checks and runs a mat-vec set (a1 nil) or pair, naming op in its panics.
+func gemvSet(op string, rt RepackType, nth int, counter *atomic.Int64, work []float32, m, k int, a, a1 []byte,
+	sliceBytes, n int, jobs []GemvJob, c, c1 []float32, done RowsDone) {
 	rs := RepackedSize(rt, m, k)
+	alen, clen := len(a), len(c)
+	if a1 != nil {
+		alen, clen = min(alen, len(a1)), min(clen, len(c1))
+	}
 	switch {
 	case m < 0 || n < 0 || k < 0 || sliceBytes < rs:
-		panic("kern.GemvRepackedSet: bad sizes")
+		panic("kern." + op + ": bad sizes")
 	case m == 0 || n == 0 || len(jobs) == 0:
 		return
 	case k == 0:
@@ -90,19 +111,22 @@ func GemvRepackedSet(rt RepackType, nth int, counter *atomic.Int64, work []float
 			}
 			j := jobs[t]
 			clear(c[j.COff : j.COff+m])
+			if a1 != nil {
+				clear(c1[j.COff : j.COff+m])
+			}
 			if done != nil {
 				done.RowsDone(int(t), 0, m)
 			}
 		}
 	case len(work) < GemvRepackedSetWorkSize(rt, n, k):
-		panic("kern.GemvRepackedSet: work shorter than GemvRepackedSetWorkSize")
+		panic("kern." + op + ": work shorter than GemvRepackedSetWorkSize")
 	}
 	for _, j := range jobs {
-		if j.Row < 0 || j.Row >= n || j.Slice < 0 || (j.Slice*sliceBytes+rs) > len(a) || j.COff < 0 || j.COff+m > len(c) {
-			panic("kern.GemvRepackedSet: job out of range")
+		if j.Row < 0 || j.Row >= n || j.Slice < 0 || (j.Slice*sliceBytes+rs) > alen || j.COff < 0 || j.COff+m > clen {
+			panic("kern." + op + ": job out of range")
 		}
 	}
-	gemvSetTasks(rt, nth, counter, m, k, a, sliceBytes, gemvPrepArea(work, n, k), jobs, c, done)
+	gemvSetTasks(rt, nth, counter, m, k, a, sliceBytes, gemvPrepArea(work, n, k), jobs, c, done, a1, c1)
 }
 
 // gemvPrepArea is the prepared activation rows in work: n rows of k/32 records, from work's
@@ -115,15 +139,16 @@ func gemvPrepArea(work []float32, n, k int) []byte {
 }
 
 // gemvSetTasks is GemvRepackedSet's task loop: tasks of groups of one job each (gemvTaskGroups),
-// numbered by the counter; done, when not nil, hears of every finished task.
+// numbered by the counter; done, when not nil, hears of every finished task. With a1 (a second
+// product's weights, the same layout and jobs) each task computes its rows of both, into c and
+// c1, before done hears of it (GemvRepackedPair).
 func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, m, k int, a []byte, sliceBytes int,
-	prep []byte, jobs []GemvJob, c []float32, done RowsDone) {
+	prep []byte, jobs []GemvJob, c []float32, done RowsDone, a1 []byte, c1 []float32) {
 	f := rt.format("GemvRepackedSet")
 	rs := RepackedSize(rt, m, k)
 	nb := k / f.qk
 	ts := k / QK * rpRec // bytes per prepared row (k/256 records of q4kRec for Q4_K: the same)
 	ngroups := (m + RepackRows - 1) / RepackRows
-	gf := m / RepackRows // groups below gf are full
 	gs := nb * f.super
 	tm := gemvTaskGroups(ngroups, len(jobs), nth, gs)
 	per := int64((ngroups + tm - 1) / tm)
@@ -137,34 +162,41 @@ func gemvSetTasks(rt RepackType, nth int, counter *atomic.Int64, m, k int, a []b
 		j := jobs[ji]
 		g0 := int(t%per) * tm
 		g1 := min(ngroups, g0+tm)
-		w := a[j.Slice*sliceBytes : j.Slice*sliceBytes+rs]
 		p := prep[j.Row*ts : (j.Row+1)*ts]
-		if rt == RepackQ4_K {
-			q4kSetTask(nb, m, w, p, c[j.COff:j.COff+m], g0, g1)
-			if done != nil {
-				done.RowsDone(ji, g0*RepackRows, min(m, g1*RepackRows))
-			}
-			continue
-		}
-		// k in rpKC-block steps as GemmRepacked, so that both round alike, each group's steps one
-		// after another: the group is one memory stream that the kernel's prefetches run ahead
-		// in (walking the task's groups per step instead, the prefetches past each step's end
-		// fetched what the next step of the same group reads only after the other groups':
-		// a 151 MB q4_0 matrix on one Zen 5 core read at 27-30 GB/s that way)
-		for g := g0; g < min(g1, gf); g++ {
-			for kb := 0; kb < nb; kb += rpKC {
-				kn := min(rpKC, nb-kb)
-				rpTile(rt, 1, kn, w[g*gs+kb*f.super:g*gs+(kb+kn)*f.super], p[kb*rpRec:(kb+kn)*rpRec], c[j.COff+g*RepackRows:], RepackRows, kb > 0)
-			}
-		}
-		if g1 > gf {
-			var tmp [RepackRows]float32
-			rpTile(rt, 1, nb, w[gf*gs:(gf+1)*gs], p, tmp[:], RepackRows, false)
-			copy(c[j.COff+gf*RepackRows:j.COff+m], tmp[:m-gf*RepackRows])
+		gemvTask(rt, f, m, nb, a[j.Slice*sliceBytes:j.Slice*sliceBytes+rs], p, c[j.COff:j.COff+m], g0, g1)
+		if a1 != nil {
+			gemvTask(rt, f, m, nb, a1[j.Slice*sliceBytes:j.Slice*sliceBytes+rs], p, c1[j.COff:j.COff+m], g0, g1)
 		}
 		if done != nil {
 			done.RowsDone(ji, g0*RepackRows, min(m, g1*RepackRows))
 		}
+	}
+}
+
+// gemvTask computes the rows of weight groups [g0, g1) of one repacked slice w (m rows, nb blocks
+// of format f) against the prepared row p into c (the slice's m results).
+func gemvTask(rt RepackType, f repackFormat, m, nb int, w, p []byte, c []float32, g0, g1 int) {
+	if rt == RepackQ4_K {
+		q4kSetTask(nb, m, w, p, c, g0, g1)
+		return
+	}
+	gf := m / RepackRows // groups below gf are full
+	gs := nb * f.super
+	// k in rpKC-block steps as GemmRepacked, so that both round alike, each group's steps one
+	// after another: the group is one memory stream that the kernel's prefetches run ahead
+	// in (walking the task's groups per step instead, the prefetches past each step's end
+	// fetched what the next step of the same group reads only after the other groups':
+	// a 151 MB q4_0 matrix on one Zen 5 core read at 27-30 GB/s that way)
+	for g := g0; g < min(g1, gf); g++ {
+		for kb := 0; kb < nb; kb += rpKC {
+			kn := min(rpKC, nb-kb)
+			rpTile(rt, 1, kn, w[g*gs+kb*f.super:g*gs+(kb+kn)*f.super], p[kb*rpRec:(kb+kn)*rpRec], c[g*RepackRows:], RepackRows, kb > 0)
+		}
+	}
+	if g1 > gf {
+		var tmp [RepackRows]float32
+		rpTile(rt, 1, nb, w[gf*gs:(gf+1)*gs], p, tmp[:], RepackRows, false)
+		copy(c[gf*RepackRows:m], tmp[:m-gf*RepackRows])
 	}
 }
 
