@@ -28,7 +28,7 @@ var (
 )
 
 const (
-	rpMVecTasks = 4 // mat-vec tasks per worker, at least, where rows allow (gemvTaskGroups)
+	rpMVecTasks = 2 // mat-vec tasks per worker, at least, where rows allow (gemvTaskGroups)
 	rpNR        = 8 // activation rows per tile (GEMM)
 	rpRec       = 40
 	rpPrepTiles = 2

@@ -151,15 +151,16 @@ func benchGemvSet(b *testing.B, m, k int) {
 }
 
 // TestGemvTaskGroups: mat-vec tasks start at 8 groups or rpMVecBytes of weights, whichever is
-// more, and shrink until every worker has 4 tasks or a task is one group (TinyLlama's shapes: K/V
-// 16 groups, Q/O 128, FFN 352; the MoE's 2 jobs of 176; Q4_0 groups of k 1024 are 9216 bytes, of
-// k 2048 18432, Q8_0 of k 2048 34816).
+// more, and shrink until every worker has 2 tasks or a task is one group (TinyLlama's shapes: K/V
+// 16 groups, Q/O 128, FFN 352; the MoE's 2 jobs of 176, its Q 64 groups; Q4_0 groups of k 1024
+// are 9216 bytes, of k 2048 18432, Q8_0 of k 2048 34816).
 func TestGemvTaskGroups(t *testing.T) {
 	for _, c := range []struct{ groups, jobs, nth, bytes, want int }{
-		{128, 1, 2, 0, 8}, {352, 1, 2, 0, 8}, {176, 2, 2, 0, 8}, {16, 1, 2, 0, 2}, {16, 1, 1, 0, 4},
-		{128, 1, 8, 0, 4}, {128, 1, 16, 0, 2}, {16, 1, 16, 0, 1}, {1, 1, 4, 0, 1}, {64, 2, 8, 0, 4},
-		{176, 2, 2, 9216, 26}, {128, 1, 2, 18432, 13}, {352, 1, 2, 18432, 14}, {16, 1, 2, 18432, 2},
-		{128, 1, 2, 34816, 8}, {176, 2, 8, 9216, 11}, {64, 1, 2, 9216, 8}, {100, 1, 2, 9216, 13}, {0, 1, 2, 9216, 1},
+		{128, 1, 2, 0, 8}, {352, 1, 2, 0, 8}, {176, 2, 2, 0, 8}, {16, 1, 2, 0, 4}, {16, 1, 1, 0, 8},
+		{128, 1, 8, 0, 8}, {128, 1, 16, 0, 4}, {16, 1, 16, 0, 1}, {1, 1, 4, 0, 1}, {64, 2, 8, 0, 8},
+		{176, 2, 2, 9216, 26}, {128, 1, 2, 18432, 13}, {352, 1, 2, 18432, 14}, {16, 1, 2, 18432, 4},
+		{128, 1, 2, 34816, 8}, {176, 2, 8, 9216, 22}, {64, 1, 2, 9216, 16}, {100, 1, 2, 9216, 25}, {0, 1, 2, 9216, 1},
+		{16, 1, 8, 18432, 1},
 	} {
 		if got := gemvTaskGroups(c.groups, c.jobs, c.nth, c.bytes); got != c.want {
 			t.Errorf("%d groups of %d bytes, %d jobs, %d workers: %d groups per task, want %d", c.groups, c.bytes, c.jobs, c.nth, got, c.want)
