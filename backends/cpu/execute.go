@@ -87,9 +87,8 @@ func (b *Backend) runWorker(ith int) {
 		if skipNode(n) || computedElsewhere(pl.fused, i) {
 			// Views, leaves and empty tensors compute nothing, and the first node of a fused
 			// pair is computed by the second's kernel (a group's GLU by the group's): no worker
-			// waits for another here (as
-			// ggml's compute loop skips its empty ops), and worker 0 polls for an abort only
-			// after nodes the workers meet behind.
+			// waits for another here (as ggml's compute loop skips its empty ops), and worker 0
+			// polls for an abort only after nodes the workers meet behind.
 			continue
 		}
 		if prof != nil {

@@ -198,3 +198,84 @@ func TestMatVecGroupGLU(t *testing.T) {
 		}
 	}
 }
+
+// TestMatVecGroupGLUPlacement: a GLU placed over the activation its products read runs as its
+// own node (the group's tasks would overwrite rows another task still has to fix), one placed
+// exactly over its gate product runs in the group (each task overwrites only rows it has read),
+// and both give the nodes run one by one, bit for bit.
+func TestMatVecGroupGLUPlacement(t *testing.T) {
+	const k, m = 1024, 200
+	for _, over := range []string{"activation", "gate"} {
+		t.Run(over, func(t *testing.T) {
+			var want []float32
+			var gluNodes [2]int
+			for fi, noFusion := range []bool{true, false} {
+				be, err := cpu.New(cpu.Options{Threads: 2, NoFusion: noFusion})
+				if err != nil {
+					t.Fatal(err)
+				}
+				wctx := core.NewContext(core.ContextParams{NoAlloc: true})
+				wg, wu := wctx.NewTensor2D(core.TypeQ4_0, k, m), wctx.NewTensor2D(core.TypeQ4_0, k, m)
+				wbuf, err := alloc.AllocCtxTensorsWithOptions(wctx, be.DefaultBufferType(), alloc.CtxAllocOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, w := range []*core.Tensor{wg, wu} {
+					if err := core.TensorSet(w, quantBytes(t, w.Type, w.NElements(), uint64(80+i)), 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ctx := core.NewContext(core.ContextParams{NoAlloc: true})
+				x := ctx.NewTensor2D(core.TypeF32, k, 1)
+				up := ctx.MulMat(wu, x)
+				gate := ctx.MulMat(wg, x)
+				glu := ctx.SwigluSplit(gate, up)
+				g := core.NewGraph(core.DefaultGraphSize)
+				g.BuildForwardExpand(glu)
+				buf, err := be.DefaultBufferType().Alloc(1 << 16)
+				if err != nil {
+					t.Fatal(err)
+				}
+				at := map[*core.Tensor]int64{x: 0, up: 8192, gate: 16384, glu: 0}
+				if over == "gate" {
+					at[glu] = 16384
+				}
+				for _, tt := range []*core.Tensor{x, up, gate, glu} {
+					if err := core.TensorAlloc(buf, tt, at[tt]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				be.SetOpProfile(true)
+				for run := 0; run < 2; run++ {
+					if err := core.SetFloat32s(x, randF32(k, 95)); err != nil {
+						t.Fatal(err)
+					}
+					if err := be.GraphCompute(g); err != nil {
+						t.Fatal(err)
+					}
+					got := append([]float32(nil), glu.Float32s()...)
+					if want == nil {
+						want = got
+					} else {
+						sameBits(t, fmt.Sprintf("fused %v (run %d)", !noFusion, run), [][]float32{got}, [][]float32{want})
+					}
+				}
+				for _, o := range be.OpProfile() {
+					if strings.HasPrefix(o.Op, "GLU") {
+						gluNodes[fi] += o.Nodes / 2
+					}
+				}
+				buf.Free()
+				wbuf.Free()
+				be.Close()
+			}
+			wantFused := 0
+			if over == "activation" {
+				wantFused = 1
+			}
+			if gluNodes[0] != 1 || gluNodes[1] != wantFused {
+				t.Errorf("GLU nodes timed: %d alone, %d fused; want 1 and %d", gluNodes[0], gluNodes[1], wantFused)
+			}
+		})
+	}
+}

@@ -453,8 +453,6 @@ func computeGLU(p *params, dst *core.Tensor) {
 	}
 }
 
-// gluApply sets y[i] = act(x[i])·g[i] (ggml_vec_{reglu,geglu,swiglu,geglu_erf,geglu_quick}_f32)
-// for every variant but SWIGLU_OAI.
 // gluRow computes y = the GLU gp of x and gate, element by element (y may share memory with x
 // or gate at equal indices); ref takes the reference kernels.
 func gluRow(ref bool, gp core.GLUParams, y, x, gate []float32) {
@@ -470,6 +468,8 @@ func gluRow(ref bool, gp core.GLUParams, y, x, gate []float32) {
 	}
 }
 
+// gluApply sets y[i] = act(x[i])·g[i] (ggml_vec_{reglu,geglu,swiglu,geglu_erf,geglu_quick}_f32)
+// for every variant but SWIGLU_OAI.
 func gluApply(op core.GLUOp, y, x, g []float32) {
 	n := len(y)
 	x, g = x[:n], g[:n]
