@@ -104,6 +104,15 @@ type ContextComputer interface {
 	GraphComputeContext(ctx context.Context, g *Graph) error
 }
 
+// ReusedComputer is an optional Backend capability: GraphComputeReused is GraphComputeContext for
+// a graph that is the one the backend computed last, unchanged since but for tensor data (no node
+// or leaf of it, nor any field of theirs, was changed, and their buffers are live): the backend
+// may skip comparing the graph with what it planned for it. The CPU backend has it; the scheduler calls it on the runs of its
+// own GraphComputeReused.
+type ReusedComputer interface {
+	GraphComputeReused(ctx context.Context, g *Graph) error
+}
+
 // LoggerSetter is an optional Backend capability: SetLogger makes the backend report what it
 // runs with (device, kernels, limits) on l at Debug level; nil reports nothing. The CPU, Vulkan
 // and OpenGL backends have it.

@@ -446,7 +446,13 @@ func (s *Session) runUBatch(ctx context.Context, ub *ubatchGraph, ids []int32, p
 	if err := s.setInputs(ub, ids, pos); err != nil {
 		return err
 	}
-	if err := s.sched.GraphComputeContext(ctx, ub.g); err != nil {
+	compute := s.sched.GraphComputeContext
+	if !alloc {
+		// The graph that ran last, its nodes untouched since (the session builds its graphs and
+		// changes only their inputs' data): the scheduler need not compare them with its plan.
+		compute = s.sched.GraphComputeReused
+	}
+	if err := compute(ctx, ub.g); err != nil {
 		return core.Errorf("tandem: llm: computing %d tokens at position %d: %w", len(ids), pos, err)
 	}
 	return nil

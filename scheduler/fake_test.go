@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -126,9 +127,16 @@ func (bt countedHostType) Alloc(size int64) (core.Buffer, error) {
 }
 
 type fakeBackend struct {
-	dev   *fakeGPU
-	cpu   *cpu.Backend
-	nodes int // nodes computed, for tests
+	dev    *fakeGPU
+	cpu    *cpu.Backend
+	nodes  int // nodes computed, for tests
+	reused int // graphs computed through GraphComputeReused, for tests
+}
+
+// GraphComputeReused counts the scheduler's promise and computes g as GraphCompute does.
+func (b *fakeBackend) GraphComputeReused(_ context.Context, g *core.Graph) error {
+	b.reused++
+	return b.GraphCompute(g)
 }
 
 func (b *fakeBackend) Name() string                       { return b.dev.name }

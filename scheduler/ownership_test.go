@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/tandem-ml/tandem/backends/cpu"
@@ -201,6 +202,80 @@ func TestOneFingerprintPerRun(t *testing.T) {
 	// Pinning the new graph's nodes dropped the old plan: the first run only takes a fingerprint.
 	if fp, an := scheduler.Probe(s); fp-fp0 != runs || an-an0 != 1 {
 		t.Errorf("new graph, %d runs: %d fingerprints, %d analyses, want %d and 1", runs, fp-fp0, an-an0, runs)
+	}
+}
+
+// TestGraphComputeReused: GraphComputeReused of the graph the plan last checked looks at it no more
+// (no fingerprint compared) and computes it as GraphCompute does; a graph the plan was not last
+// checked against (a new one, or the old one after another graph ran) is checked and re-planned
+// as GraphCompute would.
+func TestGraphComputeReused(t *testing.T) {
+	s, gpu, _ := newCountedScheduler(t)
+	defer s.Close()
+	sg := newSplitGraph(t, s, gpu, 32)
+	if err := s.GraphCompute(sg.g); err != nil {
+		t.Fatal(err)
+	}
+	fp0, an0 := scheduler.Probe(s)
+	const runs = 4
+	for i := 0; i < runs; i++ {
+		if err := s.GraphComputeReused(context.Background(), sg.g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sg.check(t)
+	if fp, an := scheduler.Probe(s); fp != fp0 || an != an0 {
+		t.Errorf("%d reused runs: %d fingerprints, %d analyses more, want none", runs, fp-fp0, an-an0)
+	}
+	// every GPU split of every reused run is computed as reused
+	perRun := gpu.reused / runs
+	if perRun == 0 || gpu.reused%runs != 0 {
+		t.Errorf("the GPU splits were computed as reused %d times in %d runs", gpu.reused, runs)
+	}
+	// New input data reaches the outputs (out = 4x): the split input is copied again.
+	xs := sg.x.Float32s()
+	for i := range xs {
+		xs[i] += 1
+	}
+	if err := s.GraphComputeReused(context.Background(), sg.g); err != nil {
+		t.Fatal(err)
+	}
+	out, err := core.GetFloat32s(sg.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out {
+		if want := 4 * xs[i]; v != want {
+			t.Fatalf("out[%d] = %v after the input changed, want %v", i, v, want)
+		}
+	}
+	for i := range xs {
+		xs[i] -= 1
+	}
+	// A graph the plan has not seen: compared (no match), planned, allocated, computed.
+	other := newSplitGraph(t, s, gpu, 32)
+	fp1, _ := scheduler.Probe(s)
+	if err := s.GraphComputeReused(context.Background(), other.g); err != nil {
+		t.Fatal(err)
+	}
+	other.check(t)
+	if fp, _ := scheduler.Probe(s); fp == fp1 {
+		t.Error("a new graph ran as reused without a look at it")
+	}
+	// The first graph again, after the other one ran: checked (and re-planned), not trusted.
+	fp2, _ := scheduler.Probe(s)
+	if err := s.GraphComputeReused(context.Background(), sg.g); err != nil {
+		t.Fatal(err)
+	}
+	sg.check(t)
+	if fp, _ := scheduler.Probe(s); fp == fp2 {
+		t.Error("the old graph ran as reused on the other graph's plan")
+	}
+	if gpu.reused != (runs+1)*perRun {
+		t.Errorf("graphs the scheduler looked at reached the backend as reused: %d GPU splits, want %d", gpu.reused, (runs+1)*perRun)
+	}
+	if err := s.GraphComputeReused(context.Background(), nil); err == nil {
+		t.Error("a nil graph accepted")
 	}
 }
 

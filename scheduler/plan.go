@@ -52,6 +52,7 @@ type snapshot struct {
 // tensor directly and reports it; placed is that report, and release undoes it.
 type plan struct {
 	fp       fingerprint
+	matched  *core.Graph // the graph fp was last taken from or matched
 	assign   map[*core.Tensor]int
 	cause    map[*core.Tensor]string
 	splits   []*split
@@ -91,7 +92,7 @@ func (s *Scheduler) makePlan(g *core.Graph) (*plan, error) {
 	if err := a.run(); err != nil {
 		return nil, err
 	}
-	p := &plan{fp: s.takeFingerprint(g), assign: a.assign, cause: a.cause,
+	p := &plan{fp: s.takeFingerprint(g), matched: g, assign: a.assign, cause: a.cause,
 		ctx: core.NewContext(core.ContextParams{NoAlloc: true}), nCopies: s.opts.Copies, placed: s.placedSpare}
 	s.placedSpare = nil
 	if err := s.splitGraph(p, a, g); err != nil {

@@ -13,3 +13,10 @@ func SetFAKeyCacheBytes(n int64) (restore func()) {
 // HasBF16Pairs reports whether the kernels multiply bf16 pairs on this CPU (where core.PrecBF16
 // rounds F16 products).
 func HasBF16Pairs() bool { return kern.HasBF16Pairs() }
+
+// LayoutChecks returns how many times b checked a reused plan's layouts.
+func LayoutChecks(b *Backend) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.layoutChecks
+}
