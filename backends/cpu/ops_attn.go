@@ -40,25 +40,7 @@ func init() {
 // faRows is the number of (query row, head, batch) rows of a FLASH_ATTN_EXT node.
 func faRows(dst *core.Tensor) int64 { return dst.Ne[1] * dst.Ne[2] * dst.Ne[3] }
 
-func faTasks(dst *core.Tensor, nth int) int {
-	if faSolo(dst) {
-		return 1
-	}
-	return int(max(1, min(int64(nth), faRows(dst))))
-}
-
-// faSoloBytes is the most bytes of K and V views a FLASH_ATTN_EXT of one query row may read and
-// still run as one task: a generated token's attention over a short cache (TinyLlama's or the
-// MoE's 4 K/V heads of 64 over 256 cells: 256 KiB) is a few µs of work, less than what the
-// workers' meeting and the rows crossing between their caches cost (MoE Q4_0 tg64 +1.2-2.3%
-// with the two vCPUs on two Zen 5 dies, in-process A/B medians; TinyLlama level).
-const faSoloBytes = 256 << 10
-
-// faSolo reports whether dst is one query row over K and V views of at most faSoloBytes.
-func faSolo(dst *core.Tensor) bool {
-	k, v := dst.Src[1], dst.Src[2]
-	return dst.Ne[2]*dst.Ne[3] == 1 && k != nil && v != nil && k.NBytes() <= faSoloBytes && v.NBytes() <= faSoloBytes-k.NBytes()
-}
+func faTasks(dst *core.Tensor, nth int) int { return int(max(1, min(int64(nth), faRows(dst)))) }
 
 // faGroup is how many query heads sharing one K/V head the fast kernel runs together, reading
 // each key and value row once for all of them: the largest divisor of the GQA ratio that still
