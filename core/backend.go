@@ -107,8 +107,8 @@ type ContextComputer interface {
 // ReusedComputer is an optional Backend capability: GraphComputeReused is GraphComputeContext for
 // a graph that is the one the backend computed last, unchanged since but for tensor data (no node
 // or leaf of it, nor any field of theirs, was changed, and their buffers are live): the backend
-// may skip comparing the graph with what it planned for it. The CPU backend has it; the scheduler calls it on the runs of its
-// own GraphComputeReused.
+// may skip comparing the graph with what it planned for it. The CPU backend has it; the
+// scheduler calls it on the runs of its own GraphComputeReused.
 type ReusedComputer interface {
 	GraphComputeReused(ctx context.Context, g *Graph) error
 }

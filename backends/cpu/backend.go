@@ -27,8 +27,8 @@ type Options struct {
 	Logger *slog.Logger
 	// NoFusion runs every node alone: no pair of nodes (RMS_NORM then MUL by a weight row) is
 	// computed by one fused kernel, and no group of sibling mat-vecs (a generated token's Q, K
-	// and V; gate and up, with the GLU of the two) runs as one node. Results are the same bit for bit either way; the
-	// switch is for comparisons.
+	// and V; gate and up, with the GLU of the two) runs as one node. Results are the same bit for
+	// bit either way; the switch is for comparisons.
 	NoFusion bool
 }
 
