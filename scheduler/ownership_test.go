@@ -277,6 +277,10 @@ func TestGraphComputeReused(t *testing.T) {
 	if err := s.GraphComputeReused(context.Background(), nil); err == nil {
 		t.Error("a nil graph accepted")
 	}
+	if err := s.GraphComputeReused(nil, sg.g); err != nil {
+		t.Fatalf("a nil ctx: %v", err)
+	}
+	sg.check(t)
 }
 
 // TestBuffersAcrossReplans counts the compute buffers: re-planning for a larger graph frees the

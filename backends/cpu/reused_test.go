@@ -91,4 +91,9 @@ func TestGraphComputeReused(t *testing.T) {
 	if err := be.GraphComputeReused(bg, nil); err == nil {
 		t.Error("a nil graph accepted")
 	}
+	set(9)
+	if err := be.GraphComputeReused(nil, g1); err != nil {
+		t.Fatalf("a nil ctx: %v", err)
+	}
+	check("a nil ctx", sum, 9, add)
 }
