@@ -18,7 +18,7 @@ func (s *Scheduler) samePlan(g *core.Graph) bool {
 	if s.plan == nil {
 		return false
 	}
-	if s.reused != nil && s.reused == g && s.plan.matched == g {
+	if s.reusing && s.plan.matched == g {
 		s.trusted = true
 		return true
 	}
@@ -164,8 +164,8 @@ func (s *Scheduler) graphCompute(ctx context.Context, g *core.Graph, reused bool
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if reused {
-		s.reused = g
-		defer func() { s.reused, s.trusted = nil, false }()
+		s.reusing = true
+		defer func() { s.reusing, s.trusted = false, false }()
 	}
 	if s.opts.Copies <= 1 {
 		return s.computeSync(ctx, g)

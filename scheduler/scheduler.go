@@ -75,7 +75,7 @@ type Scheduler struct {
 
 	plan        *plan // the current plan, nil after Reset
 	allocked    bool
-	reused      *core.Graph       // the graph of the GraphComputeReused call in progress, or nil
+	reusing     bool              // a GraphComputeReused call is in progress
 	trusted     bool              // that call found reused the plan's graph and did not look at it
 	placedSpare []alloc.Placement // a dropped plan's report, for the next one's
 	evalCB      EvalCallback

@@ -61,10 +61,9 @@ func gluFusable(n *core.Tensor, g *matVecGroup) (x, y int, ok bool) {
 		return 0, 0, false
 	}
 	a, b := g.nodes[x], g.nodes[y]
+	// both members are repacked (matVecMember): one type and shape is one layout
 	wa, wb := a.Src[0], b.Src[0]
-	_, la, okA := repackedOf(wa)
-	_, lb, okB := repackedOf(wb)
-	if !okA || !okB || la != lb || wa.Type != wb.Type || wa.Ne != wb.Ne ||
+	if wa.Type != wb.Type || wa.Ne != wb.Ne ||
 		a.Type != core.TypeF32 || b.Type != core.TypeF32 || a.Ne != b.Ne || a.Nb != b.Nb || n.Ne != a.Ne || n.Nb != a.Nb {
 		return 0, 0, false
 	}
@@ -115,18 +114,13 @@ func gluPairTasks(p *params, g *matVecGroup, work []float32, counter *atomic.Int
 		gp: core.GLUParamsOf(f.node), dd: f.node.Data(), ref: p.ref,
 		nb1: xd.Nb[1], nb2: xd.Nb[2], ne1: xd.Ne[1], id: id,
 	}
-	cx, cy := f32s(h.x.dd), f32s(h.y.dd)
-	if !id {
-		jobs := [1]kern.GemvJob{}
-		kern.GemvRepackedPair(l.rt, p.nth, counter, work, l.m, l.k, rawX, rawY, int(l.sliceBytes()), 1,
-			jobs[:], cx[:l.m], cy[:l.m], h)
-		return
-	}
 	var buf [mmidVecJobs]kern.GemvJob
-	jobs := mulMatIDJobs(xd, buf[:0])
-	b := xd.Src[1]
-	kern.GemvRepackedPair(l.rt, p.nth, counter, work, l.m, l.k, rawX, rawY, int(l.sliceBytes()), int(b.Ne[1]*b.Ne[2]),
-		jobs, cx, cy, h)
+	jobs := buf[:1] // a MUL_MAT's one job: slice 0, row 0, results from 0
+	if id {
+		jobs = mulMatIDJobs(xd, buf[:0])
+	}
+	kern.GemvRepackedPair(l.rt, p.nth, counter, work, l.m, l.k, rawX, rawY, int(l.sliceBytes()), int(groupRows(xd)),
+		jobs, f32s(h.x.dd), f32s(h.y.dd), h)
 }
 
 // gluPairHook hears of a GLU pair's finished tasks: it fixes both products' non-finite outputs

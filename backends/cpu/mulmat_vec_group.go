@@ -75,10 +75,10 @@ func overlaps(x, y []byte) bool {
 	return x0 < y0+uintptr(len(y)) && y0 < x0+uintptr(len(x))
 }
 
-// planMatVecGroups marks the groups of exec in fs (made when nil; returned) and returns them by
-// the index of their last node.
-func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) ([]fusion, map[int]*matVecGroup) {
-	var groups map[int]*matVecGroup
+// planMatVecGroups marks the groups of exec in fs (made when nil; returned) and returns them at
+// the index of their last node (nil when there is none).
+func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) ([]fusion, []*matVecGroup) {
+	var groups []*matVecGroup
 	for i := 0; i < len(exec); i++ {
 		if skipNode(exec[i]) || fs != nil && fs[i] != fuseNone || !matVecMember(pl, exec, i, threads) {
 			continue
@@ -107,7 +107,7 @@ func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) (
 			fs = make([]fusion, len(exec))
 		}
 		if groups == nil {
-			groups = map[int]*matVecGroup{}
+			groups = make([]*matVecGroup, len(exec))
 		}
 		g := &matVecGroup{}
 		for _, m := range members {
@@ -128,6 +128,9 @@ func planMatVecGroups(pl *plan, exec []*core.Tensor, threads int, fs []fusion) (
 // each a member, siblings of each other. (A group that could now grow stays as planned.)
 func (pl *plan) groupsValid(exec []*core.Tensor) bool {
 	for _, g := range pl.groups {
+		if g == nil {
+			continue
+		}
 		if !g.gluValid(exec) {
 			return false
 		}
@@ -245,10 +248,6 @@ func computeMatVecGroup(p *params, g *matVecGroup) {
 			continue
 		}
 		raw, l, _ := repackedOf(dst.Src[0])
-		if dst.Op == core.OpMulMatID {
-			mulMatIDVecTasks(p, dst, raw, l, works[use[i]], &counters[i].Int64)
-		} else {
-			mulMatVecTasks(p, dst, raw, l, works[use[i]], &counters[i].Int64)
-		}
+		matVecTasks(p, dst, raw, l, works[use[i]], &counters[i].Int64)
 	}
 }

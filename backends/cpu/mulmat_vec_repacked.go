@@ -53,16 +53,22 @@ func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 		p.pool.chunk.Store(0) // nobody claims from it before the barrier
 	}
 	p.barrier() // the row is prepared
-	mulMatVecTasks(p, dst, raw, l, work, &p.pool.chunk)
+	matVecTasks(p, dst, raw, l, work, &p.pool.chunk)
 }
 
-// mulMatVecTasks claims and computes tasks of the mat-vec set of dst (its weights raw in layout
-// l, repackedOf) from counter, on the prepared row in work, until none is left.
-func mulMatVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, work []float32, counter *atomic.Int64) {
-	jobs := [1]kern.GemvJob{}
-	p.nf = nonFiniteHook{dst: dst, dd: dst.Data()}
-	kern.GemvRepackedSet(l.rt, p.nth, counter, work, l.m, l.k, raw, int(l.sliceBytes()), 1,
-		jobs[:], f32s(p.nf.dd)[:l.m], &p.nf)
+// matVecTasks claims and computes tasks of dst's mat-vec set (its weights raw in layout l,
+// repackedOf; a one-row MUL_MAT is one job, a one-token MUL_MAT_ID one per slot) from counter,
+// on the prepared rows in work, until none is left.
+func matVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, work []float32, counter *atomic.Int64) {
+	id := dst.Op == core.OpMulMatID
+	var buf [mmidVecJobs]kern.GemvJob
+	jobs := buf[:1] // a MUL_MAT's one job: slice 0, row 0, results from 0
+	if id {
+		jobs = mulMatIDJobs(dst, buf[:0])
+	}
+	p.nf = nonFiniteHook{dst: dst, dd: dst.Data(), id: id}
+	kern.GemvRepackedSet(l.rt, p.nth, counter, work, l.m, l.k, raw, int(l.sliceBytes()), int(groupRows(dst)),
+		jobs, f32s(p.nf.dd), &p.nf)
 }
 
 // nonFiniteHook fixes the non-finite outputs of a mat-vec set's finished tasks (kern.RowsDone)

@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"sync/atomic"
-
 	"github.com/tandem-ml/tandem/backends/cpu/internal/kern"
 	"github.com/tandem-ml/tandem/core"
 )
@@ -49,7 +47,7 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 	raw, l, _ := repackedOf(as)
 	k := as.Ne[0]
 	vdt := as.Type.VecDotType()
-	n := b.Ne[1] * b.Ne[2]
+	n := groupRows(dst)
 	conv := core.AlignUp(n*vdt.RowSize(k), 64)
 	work := f32s(p.work[conv:])
 	prepGemvRows(p, l.rt, vdt, b, n, p.work[:conv], work)
@@ -57,20 +55,7 @@ func computeMulMatIDVec(p *params, dst *core.Tensor) {
 		p.pool.chunk.Store(0)
 	}
 	p.barrier() // the activations are prepared and the counter is reset
-	mulMatIDVecTasks(p, dst, raw, l, work, &p.pool.chunk)
-}
-
-// mulMatIDVecTasks claims and computes tasks of the one-token path's jobs (the experts raw in
-// layout l, repackedOf) from counter, on the prepared rows in work, until none is left.
-func mulMatIDVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, work []float32, counter *atomic.Int64) {
-	as, b := dst.Src[0], dst.Src[1]
-	k, m := as.Ne[0], as.Ne[1]
-	n := b.Ne[1] * b.Ne[2]
-	var buf [mmidVecJobs]kern.GemvJob
-	jobs := mulMatIDJobs(dst, buf[:0])
-	p.nf = nonFiniteHook{dst: dst, dd: dst.Data(), id: true}
-	kern.GemvRepackedSet(l.rt, p.nth, counter, work, int(m), int(k), raw, int(l.sliceBytes()), int(n),
-		jobs, f32s(p.nf.dd), &p.nf)
+	matVecTasks(p, dst, raw, l, work, &p.pool.chunk)
 }
 
 // mulMatIDJobs appends to jobs (allocating past its capacity) the mat-vec set's jobs of the

@@ -21,9 +21,9 @@ type plan struct {
 	keys   []mmKey // per node with routes: what its routes were decided on
 	// fused marks, per exec node, its part in a fused pair (fuse.go; nil: no fusion)
 	fused []fusion
-	// groups holds the groups of sibling mat-vecs by the index of their last node
-	// (mulmat_vec_group.go; nil: none)
-	groups map[int]*matVecGroup
+	// groups holds, per exec node, the group of sibling mat-vecs it ends (mulmat_vec_group.go;
+	// nil: none)
+	groups []*matVecGroup
 	// waits marks, per exec node, whether the workers meet at a barrier after it (planWaits)
 	waits []bool
 	// snaps holds, per exec node, the layouts and host memory checkHostData last accepted for
@@ -208,7 +208,9 @@ func makePlan(g *core.Graph, threads int, ref, noFusion bool, ks mmKernels) (*pl
 	if !ref && !noFusion {
 		pl.fused, pl.groups = planMatVecGroups(pl, exec, threads, pl.fused)
 		for _, g := range pl.groups {
-			pl.workSize = max(pl.workSize, matVecGroupWork(g)+64*int64(threads))
+			if g != nil {
+				pl.workSize = max(pl.workSize, matVecGroupWork(g)+64*int64(threads))
+			}
 		}
 	}
 	pl.waits = planWaits(exec, pl.tasks, pl.fused)
