@@ -68,6 +68,7 @@ type chain struct {
 	history []int32
 	cand    []cand
 	logit   []float32
+	pen     []float32 // the logits with the repetition penalty applied (penalized)
 	seen    map[int32]struct{}
 }
 
@@ -112,45 +113,29 @@ func (c *chain) Sample(logits []float32) int32 {
 
 // filter applies the penalty, top-k, top-p, min-p and the temperature to logits. It returns the
 // surviving candidates, most likely first, each with its unnormalized weight, and their sum.
+// Only the candidates top-k keeps become cand records: a greedy pick or a top-k of a 32000-token
+// vocabulary reads the logits once (MoE Q4_0 generates a token in ~3.6 ms on two Zen 5 cores;
+// building a record per token of the vocabulary took 33-54 µs of it).
 func (c *chain) filter(logits []float32) ([]cand, float64) {
 	o := c.o
 	if cap(c.cand) < len(logits) {
 		c.cand = make([]cand, len(logits))
 	}
-	c.cand = c.cand[:len(logits)]
-	for i, l := range logits {
-		c.cand[i] = cand{int32(i), l}
+	lg := c.penalized(logits)
+	best := argmax(lg)
+	if o.Temp <= 0 || len(lg) == 1 {
+		c.cand = append(c.cand[:0], cand{int32(best), 1})
+		return c.cand, 1
 	}
-	if o.RepeatPenalty != 0 && o.RepeatPenalty != 1 {
-		if c.seen == nil {
-			c.seen = map[int32]struct{}{}
+	top := lg[best]
+	var all []cand
+	if o.TopK > 0 && o.TopK < len(lg) {
+		all = selectTopLogits(lg, o.TopK, c.cand[:o.TopK])
+	} else {
+		all = c.cand[:len(lg)]
+		for i, l := range lg {
+			all[i] = cand{int32(i), l}
 		}
-		clear(c.seen)
-		for _, id := range c.history[max(0, len(c.history)-o.RepeatLastN):] {
-			if _, dup := c.seen[id]; dup || id < 0 || int(id) >= len(c.cand) {
-				continue
-			}
-			c.seen[id] = struct{}{}
-			if l := c.cand[id].p; l > 0 {
-				c.cand[id].p = l / o.RepeatPenalty
-			} else {
-				c.cand[id].p = l * o.RepeatPenalty
-			}
-		}
-	}
-	best := 0
-	for i, x := range c.cand {
-		if better(x, c.cand[best]) {
-			best = i
-		}
-	}
-	if o.Temp <= 0 || len(c.cand) == 1 {
-		return []cand{{c.cand[best].id, 1}}, 1
-	}
-	top := c.cand[best].p
-	all := c.cand
-	if o.TopK > 0 && o.TopK < len(all) {
-		all = selectTop(all, o.TopK)
 	}
 	// The normalizer of the first softmax, over every candidate left by top-k.
 	var sum float64
@@ -214,35 +199,71 @@ func (c *chain) filter(logits []float32) ([]cand, float64) {
 	return kept, tsum
 }
 
-// selectTop gathers the k best candidates of c (by better) into c[:k], in no particular order,
-// and returns c[:k]; the rest of c is left in an unspecified state. A min-heap of the best k seen
-// so far makes it one comparison per candidate for most of a vocabulary.
-func selectTop(c []cand, k int) []cand {
-	h := c[:k]
-	down := func(i int) {
-		for {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < k && better(h[w], h[l]) {
-				w = l
-			}
-			if r < k && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
+// penalized returns logits with the repetition penalty applied once to each token of the last
+// RepeatLastN accepted (positive logits divided, negative ones multiplied): logits itself when
+// the penalty is off or nothing was accepted, else a copy the chain keeps.
+func (c *chain) penalized(logits []float32) []float32 {
+	o := c.o
+	if o.RepeatPenalty == 0 || o.RepeatPenalty == 1 || len(c.history) == 0 {
+		return logits
+	}
+	c.pen = append(c.pen[:0], logits...)
+	if c.seen == nil {
+		c.seen = map[int32]struct{}{}
+	}
+	clear(c.seen)
+	for _, id := range c.history[max(0, len(c.history)-o.RepeatLastN):] {
+		if _, dup := c.seen[id]; dup || id < 0 || int(id) >= len(c.pen) {
+			continue
+		}
+		c.seen[id] = struct{}{}
+		if l := c.pen[id]; l > 0 {
+			c.pen[id] = l / o.RepeatPenalty
+		} else {
+			c.pen[id] = l * o.RepeatPenalty
 		}
 	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
+	return c.pen
+}
+
+// selectTopLogits gathers the k best candidates (i, x[i]) of a row of logits (by better: the
+// higher value, the lower id among ties) into dst (k long, returned) in no particular order. A
+// min-heap of the best k seen so far makes it one comparison per logit for most of a vocabulary,
+// and only the logits that enter the heap become candidates. A logit after the first k beats the
+// heap's worst only by value: every id in the heap is lower, so a tie keeps the heap's.
+func selectTopLogits(x []float32, k int, dst []cand) []cand {
+	h := dst[:k]
+	for i := range h {
+		h[i] = cand{int32(i), x[i]}
 	}
-	for _, x := range c[k:] {
-		if better(x, h[0]) {
-			h[0] = x
-			down(0)
+	for i := k/2 - 1; i >= 0; i-- {
+		heapDown(h, i)
+	}
+	for i := k; i < len(x); i++ {
+		if v := x[i]; v > h[0].p {
+			h[0] = cand{int32(i), v}
+			heapDown(h, 0)
 		}
 	}
 	return h
+}
+
+// heapDown moves h[i] down the min-heap h (by better: the worst candidate at the root) to its
+// place.
+func heapDown(h []cand, i int) {
+	k := len(h)
+	for {
+		w, l, r := i, 2*i+1, 2*i+2
+		if l < k && better(h[w], h[l]) {
+			w = l
+		}
+		if r < k && better(h[w], h[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
 }
