@@ -222,3 +222,21 @@ func BenchmarkSample(b *testing.B) {
 		})
 	}
 }
+
+// TestSampleEmptyRow: every sampler answers -1 for an empty row of logits, without panicking.
+func TestSampleEmptyRow(t *testing.T) {
+	samplers := []Sampler{Greedy()}
+	for _, c := range samplerBenchOpts {
+		s, err := NewSampler(c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Accept(3)
+		samplers = append(samplers, s)
+	}
+	for i, s := range samplers {
+		if id := s.Sample(nil); id != -1 {
+			t.Errorf("sampler %d: %d from an empty row, want -1", i, id)
+		}
+	}
+}
