@@ -446,13 +446,15 @@ func (s *Session) runUBatch(ctx context.Context, ub *ubatchGraph, ids []int32, p
 	if err := s.setInputs(ub, ids, pos); err != nil {
 		return err
 	}
-	compute := s.sched.GraphComputeContext
-	if !alloc {
+	var err error
+	if alloc {
+		err = s.sched.GraphComputeContext(ctx, ub.g)
+	} else {
 		// The graph that ran last, its nodes untouched since (the session builds its graphs and
 		// changes only their inputs' data): the scheduler need not compare them with its plan.
-		compute = s.sched.GraphComputeReused
+		err = s.sched.GraphComputeReused(ctx, ub.g)
 	}
-	if err := compute(ctx, ub.g); err != nil {
+	if err != nil {
 		return core.Errorf("tandem: llm: computing %d tokens at position %d: %w", len(ids), pos, err)
 	}
 	return nil

@@ -529,11 +529,13 @@ func (s *Scheduler) computeSplit(ctx context.Context, sp *split, slot int, cb Ev
 	be := s.backends[sp.backend]
 	g := sp.graphs[slot]
 	if cb == nil {
-		compute := core.GraphComputeContext
+		var err error
 		if rc, ok := be.(core.ReusedComputer); ok && reused {
-			compute = func(ctx context.Context, _ core.Backend, g *core.Graph) error { return rc.GraphComputeReused(ctx, g) }
+			err = rc.GraphComputeReused(ctx, g)
+		} else {
+			err = core.GraphComputeContext(ctx, be, g)
 		}
-		if err := compute(ctx, be, g); err != nil {
+		if err != nil {
 			return core.Errorf("tandem: scheduler: split at node %d on %s: %w", sp.start, be.Name(), err)
 		}
 		return nil

@@ -107,42 +107,27 @@ func gluPairTasks(p *params, g *matVecGroup, work []float32, counter *atomic.Int
 	rawX, l, _ := repackedOf(xd.Src[0])
 	rawY, _, _ := repackedOf(yd.Src[0])
 	h := &p.glu
-	id := xd.Op == core.OpMulMatID
-	*h = gluPairHook{
-		x:  nonFiniteHook{dst: xd, dd: xd.Data(), id: id},
-		y:  nonFiniteHook{dst: yd, dd: yd.Data(), id: id},
-		gp: core.GLUParamsOf(f.node), dd: f.node.Data(), ref: p.ref,
-		nb1: xd.Nb[1], nb2: xd.Nb[2], ne1: xd.Ne[1], id: id,
-	}
+	*h = gluPairHook{x: newNonFiniteHook(xd), y: newNonFiniteHook(yd), gp: core.GLUParamsOf(f.node),
+		dd: f.node.Data(), ref: p.ref}
 	var buf [mmidVecJobs]kern.GemvJob
-	jobs := buf[:1] // a MUL_MAT's one job: slice 0, row 0, results from 0
-	if id {
-		jobs = mulMatIDJobs(xd, buf[:0])
-	}
 	kern.GemvRepackedPair(l.rt, p.nth, counter, work, l.m, l.k, rawX, rawY, int(l.sliceBytes()), int(groupRows(xd)),
-		jobs, f32s(h.x.dd), f32s(h.y.dd), h)
+		matVecJobs(xd, buf[:0]), f32s(h.x.dd), f32s(h.y.dd), h)
 }
 
 // gluPairHook hears of a GLU pair's finished tasks: it fixes both products' non-finite outputs
 // (as each product alone does), then computes the GLU over the task's rows.
 type gluPairHook struct {
-	x, y     nonFiniteHook
-	gp       core.GLUParams
-	dd       []byte // the GLU's bytes
-	ref      bool
-	nb1, nb2 int64 // the products' (and the GLU's) row strides
-	ne1      int64 // a MUL_MAT_ID product's slots per token
-	id       bool
+	x, y nonFiniteHook
+	gp   core.GLUParams
+	dd   []byte // the GLU's bytes (its rows laid out as the products')
+	ref  bool
 }
 
 // RowsDone fixes rows [i0, i1) of job j of both products and computes the GLU of them.
 func (h *gluPairHook) RowsDone(j, i0, i1 int) {
 	h.x.RowsDone(j, i0, i1)
 	h.y.RowsDone(j, i0, i1)
-	var off int64
-	if h.id {
-		off = int64(j)%h.ne1*h.nb1 + int64(j)/h.ne1*h.nb2
-	}
+	off := h.x.rowOff(j)
 	x := f32s(h.x.dd[off:])[i0:i1]
 	gate := f32s(h.y.dd[off:])[i0:i1]
 	if h.gp.Swapped {

@@ -60,15 +60,20 @@ func computeMulMatVecRepacked(p *params, dst *core.Tensor) {
 // repackedOf; a one-row MUL_MAT is one job, a one-token MUL_MAT_ID one per slot) from counter,
 // on the prepared rows in work, until none is left.
 func matVecTasks(p *params, dst *core.Tensor, raw []byte, l repackLayout, work []float32, counter *atomic.Int64) {
-	id := dst.Op == core.OpMulMatID
 	var buf [mmidVecJobs]kern.GemvJob
-	jobs := buf[:1] // a MUL_MAT's one job: slice 0, row 0, results from 0
-	if id {
-		jobs = mulMatIDJobs(dst, buf[:0])
-	}
-	p.nf = nonFiniteHook{dst: dst, dd: dst.Data(), id: id}
+	p.nf = newNonFiniteHook(dst)
 	kern.GemvRepackedSet(l.rt, p.nth, counter, work, l.m, l.k, raw, int(l.sliceBytes()), int(groupRows(dst)),
-		jobs, f32s(p.nf.dd), &p.nf)
+		matVecJobs(dst, buf[:0]), f32s(p.nf.dd), &p.nf)
+}
+
+// matVecJobs appends to jobs (allocating past its capacity) the jobs of dst's mat-vec set: a
+// MUL_MAT's one (slice 0, row 0, results from 0), a one-token MUL_MAT_ID's one per slot
+// (mulMatIDJobs).
+func matVecJobs(dst *core.Tensor, jobs []kern.GemvJob) []kern.GemvJob {
+	if dst.Op == core.OpMulMatID {
+		return mulMatIDJobs(dst, jobs)
+	}
+	return append(jobs, kern.GemvJob{})
 }
 
 // nonFiniteHook fixes the non-finite outputs of a mat-vec set's finished tasks (kern.RowsDone)
@@ -81,6 +86,20 @@ type nonFiniteHook struct {
 	fixer *nonFiniteFixer // made at the first non-finite output of the node
 }
 
+// newNonFiniteHook is the hook of dst's mat-vec set.
+func newNonFiniteHook(dst *core.Tensor) nonFiniteHook {
+	return nonFiniteHook{dst: dst, dd: dst.Data(), id: dst.Op == core.OpMulMatID}
+}
+
+// rowOff is the byte offset in dst of job j's result row.
+func (h *nonFiniteHook) rowOff(j int) int64 {
+	if !h.id {
+		return 0
+	}
+	d := h.dst
+	return int64(j)%d.Ne[1]*d.Nb[1] + int64(j)/d.Ne[1]*d.Nb[2]
+}
+
 // RowsDone fixes the non-finite outputs among rows [i0, i1) of job j.
 func (h *nonFiniteHook) RowsDone(j, i0, i1 int) {
 	dst := h.dst
@@ -89,7 +108,7 @@ func (h *nonFiniteHook) RowsDone(j, i0, i1 int) {
 		return
 	}
 	s, t := int64(j)%dst.Ne[1], int64(j)/dst.Ne[1]
-	row := f32s(h.dd[s*dst.Nb[1]+t*dst.Nb[2]:])[i0:i1]
+	row := f32s(h.dd[h.rowOff(j):])[i0:i1]
 	if allFinite(row) {
 		return
 	}
